@@ -14,15 +14,21 @@ Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage.
 Standard library only; Python 3.9 or newer.
 """
 import argparse
+import gzip
+import io
 import json
 import math
 import os
+import re
 import sys
-from bisect import bisect_right
-from collections import namedtuple
+import zlib
+from bisect import bisect_left, bisect_right
+from collections import Counter, namedtuple
+from itertools import groupby
 
 PROG = "rag_retrieval_eval"
 DEFAULT_K = 3
+CHUNK = 1 << 20  # bytes per read of a TREC run
 
 
 # === Errors ===
@@ -161,68 +167,206 @@ def judge(ranks, num_ret, labels, level=1):
                   ideal=sorted((g for g in grades if g > 0), reverse=True))
 
 
-def rank_list(docids, labels, depth=None):
-    """{doc: rank} for labeled documents of a ranking given in list order, and num_ret."""
-    num_ret = len(docids) if depth is None else min(depth, len(docids))
-    present = [d for d in labels if d in docids] if len(labels) < 8 else None
-    if present is not None:
-        ranks = {d: docids.index(d) + 1 for d in present}
-    else:
-        ranks = {d: i + 1 for i, d in enumerate(docids[:num_ret]) if d in labels}
+def _num_ret(n, depth):
+    return n if depth is None or depth >= n else depth
+
+
+def rank_listed(docids, labels, depth=None, docset=None):
+    """{doc: rank} of the labeled documents of a ranking in list order, and num_ret.
+
+    >>> rank_listed(["d9", "d2", "d1"], {"d1": 1, "d4": 1}, depth=2)
+    ({}, 2)
+    """
+    num_ret = _num_ret(len(docids), depth)
+    docset = set(docids) if docset is None else docset
+    present = [d for d in labels if d in docset]
+    if len(present) > 8:
+        position = {d: i for i, d in enumerate(docids[:num_ret]) if d in labels}
+        return {d: i + 1 for d, i in position.items()}, num_ret
+    ranks = {d: docids.index(d) + 1 for d in present}
     return {d: r for d, r in ranks.items() if r <= num_ret}, num_ret
+
+
+def rank_scored(docids, scores, labels, depth=None, docset=None):
+    """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
+
+    trec_eval's order: score descending, then document ID descending.  A
+    labeled document's rank is 1 + the documents scored higher + the tied ones
+    with a greater ID, so the ranking itself is never sorted.
+
+    >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
+    ({'d2': 2, 'd1': 3}, 3)
+    """
+    n = len(docids)
+    num_ret = _num_ret(n, depth)
+    docset = set(docids) if docset is None else docset
+    present = [d for d in labels if d in docset]
+    if not present:
+        return {}, num_ret
+    ordered = sorted(scores)
+    index = dict(zip(docids, range(n))) if len(present) > 8 else None
+    ranks = {}
+    for doc in present:
+        s = scores[index[doc] if index else docids.index(doc)]
+        low, high = bisect_left(ordered, s), bisect_right(ordered, s)
+        rank = n - high + 1
+        if high - low > 1:
+            rank += sum(1 for d, x in zip(docids, scores) if x == s and d > doc)
+        if rank <= num_ret:
+            ranks[doc] = rank
+    return ranks, num_ret
 
 
 # === Measures ===
 
-Measure = namedtuple("Measure", "name func cutoff aggregate trec_name doc")
+# One registry: --help, the unknown-measure message, the trec output names and
+# the tests all read it, so adding a measure is one decorated function.
+Measure = namedtuple("Measure", "name func cutoff aggregate trec doc")
 MEASURES = {}
 
 
-def measure(name, cutoff, aggregate="mean", trec_name=None):
-    """Register a measure.  cutoff: 'required', 'optional' or 'none'."""
+def measure(name, cutoff, trec, aggregate="mean"):
+    """Register a measure.
+
+    cutoff: 'required' (R@10), 'optional' (RR or RR@10) or 'none' (Rprec).
+    trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
+    """
     def register(func):
-        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec_name,
-                                 func.__doc__.strip().splitlines()[0])
+        doc = func.__doc__.strip().splitlines()[0]
+        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc)
         return func
     return register
 
 
 def _found(q, k):
-    """How many relevant documents are ranked within k."""
+    """How many relevant documents are ranked within k (all when k is None)."""
     return len(q.rel_ranks) if k is None else bisect_right(q.rel_ranks, k)
 
 
-@measure("R", cutoff="required", trec_name="recall_{k}")
+def _example(*ranked_grades, labels=None, num_ret=None):
+    """A Judged record for doctests: grades in rank order, 0 or None = unjudged."""
+    ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
+    grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
+    grades.update(labels or {})
+    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades)
+
+
+@measure("R", "required", ("", "recall_{k}"))
 def recall(q, k):
-    """Recall: relevant documents within k / all relevant documents (R).
+    """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
-    0 when R is 0, as in trec_eval.
-
-    >>> recall(judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}), 2)
-    0.5
+    >>> recall(_example(None, 1, 1, labels={"x": 1}), 2)   # 1 of 3 relevant within 2
+    0.3333333333333333
     """
     return _found(q, k) / q.num_rel if q.num_rel else 0.0
 
 
-@measure("RR", cutoff="optional", trec_name="recip_rank")
+@measure("P", "required", ("", "P_{k}"))
+def precision(q, k):
+    """Precision: relevant documents within k / k (missing ranks count as non-relevant).
+
+    >>> precision(_example(1, None), 10)
+    0.1
+    """
+    return _found(q, k) / k
+
+
+@measure("RR", "optional", ("recip_rank", ""))
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
-    >>> reciprocal_rank(judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}), None)
-    0.5
-    >>> reciprocal_rank(judge({"d2": 2}, 3, {"d2": 1}), 1)
-    0.0
+    >>> reciprocal_rank(_example(0, None, 1), None), reciprocal_rank(_example(0, None, 1), 2)
+    (0.3333333333333333, 0.0)
     """
     if q.rel_ranks and (k is None or q.rel_ranks[0] <= k):
         return 1.0 / q.rel_ranks[0]
     return 0.0
 
 
+@measure("Success", "required", ("", "success_{k}"))
+def success(q, k):
+    """Success: 1 if any relevant document is within k, else 0.
+
+    >>> success(_example(None, 1), 1), success(_example(None, 1), 2)
+    (0.0, 1.0)
+    """
+    return 1.0 if q.rel_ranks and q.rel_ranks[0] <= k else 0.0
+
+
+@measure("AP", "optional", ("map", "map_cut_{k}"))
+def average_precision(q, k):
+    """Average precision: sum of P@i at each relevant rank i (within k) / R.
+
+    Relevant documents never retrieved add 0, so they lower AP through R.
+
+    >>> average_precision(_example(1, None, 1, labels={"x": 1}), None)   # (1/1 + 2/3) / 3
+    0.5555555555555555
+    """
+    if not q.num_rel:
+        return 0.0
+    return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
+
+
+@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"))
+def ndcg(q, k):
+    """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
+
+    The gain is the grade whatever the relevance level; the ideal ranking
+    holds every labeled grade > 0, best first, cut at k like the run (trec_eval).
+
+    >>> round(ndcg(_example(None, 2, 1), None), 6)   # (2/log2(3) + 1/2) / (2 + 1/log2(3))
+    0.669672
+    """
+    ideal = q.ideal if k is None else q.ideal[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    if best <= 0:
+        return 0.0
+    return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
+
+
+@measure("Rprec", "none", ("Rprec", ""))
+def r_precision(q, k):
+    """R-precision: relevant documents within rank R / R; 0 if R is 0.
+
+    >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)   # R = 3: ranks 1 and 3 are within 3
+    0.6666666666666666
+    """
+    return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
+
+
+@measure("Judged", "required", ("", ""))
+def judged_share(q, k):
+    """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
+
+    >>> judged_share(_example(0, None, 1, None), 3)
+    0.6666666666666666
+    """
+    return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
+
+
+@measure("NumRet", "none", ("num_ret", ""), aggregate="sum")
+def num_ret(q, k):
+    """Retrieved documents (after --depth); summed over queries."""
+    return q.num_ret
+
+
+@measure("NumRel", "none", ("num_rel", ""), aggregate="sum")
+def num_rel(q, k):
+    """Relevant labeled documents (R); summed over queries."""
+    return q.num_rel
+
+
+@measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum")
+def num_rel_ret(q, k):
+    """Relevant documents retrieved; summed over queries."""
+    return len(q.rel_ranks)
+
+
 def parse_measure(text):
     """('R@10', 'R', 10) for 'R@10'; names are case-insensitive, output canonical.
 
-    >>> parse_measure("rr@05")
-    ('RR@5', 'RR', 5)
+    >>> parse_measure("ndcg@05")
+    ('nDCG@5', 'nDCG', 5)
     """
     base, at, cut = text.strip().partition("@")
     names = {n.lower(): n for n in MEASURES}
@@ -232,43 +376,68 @@ def parse_measure(text):
     spec = MEASURES[name]
     if not at:
         if spec.cutoff == "required":
-            raise EvalError("measure %s needs a cutoff, as in %s@10" % (show(text), name))
+            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), name))
         return name, name, None
     if spec.cutoff == "none":
-        raise EvalError("measure %s takes no cutoff" % show(text))
+        raise EvalError("%s takes no cutoff" % show(text))
     try:
         k = parse_cutoff(cut)
     except EvalError:
-        raise EvalError("measure %s: cutoff must be a positive integer" % show(text)) from None
+        raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
     return "%s@%d" % (name, k), name, k
+
+
+def parse_measures(texts):
+    """Specs for comma-separated measure lists; every bad name is reported at once."""
+    specs, bad = {}, []
+    for text in (t for group in texts for t in group.split(",")):
+        try:
+            spec = parse_measure(text)
+        except EvalError as exc:
+            bad.append(str(exc))
+        else:
+            specs.setdefault(spec[0], spec)
+    if bad:
+        raise EvalError("%s; known measures: %s" % ("; ".join(bad), ", ".join(measure_names())))
+    return list(specs.values())
+
+
+def measure_names():
+    shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"]}
+    return [shape % m.name for m in MEASURES.values() for shape in shapes[m.cutoff]]
+
+
+def trec_label(name):
+    """trec_eval's name for a canonical measure name, or the name itself."""
+    base, _, cut = name.partition("@")
+    uncut, pattern = MEASURES[base].trec
+    label = pattern.format(k=cut) if cut else uncut
+    return label or name
 
 
 # === Evaluation ===
 
-def apply_policies(qrels, runs, level, missing_run="error", unlabeled="error",
+def apply_policies(qrels, ranked, level, missing_run="error", unlabeled="error",
                    no_relevant="error", where=""):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
     qids follow the qrels' order.  skipped and zeroed map a reason to the
     query IDs it affected, so that nothing leaves an average silently.
     """
-    missing = [q for q in qrels if q not in runs]
-    extra = [q for q in runs if q not in qrels]
+    missing = [q for q in qrels if q not in ranked]
+    extra = [q for q in ranked if q not in qrels]
     bad = []
     if missing and missing_run == "error":
-        bad.append("%d labeled quer%s no ranking (%s)"
-                   % (len(missing), "y has" if len(missing) == 1 else "ies have", first_few(missing)))
+        bad.append("%s no ranking (%s)" % (_count(missing, "labeled"), first_few(missing)))
     if extra and unlabeled == "error":
-        bad.append("%d ranked quer%s no labels (%s)"
-                   % (len(extra), "y has" if len(extra) == 1 else "ies have", first_few(extra)))
+        bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
         fail(where, "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
     no_rel = [q for q in qrels if not any(g >= level and g >= 0 for g in qrels[q].values())
               and not (q in missing and missing_run == "skip")]
     if no_rel and no_relevant == "error":
-        fail(where, "%d quer%s no relevant label at level %d (%s): incomplete labels, not a zero; "
-             "see --no-relevant" % (len(no_rel), "y has" if len(no_rel) == 1 else "ies have",
-                                     level, first_few(no_rel)))
+        fail(where, "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
+             "see --no-relevant" % (_count(no_rel, ""), level, first_few(no_rel)))
     skipped = {"missing_run": missing if missing_run == "skip" else [],
                "unlabeled": extra,
                "no_relevant": no_rel if no_relevant == "skip" else []}
@@ -276,6 +445,12 @@ def apply_policies(qrels, runs, level, missing_run="error", unlabeled="error",
               "no_relevant": no_rel if no_relevant == "zero" else []}
     dropped = set(skipped["missing_run"]) | set(skipped["no_relevant"])
     return [q for q in qrels if q not in dropped], skipped, zeroed
+
+
+def _count(ids, adjective):
+    words = ("1 %s query has" if len(ids) == 1 else "%d %s queries have")
+    text = words % ((adjective,) if len(ids) == 1 else (len(ids), adjective))
+    return " ".join(text.split())
 
 
 def score(judged, specs):
@@ -297,7 +472,57 @@ def aggregate(per_query, specs):
     return out
 
 
+def run_evaluation(qrels, ranked, specs, level=1, missing_run="error", unlabeled="error",
+                   no_relevant="error", where=""):
+    """Apply the query policies, score and aggregate: the general result.
+
+    ranked is {qid: Judged, or None for a query without labels}.
+    """
+    qids, skipped, zeroed = apply_policies(qrels, ranked, level, missing_run, unlabeled,
+                                           no_relevant, where)
+    judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
+    per_query = score(judged, specs)
+    return {"queries": len(per_query), "measures": aggregate(per_query, specs),
+            "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+
+
+def evaluate(qrels, runs, k=DEFAULT_K):
+    """Recall@k and MRR@k of JSON-shaped qrels and runs: the seed script's result.
+
+    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}
+    runs:  {qid: [doc, ...]} in rank order, or {qid: {doc: score}}
+    Returns {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
+    raises EvalError (a ValueError) on bad data or differing query sets.
+
+    >>> evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)["mrr_at_k"]
+    0.5
+    """
+    k = check_cutoff(k)
+    labels = qrels_from_json(qrels, None, "qrels")
+    ranked = rank_runs(run_from_json(runs, None, "runs"), labels)
+    result = run_evaluation(labels, ranked, [("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)])
+    return seed_result(result, k)
+
+
+def seed_result(result, k):
+    """The seed script's output shape from a general result with R@k and RR@k."""
+    r, rr = "R@%d" % k, "RR@%d" % k
+    return {"k": k, "queries": result["queries"],
+            "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
+            "per_query": {q: {"recall": row[r], "rr": row[rr]}
+                          for q, row in result["per_query"].items()}}
+
+
 # === Readers: JSON ===
+
+def loc(source, path):
+    """'file: path', or whichever of the two is known."""
+    return "%s: %s" % (source, path) if source and path else (source or path or "")
+
+
+def _join(root, key):
+    return "%s.%s" % (root, key) if root else key
+
 
 class _DuplicateKeys(dict):
     """A JSON object that had a key twice; validators report it with its path."""
@@ -322,23 +547,6 @@ def check_object(obj, where, what, query=None):
     return obj
 
 
-def read_text(path):
-    """The text of a file (or '-' for stdin) as UTF-8; a BOM is dropped."""
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        fail(path, "cannot read: %s" % (exc.strerror or exc))
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        fail("%s:%d" % (path, line), "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start))
-
-
 def parse_json(text, path):
     """Parse JSON text; errors name the line and column."""
     if not text.strip():
@@ -351,36 +559,50 @@ def parse_json(text, path):
         fail(path, "invalid JSON: nested too deeply")
 
 
-def qrels_from_json(obj, where="qrels"):
+def qrels_from_json(obj, source, root):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    check_object(obj, where, "query IDs to labels")
+    check_object(obj, loc(source, root), "query IDs to labels")
     qrels = {}
     for qid, labels in obj.items():
-        path = "%s.%s" % (where, qid)
-        check_id(qid, where, what="query ID")
+        where = loc(source, _join(root, qid))
+        check_id(qid, loc(source, root), what="query ID")
         if isinstance(labels, list):
-            qrels[qid] = dict.fromkeys(check_ids(labels, path, qid), 1)
+            qrels[qid] = dict.fromkeys(check_ids(labels, where, qid), 1)
         else:
-            check_object(labels, path, "document IDs to grades", qid)
-            qrels[qid] = {check_id(doc, path, qid): check_grade(g, "%s.%s" % (path, doc), qid)
+            check_object(labels, where, "document IDs to grades", qid)
+            qrels[qid] = {check_id(doc, where, qid): check_grade(g, "%s.%s" % (where, doc), qid)
                           for doc, g in labels.items()}
     return qrels
 
 
-def run_from_json(obj, where="runs"):
+def run_from_json(obj, source, root):
     """{qid: (docids, scores or None)} from list or {doc: score} rankings."""
-    check_object(obj, where, "query IDs to rankings")
+    check_object(obj, loc(source, root), "query IDs to rankings")
     runs = {}
     for qid, ranking in obj.items():
-        path = "%s.%s" % (where, qid)
-        check_id(qid, where, what="query ID")
+        where = loc(source, _join(root, qid))
+        check_id(qid, loc(source, root), what="query ID")
         if isinstance(ranking, list):
-            runs[qid] = (check_ids(ranking, path, qid), None)
+            runs[qid] = (check_ids(ranking, where, qid), None)
         else:
-            check_object(ranking, path, "document IDs to scores", qid)
-            docs = [check_id(doc, path, qid) for doc in ranking]
-            runs[qid] = (docs, [check_score(s, "%s.%s" % (path, d), qid) for d, s in ranking.items()])
+            check_object(ranking, where, "document IDs to scores", qid)
+            docs = [check_id(doc, where, qid) for doc in ranking]
+            runs[qid] = (docs, [check_score(s, "%s.%s" % (where, d), qid) for d, s in ranking.items()])
     return runs
+
+
+def rank_runs(runs, qrels, level=1, depth=None):
+    """{qid: Judged, or None for a query without labels} of JSON rankings."""
+    ranked = {}
+    for qid, (docids, scores) in runs.items():
+        labels = qrels.get(qid)
+        if labels is None:
+            ranked[qid] = None
+        elif scores is None:
+            ranked[qid] = judge(*rank_listed(docids, labels, depth), labels, level)
+        else:
+            ranked[qid] = judge(*rank_scored(docids, scores, labels, depth), labels, level)
+    return ranked
 
 
 def split_fixture(obj, path):
@@ -395,71 +617,328 @@ def split_fixture(obj, path):
     return obj["qrels"], obj["runs"]
 
 
-# === Ranking ===
+def is_fixture(obj):
+    return isinstance(obj, dict) and "qrels" in obj and "runs" in obj
 
-def rank_run(runs, qrels, depth=None):
-    """{qid: Judged} for every ranked query that has labels."""
-    judged = {}
-    for qid, (docids, scores) in runs.items():
+
+# === Readers: files ===
+
+def open_source(path):
+    """A seekable binary stream of a file's content: '-' is stdin, gzip is unpacked."""
+    try:
+        if path == "-":
+            stream = io.BytesIO(sys.stdin.buffer.read())
+        else:
+            stream = open(path, "rb")
+        magic = stream.read(2)
+        stream.seek(0)
+    except OSError as exc:
+        fail(path, "cannot read: %s" % (exc.strerror or exc))
+    return gzip.GzipFile(fileobj=stream, mode="rb") if magic == b"\x1f\x8b" else stream
+
+
+def read_all(path):
+    """(text, is_json) of a whole file, decoded as UTF-8 without a BOM."""
+    with open_source(path) as stream:
+        data = _guarded(path, stream.read)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail("%s:%d" % (path, data.count(b"\n", 0, exc.start) + 1),
+             "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start))
+    return text, text.lstrip()[:1] == "{"
+
+
+def _guarded(path, read, *args):
+    """Call read(*args), turning a broken file (or gzip stream) into EvalError."""
+    try:
+        return read(*args)
+    except (OSError, EOFError, zlib.error) as exc:
+        fail(path, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
+
+
+def read_text(path):
+    return read_all(path)[0]
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def qrels_from_trec(text, source):
+    """{qid: {doc: grade}} from TREC qrels text: QID ITER DOCID GRADE per line."""
+    qrels = {}
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        cols = line.split()
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != 4:
+            fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
+                 % (len(cols), show(line.strip())))
+        qid, _, doc, grade = cols
+        if not _INTEGER.fullmatch(grade):
+            fail(where, "grade %s is not an integer" % show(grade), qid)
+        labels = qrels.setdefault(qid, {})
+        if doc in labels:
+            first = next(i for i, old in enumerate(lines, 1) if old.split()[:3:2] == [qid, doc])
+            fail(where, "document %s is labeled twice (first at line %d)" % (show(doc), first), qid)
+        labels[doc] = int(grade)
+    if not qrels:
+        fail(source, "no labels: the file has no QID ITER DOCID GRADE lines")
+    return qrels
+
+
+def load_qrels(path):
+    """{qid: {doc: grade}} from a TREC qrels file, a JSON qrels file or a fixture."""
+    text, is_json = read_all(path)
+    if not is_json:
+        return qrels_from_trec(text, path)
+    obj = parse_json(text, path)
+    if is_fixture(obj):
+        return qrels_from_json(obj["qrels"], path, "qrels")
+    return qrels_from_json(obj, path, "")
+
+
+def load_run(path, qrels, level=1, depth=None):
+    """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs."""
+    with open_source(path) as stream:
+        head = _guarded(path, stream.read, 4096)
+        stream.seek(0)
+        if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
+            return rank_trec_run(stream, path, qrels, level, depth)
+    text, _ = read_all(path)
+    obj = parse_json(text, path)
+    obj, root = (obj["runs"], "runs") if is_fixture(obj) else (obj, "")
+    return rank_runs(run_from_json(obj, path, root), qrels, level, depth)
+
+
+# === Readers: TREC runs (the hot path) ===
+
+# A run is read in chunks of whole lines.  A chunk whose lines all have the
+# same number of columns is split in C: every line break becomes a marker
+# token, so one split() of the chunk both tokenizes it and proves each line's
+# width.  Any other chunk (comments, blank lines, a bad line) goes through the
+# precise per-line parser, which names the line of an error.
+
+_MARK = b"\x00"
+
+
+class _Rescan(Exception):
+    """The fast pass cannot finish; read again, keeping every query to the end."""
+
+
+def _chunks(stream, source):
+    """Yield (number of the first line, bytes of whole lines) pieces of a stream."""
+    rest, line, first = b"", 1, True
+    while True:
+        block = _guarded(source, stream.read, CHUNK)
+        if first and block.startswith(b"\xef\xbb\xbf"):
+            block = block[3:]
+        first = False
+        if not block:
+            break
+        block = rest + block
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            rest = block
+            continue
+        piece, rest = block[:cut], block[cut:]
+        yield line, piece
+        line += piece.count(b"\n")
+    if rest:
+        yield line, rest + b"\n"
+
+
+def _run_columns(piece, line, source):
+    """(qids, docids, scores) of a chunk; qids and docids stay bytes."""
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail("%s:%d" % (source, line + piece.count(b"\n", 0, exc.start)),
+             "not UTF-8: byte 0x%02x" % piece[exc.start])
+    lines = piece.count(b"\n")
+    regular = not (_MARK in piece or piece[:1] in (b"#", b" ", b"\t", b"\r", b"\n")
+                   or b"\n#" in piece or b"\n " in piece or b"\n\t" in piece)
+    if regular:
+        tokens = piece.replace(b"\n", b" \x00 ").split()
+        width = len(tokens) // lines
+        if (width >= 6 and len(tokens) == width * lines
+                and tokens[width - 1::width].count(_MARK) == lines):
+            raw = tokens[4::width]
+            try:
+                scores = list(map(float, raw))
+            except ValueError:
+                scores = None
+            # float() takes '1_0' and 'nan'; trec_eval does not, so those lines go the slow way
+            if scores is not None and math.isfinite(sum(scores)) and (
+                    b"_" not in piece or b"_" not in b"".join(raw)):
+                return tokens[0::width], tokens[2::width], scores
+    return _run_lines(piece, line, source)
+
+
+def _run_lines(piece, line, source):
+    """The precise parser: the same columns, or an error naming the line."""
+    qids, docids, scores = [], [], []
+    for number, raw in enumerate(piece.split(b"\n")[:-1], line):
+        cols = raw.split()
+        if not cols or cols[0].startswith(b"#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) < 5:  # past the tag, trec_eval ignores the rest of a line; so do we
+            fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
+                 % (len(cols), show(raw.decode().strip())))
+        qids.append(cols[0])
+        docids.append(cols[2])
+        scores.append(_trec_score(cols[4], where, cols[0]))
+    return qids, docids, scores
+
+
+def _trec_score(token, where, qid):
+    try:
+        value = float(token)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or b"_" in token:
+        fail(where, "score %s is not a finite number" % show(token.decode()), qid.decode())
+    return value
+
+
+def rank_trec_run(stream, source, qrels, level=1, depth=None):
+    """{qid: Judged or None} of a TREC run, read in one streaming pass.
+
+    Queries whose lines are contiguous (as in every TREC run we have seen) are
+    judged as soon as their last line is read, so memory holds one query's
+    lines at a time.  A query that comes back later, or a document ranked
+    twice, sends us through the file again keeping every query to the end.
+    """
+    try:
+        return _rank_trec_pass(stream, source, qrels, level, depth, streaming=True)
+    except _Rescan:
+        stream.seek(0)
+        return _rank_trec_pass(stream, source, qrels, level, depth, streaming=False)
+
+
+def _rank_trec_pass(stream, source, qrels, level, depth, streaming):
+    ranked, pending, done = {}, {}, set()
+
+    def finish(q):
+        docids, scores = pending.pop(q)
+        done.add(q)
+        qid = q.decode()
+        docset = set(docids)
+        if len(docset) < len(docids):
+            if streaming:
+                raise _Rescan
+            _report_duplicate(q, docids, source, stream)
         labels = qrels.get(qid)
         if labels is None:
-            continue
-        if scores is not None:
-            docids = [d for _, d in sorted(zip(scores, docids), reverse=True)]
-        judged[qid] = judge(*rank_list(docids, labels, depth), labels)
-    return judged
+            ranked[qid] = None
+            return
+        encoded = {d.encode(): g for d, g in labels.items()}
+        ranked[qid] = judge(*rank_scored(docids, scores, encoded, depth, docset), encoded, level)
+
+    current = None
+    for line, piece in _chunks(stream, source):
+        qids, docids, scores = _run_columns(piece, line, source)
+        start = 0
+        for q, group in groupby(qids):
+            stop = start + len(list(group))
+            if q != current:
+                if streaming and current is not None:
+                    finish(current)
+                if q in done:
+                    raise _Rescan
+                current = q
+            docs, values = pending.setdefault(q, ([], []))
+            docs.extend(docids[start:stop])
+            values.extend(scores[start:stop])
+            start = stop
+    for q in list(pending):
+        finish(q)
+    if not ranked:
+        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+    return ranked
 
 
-def run_evaluation(qrels, runs, specs, level=1, depth=None, missing_run="error",
-                   unlabeled="error", no_relevant="error", where=""):
-    """Apply the query policies, rank, score and aggregate: the general result."""
-    qids, skipped, zeroed = apply_policies(qrels, runs, level, missing_run, unlabeled,
-                                           no_relevant, where)
-    ranked = rank_run(runs, qrels, depth)
-    judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
-    per_query = score(judged, specs)
-    return {"queries": len(per_query), "measures": aggregate(per_query, specs),
-            "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+def _report_duplicate(qid, docids, source, stream):
+    """Find the two lines of a document ranked twice in one query, and fail."""
+    twice = next(d for d, n in Counter(docids).items() if n > 1)
+    stream.seek(0)
+    lines = [line + i for line, piece in _chunks(stream, source)
+             for i, raw in enumerate(piece.split(b"\n")[:-1])
+             if raw.split()[:3:2] == [qid, twice]]
+    fail("%s:%d" % (source, lines[1]), "document %s is ranked twice (first at line %d)"
+         % (show(twice.decode()), lines[0]), qid.decode())
 
 
-def evaluate(qrels, runs, k=DEFAULT_K):
-    """Recall@k and MRR@k of JSON-shaped qrels and runs: the seed script's result.
+# === Output ===
 
-    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}
-    runs:  {qid: [doc, ...]} in rank order, or {qid: {doc: score}}
-    Returns {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
-    raises EvalError (a ValueError) on bad data or differing query sets.
-
-    >>> evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)["mrr_at_k"]
-    0.5
-    """
-    k = check_cutoff(k)
-    result = run_evaluation(qrels_from_json(qrels), run_from_json(runs),
-                            [("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)])
-    return seed_result(result, k)
+def format_json(result):
+    return json.dumps(result, indent=2)
 
 
-def seed_result(result, k):
-    """The seed script's output shape from a general result with R@k and RR@k."""
-    r, rr = "R@%d" % k, "RR@%d" % k
-    return {"k": k, "queries": result["queries"],
-            "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
-            "per_query": {q: {"recall": row[r], "rr": row[rr]}
-                          for q, row in result["per_query"].items()}}
+def _number(value, digits=None):
+    if isinstance(value, int):
+        return str(value)
+    return repr(value) if digits is None else "%.*f" % (digits, value)
+
+
+def format_trec(result):
+    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows."""
+    lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
+             for qid, row in result["per_query"].items() for name, value in row.items()]
+    lines.append("num_q\tall\t%d" % result["queries"])
+    lines += ["%s\tall\t%s" % (trec_label(name), _number(value))
+              for name, value in result["measures"].items()]
+    return "\n".join(lines)
+
+
+def format_table(result, per_query=False):
+    """Aligned columns a person reads: the means first, per-query rows on request."""
+    names = list(result["measures"])
+    rows = [["query"] + names, ["all"] + [_number(v, 4) for v in result["measures"].values()]]
+    if per_query:
+        rows += [[qid] + [_number(row[n], 4) for n in names] for qid, row in result["per_query"].items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])])
+             for r in rows]
+    lines.append("%d queries evaluated" % result["queries"])
+    for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
+        for reason, qids in result[key].items():
+            if qids:
+                lines.append("%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids),
+                                                  ", ".join(qids)))
+    return "\n".join(lines)
+
+
+def skip_note(result):
+    """One stderr line counting what was left out, or None."""
+    parts = ["%d %s (%s)" % (len(q), reason.replace("_", " "), first_few(q))
+             for reason, q in result["skipped"].items() if q]
+    if not parts:
+        return None
+    total = sum(len(q) for q in result["skipped"].values())
+    return "%s: note: skipped %d quer%s: %s" % (PROG, total, "y" if total == 1 else "ies",
+                                                "; ".join(parts))
 
 
 # === Command line ===
 
 EPILOG = """\
 inputs:
-  FIXTURE is a JSON object {"qrels": {...}, "runs": {...}}.
+  FIXTURE is a JSON object {"qrels": {...}, "runs": {...}}; other keys are ignored.
   qrels: {"q1": ["d1", "d2"]} (each listed ID has grade 1)
          or {"q1": {"d1": 2, "d7": 0}} (integer grades; <= 0 is judged non-relevant)
+         or TREC text: QID ITER DOCID GRADE
   runs:  {"q1": ["d9", "d2"]} (list order is the ranking)
          or {"q1": {"d9": 12.5, "d2": 3.0}} (score descending, ties by ID descending)
+         or TREC text: QID Q0 DOCID RANK SCORE [TAG] (ranked by score; RANK ignored)
+  A file is JSON when it starts with '{'. UTF-8 (a BOM is fine), gzip is
+  unpacked, '-' reads standard input, '#' lines in TREC text are comments.
   An explicitly empty ranking is valid and scores zero.
 
-measures:
+measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 %s
 
 exit statuses:
@@ -467,15 +946,27 @@ exit statuses:
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
-  python3 rag_retrieval_eval.py retrieval_fixture.json --k 1 3 10
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
 """
 
 
-def _cutoff_arg(text):
-    try:
-        return parse_cutoff(text)
-    except EvalError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _arg(parse):
+    """An argparse type that reports our one-line message for bad values."""
+    def convert(text):
+        try:
+            return parse(text)
+        except EvalError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = parse.__name__
+    return convert
+
+
+def parse_level(text):
+    """A relevance level: an integer >= 0."""
+    digits = text.strip()
+    if digits.isascii() and digits.isdigit():
+        return int(digits)
+    raise EvalError("relevance level must be an integer >= 0, not %s" % show(text))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -494,35 +985,96 @@ def measure_help():
     return "\n".join(lines)
 
 
+POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
+            "no_relevant": ("error", "zero", "skip")}
+
+
 def build_parser():
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help())
-    parser.add_argument("fixture", help="JSON fixture with qrels and runs")
-    parser.add_argument("--k", nargs="+", type=_cutoff_arg, metavar="K",
-                        help="cutoff(s) for R@k and RR@k (default %d)" % DEFAULT_K)
+    add = parser.add_argument
+    add("fixture", nargs="?", help="JSON fixture with qrels and runs")
+    add("--qrels", metavar="FILE", help="relevance labels (TREC or JSON) instead of a fixture")
+    add("--run", metavar="FILE", help="the ranking to score (TREC or JSON), with --qrels")
+    add("-m", "--measure", action="append", metavar="NAMES",
+        help="measures to compute, comma-separated (see below)")
+    add("--k", nargs="+", type=_arg(parse_cutoff), metavar="K",
+        help="cutoff(s) for R@k and RR@k (default %d when no -m is given)" % DEFAULT_K)
+    add("--relevance-level", type=_arg(parse_level), metavar="L",
+        help="a grade >= L counts as relevant (default 1; trec_eval -l)")
+    add("--depth", type=_arg(parse_cutoff), metavar="N",
+        help="only the first N ranked documents of each query count (trec_eval -M)")
+    add("--missing-run", choices=POLICIES["missing_run"],
+        help="a labeled query with no ranking: error (default), zero (trec_eval -c) or skip")
+    add("--unlabeled", choices=POLICIES["unlabeled"],
+        help="a ranked query with no labels: error (default) or skip")
+    add("--no-relevant", choices=POLICIES["no_relevant"],
+        help="a query none of whose labels is relevant: error (default), zero or skip")
+    add("--format", choices=("json", "table", "trec"), help="output format (default json)")
+    add("--per-query", action="store_true", default=None,
+        help="with --format table, add a row per query")
     return parser
+
+
+SEED_OPTIONS = {"fixture", "k"}
 
 
 def main(argv=None):
     """Parse, load, compute, print; return the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        ks = args.k or [DEFAULT_K]
-        qrels_obj, runs_obj = split_fixture(parse_json(read_text(args.fixture), args.fixture),
-                                            args.fixture)
-        qrels = qrels_from_json(qrels_obj, "%s: qrels" % args.fixture)
-        runs = run_from_json(runs_obj, "%s: runs" % args.fixture)
-        specs = [s for k in ks for s in (("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k))]
-        result = run_evaluation(qrels, runs, specs, where=args.fixture)
+        seed = args.fixture is not None and (args.k is None or len(args.k) == 1) and all(
+            value is None for name, value in vars(args).items() if name not in SEED_OPTIONS)
+        result = compute(args)
     except EvalError as exc:
         sys.stderr.write("%s: error: %s\n" % (PROG, exc))
         return 2
     except SystemExit as exc:  # --help
         return exc.code
-    if len(ks) == 1:
-        result = seed_result(result, ks[0])
-    print(json.dumps(result, indent=2))
+    if seed:
+        print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])))
+        return 0
+    note = skip_note(result)
+    if note:
+        sys.stderr.write(note + "\n")
+    form = args.format or "json"
+    if form == "json":
+        print(format_json(result))
+    elif form == "trec":
+        print(format_trec(result))
+    else:
+        print(format_table(result, args.per_query))
     return 0
+
+
+def compute(args):
+    """Load the inputs named by parsed arguments and evaluate them."""
+    if args.fixture is not None and (args.qrels or args.run):
+        raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
+    if args.fixture is None and not (args.qrels and args.run):
+        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
+    specs = parse_measures(args.measure or [])
+    if args.k or not specs:
+        specs += [s for k in (args.k or [DEFAULT_K])
+                  for s in (("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)) if s not in specs]
+    level = 1 if args.relevance_level is None else args.relevance_level
+    if args.fixture is not None:
+        qrels_obj, runs_obj = split_fixture(parse_json(read_text(args.fixture), args.fixture),
+                                            args.fixture)
+        qrels = qrels_from_json(qrels_obj, args.fixture, "qrels")
+        ranked = rank_runs(run_from_json(runs_obj, args.fixture, "runs"), qrels, level, args.depth)
+        labels_at = run_at = args.fixture
+    else:
+        qrels = load_qrels(args.qrels)
+        ranked = load_run(args.run, qrels, level, args.depth)
+        labels_at, run_at = args.qrels, args.run
+    policies = {name: getattr(args, name) or "error" for name in POLICIES}
+    try:
+        return run_evaluation(qrels, ranked, specs, level, where=run_at, **policies)
+    except EvalError as exc:
+        if "no relevant label" in str(exc) and labels_at != run_at:
+            raise EvalError(str(exc).replace(run_at, labels_at, 1)) from None
+        raise
 
 
 def _run_script():

@@ -5,6 +5,7 @@ exercised through a real subprocess (exit status, stdout, stderr).
 """
 import contextlib
 import doctest
+import gzip
 import io
 import json
 import os
@@ -289,6 +290,361 @@ class FixtureAcceptanceTest(TempDirTestCase):
         with contextlib.redirect_stderr(err):
             self.assertEqual(rre.main([str(self.tmp / "missing.json")]), 2)
         self.assertIn("missing.json: cannot read", err.getvalue())
+
+
+def judged(*grades, labels=None, num_ret=None, level=1):
+    """A Judged record: grades in rank order, None for an unlabeled document."""
+    ranks = {"d%d" % r: r for r, g in enumerate(grades, 1) if g is not None}
+    all_labels = {"d%d" % r: g for r, g in enumerate(grades, 1) if g is not None}
+    all_labels.update(labels or {})
+    return rre.judge(ranks, len(grades) if num_ret is None else num_ret, all_labels, level)
+
+
+def value(name, q):
+    spec = rre.parse_measure(name)
+    return rre.MEASURES[spec[1]].func(q, spec[2])
+
+
+class MeasureTest(unittest.TestCase):
+    """Each measure on one hand-built ranking, then at its edge rules.
+
+    The ranking: rank 1 unlabeled, rank 2 grade 2, rank 3 grade 0, rank 4 grade 1,
+    rank 5 unlabeled; one more relevant document ("x", grade 3) is not retrieved.
+    So R = 3 relevant labels, relevant ranks 2 and 4, judged ranks 2, 3, 4.
+    """
+
+    def setUp(self):
+        self.q = judged(None, 2, 0, 1, None, labels={"x": 3})
+
+    def test_hand_computed_values(self):
+        log2 = __import__("math").log2
+        expected = {
+            "R@2": 1 / 3, "R@4": 2 / 3, "R@100": 2 / 3,
+            "P@2": 1 / 2, "P@4": 2 / 4, "P@10": 2 / 10,
+            "RR": 1 / 2, "RR@1": 0.0, "RR@2": 1 / 2,
+            "Success@1": 0.0, "Success@2": 1.0,
+            "AP": (1 / 2 + 2 / 4) / 3, "AP@3": (1 / 2) / 3,
+            # DCG 2/log2(3) + 1/log2(5); ideal grades 3, 2, 1 at ranks 1, 2, 3
+            "nDCG": (2 / log2(3) + 1 / log2(5)) / (3 + 2 / log2(3) + 1 / 2),
+            "nDCG@2": (2 / log2(3)) / (3 + 2 / log2(3)),
+            "Rprec": 1 / 3,          # within rank R = 3 only rank 2 is relevant
+            "Judged@1": 0.0, "Judged@3": 2 / 3, "Judged@10": 3 / 5,
+            "NumRet": 5, "NumRel": 3, "NumRelRet": 2,
+        }
+        for name, want in expected.items():
+            with self.subTest(name):
+                self.assertAlmostEqual(value(name, self.q), want, places=15)
+
+    def test_every_registered_measure_is_covered(self):
+        covered = {"R", "P", "RR", "Success", "AP", "nDCG", "Rprec", "Judged",
+                   "NumRet", "NumRel", "NumRelRet"}
+        self.assertEqual(set(rre.MEASURES), covered)
+
+    def test_empty_ranking_scores_zero(self):
+        q = judged(labels={"x": 1}, num_ret=0)
+        for name in rre.measure_names():
+            name = name.replace("@k", "@5")
+            with self.subTest(name):
+                self.assertEqual(value(name, q), 1 if name == "NumRel" else 0)
+
+    def test_no_relevant_label_scores_zero_not_a_division_error(self):
+        q = judged(0, None, labels={"y": 0})
+        for name in ("R@5", "AP", "Rprec", "nDCG", "RR", "P@5"):
+            with self.subTest(name):
+                self.assertEqual(value(name, q), 0.0)
+
+    def test_relevance_level_changes_relevance_not_gain(self):
+        # level 2: only the grade-2 and grade-3 documents are relevant
+        q = judged(None, 2, 0, 1, None, labels={"x": 3}, level=2)
+        self.assertEqual((q.num_rel, q.rel_ranks), (2, [2]))
+        self.assertEqual(value("nDCG", q), value("nDCG", self.q))  # gains keep every grade > 0
+
+    def test_negative_grades_are_judged_but_never_relevant(self):
+        q = judged(-1, 1, level=0)
+        self.assertEqual((q.rel_ranks, q.judged_ranks, q.num_rel), ([2], [1, 2], 1))
+
+    def test_precision_counts_missing_ranks_as_non_relevant(self):
+        self.assertEqual(value("P@10", judged(1)), 0.1)
+
+    def test_judged_divides_by_what_was_retrieved(self):
+        self.assertEqual(value("Judged@10", judged(0, 1)), 1.0)
+
+    def test_measure_names(self):
+        self.assertEqual(rre.parse_measures(["r@10,NDCG@10", "rr", "R@10"]),
+                         [("R@10", "R", 10), ("nDCG@10", "nDCG", 10), ("RR", "RR", None)])
+
+
+class RankingTest(unittest.TestCase):
+    def test_ties_break_by_document_id_descending(self):
+        # all tied: trec_eval ranks "d3" > "d20" > "d10" (string order, descending)
+        ranks, n = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
+        self.assertEqual((ranks, n), ({"d10": 3, "d3": 1}, 3))
+
+    def test_higher_scores_first_whatever_the_input_order(self):
+        ranks, _ = rre.rank_scored(["a", "b", "c", "d"], [0.5, 3.0, -1.0, 2.0], {"a": 1, "c": 1})
+        self.assertEqual(ranks, {"a": 3, "c": 4})
+
+    def test_depth_cuts_the_ranking(self):
+        ranks, n = rre.rank_scored(["a", "b", "c"], [3.0, 2.0, 1.0], {"a": 1, "c": 1}, depth=2)
+        self.assertEqual((ranks, n), ({"a": 1}, 2))
+        self.assertEqual(rre.rank_listed(["a", "b", "c"], {"c": 1, "b": 1}, depth=2), ({"b": 2}, 2))
+
+    def test_many_labels_take_the_same_path_result(self):
+        docs = ["d%d" % i for i in range(40)]
+        labels = {d: 1 for d in docs[::2]}
+        scores = [float(i % 7) for i in range(40)]
+        ranks, _ = rre.rank_scored(docs, scores, labels)
+        by_sort = sorted(zip(scores, docs), reverse=True)
+        expected = {d: r for r, (_, d) in enumerate(by_sort, 1) if d in labels}
+        self.assertEqual(ranks, expected)
+        self.assertEqual(rre.rank_listed(docs, labels)[0], {d: docs.index(d) + 1 for d in labels})
+
+
+QRELS_TXT = """\
+# query q1 has two relevant documents, q2 one (grade 2), q3 none retrieved
+q1 0 d1 1
+q1 0 d2 1
+q1 0 d5 0
+q2 0 d3 2
+q3 0 d4 1
+"""
+# q1 is written out of score order and has a tie: d2 and d1 both 2.0, so d2 ranks first
+RUN_TXT = """\
+q1 Q0 d1 1 2.0 tag
+q1 Q0 d9 2 3.5 tag
+q1 Q0 d2 3 2.0 tag
+
+q2\tQ0\td3\t1\t7\ttag
+q2 Q0 d8 2 6
+q3 Q0 d8 1 1.0 tag
+q3 Q0 d9 2 0.5 tag
+"""
+
+
+class TrecInputTest(TempDirTestCase):
+    """TREC text in, the same numbers as the fixture's seed values out."""
+
+    def files(self, qrels=QRELS_TXT, run=RUN_TXT):
+        return self.write("qrels.txt", qrels), self.write("run.txt", run)
+
+    def general(self, *args, qrels=QRELS_TXT, run=RUN_TXT):
+        q, r = self.files(qrels, run)
+        status, out, err = cli("--qrels", q, "--run", r, *args)
+        self.assertEqual(status, 0, err)
+        return json.loads(out)
+
+    def test_trec_files_give_the_seed_values(self):
+        result = self.general("--k", "3")
+        self.assertEqual(result["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
+        self.assertEqual(result["per_query"]["q1"], {"R@3": 1.0, "RR@3": 0.5})
+        self.assertEqual(result["queries"], 3)
+
+    def test_general_shape_holds_exactly_the_requested_names(self):
+        result = self.general("-m", "R@1,ndcg@2", "-m", "AP", "-m", "R@1")
+        self.assertEqual(list(result["measures"]), ["R@1", "nDCG@2", "AP"])
+        self.assertEqual(list(result["per_query"]["q2"]), ["R@1", "nDCG@2", "AP"])
+        self.assertEqual(result["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
+
+    def test_comments_blank_lines_crlf_bom_and_gzip(self):
+        plain = self.general("-m", "AP,nDCG")
+        q, r = self.files()
+        variants = {
+            "crlf+bom": (b"\xef\xbb\xbf" + QRELS_TXT.replace("\n", "\r\n").encode(),
+                         b"\xef\xbb\xbf" + RUN_TXT.replace("\n", "\r\n").encode()),
+            "gzip": (gzip.compress(QRELS_TXT.encode()), gzip.compress(RUN_TXT.encode())),
+            "no final newline": (QRELS_TXT.encode(), RUN_TXT.rstrip("\n").encode()),
+        }
+        for name, (qrels, run) in variants.items():
+            with self.subTest(name):
+                q, r = self.write("q.gz", qrels), self.write("r.gz", run)
+                status, out, err = cli("--qrels", q, "--run", r, "-m", "AP,nDCG")
+                self.assertEqual((status, err), (0, ""))
+                self.assertEqual(json.loads(out), plain)
+
+    def test_stdin(self):
+        q, _ = self.files()
+        status, out, _ = cli("--qrels", q, "--run", "-", "-m", "RR", stdin=RUN_TXT.encode())
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.5}))
+
+    def test_json_files_for_qrels_and_run(self):
+        q = self.write("q.json", {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"], "q3": ["d4"]})
+        r = self.write("r.json", {"q1": ["d9", "d2", "d1"], "q2": {"d3": 2.0, "d8": 1.0}, "q3": []})
+        status, out, _ = cli("--qrels", q, "--run", r, "--k", "3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
+
+    def test_fixture_as_qrels_or_run_file(self):
+        status, out, _ = cli("--qrels", FIXTURE, "--run", FIXTURE, "--k", "3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
+
+    def test_relevance_level(self):
+        # level 2: only q2's d3 (grade 2) is relevant; q1 and q3 have nothing relevant
+        result = self.general("-m", "R@3", "--relevance-level", "2", "--no-relevant", "zero")
+        self.assertEqual(result["per_query"], {"q1": {"R@3": 0.0}, "q2": {"R@3": 1.0}, "q3": {"R@3": 0.0}})
+        self.assertEqual(result["zeroed"]["no_relevant"], ["q1", "q3"])
+
+    def test_depth(self):
+        # depth 1: q1's top document is d9 (3.5): nothing relevant retrieved
+        result = self.general("-m", "R@3,NumRet", "--depth", "1")
+        self.assertEqual(result["per_query"]["q1"], {"R@3": 0.0, "NumRet": 1})
+        self.assertEqual(result["measures"]["NumRet"], 3)
+
+    def test_missing_run_policies(self):
+        qrels = QRELS_TXT + "q4 0 d1 1\n"
+        zero = self.general("-m", "R@3", "--missing-run", "zero", qrels=qrels)
+        self.assertEqual((zero["queries"], zero["per_query"]["q4"]), (4, {"R@3": 0.0}))
+        self.assertEqual(zero["measures"]["R@3"], 2 / 4)
+        self.assertEqual(zero["zeroed"]["missing_run"], ["q4"])
+        skip = self.general("-m", "R@3", "--missing-run", "skip", qrels=qrels)
+        self.assertEqual((skip["queries"], skip["skipped"]["missing_run"]), (3, ["q4"]))
+
+    def test_unlabeled_skip_is_listed_and_counted_on_stderr(self):
+        q, r = self.files(run=RUN_TXT + "q9 Q0 d1 1 1.0\n")
+        status, out, err = cli("--qrels", q, "--run", r, "-m", "RR", "--unlabeled", "skip")
+        self.assertEqual(status, 0)
+        self.assertEqual(json.loads(out)["skipped"]["unlabeled"], ["q9"])
+        self.assertEqual(err, "rag_retrieval_eval: note: skipped 1 query: 1 unlabeled ('q9')\n")
+
+    def test_no_relevant_policies(self):
+        qrels = QRELS_TXT + "q4 0 d1 0\n"
+        run = RUN_TXT + "q4 Q0 d1 1 1.0\n"
+        zero = self.general("-m", "NumRel,Judged@1", "--no-relevant", "zero", qrels=qrels, run=run)
+        self.assertEqual(zero["per_query"]["q4"], {"NumRel": 0, "Judged@1": 1.0})
+        skip = self.general("-m", "RR", "--no-relevant", "skip", qrels=qrels, run=run)
+        self.assertEqual((skip["queries"], skip["skipped"]["no_relevant"]), (3, ["q4"]))
+
+    def test_trec_format(self):
+        # Judged@3: q1 ranks d9 (unlabeled), d2, d1: 2/3; q2 1 of 2 retrieved; q3 none
+        q, r = self.files()
+        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR,NumRet,Judged@3", "--format", "trec")
+        lines = out.splitlines()
+        self.assertEqual(lines[:4], ["recall_3\tq1\t1.0", "recip_rank\tq1\t0.5",
+                                     "num_ret\tq1\t3", "Judged@3\tq1\t%r" % (2 / 3)])
+        self.assertEqual(lines[-5:], ["num_q\tall\t3", "recall_3\tall\t0.6666666666666666",
+                                      "recip_rank\tall\t0.5", "num_ret\tall\t7",
+                                      "Judged@3\tall\t%r" % ((2 / 3 + 1 / 2 + 0) / 3)])
+
+    def test_table_format(self):
+        q, r = self.files()
+        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR", "--format", "table", "--per-query")
+        self.assertEqual(out, "query     R@3      RR\n"
+                              "all    0.6667  0.5000\n"
+                              "q1     1.0000  0.5000\n"
+                              "q2     1.0000  1.0000\n"
+                              "q3     0.0000  0.0000\n"
+                              "3 queries evaluated\n")
+
+
+# (name, qrels text, run text, extra args, fragments of the one-line message)
+GOOD_RUN = "q1 Q0 d1 1 1.0 t\n"
+GOOD_QRELS = "q1 0 d1 1\n"
+TREC_REJECTIONS = [
+    ("qrels with 3 columns", "q1 0 d1\n", GOOD_RUN, [], ["qrels.txt:1", "expected 4 columns", "found 3"]),
+    ("qrels with 5 columns", "q1 0 d1 1 x\n", GOOD_RUN, [], ["qrels.txt:1", "found 5"]),
+    ("non-integer grade", "# c\nq1 0 d1 1.5\n", GOOD_RUN, [], ["qrels.txt:2", "query 'q1'", "grade '1.5'"]),
+    ("document labeled twice", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", GOOD_RUN, [],
+     ["qrels.txt:3", "query 'q1'", "'d1' is labeled twice (first at line 1)"]),
+    ("empty qrels file", "", GOOD_RUN, [], ["qrels.txt", "file is empty" if False else "no labels"]),
+    ("qrels of comments only", "# nothing\n\n", GOOD_RUN, [], ["qrels.txt", "no labels"]),
+    ("run with 4 columns", GOOD_QRELS, "q1 Q0 d1 1.0\n", [], ["run.txt:1", "expected 5 or more columns", "found 4"]),
+    ("run line short among good ones", GOOD_QRELS, GOOD_RUN * 0 + "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2\n", [],
+     ["run.txt:2", "found 4"]),
+    ("non-numeric score", GOOD_QRELS, "q1 Q0 d1 1 abc t\n", [], ["run.txt:1", "query 'q1'", "score 'abc'"]),
+    ("NaN score", GOOD_QRELS, "q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 nan t\n", [], ["run.txt:2", "score 'nan'"]),
+    ("infinite score", GOOD_QRELS, "q1 Q0 d1 1 -inf t\n", [], ["score '-inf'"]),
+    ("overflowing score", GOOD_QRELS, "q1 Q0 d1 1 1e999 t\n", [], ["score '1e999'"]),
+    ("score with underscore", GOOD_QRELS, "q1 Q0 d1 1 1_0 t\n", [], ["score '1_0'"]),
+    ("document ranked twice", GOOD_QRELS, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n", [],
+     ["run.txt:3", "query 'q1'", "'d1' is ranked twice (first at line 1)"]),
+    ("empty run", GOOD_QRELS, "\n# only a comment\n", [], ["run.txt", "no rankings"]),
+    ("run not UTF-8", GOOD_QRELS, b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe9 2 0.5 t\n", [], ["run.txt:2", "not UTF-8", "0xe9"]),
+    ("qrels not UTF-8", b"q1 0 d\xff 1\n", GOOD_RUN, [], ["qrels.txt:1", "not UTF-8"]),
+    ("broken gzip", GOOD_QRELS, b"\x1f\x8b\x08\x00garbage", [], ["run.txt", "cannot read"]),
+    ("unknown measures listed at once", GOOD_QRELS, GOOD_RUN, ["-m", "R@10,MAP,ndcg@x", "-m", "Rprec@5,R"],
+     ["unknown measure 'MAP'", "'ndcg@x': cutoff must be a positive integer", "'Rprec@5' takes no cutoff",
+      "'R' needs a cutoff", "known measures: R@k, P@k, RR, RR@k"]),
+    ("cutoff zero in a measure", GOOD_QRELS, GOOD_RUN, ["-m", "P@0"], ["'P@0'", "positive integer"]),
+    ("bad depth", GOOD_QRELS, GOOD_RUN, ["--depth", "0"], ["--depth", "'0'"]),
+    ("bad relevance level", GOOD_QRELS, GOOD_RUN, ["--relevance-level", "-1"], ["relevance level", "'-1'"]),
+    ("bad policy", GOOD_QRELS, GOOD_RUN, ["--missing-run", "ignore"], ["--missing-run", "'ignore'"]),
+    ("qrels without run", GOOD_QRELS, None, [], ["both --qrels and --run"]),
+    ("fixture and files", GOOD_QRELS, GOOD_RUN, ["FIXTURE"], ["not both"]),
+    ("run query without labels", GOOD_QRELS, GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
+     ["run.txt", "query sets differ", "1 ranked query has no labels ('q2')"]),
+    ("labeled query without run", GOOD_QRELS + "q2 0 d1 1\n", GOOD_RUN, [],
+     ["run.txt", "1 labeled query has no ranking ('q2')"]),
+    ("no relevant label names the qrels", GOOD_QRELS + "q2 0 d1 0\n", GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
+     ["qrels.txt", "no relevant label at level 1 ('q2')"]),
+    ("missing run file", GOOD_QRELS, "MISSING", [], ["nothere.txt", "cannot read"]),
+]
+
+
+class TrecRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        for name, qrels, run, args, fragments in TREC_REJECTIONS:
+            with self.subTest(name):
+                q = self.write("qrels.txt", qrels)
+                argv = ["--qrels", q]
+                if run == "MISSING":
+                    argv += ["--run", self.tmp / "nothere.txt"]
+                elif run is not None:
+                    argv += ["--run", self.write("run.txt", run)]
+                argv += [FIXTURE if a == "FIXTURE" else a for a in args]
+                status, out, err = cli(*argv)
+                self.assertEqual((status, out), (2, ""), err)
+                self.assertNotIn("Traceback", err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                for fragment in fragments:
+                    self.assertIn(fragment, err)
+
+
+class StreamingReaderTest(TempDirTestCase):
+    """The chunked fast path and the per-line path must agree, at every chunk size."""
+
+    def setUp(self):
+        super().setUp()
+        self.saved = rre.CHUNK
+
+    def tearDown(self):
+        rre.CHUNK = self.saved
+        super().tearDown()
+
+    def read(self, text, chunk, qrels=None):
+        rre.CHUNK = chunk
+        path = self.write("run.txt", text)
+        qrels = qrels or {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 3)} for q in range(6)}
+        return rre.load_run(str(path), qrels)
+
+    def lines(self, order):
+        # 6 queries x 30 documents, scores with ties; line order as given
+        rows = ["q%d Q0 d%d %d %s t" % (q, d, d, float(d % 4)) for q in range(6) for d in range(30)]
+        return "\n".join(order(rows)) + "\n"
+
+    def test_chunk_sizes_comments_and_interleaving_agree(self):
+        base = self.read(self.lines(lambda rows: rows), 1 << 20)
+        variants = {
+            "grouped": lambda rows: rows,
+            "reversed lines": lambda rows: rows[::-1],
+            "interleaved queries": lambda rows: rows[::2] + rows[1::2],
+            "comments and blanks": lambda rows: [r if i % 7 else "# c\n\n" + r for i, r in enumerate(rows)],
+            "mixed widths": lambda rows: [r[:-2] if i % 2 else r for i, r in enumerate(rows)],
+        }
+        for name, order in variants.items():
+            for chunk in (1, 17, 64, 1000, 1 << 20):
+                with self.subTest(name, chunk=chunk):
+                    self.assertEqual(self.read(self.lines(order), chunk), base)
+
+    def test_duplicate_across_chunks_names_both_lines(self):
+        text = self.lines(lambda rows: rows) + "q0 Q0 d5 99 0.0 t\n"
+        for chunk in (1, 64, 1 << 20):
+            with self.subTest(chunk=chunk), self.assertRaises(rre.EvalError) as ctx:
+                self.read(text, chunk)
+            self.assertIn("run.txt:181: query 'q0': document 'd5' is ranked twice (first at line 6)",
+                          str(ctx.exception))
+
+    def test_bad_line_deep_in_a_big_chunk_is_named(self):
+        text = self.lines(lambda rows: rows[:100] + ["q5 Q0 d99 1 x t"] + rows[100:])
+        with self.assertRaisesRegex(rre.EvalError, r"run.txt:101: query 'q5': score 'x'"):
+            self.read(text, 1 << 20)
 
 
 if __name__ == "__main__":
