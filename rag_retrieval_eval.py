@@ -97,20 +97,6 @@ def check_ids(ids, where="ids", query=None):
     return ids
 
 
-def check_grade(value, where, query):
-    """Return an integer grade; bools and floats (even 1.0) are refused."""
-    if type(value) is not int:
-        fail(where, "grade %s is not an integer" % show(value), query)
-    return value
-
-
-def check_score(value, where, query):
-    """Return a finite float score."""
-    if type(value) not in (int, float) or not math.isfinite(value):
-        fail(where, "score %s is not a finite number" % show(value), query)
-    return float(value)
-
-
 def check_cutoff(value):
     """Return a cutoff if it is a positive int (bools and '10' are refused).
 
@@ -126,12 +112,13 @@ def check_cutoff(value):
     raise EvalError("cutoff must be a positive integer, not %s" % show(value))
 
 
-def parse_cutoff(text):
-    """A cutoff written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
+def parse_cutoff(text, minimum=1, what="cutoff"):
+    """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
     digits = text.strip()
-    if digits.isascii() and digits.isdigit() and int(digits) > 0:
+    if digits.isascii() and digits.isdigit() and int(digits) >= minimum:
         return int(digits)
-    raise EvalError("cutoff must be a positive integer, not %s" % show(text))
+    rule = "a positive integer" if minimum == 1 else "an integer >= %d" % minimum
+    raise EvalError("%s must be %s, not %s" % (what, rule, show(text)))
 
 
 # === Judged rankings ===
@@ -417,13 +404,20 @@ def trec_label(name):
 
 # === Evaluation ===
 
-def apply_policies(qrels, ranked, level, missing_run="error", unlabeled="error",
-                   no_relevant="error", where=""):
+POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
+            "no_relevant": ("error", "zero", "skip")}
+
+
+def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
-    qids follow the qrels' order.  skipped and zeroed map a reason to the
-    query IDs it affected, so that nothing leaves an average silently.
+    policies maps each POLICIES key to a choice (default "error"); where is
+    (qrels location, run location) for messages.  qids follow the qrels'
+    order; skipped and zeroed map a reason to the query IDs it affected, so
+    that nothing leaves an average silently.
     """
+    policies = policies or {}
+    missing_run, unlabeled, no_relevant = (policies.get(p) or "error" for p in POLICIES)
     missing = [q for q in qrels if q not in ranked]
     extra = [q for q in ranked if q not in qrels]
     bad = []
@@ -432,11 +426,11 @@ def apply_policies(qrels, ranked, level, missing_run="error", unlabeled="error",
     if extra and unlabeled == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
-        fail(where, "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
+        fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
     no_rel = [q for q in qrels if not any(g >= level and g >= 0 for g in qrels[q].values())
               and not (q in missing and missing_run == "skip")]
     if no_rel and no_relevant == "error":
-        fail(where, "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
+        fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
              "see --no-relevant" % (_count(no_rel, ""), level, first_few(no_rel)))
     skipped = {"missing_run": missing if missing_run == "skip" else [],
                "unlabeled": extra,
@@ -472,14 +466,12 @@ def aggregate(per_query, specs):
     return out
 
 
-def run_evaluation(qrels, ranked, specs, level=1, missing_run="error", unlabeled="error",
-                   no_relevant="error", where=""):
+def run_evaluation(qrels, ranked, specs, level=1, policies=None, where=("", "")):
     """Apply the query policies, score and aggregate: the general result.
 
     ranked is {qid: Judged, or None for a query without labels}.
     """
-    qids, skipped, zeroed = apply_policies(qrels, ranked, level, missing_run, unlabeled,
-                                           no_relevant, where)
+    qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where)
     judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
     per_query = score(judged, specs)
     return {"queries": len(per_query), "measures": aggregate(per_query, specs),
@@ -559,36 +551,45 @@ def parse_json(text, path):
         fail(path, "invalid JSON: nested too deeply")
 
 
-def qrels_from_json(obj, source, root):
-    """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    check_object(obj, loc(source, root), "query IDs to labels")
-    qrels = {}
-    for qid, labels in obj.items():
+def _per_query(obj, source, root, what, listed, mapped):
+    """{qid: value} of a JSON object of queries; listed/mapped convert a list or an object."""
+    check_object(obj, loc(source, root), "query IDs to %s" % what)
+    out = {}
+    for qid, value in obj.items():
         where = loc(source, _join(root, qid))
         check_id(qid, loc(source, root), what="query ID")
-        if isinstance(labels, list):
-            qrels[qid] = dict.fromkeys(check_ids(labels, where, qid), 1)
+        if isinstance(value, list):
+            out[qid] = listed(check_ids(value, where, qid))
         else:
-            check_object(labels, where, "document IDs to grades", qid)
-            qrels[qid] = {check_id(doc, where, qid): check_grade(g, "%s.%s" % (where, doc), qid)
-                          for doc, g in labels.items()}
-    return qrels
+            check_object(value, where, "document IDs to %s" % mapped.__name__, qid)
+            pairs = [(check_id(doc, where, qid), mapped(v, "%s.%s" % (where, doc), qid))
+                     for doc, v in value.items()]
+            out[qid] = dict(pairs) if mapped is grades else ([d for d, _ in pairs], [v for _, v in pairs])
+    return out
+
+
+def grades(value, where, query):
+    """An integer grade; bools and floats (even 1.0) are refused."""
+    if type(value) is not int:
+        fail(where, "grade %s is not an integer" % show(value), query)
+    return value
+
+
+def scores(value, where, query):
+    """A finite score, as a float."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        fail(where, "score %s is not a finite number" % show(value), query)
+    return float(value)
+
+
+def qrels_from_json(obj, source, root):
+    """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
+    return _per_query(obj, source, root, "labels", lambda ids: dict.fromkeys(ids, 1), grades)
 
 
 def run_from_json(obj, source, root):
     """{qid: (docids, scores or None)} from list or {doc: score} rankings."""
-    check_object(obj, loc(source, root), "query IDs to rankings")
-    runs = {}
-    for qid, ranking in obj.items():
-        where = loc(source, _join(root, qid))
-        check_id(qid, loc(source, root), what="query ID")
-        if isinstance(ranking, list):
-            runs[qid] = (check_ids(ranking, where, qid), None)
-        else:
-            check_object(ranking, where, "document IDs to scores", qid)
-            docs = [check_id(doc, where, qid) for doc in ranking]
-            runs[qid] = (docs, [check_score(s, "%s.%s" % (where, d), qid) for d, s in ranking.items()])
-    return runs
+    return _per_query(obj, source, root, "rankings", lambda ids: (ids, None), scores)
 
 
 def rank_runs(runs, qrels, level=1, depth=None):
@@ -655,10 +656,6 @@ def _guarded(path, read, *args):
         return read(*args)
     except (OSError, EOFError, zlib.error) as exc:
         fail(path, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
-
-
-def read_text(path):
-    return read_all(path)[0]
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -961,14 +958,6 @@ def _arg(parse):
     return convert
 
 
-def parse_level(text):
-    """A relevance level: an integer >= 0."""
-    digits = text.strip()
-    if digits.isascii() and digits.isdigit():
-        return int(digits)
-    raise EvalError("relevance level must be an integer >= 0, not %s" % show(text))
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
@@ -985,10 +974,6 @@ def measure_help():
     return "\n".join(lines)
 
 
-POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
-            "no_relevant": ("error", "zero", "skip")}
-
-
 def build_parser():
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help())
@@ -1000,7 +985,7 @@ def build_parser():
         help="measures to compute, comma-separated (see below)")
     add("--k", nargs="+", type=_arg(parse_cutoff), metavar="K",
         help="cutoff(s) for R@k and RR@k (default %d when no -m is given)" % DEFAULT_K)
-    add("--relevance-level", type=_arg(parse_level), metavar="L",
+    add("--relevance-level", type=_arg(lambda text: parse_cutoff(text, 0, "relevance level")), metavar="L",
         help="a grade >= L counts as relevant (default 1; trec_eval -l)")
     add("--depth", type=_arg(parse_cutoff), metavar="N",
         help="only the first N ranked documents of each query count (trec_eval -M)")
@@ -1059,22 +1044,17 @@ def compute(args):
                   for s in (("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)) if s not in specs]
     level = 1 if args.relevance_level is None else args.relevance_level
     if args.fixture is not None:
-        qrels_obj, runs_obj = split_fixture(parse_json(read_text(args.fixture), args.fixture),
+        qrels_obj, runs_obj = split_fixture(parse_json(read_all(args.fixture)[0], args.fixture),
                                             args.fixture)
         qrels = qrels_from_json(qrels_obj, args.fixture, "qrels")
         ranked = rank_runs(run_from_json(runs_obj, args.fixture, "runs"), qrels, level, args.depth)
-        labels_at = run_at = args.fixture
+        where = (args.fixture, args.fixture)
     else:
         qrels = load_qrels(args.qrels)
         ranked = load_run(args.run, qrels, level, args.depth)
-        labels_at, run_at = args.qrels, args.run
-    policies = {name: getattr(args, name) or "error" for name in POLICIES}
-    try:
-        return run_evaluation(qrels, ranked, specs, level, where=run_at, **policies)
-    except EvalError as exc:
-        if "no relevant label" in str(exc) and labels_at != run_at:
-            raise EvalError(str(exc).replace(run_at, labels_at, 1)) from None
-        raise
+        where = (args.qrels, args.run)
+    policies = {name: getattr(args, name) for name in POLICIES}
+    return run_evaluation(qrels, ranked, specs, level, policies, where)
 
 
 def _run_script():
