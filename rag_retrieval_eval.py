@@ -5,6 +5,7 @@ Usage:
   python3 rag_retrieval_eval.py FIXTURE [--k K]        seed mode: recall@K and MRR@K
   python3 rag_retrieval_eval.py FIXTURE -m R@10,nDCG@10 [-m AP ...]
   python3 rag_retrieval_eval.py --qrels QRELS --run RUN [-m MEASURE ...]
+  ... --baseline BASELINE [--max-mean-drop X] [--max-query-drop X]   compare, gate
 
 Library use (after copying this one file into a repo):
   from rag_retrieval_eval import evaluate
@@ -19,16 +20,19 @@ import io
 import json
 import math
 import os
+import random
 import re
 import sys
 import zlib
 from bisect import bisect_left, bisect_right
 from collections import Counter, namedtuple
-from itertools import groupby
+from itertools import compress, groupby
 
 PROG = "rag_retrieval_eval"
 DEFAULT_K = 3
 CHUNK = 1 << 20  # bytes per read of a TREC run
+EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
+BOOTSTRAP = 1000  # resamples for every bootstrap interval
 
 
 # === Errors ===
@@ -52,6 +56,11 @@ def fail(where, problem, query=None):
     """Raise EvalError for ``where`` (file, line or JSON path)."""
     parts = [p for p in (where, None if query is None else "query %s" % show(query), problem) if p]
     raise EvalError(": ".join(parts))
+
+
+def n_queries(n):
+    """'1 query', '2 queries'."""
+    return "%d quer%s" % (n, "y" if n == 1 else "ies")
 
 
 def first_few(ids, limit=3):
@@ -442,9 +451,9 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
 
 
 def _count(ids, adjective):
-    words = ("1 %s query has" if len(ids) == 1 else "%d %s queries have")
-    text = words % ((adjective,) if len(ids) == 1 else (len(ids), adjective))
-    return " ".join(text.split())
+    """'1 labeled query has', '2 labeled queries have'."""
+    number, noun = n_queries(len(ids)).split()
+    return " ".join(w for w in (number, adjective, noun, "has" if len(ids) == 1 else "have") if w)
 
 
 def score(judged, specs):
@@ -503,6 +512,135 @@ def seed_result(result, k):
             "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
             "per_query": {q: {"recall": row[r], "rr": row[rr]}
                           for q, row in result["per_query"].items()}}
+
+
+# === Comparison and statistics ===
+
+def sign_flip_p(diffs, permutations=10000, rng=None):
+    """Paired two-sided randomization (sign-flip) test of the mean difference.
+
+    The share of sign assignments whose |sum| is at least the observed |sum|,
+    the observed one included.  Zero differences cannot change the statistic,
+    so only the nonzero ones are flipped: exactly, all 2**n assignments, up to
+    EXACT_LIMIT of them; above that ``permutations`` seeded draws, and
+    p = (hits + 1) / (draws + 1).
+
+    >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
+    0.5
+    >>> sign_flip_p([0.0, 0.0]), sign_flip_p([])
+    (1.0, 1.0)
+    >>> sign_flip_p([1.0] * 20, 999, random.Random(0)) == 1 / 1000   # only the observed reaches 20
+    True
+    """
+    moved = [d for d in diffs if d]
+    total = sum(moved)
+    reach = abs(total) - 1e-9  # float sums in another order may differ in the last bits
+    if len(moved) <= EXACT_LIMIT:
+        sums = [0.0]
+        for d in moved:
+            sums = [x + d for x in sums] + [x - d for x in sums]
+        return sum(1 for x in sums if abs(x) >= reach) / len(sums)
+    rng = rng or random.Random(0)
+    width, to_mask = len(moved), bytes.maketrans(b"01", b"\x00\x01")
+    hits = 0
+    for _ in range(permutations):
+        # a random subset flips sign: the sum becomes total - 2 * (its sum)
+        mask = format(rng.getrandbits(width), "0%db" % width).encode().translate(to_mask)
+        hits += abs(total - 2 * sum(compress(moved, mask))) >= reach
+    return (hits + 1) / (permutations + 1)
+
+
+def bootstrap_intervals(columns, rng=None, resamples=BOOTSTRAP):
+    """A 95% percentile bootstrap interval of the mean of each column.
+
+    Columns are per-query values in the same query order; each resample draws
+    queries with replacement once for all columns, so paired values stay paired.
+
+    >>> bootstrap_intervals([[0.5, 0.5, 0.5]], random.Random(0))
+    [[0.5, 0.5]]
+    """
+    n = len(columns[0]) if columns else 0
+    if not n:
+        return [[0.0, 0.0] for _ in columns]
+    rng = rng or random.Random(0)
+    means = [[] for _ in columns]
+    for _ in range(resamples):
+        picks = rng.choices(range(n), k=n)
+        for column, out in zip(columns, means):
+            out.append(math.fsum(map(column.__getitem__, picks)) / n)
+    low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
+    return [[m[low], m[high]] for m in map(sorted, means)]
+
+
+def holm(pvalues):
+    """Holm-adjusted p-values, in the given order.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    adjusted, running, m = list(pvalues), 0.0, len(pvalues)
+    for rank, i in enumerate(sorted(range(m), key=pvalues.__getitem__)):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
+
+
+def compare(baseline, candidate, specs, seed=0, permutations=10000,
+            max_mean_drop=None, max_query_drop=None, where=""):
+    """The comparison block and gate breaches of two results on the same labels.
+
+    Per measure: means, delta, sign-flip p (and Holm's across measures), a
+    bootstrap interval of the mean delta, the queries that improved and
+    regressed (largest change first) and, for R/RR/Success, the queries
+    "lost": a hit before, nothing relevant found now.
+    """
+    qids = list(candidate["per_query"])
+    if set(qids) != set(baseline["per_query"]):
+        odd = [q for q in dict.fromkeys(qids + list(baseline["per_query"]))
+               if (q in candidate["per_query"]) != (q in baseline["per_query"])]
+        fail(where, "the runs were evaluated on different queries (%s); compare on fixed "
+             "queries, for example with --missing-run zero" % first_few(odd))
+    diffs = {name: [candidate["per_query"][q][name] - baseline["per_query"][q][name] for q in qids]
+             for name, _, _ in specs}
+    intervals = bootstrap_intervals(list(diffs.values()), random.Random(seed))
+    comparison, breaches = {}, []
+    for (name, base, _), interval in zip(specs, intervals):
+        before, after = baseline["measures"][name], candidate["measures"][name]
+        moved = sorted(((d, q) for q, d in zip(qids, diffs[name]) if d), key=lambda x: -x[0])
+        row = comparison[name] = {
+            "baseline": before, "candidate": after, "delta": after - before,
+            "p_value": sign_flip_p(diffs[name], permutations, random.Random(seed)),
+            "ci95": interval,
+            "improved": {q: d for d, q in moved if d > 0},
+            "regressed": {q: d for d, q in reversed(moved) if d < 0}}
+        if base in LOSABLE:
+            row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
+                           and candidate["per_query"][q][name] == 0]
+        if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
+            breaches.append(_breach(name, "all", before, after, "--max-mean-drop", max_mean_drop))
+        if max_query_drop is not None:
+            breaches += [_breach(name, q, candidate["per_query"][q][name] - d,
+                                 candidate["per_query"][q][name], "--max-query-drop", max_query_drop)
+                         for d, q in reversed(moved) if -d > max_query_drop + 1e-12]
+    for row, p in zip(comparison.values(), holm([r["p_value"] for r in comparison.values()])):
+        row["p_holm"] = p
+    return {"comparison": comparison, "breaches": breaches}
+
+
+def _breach(name, qid, before, after, gate, limit):
+    return {"measure": name, "query": qid, "baseline": before, "candidate": after,
+            "drop": before - after, "gate": gate, "limit": limit}
+
+
+def check_same_labels(theirs, ours, where):
+    """Refuse a baseline whose labels differ: a label fix must not pass as a retrieval change."""
+    differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if ours.get(q) != theirs.get(q)]
+    if differ:
+        fail(where, "the baseline's labels differ from the candidate's on %s (%s): compare "
+             "runs only on fixed labels" % (n_queries(len(differ)), first_few(differ)))
 
 
 # === Readers: JSON ===
@@ -697,16 +835,22 @@ def load_qrels(path):
     return qrels_from_json(obj, path, "")
 
 
-def load_run(path, qrels, level=1, depth=None):
-    """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs."""
+def load_run(path, qrels, level=1, depth=None, same_labels=False):
+    """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs.
+
+    With same_labels, a fixture's own qrels must equal ``qrels``.
+    """
     with open_source(path) as stream:
         head = _guarded(path, stream.read, 4096)
         stream.seek(0)
         if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
             return rank_trec_run(stream, path, qrels, level, depth)
-    text, _ = read_all(path)
-    obj = parse_json(text, path)
-    obj, root = (obj["runs"], "runs") if is_fixture(obj) else (obj, "")
+    obj = parse_json(read_all(path)[0], path)
+    root = ""
+    if is_fixture(obj):
+        if same_labels:
+            check_same_labels(qrels_from_json(obj["qrels"], path, "qrels"), qrels, "%s: qrels" % path)
+        obj, root = obj["runs"], "runs"
     return rank_runs(run_from_json(obj, path, root), qrels, level, depth)
 
 
@@ -891,33 +1035,102 @@ def format_trec(result):
     return "\n".join(lines)
 
 
+def _columns(rows):
+    """Rows of cells as aligned lines: the first column left, the others right."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])])
+            for r in rows]
+
+
+def _signed(value):
+    return "%+.4f" % value
+
+
+HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
+             ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
+             ("0 .. +0.1", lambda d: 0 < d < 0.1), ("+0.1 .. +0.5", lambda d: 0.1 <= d < 0.5),
+             (">= +0.5", lambda d: d >= 0.5)]
+
+
+def format_comparison(result, worst=10):
+    """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    for name, c in result["comparison"].items():
+        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
+                     "%.4f" % c["p_holm"]])
+    lines = _columns(rows)
+    if result["breaches"]:
+        lines += ["", "gate breaches:"] + ["  " + n[len("gate failed: "):] for n in notes(result)
+                                           if n.startswith("gate failed")]
+    for name, c in result["comparison"].items():
+        if c.get("lost"):
+            lines.append("lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(c["lost"])))
+    regressed = sorted(((d, name, q) for name, c in result["comparison"].items()
+                        for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
+    if regressed:
+        lines += ["", "worst regressed queries:"]
+        lines += ["  " + line for line in _columns(
+            [[name, q, _number(result["per_query"][q][name] - d, 4) + " ->",
+              _number(result["per_query"][q][name], 4), _signed(d)] for d, name, q in regressed])]
+    for name, c in result["comparison"].items():
+        deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
+        lines += ["", "per-query deltas of %s:" % name]
+        for label, inside in HISTOGRAM:
+            n = sum(1 for d in deltas if inside(d))
+            lines.append("  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, len(deltas)))))
+    cover = result.get("coverage")
+    if cover:
+        lines.append("")
+        lines.append("label coverage (%s): baseline %.4f, candidate %.4f"
+                     % (cover["measure"], cover["baseline"], cover["candidate"]))
+    return "\n".join(lines)
+
+
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
     names = list(result["measures"])
     rows = [["query"] + names, ["all"] + [_number(v, 4) for v in result["measures"].values()]]
     if per_query:
         rows += [[qid] + [_number(row[n], 4) for n in names] for qid, row in result["per_query"].items()]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])])
-             for r in rows]
+    lines = _columns(rows)
     lines.append("%d queries evaluated" % result["queries"])
     for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
         for reason, qids in result[key].items():
             if qids:
                 lines.append("%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids),
                                                   ", ".join(qids)))
+    if "comparison" in result:
+        lines += ["", format_comparison(result)]
     return "\n".join(lines)
 
 
+def notes(result):
+    """Lines for stderr: what was skipped, thin label coverage, each gate breach."""
+    lines = [skip_note(result)]
+    cover = result.get("coverage")
+    if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
+        lines.append("warning: the labels judge %.0f%% of the candidate's documents within %s "
+                     "against %.0f%% of the baseline's: its scores are measured against labels "
+                     "that do not cover it" % (100 * cover["candidate"], cover["measure"][7:],
+                                               100 * cover["baseline"]))
+    lines += ["gate failed: %s query %s: %s -> %s (drop %s > %s %s)"
+              % (b["measure"], show(b["query"]), _number(b["baseline"], 4), _number(b["candidate"], 4),
+                 _number(b["drop"], 4), b["gate"], b["limit"]) for b in result.get("breaches", [])]
+    return [line for line in lines if line]
+
+
+COVERAGE_GAP = 0.1  # a share of unlabeled documents this much larger earns a warning
+
+
 def skip_note(result):
-    """One stderr line counting what was left out, or None."""
+    """One line counting what was left out, or None."""
     parts = ["%d %s (%s)" % (len(q), reason.replace("_", " "), first_few(q))
              for reason, q in result["skipped"].items() if q]
     if not parts:
         return None
     total = sum(len(q) for q in result["skipped"].values())
-    return "%s: note: skipped %d quer%s: %s" % (PROG, total, "y" if total == 1 else "ies",
-                                                "; ".join(parts))
+    return "note: skipped %s: %s" % (n_queries(total), "; ".join(parts))
 
 
 # === Command line ===
@@ -944,6 +1157,7 @@ exit statuses:
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
   python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
+  python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
 """
 
 
@@ -956,6 +1170,17 @@ def _arg(parse):
             raise argparse.ArgumentTypeError(str(exc)) from None
     convert.__name__ = parse.__name__
     return convert
+
+
+def parse_limit(text):
+    """A gate's limit: a finite number >= 0."""
+    try:
+        limit = float(text)
+    except ValueError:
+        limit = -1.0
+    if not (math.isfinite(limit) and limit >= 0):
+        raise EvalError("a drop limit must be a number >= 0, not %s" % show(text))
+    return limit
 
 
 class _Parser(argparse.ArgumentParser):
@@ -995,6 +1220,16 @@ def build_parser():
         help="a ranked query with no labels: error (default) or skip")
     add("--no-relevant", choices=POLICIES["no_relevant"],
         help="a query none of whose labels is relevant: error (default), zero or skip")
+    add("--baseline", metavar="FILE",
+        help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
+    add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
+        help="seed of the sampled test and the bootstrap (default 0)")
+    add("--permutations", type=_arg(parse_cutoff), metavar="N",
+        help="sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT)
+    add("--max-mean-drop", type=_arg(parse_limit), metavar="X",
+        help="exit 1 when a measure's mean drops by more than X")
+    add("--max-query-drop", type=_arg(parse_limit), metavar="X",
+        help="exit 1 when any query's value of a measure drops by more than X")
     add("--format", choices=("json", "table", "trec"), help="output format (default json)")
     add("--per-query", action="store_true", default=None,
         help="with --format table, add a row per query")
@@ -1019,9 +1254,8 @@ def main(argv=None):
     if seed:
         print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])))
         return 0
-    note = skip_note(result)
-    if note:
-        sys.stderr.write(note + "\n")
+    for line in notes(result):
+        sys.stderr.write("%s: %s\n" % (PROG, line))
     form = args.format or "json"
     if form == "json":
         print(format_json(result))
@@ -1029,7 +1263,7 @@ def main(argv=None):
         print(format_trec(result))
     else:
         print(format_table(result, args.per_query))
-    return 0
+    return 1 if result.get("breaches") else 0
 
 
 def compute(args):
@@ -1054,7 +1288,26 @@ def compute(args):
         ranked = load_run(args.run, qrels, level, args.depth)
         where = (args.qrels, args.run)
     policies = {name: getattr(args, name) for name in POLICIES}
-    return run_evaluation(qrels, ranked, specs, level, policies, where)
+    if not args.baseline:
+        return run_evaluation(qrels, ranked, specs, level, policies, where)
+    # Coverage: how much of each top k the labels judge, when they judge non-relevant documents too.
+    cover = None
+    if any(g < level for labels in qrels.values() for g in labels.values()):
+        k = max([k for _, _, k in specs if k] or [10])
+        cover = ("Judged@%d" % k, "Judged", k)
+    scored = specs + [cover] if cover and cover not in specs else specs
+    result = run_evaluation(qrels, ranked, scored, level, policies, where)
+    base_ranked = load_run(args.baseline, qrels, level, args.depth, same_labels=True)
+    baseline = run_evaluation(qrels, base_ranked, scored, level, policies, (where[0], args.baseline))
+    result.update(compare(baseline, result, specs, args.seed or 0, args.permutations or 10000,
+                          args.max_mean_drop, args.max_query_drop, args.baseline))
+    if cover:
+        result["coverage"] = {"measure": cover[0], "baseline": baseline["measures"][cover[0]],
+                              "candidate": result["measures"][cover[0]]}
+        if cover not in specs:
+            for row in [result["measures"]] + list(result["per_query"].values()):
+                del row[cover[0]]
+    return result
 
 
 def _run_script():

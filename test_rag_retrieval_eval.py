@@ -7,8 +7,11 @@ import contextlib
 import doctest
 import gzip
 import io
+import itertools
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -317,7 +320,7 @@ class MeasureTest(unittest.TestCase):
         self.q = judged(None, 2, 0, 1, None, labels={"x": 3})
 
     def test_hand_computed_values(self):
-        log2 = __import__("math").log2
+        log2 = math.log2
         expected = {
             "R@2": 1 / 3, "R@4": 2 / 3, "R@100": 2 / 3,
             "P@2": 1 / 2, "P@4": 2 / 4, "P@10": 2 / 10,
@@ -646,6 +649,172 @@ class StreamingReaderTest(TempDirTestCase):
         with self.assertRaisesRegex(rre.EvalError, r"run.txt:101: query 'q5': score 'x'"):
             self.read(text, 1 << 20)
 
+
+def brute_force_p(diffs):
+    """The sign-flip p-value by listing every assignment (the definition itself)."""
+    observed = abs(sum(diffs))
+    sums = [abs(sum(s * d for s, d in zip(signs, diffs))) for signs in
+            itertools.product((1, -1), repeat=len(diffs))]
+    return sum(1 for x in sums if x >= observed - 1e-9) / len(sums)
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_exact_p_matches_full_enumeration(self):
+        rng = random.Random(7)
+        for n in (1, 2, 5, 9, 12):
+            diffs = [rng.choice([-1.0, -0.5, 0.0, 1 / 3, 0.5, 1.0]) for _ in range(n)]
+            with self.subTest(diffs=diffs):
+                self.assertAlmostEqual(rre.sign_flip_p(diffs), brute_force_p(diffs), places=12)
+
+    def test_zero_differences_do_not_count(self):
+        # [0.5, 0, 0, 0.5] behaves as [0.5, 0.5]: 2 of 4 assignments reach |1.0|
+        self.assertEqual(rre.sign_flip_p([0.5, 0.0, 0.0, 0.5]), 0.5)
+
+    def test_edges_give_p_one(self):
+        for diffs in ([], [0.0] * 5, [0.25], [1.0, -1.0]):
+            with self.subTest(diffs=diffs):
+                self.assertEqual(rre.sign_flip_p(diffs), 1.0)
+
+    def test_sampled_p_is_repeatable_and_close_to_exact(self):
+        rng = random.Random(3)
+        diffs = [rng.choice([-0.5, -0.25, 0.25, 0.5, 1.0]) for _ in range(18)]  # > EXACT_LIMIT
+        sums = [0.0]
+        for d in diffs:  # exact by doubling, 2**18 sums
+            sums = [x + d for x in sums] + [x - d for x in sums]
+        exact = sum(1 for x in sums if abs(x) >= abs(sum(diffs)) - 1e-9) / len(sums)
+        first = rre.sign_flip_p(diffs, 20000, random.Random(5))
+        self.assertEqual(first, rre.sign_flip_p(diffs, 20000, random.Random(5)))
+        self.assertAlmostEqual(first, exact, delta=0.01)
+
+    def test_holm(self):
+        self.assertEqual(rre.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+        self.assertEqual(rre.holm([0.5, 0.9]), [1.0, 1.0])
+        self.assertEqual(rre.holm([]), [])
+
+    def test_bootstrap_interval(self):
+        values = [0.0, 1.0] * 20
+        low, high = rre.bootstrap_intervals([values], random.Random(1))[0]
+        self.assertTrue(low < 0.5 < high, (low, high))
+        self.assertEqual(rre.bootstrap_intervals([values], random.Random(1)), [[low, high]])
+        self.assertEqual(rre.bootstrap_intervals([[0.2] * 9]), [[0.2, 0.2]])
+
+
+def fixture(runs, qrels=None):
+    return {"qrels": qrels or {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": ["d3"], "q3": ["d4"]},
+            "runs": runs}
+
+
+BASE_RUNS = {"q1": ["d1", "d2", "d9"], "q2": ["d8", "d3", "d9"], "q3": ["d4", "d9", "d10"]}
+CAND_RUNS = {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}
+
+
+class ComparisonTest(TempDirTestCase):
+    """Candidate vs baseline: q1 falls from RR 1 to 1/2, q2 rises from 1/2 to 1, q3 is lost."""
+
+    def compare(self, *args, base=None, cand=None):
+        b = self.write("base.json", base or fixture(BASE_RUNS))
+        c = self.write("cand.json", cand or fixture(CAND_RUNS))
+        return cli(c, "--baseline", b, *args)
+
+    def test_json_report(self):
+        status, out, err = self.compare("-m", "R@3,RR")
+        self.assertEqual(status, 0, err)
+        rr = json.loads(out)["comparison"]["RR"]
+        self.assertEqual((rr["baseline"], rr["candidate"]), (2.5 / 3, 1.5 / 3))
+        self.assertAlmostEqual(rr["delta"], -1 / 3, places=15)
+        self.assertEqual(rr["p_value"], 0.75)  # |sum| of (-0.5, +0.5, -1) is 1 for 6 of 8 signs
+        self.assertEqual(rr["improved"], {"q2": 0.5})
+        self.assertEqual(list(rr["regressed"].items()), [("q3", -1.0), ("q1", -0.5)])
+        self.assertEqual(rr["lost"], ["q3"])
+        self.assertEqual(len(rr["ci95"]), 2)
+        self.assertLessEqual(rr["ci95"][0], rr["delta"])
+        self.assertEqual(json.loads(out)["comparison"]["R@3"]["p_holm"], 1.0)
+
+    def test_identical_runs(self):
+        status, out, _ = self.compare("-m", "AP,nDCG@3", cand=fixture(BASE_RUNS))
+        for row in json.loads(out)["comparison"].values():
+            self.assertEqual((row["delta"], row["p_value"], row["improved"], row["regressed"]),
+                             (0.0, 1.0, {}, {}))
+            self.assertEqual(row["ci95"], [0.0, 0.0])
+
+    def test_gates_exit_1_exactly_when_breached(self):
+        cases = [  # (gate args, expected status); RR's mean drops by 1/3, q3 drops by 1
+            ([], 0), (["--max-mean-drop", "0.34"], 0), (["--max-mean-drop", "0.33"], 1),
+            (["--max-query-drop", "1"], 0), (["--max-query-drop", "0.99"], 1),
+            (["--max-mean-drop", "1", "--max-query-drop", "1"], 0)]
+        for gates, expected in cases:
+            with self.subTest(gates=gates):
+                status, out, err = self.compare("-m", "RR", *gates)
+                self.assertEqual(status, expected, err)
+                self.assertEqual(bool(json.loads(out)["breaches"]), bool(expected))
+                self.assertEqual("gate failed" in err, bool(expected))
+
+    def test_breach_names_measure_query_before_and_after(self):
+        status, out, err = self.compare("-m", "RR", "--max-query-drop", "0.6")
+        self.assertEqual(json.loads(out)["breaches"], [
+            {"measure": "RR", "query": "q3", "baseline": 1.0, "candidate": 0.0, "drop": 1.0,
+             "gate": "--max-query-drop", "limit": 0.6}])
+        self.assertIn("gate failed: RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.6)",
+                      err)
+
+    def test_relabelled_baseline_is_refused(self):
+        relabelled = fixture(BASE_RUNS, {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": ["d3", "d8"], "q3": ["d4"]})
+        status, out, err = self.compare(base=relabelled)
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("base.json: qrels: the baseline's labels differ from the candidate's on 1 query ('q2')",
+                      err)
+
+    def test_trec_baseline_with_separate_files(self):
+        q = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\n")
+        cand = self.write("c.txt", "q1 Q0 d9 1 3 x\nq1 Q0 d2 2 2 x\nq2 Q0 d3 1 1 x\n")
+        base = self.write("b.txt", "q1 Q0 d1 1 3 x\nq1 Q0 d2 2 2 x\nq2 Q0 d9 1 1 x\n")
+        status, out, _ = cli("--qrels", q, "--run", cand, "--baseline", base, "-m", "Success@1")
+        row = json.loads(out)["comparison"]["Success@1"]
+        self.assertEqual((row["improved"], row["regressed"], row["lost"]), ({"q2": 1.0}, {"q1": -1.0}, ["q1"]))
+
+    def test_different_query_sets_are_refused(self):
+        q = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        cand = self.write("c.txt", "q1 Q0 d1 1 3 x\nq2 Q0 d3 1 1 x\n")
+        base = self.write("b.txt", "q1 Q0 d1 1 3 x\n")
+        status, out, err = cli("--qrels", q, "--run", cand, "--baseline", base, "--missing-run", "skip")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("evaluated on different queries ('q2')", err)
+
+    def test_table_report(self):
+        status, out, err = self.compare("-m", "R@3,RR", "--format", "table", "--max-query-drop", "0.5")
+        self.assertEqual(status, 1)
+        for fragment in ("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)",
+                         "RR         0.8333     0.5000  -0.3333", "gate breaches:",
+                         "  RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.5)",
+                         "lost (a hit before, nothing relevant now) by R@3: q3",
+                         "worst regressed queries:", "  RR   q1  1.0000 ->  0.5000  -0.5000",
+                         "per-query deltas of RR:", "  unchanged         0 \n",
+                         "  <= -0.5           2 " + "#" * 26,
+                         "label coverage (Judged@3): baseline 0.4444, candidate 0.3333"):
+            self.assertIn(fragment, out)
+
+    def test_coverage_warning_only_when_the_candidate_is_less_judged(self):
+        err = self.compare("-m", "R@3")[2]
+        self.assertIn("warning: the labels judge 33% of the candidate's documents within 3 against 44%", err)
+        err = self.compare("-m", "R@3", base=fixture(CAND_RUNS), cand=fixture(BASE_RUNS))[2]
+        self.assertNotIn("warning", err)
+
+    def test_seed_and_permutations(self):
+        # 40 queries, 30 of them change (> EXACT_LIMIT), so p is sampled: (hits + 1) / (500 + 1)
+        qrels = {"q%d" % i: ["a"] for i in range(40)}
+        base = {"q%d" % i: ["b", "a"] if i % 4 == 0 else ["a"] for i in range(40)}
+        cand = {"q%d" % i: ["b", "a"] if i % 2 else ["a"] for i in range(40)}
+        args = ("-m", "RR", "--permutations", "500")
+        p = [json.loads(self.compare(*args, "--seed", seed, base=fixture(base, qrels),
+                                     cand=fixture(cand, qrels))[1])["comparison"]["RR"]["p_value"]
+             for seed in ("1", "1", "2")]
+        self.assertEqual(p[0], p[1])
+        self.assertNotEqual(p[0], p[2])
+        # exactly: |sum| >= 5 when at most 10 or at least 20 of the 30 signs are +
+        exact = sum(math.comb(30, b) for b in range(31) if abs(2 * b - 30) >= 10) / 2 ** 30
+        for value in p:
+            self.assertAlmostEqual(value * 501, round(value * 501), places=9)
+            self.assertAlmostEqual(value, exact, delta=0.04)  # 4 standard errors of 500 draws
 
 if __name__ == "__main__":
     unittest.main()
