@@ -526,6 +526,18 @@ class TrecInputTest(TempDirTestCase):
                                       "recip_rank\tall\t0.5", "num_ret\tall\t7",
                                       "Judged@3\tall\t%r" % ((2 / 3 + 1 / 2 + 0) / 3)])
 
+    def test_json_output_is_byte_identical_to_json_dumps(self):
+        cases = [
+            {"queries": 0, "measures": {"R@1": 0.0}, "per_query": {}},
+            {"queries": 3, "measures": {"R@1": 0.5, "NumRet": 7},
+             "per_query": {'q"1': {"R@1": 1 / 3, "NumRet": 3}, "é\\%s": {"R@1": 0.0, "NumRet": 4},
+                           "q3": {"R@1": 1e-17, "NumRet": 0}}, "skipped": {"unlabeled": ["x"]}},
+            {"queries": 2, "measures": {"RR": 1.0}, "per_query": {"a": {"RR": 1.0}, "b": {}}},
+        ]
+        for result in cases:
+            with self.subTest(result=result):
+                self.assertEqual(rre.format_json(result), json.dumps(result, indent=2))
+
     def test_table_format(self):
         q, r = self.files()
         status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR", "--format", "table", "--per-query")
@@ -605,10 +617,10 @@ class StreamingReaderTest(TempDirTestCase):
 
     def setUp(self):
         super().setUp()
-        self.saved = rre.CHUNK
+        self.saved = rre.CHUNK, rre.PARALLEL_BYTES
 
     def tearDown(self):
-        rre.CHUNK = self.saved
+        rre.CHUNK, rre.PARALLEL_BYTES = self.saved
         super().tearDown()
 
     def read(self, text, chunk, qrels=None):
@@ -643,6 +655,37 @@ class StreamingReaderTest(TempDirTestCase):
                 self.read(text, chunk)
             self.assertIn("run.txt:181: query 'q0': document 'd5' is ranked twice (first at line 6)",
                           str(ctx.exception))
+
+    def test_two_processes_agree_with_one(self):
+        base = self.read(self.lines(lambda rows: rows), 1 << 20)
+        rre.PARALLEL_BYTES = 1  # every file is "large": a child reads the second half
+        variants = {
+            "grouped": lambda rows: rows,
+            "a query in both halves": lambda rows: rows[:60] + rows[150:] + rows[60:150],
+            "comments and blanks": lambda rows: [r if i % 7 else "# c\n\n" + r for i, r in enumerate(rows)],
+        }
+        for name, order in variants.items():
+            for chunk in (64, 1 << 20):
+                with self.subTest(name, chunk=chunk):
+                    self.assertEqual(self.read(self.lines(order), chunk), base)
+
+    def test_two_processes_report_errors_like_one(self):
+        rre.PARALLEL_BYTES = 1
+        cases = {  # an error in the second half, where the child reads
+            "bad score": ("q5 Q0 d99 1 x t\n", r"run.txt:181: query 'q5': score 'x'"),
+            "ranked twice": ("q5 Q0 d3 99 0.0 t\n", r"run.txt:181: query 'q5': document 'd3' is "
+                                                    r"ranked twice \(first at line 154\)"),
+            "short line": ("q5 Q0 d99\n", r"run.txt:181: expected 5 or more columns"),
+        }
+        for name, (extra, message) in cases.items():
+            with self.subTest(name), self.assertRaisesRegex(rre.EvalError, message):
+                self.read(self.lines(lambda rows: rows) + extra, 64)
+
+    def test_query_boundary(self):
+        text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
+        with open(self.write("run.txt", text), "rb") as f:
+            self.assertEqual(rre._query_boundary(f, 3), text.index("q2"))
+            self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1))  # no later query
 
     def test_bad_line_deep_in_a_big_chunk_is_named(self):
         text = self.lines(lambda rows: rows[:100] + ["q5 Q0 d99 1 x t"] + rows[100:])
