@@ -144,7 +144,8 @@ def parse_cutoff(text, minimum=1, what="cutoff"):
 # What every measure needs of one query, and nothing more: the ranks (1-based,
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
-Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal")
+Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal folded sample bounds",
+                    defaults=(0, (), None))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -153,10 +154,16 @@ judged_ranks  sorted ranks of retrieved documents that carry any label
 num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
+folded        ranked chunks dropped by --chunk-separator (their document came earlier)
+sample        the first ranked IDs, to diagnose IDs that match no label
+bounds        with --ties: (best, worst) Judged over the orders of tied documents
 """
 
+# How rankings are read; one record instead of a parameter per option.
+Options = namedtuple("Options", "level depth separator ties", defaults=(1, None, None, False))
 
-def judge(ranks, num_ret, labels, level=1):
+
+def judge(ranks, num_ret, labels, level=1, **extra):
     """Build a Judged record from {doc: rank} of the labeled retrieved documents.
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
@@ -169,7 +176,31 @@ def judge(ranks, num_ret, labels, level=1):
                   judged_ranks=[r for r, _ in judged],
                   num_ret=num_ret,
                   num_rel=sum(1 for g in grades if g >= level and g >= 0),
-                  ideal=sorted((g for g in grades if g > 0), reverse=True))
+                  ideal=sorted((g for g in grades if g > 0), reverse=True), **extra)
+
+
+def judge_ranking(docids, scores, labels, opts, docset=None):
+    """The Judged record of one ranking: IDs in list order, or with their scores."""
+    folded, bounds = 0, None
+    if opts.separator:  # a document keeps the rank, and the score, of its first chunk
+        if scores is not None:
+            ordered = sorted(zip(scores, docids), reverse=True)
+            docids = [d for _, d in ordered]
+            first_score = dict(reversed([(d.split(opts.separator, 1)[0], x) for x, d in ordered]))
+        docids, folded = fold(docids, opts.separator)
+        if scores is not None and opts.ties:
+            bounds = rank_scored(docids, [first_score[d] for d in docids], labels, opts.depth,
+                                 None, True)[2]
+        scores = None
+    if scores is None:
+        ranks, num_ret = rank_listed(docids, labels, opts.depth)
+    else:
+        ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset, opts.ties)
+    if bounds:
+        bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
+    # a sample for diagnosing IDs that match no label; max() keeps it independent of line order
+    sample = tuple(docids[:3]) if scores is None else (max(docids),) if docids else ()
+    return judge(ranks, num_ret, labels, opts.level, folded=folded, sample=sample, bounds=bounds)
 
 
 def _num_ret(n, depth):
@@ -194,34 +225,63 @@ def rank_listed(docids, labels, depth=None):
     return ranks, num_ret
 
 
-def rank_scored(docids, scores, labels, depth=None, docset=None):
+def rank_scored(docids, scores, labels, depth=None, docset=None, ties=False):
     """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
 
     trec_eval's order: score descending, then document ID descending.  A
     labeled document's rank is 1 + the documents scored higher + the tied ones
     with a greater ID, so the ranking itself is never sorted.
 
+    With ties, also the ranks in the best and the worst order of each group
+    of tied documents (labeled first, highest grade first; or unlabeled
+    first, lowest grade first), or None when no labeled document is tied.
+
     >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
-    ({'d2': 2, 'd1': 3}, 3)
+    ({'d2': 2, 'd1': 3}, 3, None)
+    >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0}, ties=True)[2]
+    ({'d2': 1, 'd1': 3}, {'d2': 2, 'd1': 3})
     """
     n = len(docids)
     num_ret = _num_ret(n, depth)
     docset = set(docids) if docset is None else docset
     present = [d for d in labels if d in docset]
     if not present:
-        return {}, num_ret
+        return {}, num_ret, None
     ordered = sorted(scores)
     index = dict(zip(docids, range(n))) if len(present) > 8 else None
-    ranks = {}
+    ranks, groups = {}, {}
     for doc in present:
         s = scores[index[doc] if index else docids.index(doc)]
         low, high = bisect_left(ordered, s), bisect_right(ordered, s)
         rank = n - high + 1
         if high - low > 1:
             rank += sum(1 for d in compress(docids, map(s.__eq__, scores)) if d > doc)
-        if rank <= num_ret:
-            ranks[doc] = rank
-    return ranks, num_ret
+            groups.setdefault((n - high + 1, high - low), []).append(doc)
+        ranks[doc] = rank
+    bounds = _tie_bounds(ranks, groups, labels) if ties and groups else None
+    cut = [{d: r for d, r in found.items() if r <= num_ret} for found in (ranks,) + (bounds or ())]
+    return cut[0], num_ret, tuple(cut[1:]) or None
+
+
+def fold(docids, separator):
+    """Chunk IDs cut to document IDs at the first separator; each document at its first rank.
+
+    >>> fold(["a#2", "b#1", "a#1", "c"], "#")
+    (['a', 'b', 'c'], 1)
+    """
+    documents = list(dict.fromkeys(d.split(separator, 1)[0] for d in docids))
+    return documents, len(docids) - len(documents)
+
+
+def _tie_bounds(ranks, groups, labels):
+    """Best and worst ranks of labeled documents over the orders of their tie groups."""
+    best, worst = dict(ranks), dict(ranks)
+    for (first, size), docs in groups.items():
+        docs.sort(key=labels.__getitem__, reverse=True)
+        for i, doc in enumerate(docs):
+            best[doc] = first + i
+            worst[doc] = first + size - 1 - i  # unlabeled first, then the lowest grades
+    return best, worst
 
 
 # === Measures ===
@@ -495,7 +555,7 @@ def run_evaluation(qrels, ranked, specs, level=1, policies=None, where=("", ""))
     judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
     per_query = score(judged, specs)
     return {"queries": len(per_query), "measures": aggregate(per_query, specs),
-            "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+            "per_query": per_query, "skipped": skipped, "zeroed": zeroed, "judged": judged}
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -654,6 +714,84 @@ def check_same_labels(theirs, ours, where):
              "runs only on fixed labels" % (n_queries(len(differ)), first_few(differ)))
 
 
+# === RAG realities: chunks, ID mismatches, ties, uncertainty ===
+
+def fold_labels(qrels, separator, where=""):
+    """Labels of chunks as labels of their documents; two labels of one document must agree.
+
+    >>> fold_labels({"q": {"a#1": 2, "a#2": 2, "b": 0}}, "#")
+    {'q': {'a': 2, 'b': 0}}
+    """
+    folded = {}
+    for qid, labels in qrels.items():
+        docs, first = {}, {}
+        for label, grade in labels.items():
+            doc = label.split(separator, 1)[0]
+            if not doc.strip():
+                fail(where, "label %s is blank once cut at %s" % (show(label), show(separator)), qid)
+            if doc in docs and docs[doc] != grade:
+                fail(where, "labels %s (grade %d) and %s (grade %d) are one document %s once cut at "
+                     "%s, with different grades" % (show(first[doc]), docs[doc], show(label), grade,
+                                                    show(doc), show(separator)), qid)
+            docs[doc] = grade
+            first.setdefault(doc, label)
+        folded[qid] = docs
+    return folded
+
+
+SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
+
+
+def id_mismatch(ranked, qrels):
+    """One line on ranked IDs that (nearly) never match a label, with the likely cause; or None.
+
+    Silent on a healthy run: it speaks when no query retrieves a labeled
+    document, or when a simple change of the ranked IDs (a chunk suffix cut,
+    a prefix, the case) would match many more of them than match now.
+    """
+    judged = [j for j in ranked.values() if j is not None and j.num_ret]
+    if not judged:
+        return None
+    hits = sum(1 for j in judged if j.judged_ranks)
+    labels = {d for docs in qrels.values() for d in docs}
+    sample = [d for j in judged for d in j.sample][:1000]
+    now = sum(1 for d in sample if d in labels)
+    prefix = os.path.commonprefix(list(labels)[:1000])
+    guesses = [(sum(1 for d in sample if d.split(sep, 1)[0] in labels),
+                "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
+               for sep in SEPARATORS if any(sep in d for d in sample)]
+    lower = {d.lower() for d in labels}
+    guesses.append((sum(1 for d in sample if d.lower() in lower),
+                    "ranked and labeled IDs differ in letter case"))
+    if prefix:
+        guesses.append((sum(1 for d in sample if prefix + d in labels),
+                        "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
+    best, cause = max(guesses)
+    if best > now and (not hits or best >= max(3, 2 * now + 1, len(sample) // 10)):
+        return "warning: %d of %d sampled ranked IDs match a label; %s" % (now, len(sample), cause)
+    if not hits:
+        return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
+                "run and the labels use the same IDs?" % ", ".join(map(show, sample[:2])))
+    return None
+
+
+def tie_bounds(judged, specs):
+    """Lowest and highest mean of each measure over the orders of tied documents."""
+    best = score({q: j.bounds[0] if j.bounds else j for q, j in judged.items()}, specs)
+    worst = score({q: j.bounds[1] if j.bounds else j for q, j in judged.items()}, specs)
+    means = aggregate(best, specs), aggregate(worst, specs)
+    return {"measures": {n: {"low": min(means[0][n], means[1][n]), "high": max(means[0][n], means[1][n])}
+                         for n, _, _ in specs},
+            "queries": [q for q in judged if best[q] != worst[q]]}
+
+
+def mean_intervals(per_query, specs, seed=0):
+    """A seeded 95% bootstrap interval for every mean."""
+    means = [name for name, base, _ in specs if MEASURES[base].aggregate == "mean"]
+    columns = [[row[name] for row in per_query.values()] for name in means]
+    return dict(zip(means, bootstrap_intervals(columns, random.Random(seed))))
+
+
 # === Readers: JSON ===
 
 def loc(source, path):
@@ -741,7 +879,7 @@ def qrels_from_json(obj, source, root):
     return _per_query(obj, source, root, "labels", lambda ids: dict.fromkeys(ids, 1), grades)
 
 
-def rank_json_run(obj, source, root, qrels, level=1, depth=None):
+def rank_json_run(obj, source, root, qrels, opts=Options()):
     """{qid: Judged, or None for a query without labels} of list or {doc: score} rankings.
 
     Each ranking is judged as soon as it is validated, so that only the
@@ -750,11 +888,7 @@ def rank_json_run(obj, source, root, qrels, level=1, depth=None):
     def judged(ranking, qid):
         docids, values = ranking
         labels = qrels.get(qid)
-        if labels is None:
-            return None
-        rank = rank_listed(docids, labels, depth) if values is None else rank_scored(
-            docids, values, labels, depth)
-        return judge(*rank, labels, level)
+        return None if labels is None else judge_ranking(docids, values, labels, opts)
     return _per_query(obj, source, root, "rankings", lambda ids: (ids, None), scores, judged)
 
 
@@ -849,7 +983,7 @@ def load_qrels(path):
     return qrels_from_json(obj, path, "")
 
 
-def load_run(path, qrels, level=1, depth=None, same_labels=False):
+def load_run(path, qrels, opts=Options(), same_labels=False):
     """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs.
 
     With same_labels, a fixture's own qrels must equal ``qrels``.
@@ -858,14 +992,14 @@ def load_run(path, qrels, level=1, depth=None, same_labels=False):
         head = _guarded(path, stream.read, 4096)
         stream.seek(0)
         if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
-            return rank_trec_run(stream, path, qrels, level, depth)
+            return rank_trec_run(stream, path, qrels, opts)
     obj = parse_json(read_all(path)[0], path)
     root = ""
     if is_fixture(obj):
         if same_labels:
             check_same_labels(qrels_from_json(obj["qrels"], path, "qrels"), qrels, "%s: qrels" % path)
         obj, root = obj["runs"], "runs"
-    return rank_json_run(obj, path, root, qrels, level, depth)
+    return rank_json_run(obj, path, root, qrels, opts)
 
 
 # === Readers: TREC runs (the hot path) ===
@@ -967,7 +1101,7 @@ def _trec_score(token, where, qid):
     return value
 
 
-def rank_trec_run(stream, source, qrels, level=1, depth=None):
+def rank_trec_run(stream, source, qrels, opts=Options()):
     """{qid: Judged or None} of a TREC run, read in one streaming pass.
 
     Queries whose lines are contiguous (as in every TREC run we have seen) are
@@ -981,13 +1115,13 @@ def rank_trec_run(stream, source, qrels, level=1, depth=None):
     progress = _progress(source)
     try:
         try:
-            ranked = _rank_in_two(stream, source, qrels, level, depth, progress)
+            ranked = _rank_in_two(stream, source, qrels, opts, progress)
         except (_Rescan, EvalError):
             ranked = None
         if ranked is None:
-            ranked = _rank_trec_pass(stream, source, qrels, level, depth, True, progress=progress)
+            ranked = _rank_trec_pass(stream, source, qrels, opts, True, progress=progress)
     except _Rescan:
-        ranked = _rank_trec_pass(stream, source, qrels, level, depth, False, progress=progress)
+        ranked = _rank_trec_pass(stream, source, qrels, opts, False, progress=progress)
     finally:
         progress(None, None)
     if not ranked:
@@ -998,7 +1132,7 @@ def rank_trec_run(stream, source, qrels, level=1, depth=None):
 PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
 
 
-def _rank_in_two(stream, source, qrels, level, depth, progress):
+def _rank_in_two(stream, source, qrels, opts, progress):
     """Both halves of a large run file at once; None where that does not apply."""
     size = _size(stream)
     cut = _query_boundary(stream, size // 2) if size >= PARALLEL_BYTES and hasattr(os, "fork") else None
@@ -1012,7 +1146,7 @@ def _rank_in_two(stream, source, qrels, level, depth, progress):
         os.close(reader)
         try:  # its own file: a forked descriptor would share the parent's offset
             with open(stream.name, "rb") as own:
-                result = _rank_trec_pass(own, source, qrels, level, depth, True, cut, size)
+                result = _rank_trec_pass(own, source, qrels, opts, True, cut, size)
         except BaseException:  # anything at all: the parent reads the file again alone
             result = None
         with os.fdopen(writer, "wb") as pipe:
@@ -1020,7 +1154,7 @@ def _rank_in_two(stream, source, qrels, level, depth, progress):
         os._exit(0)
     os.close(writer)
     try:
-        first = _rank_trec_pass(stream, source, qrels, level, depth, True, 0, cut, progress)
+        first = _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, progress)
     finally:
         with os.fdopen(reader, "rb") as pipe:
             try:
@@ -1075,9 +1209,10 @@ def _progress(source):
     return show
 
 
-def _rank_trec_pass(stream, source, qrels, level, depth, streaming, start=0, end=None,
-                    progress=None):
+def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, progress=None):
     ranked, pending, done = {}, {}, set()
+    # IDs stay bytes on this path, so the separator does too
+    opts = opts._replace(separator=opts.separator and opts.separator.encode())
 
     def finish(q):
         docids, scores = (p[0] if len(p) == 1 else list(chain.from_iterable(p)) for p in pending.pop(q))
@@ -1093,7 +1228,8 @@ def _rank_trec_pass(stream, source, qrels, level, depth, streaming, start=0, end
             ranked[qid] = None
             return
         encoded = {d.encode(): g for d, g in labels.items()}
-        ranked[qid] = judge(*rank_scored(docids, scores, encoded, depth, docset), encoded, level)
+        judged = judge_ranking(docids, scores, encoded, opts, docset)
+        ranked[qid] = judged._replace(sample=tuple(d.decode() for d in judged.sample))
 
     current = None
     for line, piece, lines in _chunks(stream, source, start, end, progress):
@@ -1249,11 +1385,26 @@ def format_comparison(result, worst=10):
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
     names = list(result["measures"])
-    rows = [["query"] + names, ["all"] + [_number(v, 4) for v in result["measures"].values()]]
+    ties = result.get("ties", {}).get("measures", {})
+    # a * marks a measure whose mean depends on how tied scores are ordered
+    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] > ties[n]["low"] else "") for n in names],
+            ["all"] + [_number(v, 4) for v in result["measures"].values()]]
+    if "ci95" in result:
+        rows.append(["95% CI"] + ["[%.4f, %.4f]" % tuple(result["ci95"][n]) if n in result["ci95"] else ""
+                                  for n in names])
+    if ties:
+        rows += [["ties: lowest"] + [_number(ties[n]["low"], 4) for n in names],
+                 ["ties: highest"] + [_number(ties[n]["high"], 4) for n in names]]
     if per_query:
         rows += [[qid] + [_number(row[n], 4) for n in names] for qid, row in result["per_query"].items()]
     lines = _columns(rows)
-    lines.append("%d queries evaluated" % result["queries"])
+    lines.append("%s evaluated" % n_queries(result["queries"]))
+    if result.get("ties", {}).get("queries"):
+        lines.append("* depends on the order of tied scores in %s: %s"
+                     % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
+    if "folded" in result:
+        lines.append("folded %d ranked chunks into an earlier chunk of their document, in %s"
+                     % (result["folded"]["total"], n_queries(len(result["folded"]["per_query"]))))
     for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
         for reason, qids in result[key].items():
             if qids:
@@ -1266,7 +1417,7 @@ def format_table(result, per_query=False):
 
 def notes(result):
     """Lines for stderr: what was skipped, thin label coverage, each gate breach."""
-    lines = [skip_note(result)]
+    lines = [skip_note(result)] + result.get("warnings", [])
     cover = result.get("coverage")
     if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
         lines.append("warning: the labels judge %.0f%% of the candidate's documents within %s "
@@ -1389,6 +1540,12 @@ def build_parser():
         help="exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
         help="exit 1 when any query's value of a measure drops by more than X")
+    add("--chunk-separator", metavar="SEP",
+        help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
+    add("--ties", action="store_true", default=None,
+        help="also the lowest and highest mean over all orders of tied scores")
+    add("--ci", action="store_true", default=None,
+        help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
     add("--format", choices=("json", "table", "trec"), help="output format (default json)")
     add("--per-query", action="store_true", default=None,
         help="with --format table, add a row per query")
@@ -1436,17 +1593,38 @@ def compute(args):
         specs += [s for k in (args.k or [DEFAULT_K])
                   for s in (("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)) if s not in specs]
     level = 1 if args.relevance_level is None else args.relevance_level
+    opts = Options(level, args.depth, args.chunk_separator, bool(args.ties))
     if args.fixture is not None:
         qrels_obj, runs_obj = split_fixture(parse_json(read_all(args.fixture)[0], args.fixture),
                                             args.fixture)
-        qrels = qrels_from_json(qrels_obj, args.fixture, "qrels")
-        ranked = rank_json_run(runs_obj, args.fixture, "runs", qrels, level, args.depth)
+        qrels = fold_labels(qrels_from_json(qrels_obj, args.fixture, "qrels"), args.chunk_separator,
+                            args.fixture) if args.chunk_separator else qrels_from_json(
+            qrels_obj, args.fixture, "qrels")
+        ranked = rank_json_run(runs_obj, args.fixture, "runs", qrels, opts)
         where = (args.fixture, args.fixture)
     else:
         qrels = load_qrels(args.qrels)
-        ranked = load_run(args.run, qrels, level, args.depth)
+        if args.chunk_separator:
+            qrels = fold_labels(qrels, args.chunk_separator, args.qrels)
+        ranked = load_run(args.run, qrels, opts)
         where = (args.qrels, args.run)
     policies = {name: getattr(args, name) for name in POLICIES}
+    result = _evaluate_args(args, qrels, ranked, specs, opts, policies, where)
+    judged = result.pop("judged")
+    result["warnings"] = [w for w in [id_mismatch(ranked, qrels)] if w]
+    if args.chunk_separator:
+        folded = {q: j.folded for q, j in judged.items() if j.folded}
+        result["folded"] = {"total": sum(folded.values()), "per_query": folded}
+    if args.ties:
+        result["ties"] = tie_bounds(judged, specs)
+    if args.ci:
+        result["ci95"] = mean_intervals(result["per_query"], specs, args.seed or 0)
+    return result
+
+
+def _evaluate_args(args, qrels, ranked, specs, opts, policies, where):
+    """The general result, with the comparison when a baseline is given."""
+    level = opts.level
     if not args.baseline:
         return run_evaluation(qrels, ranked, specs, level, policies, where)
     # Coverage: how much of each top k the labels judge, when they judge non-relevant documents too.
@@ -1456,8 +1634,9 @@ def compute(args):
         cover = ("Judged@%d" % k, "Judged", k)
     scored = specs + [cover] if cover and cover not in specs else specs
     result = run_evaluation(qrels, ranked, scored, level, policies, where)
-    base_ranked = load_run(args.baseline, qrels, level, args.depth, same_labels=True)
+    base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
     baseline = run_evaluation(qrels, base_ranked, scored, level, policies, (where[0], args.baseline))
+    del baseline["judged"]
     result.update(compare(baseline, result, specs, args.seed or 0, args.permutations or 10000,
                           args.max_mean_drop, args.max_query_drop, args.baseline))
     if cover:

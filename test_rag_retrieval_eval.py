@@ -380,15 +380,15 @@ class MeasureTest(unittest.TestCase):
 class RankingTest(unittest.TestCase):
     def test_ties_break_by_document_id_descending(self):
         # all tied: trec_eval ranks "d3" > "d20" > "d10" (string order, descending)
-        ranks, n = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
+        ranks, n, _ = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
         self.assertEqual((ranks, n), ({"d10": 3, "d3": 1}, 3))
 
     def test_higher_scores_first_whatever_the_input_order(self):
-        ranks, _ = rre.rank_scored(["a", "b", "c", "d"], [0.5, 3.0, -1.0, 2.0], {"a": 1, "c": 1})
+        ranks, _, _ = rre.rank_scored(["a", "b", "c", "d"], [0.5, 3.0, -1.0, 2.0], {"a": 1, "c": 1})
         self.assertEqual(ranks, {"a": 3, "c": 4})
 
     def test_depth_cuts_the_ranking(self):
-        ranks, n = rre.rank_scored(["a", "b", "c"], [3.0, 2.0, 1.0], {"a": 1, "c": 1}, depth=2)
+        ranks, n, _ = rre.rank_scored(["a", "b", "c"], [3.0, 2.0, 1.0], {"a": 1, "c": 1}, depth=2)
         self.assertEqual((ranks, n), ({"a": 1}, 2))
         self.assertEqual(rre.rank_listed(["a", "b", "c"], {"c": 1, "b": 1}, depth=2), ({"b": 2}, 2))
 
@@ -396,7 +396,7 @@ class RankingTest(unittest.TestCase):
         docs = ["d%d" % i for i in range(40)]
         labels = {d: 1 for d in docs[::2]}
         scores = [float(i % 7) for i in range(40)]
-        ranks, _ = rre.rank_scored(docs, scores, labels)
+        ranks, _, _ = rre.rank_scored(docs, scores, labels)
         by_sort = sorted(zip(scores, docs), reverse=True)
         expected = {d: r for r, (_, d) in enumerate(by_sort, 1) if d in labels}
         self.assertEqual(ranks, expected)
@@ -858,6 +858,102 @@ class ComparisonTest(TempDirTestCase):
         for value in p:
             self.assertAlmostEqual(value * 501, round(value * 501), places=9)
             self.assertAlmostEqual(value, exact, delta=0.04)  # 4 standard errors of 500 draws
+
+class RagRealitiesTest(TempDirTestCase):
+    """Chunk folding, ID mismatch hints, tie bounds and bootstrap intervals, through the CLI."""
+
+    def run_cli(self, data, *args):
+        status, out, err = cli(self.write("f.json", data), *args)
+        return status, (json.loads(out) if out else None), err
+
+    def test_folding_keeps_each_document_at_its_first_rank(self):
+        # q1: chunks a#3, b#1, a#1, c#2 -> documents a, b, c; the relevant c is at rank 3, not 4
+        data = {"qrels": {"q1": {"c": 1, "a": 0}}, "runs": {"q1": ["a#3", "b#1", "a#1", "c#2"]}}
+        status, result, err = self.run_cli(data, "-m", "RR,NumRet", "--chunk-separator", "#")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(result["per_query"]["q1"], {"RR": 1 / 3, "NumRet": 3})
+        self.assertEqual(result["folded"], {"total": 1, "per_query": {"q1": 1}})
+
+    def test_folding_scored_chunks_follows_trec_order(self):
+        # scores order b#9 (5), a#2 (4), a#1 (4, "a#1" < "a#2" so later), c (1)
+        data = {"qrels": {"q1": {"a": 1, "c": 1}},
+                "runs": {"q1": {"a#1": 4.0, "c": 1.0, "b#9": 5.0, "a#2": 4.0}}}
+        status, result, _ = self.run_cli(data, "-m", "AP", "--chunk-separator", "#")
+        self.assertEqual(result["per_query"]["q1"]["AP"], (1 / 2 + 2 / 3) / 2)  # a at 2, c at 3
+
+    def test_labels_fold_too_and_clashes_are_refused(self):
+        agree = {"qrels": {"q1": {"a#1": 1, "a#2": 1}}, "runs": {"q1": ["a#5"]}}
+        status, result, _ = self.run_cli(agree, "-m", "NumRel,R@1", "--chunk-separator", "#")
+        self.assertEqual(result["per_query"]["q1"], {"NumRel": 1, "R@1": 1.0})
+        clash = {"qrels": {"q1": {"a#1": 2, "a#2": 0}}, "runs": {"q1": ["a#5"]}}
+        status, result, err = self.run_cli(clash, "--chunk-separator", "#")
+        self.assertEqual((status, result), (2, None))
+        self.assertIn("query 'q1': labels 'a#1' (grade 2) and 'a#2' (grade 0) are one document 'a'", err)
+        self.assertEqual(len(err.splitlines()), 1)
+
+    def test_mismatch_hints(self):
+        qrels = {"q%d" % i: {"doc%d" % i: 1} for i in range(12)}
+        cases = {
+            "chunks": ({q: ["doc%s#%d" % (q[1:], c) for c in range(3)] for q in qrels},
+                       "try --chunk-separator '#'"),
+            "case": ({q: ["DOC%s" % q[1:]] for q in qrels}, "differ in letter case"),
+            "prefix": ({q: ["%s" % q[1:]] for q in qrels}, "labeled IDs start with 'doc'"),
+            "nothing alike": ({q: ["zz"] for q in qrels}, "no query retrieved any labeled document"),
+        }
+        for name, (runs, hint) in cases.items():
+            with self.subTest(name):
+                status, result, err = self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")
+                self.assertEqual(status, 0)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn(hint, err)
+                self.assertEqual(result["warnings"], [err.strip()[len("rag_retrieval_eval: "):]])
+
+    def test_healthy_run_is_silent(self):
+        status, out, err = cli(FIXTURE, "-m", "RR")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(json.loads(out)["warnings"], [])
+
+    def test_tie_bounds_equal_hand_reordered_runs(self):
+        # q1: d1 d2 d3 tied at 1.0 (trec order d3, d2, d1), d4 above; relevant d1 (2), d2 (1)
+        qrels = {"q1": {"d1": 2, "d2": 1, "d9": 1}, "q2": {"e1": 1}}
+        scored = {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0, "d4": 2.0}, "q2": {"e1": 3.0, "e2": 1.0}}
+        best = {"q1": ["d4", "d1", "d2", "d3"], "q2": ["e1", "e2"]}
+        worst = {"q1": ["d4", "d3", "d2", "d1"], "q2": ["e1", "e2"]}
+        measures = "RR,AP,nDCG@3,R@2,P@3,Judged@2"
+        _, result, _ = self.run_cli({"qrels": qrels, "runs": scored}, "-m", measures, "--ties")
+        _, high, _ = self.run_cli({"qrels": qrels, "runs": best}, "-m", measures)
+        _, low, _ = self.run_cli({"qrels": qrels, "runs": worst}, "-m", measures)
+        for name, bounds in result["ties"]["measures"].items():
+            with self.subTest(name):
+                self.assertAlmostEqual(bounds["high"], high["measures"][name], places=15)
+                self.assertAlmostEqual(bounds["low"], low["measures"][name], places=15)
+                self.assertTrue(bounds["low"] <= result["measures"][name] <= bounds["high"])
+        self.assertEqual(result["ties"]["queries"], ["q1"])
+
+    def test_tie_bounds_are_flagged_in_the_table(self):
+        data = {"qrels": {"q1": ["a"]}, "runs": {"q1": {"a": 1.0, "b": 1.0}}}
+        status, out, _ = cli(self.write("t.json", data), "-m", "RR,NumRet", "--ties", "--format", "table")
+        self.assertIn("query             RR*  NumRet\nall            0.5000       2\n", out)
+        self.assertIn("ties: highest  1.0000       2\n1 query evaluated\n", out)
+        self.assertIn("ties: lowest   0.5000", out)
+        self.assertIn("* depends on the order of tied scores in 1 query: 'q1'", out)
+
+    def test_bootstrap_intervals_contain_the_mean_shrink_and_repeat(self):
+        def data(copies):
+            qrels = {"q%d_%d" % (i, c): ["a"] for c in range(copies) for i in range(4)}
+            runs = {"q%d_%d" % (i, c): ["a"] if i % 2 else ["b", "a"] for c in range(copies) for i in range(4)}
+            return {"qrels": qrels, "runs": runs}
+        widths = []
+        for copies in (1, 16):
+            _, result, _ = self.run_cli(data(copies), "-m", "RR,NumRet", "--ci", "--seed", "3")
+            low, high = result["ci95"]["RR"]
+            self.assertTrue(low <= result["measures"]["RR"] <= high)
+            self.assertNotIn("NumRet", result["ci95"])  # a sum has no mean to bound
+            widths.append(high - low)
+            again = self.run_cli(data(copies), "-m", "RR,NumRet", "--ci", "--seed", "3")[1]
+            self.assertEqual(again["ci95"], result["ci95"])
+        self.assertLess(widths[1], widths[0] / 2)
+
 
 if __name__ == "__main__":
     unittest.main()
