@@ -469,9 +469,14 @@ def parse_measures(texts):
     return list(specs.values())
 
 
+def spellings(spec):
+    """How a measure is written: ['R@k'], ['RR', 'RR@k'] or ['Rprec']."""
+    shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"]}[spec.cutoff]
+    return [shape % spec.name for shape in shapes]
+
+
 def measure_names():
-    shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"]}
-    return [shape % m.name for m in MEASURES.values() for shape in shapes[m.cutoff]]
+    return [name for spec in MEASURES.values() for name in spellings(spec)]
 
 
 def trec_label(name):
@@ -691,7 +696,7 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
             row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
                            and candidate["per_query"][q][name] == 0]
         if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
-            breaches.append(_breach(name, "all", before, after, "--max-mean-drop", max_mean_drop))
+            breaches.append(_breach(name, None, before, after, "--max-mean-drop", max_mean_drop))
         if max_query_drop is not None:
             breaches += [_breach(name, q, candidate["per_query"][q][name] - d,
                                  candidate["per_query"][q][name], "--max-query-drop", max_query_drop)
@@ -704,6 +709,31 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
 def _breach(name, qid, before, after, gate, limit):
     return {"measure": name, "query": qid, "baseline": before, "candidate": after,
             "drop": before - after, "gate": gate, "limit": limit}
+
+
+def coverage(baseline, candidate, specs):
+    """Judged@k of both runs' judged records, k the largest cutoff asked for (else 10).
+
+    Only telling when the labels judge non-relevant documents too: then a
+    candidate that returns unlabeled documents is measured against labels that
+    were never made for it.
+    """
+    k = max([k for _, _, k in specs if k] or [10])
+    spec = ("Judged@%d" % k, "Judged", k)
+    means = [aggregate(score(judged, [spec]), [spec])[spec[0]] for judged in (baseline, candidate)]
+    return {"measure": spec[0], "baseline": means[0], "candidate": means[1]}
+
+
+COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
+
+
+def coverage_warning(cover):
+    """A warning when the candidate's top k is markedly less judged than the baseline's."""
+    if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
+        return ("warning: the labels judge %.0f%% of the candidate's documents within %s against "
+                "%.0f%% of the baseline's: its scores are measured against labels that do not "
+                "cover it" % (100 * cover["candidate"], cover["measure"][7:], 100 * cover["baseline"]))
+    return None
 
 
 def check_same_labels(theirs, ours, where):
@@ -756,7 +786,7 @@ def id_mismatch(ranked, qrels):
     labels = {d for docs in qrels.values() for d in docs}
     sample = [d for j in judged for d in j.sample][:1000]
     now = sum(1 for d in sample if d in labels)
-    prefix = os.path.commonprefix(list(labels)[:1000])
+    prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
     guesses = [(sum(1 for d in sample if d.split(sep, 1)[0] in labels),
                 "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
                for sep in SEPARATORS if any(sep in d for d in sample)]
@@ -927,7 +957,11 @@ def open_source(path):
 def read_all(path):
     """(text, is_json) of a whole file, decoded as UTF-8 without a BOM."""
     with open_source(path) as stream:
-        data = _guarded(path, stream.read)
+        return _text(_guarded(path, stream.read), path)
+
+
+def _text(data, path):
+    """(text, is_json) of a file's bytes."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -993,11 +1027,14 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
         stream.seek(0)
         if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
             return rank_trec_run(stream, path, qrels, opts)
-    obj = parse_json(read_all(path)[0], path)
+        obj = parse_json(_text(_guarded(path, stream.read), path)[0], path)
     root = ""
     if is_fixture(obj):
         if same_labels:
-            check_same_labels(qrels_from_json(obj["qrels"], path, "qrels"), qrels, "%s: qrels" % path)
+            theirs = qrels_from_json(obj["qrels"], path, "qrels")
+            if opts.separator:
+                theirs = fold_labels(theirs, opts.separator, path)
+            check_same_labels(theirs, qrels, "%s: qrels" % path)
         obj, root = obj["runs"], "runs"
     return rank_json_run(obj, path, root, qrels, opts)
 
@@ -1266,18 +1303,15 @@ def _segments(qids):
             mid = (low + high) // 2
             low, high = (mid, high) if qids[mid] == q else (low, mid)
         if qids[start:high].count(q) != high - start:
-            return [(q, stop - len(g), stop) for q, g, stop in _grouped(qids)]
+            out, start = [], 0
+            for q, group in groupby(qids):
+                stop = start + len(list(group))
+                out.append((q, start, stop))
+                start = stop
+            return out
         out.append((q, start, high))
         start = high
     return out
-
-
-def _grouped(qids):
-    stop = 0
-    for q, group in groupby(qids):
-        size = len(list(group))
-        stop += size
-        yield q, [None] * size, stop
 
 
 def _report_duplicate(qid, docids, source, stream):
@@ -1418,19 +1452,11 @@ def format_table(result, per_query=False):
 def notes(result):
     """Lines for stderr: what was skipped, thin label coverage, each gate breach."""
     lines = [skip_note(result)] + result.get("warnings", [])
-    cover = result.get("coverage")
-    if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
-        lines.append("warning: the labels judge %.0f%% of the candidate's documents within %s "
-                     "against %.0f%% of the baseline's: its scores are measured against labels "
-                     "that do not cover it" % (100 * cover["candidate"], cover["measure"][7:],
-                                               100 * cover["baseline"]))
-    lines += ["gate failed: %s query %s: %s -> %s (drop %s > %s %s)"
-              % (b["measure"], show(b["query"]), _number(b["baseline"], 4), _number(b["candidate"], 4),
-                 _number(b["drop"], 4), b["gate"], b["limit"]) for b in result.get("breaches", [])]
+    lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
+              % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
+                 _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4),
+                 b["gate"], b["limit"]) for b in result.get("breaches", [])]
     return [line for line in lines if line]
-
-
-COVERAGE_GAP = 0.1  # a share of unlabeled documents this much larger earns a warning
 
 
 def skip_note(result):
@@ -1501,12 +1527,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def measure_help():
-    lines = []
-    for spec in MEASURES.values():
-        shape = {"required": "%s@k", "optional": "%s, %s@k", "none": "%s"}[spec.cutoff]
-        names = shape % ((spec.name,) * shape.count("%s"))
-        lines.append("  %-18s %s" % (names, spec.doc))
-    return "\n".join(lines)
+    return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
 
 
 def build_parser():
@@ -1597,21 +1618,29 @@ def compute(args):
     if args.fixture is not None:
         qrels_obj, runs_obj = split_fixture(parse_json(read_all(args.fixture)[0], args.fixture),
                                             args.fixture)
-        qrels = fold_labels(qrels_from_json(qrels_obj, args.fixture, "qrels"), args.chunk_separator,
-                            args.fixture) if args.chunk_separator else qrels_from_json(
-            qrels_obj, args.fixture, "qrels")
-        ranked = rank_json_run(runs_obj, args.fixture, "runs", qrels, opts)
+        qrels = qrels_from_json(qrels_obj, args.fixture, "qrels")
         where = (args.fixture, args.fixture)
     else:
         qrels = load_qrels(args.qrels)
-        if args.chunk_separator:
-            qrels = fold_labels(qrels, args.chunk_separator, args.qrels)
-        ranked = load_run(args.run, qrels, opts)
         where = (args.qrels, args.run)
+    if args.chunk_separator:
+        qrels = fold_labels(qrels, args.chunk_separator, where[0])
+    if args.fixture is not None:
+        ranked = rank_json_run(runs_obj, args.fixture, "runs", qrels, opts)
+    else:
+        ranked = load_run(args.run, qrels, opts)
     policies = {name: getattr(args, name) for name in POLICIES}
-    result = _evaluate_args(args, qrels, ranked, specs, opts, policies, where)
+    result = run_evaluation(qrels, ranked, specs, level, policies, where)
     judged = result.pop("judged")
-    result["warnings"] = [w for w in [id_mismatch(ranked, qrels)] if w]
+    if args.baseline:
+        base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
+        baseline = run_evaluation(qrels, base_ranked, specs, level, policies, (where[0], args.baseline))
+        result.update(compare(baseline, result, specs, args.seed or 0, args.permutations or 10000,
+                              args.max_mean_drop, args.max_query_drop, args.baseline))
+        if any(g < level for labels in qrels.values() for g in labels.values()):
+            result["coverage"] = coverage(baseline.pop("judged"), judged, specs)
+    result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
+                                      coverage_warning(result.get("coverage"))) if w]
     if args.chunk_separator:
         folded = {q: j.folded for q, j in judged.items() if j.folded}
         result["folded"] = {"total": sum(folded.values()), "per_query": folded}
@@ -1619,32 +1648,6 @@ def compute(args):
         result["ties"] = tie_bounds(judged, specs)
     if args.ci:
         result["ci95"] = mean_intervals(result["per_query"], specs, args.seed or 0)
-    return result
-
-
-def _evaluate_args(args, qrels, ranked, specs, opts, policies, where):
-    """The general result, with the comparison when a baseline is given."""
-    level = opts.level
-    if not args.baseline:
-        return run_evaluation(qrels, ranked, specs, level, policies, where)
-    # Coverage: how much of each top k the labels judge, when they judge non-relevant documents too.
-    cover = None
-    if any(g < level for labels in qrels.values() for g in labels.values()):
-        k = max([k for _, _, k in specs if k] or [10])
-        cover = ("Judged@%d" % k, "Judged", k)
-    scored = specs + [cover] if cover and cover not in specs else specs
-    result = run_evaluation(qrels, ranked, scored, level, policies, where)
-    base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
-    baseline = run_evaluation(qrels, base_ranked, scored, level, policies, (where[0], args.baseline))
-    del baseline["judged"]
-    result.update(compare(baseline, result, specs, args.seed or 0, args.permutations or 10000,
-                          args.max_mean_drop, args.max_query_drop, args.baseline))
-    if cover:
-        result["coverage"] = {"measure": cover[0], "baseline": baseline["measures"][cover[0]],
-                              "candidate": result["measures"][cover[0]]}
-        if cover not in specs:
-            for row in [result["measures"]] + list(result["per_query"].values()):
-                del row[cover[0]]
     return result
 
 

@@ -469,6 +469,13 @@ class TrecInputTest(TempDirTestCase):
         status, out, _ = cli("--qrels", q, "--run", "-", "-m", "RR", stdin=RUN_TXT.encode())
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.5}))
 
+    def test_json_run_on_stdin(self):
+        q, _ = self.files()
+        run = json.dumps({"q1": ["d9", "d2", "d1"], "q2": ["d3"], "q3": []}).encode()
+        status, out, err = cli("--qrels", q, "--run", "-", "--k", "3", stdin=run)
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
+
     def test_json_files_for_qrels_and_run(self):
         q = self.write("q.json", {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"], "q3": ["d4"]})
         r = self.write("r.json", {"q1": ["d9", "d2", "d1"], "q2": {"d3": 2.0, "d8": 1.0}, "q3": []})
@@ -792,6 +799,11 @@ class ComparisonTest(TempDirTestCase):
                 self.assertEqual(bool(json.loads(out)["breaches"]), bool(expected))
                 self.assertEqual("gate failed" in err, bool(expected))
 
+    def test_mean_breach_is_named_as_the_mean(self):
+        status, out, err = self.compare("-m", "RR", "--max-mean-drop", "0.1")
+        self.assertEqual(json.loads(out)["breaches"][0]["query"], None)
+        self.assertIn("gate failed: RR mean: 0.8333 -> 0.5000 (drop 0.3333 > --max-mean-drop 0.1)", err)
+
     def test_breach_names_measure_query_before_and_after(self):
         status, out, err = self.compare("-m", "RR", "--max-query-drop", "0.6")
         self.assertEqual(json.loads(out)["breaches"], [
@@ -837,8 +849,9 @@ class ComparisonTest(TempDirTestCase):
             self.assertIn(fragment, out)
 
     def test_coverage_warning_only_when_the_candidate_is_less_judged(self):
-        err = self.compare("-m", "R@3")[2]
+        status, out, err = self.compare("-m", "R@3")
         self.assertIn("warning: the labels judge 33% of the candidate's documents within 3 against 44%", err)
+        self.assertEqual(len(json.loads(out)["warnings"]), 1)
         err = self.compare("-m", "R@3", base=fixture(CAND_RUNS), cand=fixture(BASE_RUNS))[2]
         self.assertNotIn("warning", err)
 
@@ -880,6 +893,14 @@ class RagRealitiesTest(TempDirTestCase):
                 "runs": {"q1": {"a#1": 4.0, "c": 1.0, "b#9": 5.0, "a#2": 4.0}}}
         status, result, _ = self.run_cli(data, "-m", "AP", "--chunk-separator", "#")
         self.assertEqual(result["per_query"]["q1"]["AP"], (1 / 2 + 2 / 3) / 2)  # a at 2, c at 3
+
+    def test_fixture_baseline_with_chunks_is_compared_on_folded_labels(self):
+        data = {"qrels": {"q1": {"a#1": 1, "a#2": 1}}, "runs": {"q1": ["b#1", "a#5"]}}
+        base = self.write("base.json", dict(data, runs={"q1": ["a#5"]}))
+        status, out, err = cli(self.write("cand.json", data), "--baseline", base, "-m", "RR",
+                               "--chunk-separator", "#")
+        self.assertEqual((status, err), (0, ""), err)
+        self.assertEqual(json.loads(out)["comparison"]["RR"]["delta"], -0.5)
 
     def test_labels_fold_too_and_clashes_are_refused(self):
         agree = {"qrels": {"q1": {"a#1": 1, "a#2": 1}}, "runs": {"q1": ["a#5"]}}
