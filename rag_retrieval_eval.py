@@ -155,7 +155,7 @@ num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
 folded        ranked chunks dropped by --chunk-separator (their document came earlier)
-sample        the first ranked IDs, to diagnose IDs that match no label
+sample        a few ranked IDs when none matches a label, to diagnose why
 bounds        with --ties: (best, worst) Judged over the orders of tied documents
 """
 
@@ -198,8 +198,8 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset, opts.ties)
     if bounds:
         bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
-    # a sample for diagnosing IDs that match no label; max() keeps it independent of line order
-    sample = tuple(docids[:3]) if scores is None else (max(docids),) if docids else ()
+    # IDs to diagnose a ranking that matches no label; max() does not depend on line order
+    sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
     return judge(ranks, num_ret, labels, opts.level, folded=folded, sample=sample, bounds=bounds)
 
 
@@ -259,8 +259,11 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, ties=False):
             groups.setdefault((n - high + 1, high - low), []).append(doc)
         ranks[doc] = rank
     bounds = _tie_bounds(ranks, groups, labels) if ties and groups else None
-    cut = [{d: r for d, r in found.items() if r <= num_ret} for found in (ranks,) + (bounds or ())]
-    return cut[0], num_ret, tuple(cut[1:]) or None
+    if num_ret < n:
+        ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
+                          for found in (ranks,) + (bounds or ())]
+        bounds = tuple(bounds) or None
+    return ranks, num_ret, bounds
 
 
 def fold(docids, separator):
@@ -780,26 +783,27 @@ def id_mismatch(ranked, qrels):
     a prefix, the case) would match many more of them than match now.
     """
     judged = [j for j in ranked.values() if j is not None and j.num_ret]
-    if not judged:
+    missed = [j for j in judged if not j.judged_ranks]
+    sample = [d for j in missed for d in j.sample][:1000]  # only misses carry a sample
+    if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
-    hits = sum(1 for j in judged if j.judged_ranks)
     labels = {d for docs in qrels.values() for d in docs}
-    sample = [d for j in judged for d in j.sample][:1000]
-    now = sum(1 for d in sample if d in labels)
     prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
+    lower = {d.lower() for d in labels}
     guesses = [(sum(1 for d in sample if d.split(sep, 1)[0] in labels),
                 "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
                for sep in SEPARATORS if any(sep in d for d in sample)]
-    lower = {d.lower() for d in labels}
     guesses.append((sum(1 for d in sample if d.lower() in lower),
                     "ranked and labeled IDs differ in letter case"))
     if prefix:
         guesses.append((sum(1 for d in sample if prefix + d in labels),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     best, cause = max(guesses)
-    if best > now and (not hits or best >= max(3, 2 * now + 1, len(sample) // 10)):
-        return "warning: %d of %d sampled ranked IDs match a label; %s" % (now, len(sample), cause)
-    if not hits:
+    everywhere = len(missed) == len(judged)
+    if best and (everywhere or best >= max(3, len(sample) // 10)):
+        return "warning: %d of %s retrieved no labeled document; %s" % (
+            len(missed), n_queries(len(judged)), cause)
+    if everywhere:
         return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
                 "run and the labels use the same IDs?" % ", ".join(map(show, sample[:2])))
     return None
@@ -1266,7 +1270,9 @@ def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, p
             return
         encoded = {d.encode(): g for d, g in labels.items()}
         judged = judge_ranking(docids, scores, encoded, opts, docset)
-        ranked[qid] = judged._replace(sample=tuple(d.decode() for d in judged.sample))
+        if judged.sample:
+            judged = judged._replace(sample=tuple(d.decode() for d in judged.sample))
+        ranked[qid] = judged
 
     current = None
     for line, piece, lines in _chunks(stream, source, start, end, progress):
@@ -1443,7 +1449,7 @@ def format_table(result, per_query=False):
         for reason, qids in result[key].items():
             if qids:
                 lines.append("%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids),
-                                                  ", ".join(qids)))
+                                                  first_few(qids, 10)))
     if "comparison" in result:
         lines += ["", format_comparison(result)]
     return "\n".join(lines)
