@@ -1058,7 +1058,7 @@ class _Rescan(Exception):
     """The fast pass cannot finish; read again, keeping every query to the end."""
 
 
-def _chunks(stream, source, start=0, end=None, progress=None):
+def _chunks(stream, source, start=0, end=None):
     """Yield (first line's number, bytes of whole lines, number of lines) of a stream.
 
     start and end (byte offsets at line starts) read one part of a file;
@@ -1082,8 +1082,6 @@ def _chunks(stream, source, start=0, end=None, progress=None):
         lines = piece.count(b"\n")
         yield line, piece, lines
         line += lines
-        if progress:
-            progress(stream.tell() - start, line - 1)
     if rest:
         yield line, rest + b"\n", 1
 
@@ -1232,20 +1230,23 @@ def _query_boundary(stream, offset):
 
 
 def _progress(source):
-    """A callback that shows reading progress on a terminal's stderr (never in a pipe)."""
+    """A callback that shows reading progress on a terminal's stderr (never in a pipe).
+
+    With two processes it counts the first half, which the parent reads.
+    """
     if not sys.stderr.isatty():
-        return lambda done, lines: None
+        return lambda lines, queries: None
     state = {"last": 0.0, "shown": False}
 
-    def show(done, lines):
+    def show(lines, queries):
         now = time.monotonic()
-        if done is None:
+        if lines is None:
             if state["shown"]:
                 sys.stderr.write("\r\033[K")
         elif now - state["last"] > 0.5:
             state["last"], state["shown"] = now, True
-            sys.stderr.write("\r%s: reading %s: %.0f MB, %s lines" % (PROG, source, done / 1e6,
-                                                                      format(lines, ",")))
+            sys.stderr.write("\r%s: reading %s: %s lines, %s queries scored" % (
+                PROG, source, format(lines, ","), format(queries, ",")))
         sys.stderr.flush()
     return show
 
@@ -1275,7 +1276,9 @@ def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, p
         ranked[qid] = judged
 
     current = None
-    for line, piece, lines in _chunks(stream, source, start, end, progress):
+    for line, piece, lines in _chunks(stream, source, start, end):
+        if progress:
+            progress(line + lines - 1, len(ranked))
         qids, docids, scores = _run_columns(piece, line, lines, source)
         for q, start, stop in _segments(qids):
             if q != current:

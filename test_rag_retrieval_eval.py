@@ -688,6 +688,21 @@ class StreamingReaderTest(TempDirTestCase):
             with self.subTest(name), self.assertRaisesRegex(rre.EvalError, message):
                 self.read(self.lines(lambda rows: rows) + extra, 64)
 
+    @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
+    def test_progress_only_on_a_terminal(self):
+        q = self.write("q.txt", "q1 0 d1 1\n")
+        r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
+        main, child = os.openpty()
+        proc = subprocess.run([sys.executable, str(SCRIPT), "--qrels", str(q), "--run", str(r), "-m", "RR"],
+                              stdout=subprocess.PIPE, stderr=child)
+        os.close(child)
+        shown = os.read(main, 4096).decode()
+        os.close(main)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
+        self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
+        self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
+
     def test_query_boundary(self):
         text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
         with open(self.write("run.txt", text), "rb") as f:
