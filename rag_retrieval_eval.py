@@ -688,22 +688,22 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
     comparison, breaches = {}, []
     for (name, base, _), interval in zip(specs, intervals):
         before, after = baseline["measures"][name], candidate["measures"][name]
-        moved = sorted(((d, q) for q, d in zip(qids, diffs[name]) if d), key=lambda x: -x[0])
+        moved = [(d, q) for q, d in zip(qids, diffs[name]) if d]
         row = comparison[name] = {
             "baseline": before, "candidate": after, "delta": after - before,
             "p_value": sign_flip_p(diffs[name], permutations, random.Random(seed)),
-            "ci95": interval,
-            "improved": {q: d for d, q in moved if d > 0},
-            "regressed": {q: d for d, q in reversed(moved) if d < 0}}
+            "ci95": interval,  # largest changes first; equal ones in query order
+            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
+            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
         if base in LOSABLE:
             row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
                            and candidate["per_query"][q][name] == 0]
         if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
             breaches.append(_breach(name, None, before, after, "--max-mean-drop", max_mean_drop))
         if max_query_drop is not None:
-            breaches += [_breach(name, q, candidate["per_query"][q][name] - d,
-                                 candidate["per_query"][q][name], "--max-query-drop", max_query_drop)
-                         for d, q in reversed(moved) if -d > max_query_drop + 1e-12]
+            breaches += [_breach(name, q, baseline["per_query"][q][name], candidate["per_query"][q][name],
+                                 "--max-query-drop", max_query_drop)
+                         for q, d in row["regressed"].items() if -d > max_query_drop + 1e-12]
     for row, p in zip(comparison.values(), holm([r["p_value"] for r in comparison.values()])):
         row["p_holm"] = p
     return {"comparison": comparison, "breaches": breaches}
@@ -1597,11 +1597,11 @@ def main(argv=None):
         return 2
     except SystemExit as exc:  # --help
         return exc.code
-    if seed:
-        print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])))  # the seed's bytes
-        return 0
     for line in notes(result):
         sys.stderr.write("%s: %s\n" % (PROG, line))
+    if seed:  # stdout keeps the seed script's bytes; notes went to stderr
+        print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])))
+        return 0
     form = args.format or "json"
     if form == "json":
         print(format_json(result))

@@ -944,6 +944,13 @@ class RagRealitiesTest(TempDirTestCase):
                 self.assertIn(hint, err)
                 self.assertEqual(result["warnings"], [err.strip()[len("rag_retrieval_eval: "):]])
 
+    def test_seed_mode_warns_on_stderr_and_keeps_its_stdout_shape(self):
+        data = {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1#0"], "q2": ["d2#4"]}}
+        status, out, err = cli(self.write("seed.json", data), "--k", "3")
+        self.assertEqual(status, 0)
+        self.assertEqual(list(json.loads(out)), ["k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"])
+        self.assertIn("try --chunk-separator '#'", err)
+
     def test_healthy_run_is_silent(self):
         status, out, err = cli(FIXTURE, "-m", "RR")
         self.assertEqual((status, err), (0, ""))
