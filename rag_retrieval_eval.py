@@ -1104,9 +1104,9 @@ def _run_columns(piece, line, lines, source):
                 scores = list(map(float, raw))
             except ValueError:
                 scores = None
-            # float() takes '1_0' and 'nan'; trec_eval does not, so those lines go the slow way
             qids = tokens[0::width]
-            # a comment line of the same width looks like data but for its '#'
+            # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
+            # width looks like data but for its '#': such chunks go the precise way
             if scores is not None and math.isfinite(sum(scores)) and (
                     b"_" not in piece or b"_" not in b"".join(raw)) and (
                     b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
@@ -1281,7 +1281,7 @@ def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, p
         if progress:
             progress(line + lines - 1, len(ranked))
         qids, docids, scores = _run_columns(piece, line, lines, source)
-        for q, start, stop in _segments(qids):
+        for q, first, stop in _segments(qids):
             if q != current:
                 if streaming and current is not None:
                     finish(current)
@@ -1289,8 +1289,8 @@ def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, p
                     raise _Rescan
                 current = q
             docs, values = pending.setdefault(q, ([], []))
-            docs.append(docids[start:stop])
-            values.append(scores[start:stop])
+            docs.append(docids[first:stop])
+            values.append(scores[first:stop])
     for q in list(pending):
         finish(q)
     return ranked
