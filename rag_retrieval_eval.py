@@ -30,6 +30,7 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections import Counter, namedtuple
 from itertools import chain, compress, groupby
+from json.decoder import scanstring
 
 PROG = "rag_retrieval_eval"
 DEFAULT_K = 3
@@ -873,26 +874,30 @@ def parse_json(text, path):
         fail(path, "invalid JSON: nested too deeply")
 
 
-def _per_query(obj, source, root, what, listed, mapped, then=None):
-    """{qid: value} of a JSON object of queries; listed/mapped convert a list or an object.
-
-    then(value, qid), when given, turns each query's value into what is kept.
-    """
+def _per_query(obj, source, root, what, read):
+    """{qid: read(qid, value)} of a JSON object of queries."""
     check_object(obj, loc(source, root), "query IDs to %s" % what)
-    out = {}
-    for qid, value in obj.items():
-        where = loc(source, _join(root, qid))
+    return {qid: read(qid, value) for qid, value in obj.items()}
+
+
+def _query_reader(source, root, listed, mapped, then=None):
+    """read(qid, value) for one query of a JSON object of queries.
+
+    A list of IDs becomes listed(ids); an object of IDs to values is checked
+    by mapped; then(kept, qid), when given, turns that into what is kept.
+    """
+    def read(qid, value):
         check_id(qid, loc(source, root), what="query ID")
+        where = loc(source, _join(root, qid))
         if isinstance(value, list):
-            out[qid] = listed(check_ids(value, where, qid))
+            kept = listed(check_ids(value, where, qid))
         else:
             check_object(value, where, "document IDs to %s" % mapped.__name__, qid)
             pairs = [(check_id(doc, where, qid), mapped(v, "%s.%s" % (where, doc), qid))
                      for doc, v in value.items()]
-            out[qid] = dict(pairs) if mapped is grades else ([d for d, _ in pairs], [v for _, v in pairs])
-        if then is not None:
-            out[qid] = then(out[qid], qid)
-    return out
+            kept = dict(pairs) if mapped is grades else ([d for d, _ in pairs], [v for _, v in pairs])
+        return kept if then is None else then(kept, qid)
+    return read
 
 
 def grades(value, where, query):
@@ -911,20 +916,23 @@ def scores(value, where, query):
 
 def qrels_from_json(obj, source, root):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    return _per_query(obj, source, root, "labels", lambda ids: dict.fromkeys(ids, 1), grades)
+    return _per_query(obj, source, root, "labels",
+                      _query_reader(source, root, lambda ids: dict.fromkeys(ids, 1), grades))
 
 
 def rank_json_run(obj, source, root, qrels, opts=Options()):
-    """{qid: Judged, or None for a query without labels} of list or {doc: score} rankings.
+    """{qid: Judged, or None for a query without labels} of list or {doc: score} rankings."""
+    return _per_query(obj, source, root, "rankings", _ranking_reader(source, root, qrels, opts))
 
-    Each ranking is judged as soon as it is validated, so that only the
-    Judged records, never a second copy of the rankings, are kept.
-    """
+
+def _ranking_reader(source, root, qrels, opts):
+    """read(qid, value): one query's ranking, validated and judged at once, so that
+    only its Judged record, never the ranking, is kept."""
     def judged(ranking, qid):
         docids, values = ranking
         labels = qrels.get(qid)
         return None if labels is None else judge_ranking(docids, values, labels, opts)
-    return _per_query(obj, source, root, "rankings", lambda ids: (ids, None), scores, judged)
+    return _query_reader(source, root, lambda ids: (ids, None), scores, judged)
 
 
 def split_fixture(obj, path):
@@ -1022,6 +1030,19 @@ def load_qrels(path):
     return qrels_from_json(obj, path, "")
 
 
+def load_fixture(path, opts=Options()):
+    """(qrels, {qid: Judged or None}) of a fixture file; labels folded by opts.separator."""
+    text = read_all(path)[0]
+    fast = read_json_rankings(text, path, None, opts)
+    if fast is not None:
+        return fast
+    qrels_obj, runs_obj = split_fixture(parse_json(text, path), path)
+    qrels = qrels_from_json(qrels_obj, path, "qrels")
+    if opts.separator:
+        qrels = fold_labels(qrels, opts.separator, path)
+    return qrels, rank_json_run(runs_obj, path, "runs", qrels, opts)
+
+
 def load_run(path, qrels, opts=Options(), same_labels=False):
     """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs.
 
@@ -1032,8 +1053,14 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
         stream.seek(0)
         if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
             return rank_trec_run(stream, path, qrels, opts)
-        obj = parse_json(_text(_guarded(path, stream.read), path)[0], path)
-    root = ""
+        text = _text(_guarded(path, stream.read), path)[0]
+    fast = read_json_rankings(text, path, qrels, opts)
+    if fast is not None:
+        theirs, ranked = fast
+        if same_labels and theirs is not None:
+            check_same_labels(theirs, qrels, "%s: qrels" % path)
+        return ranked
+    obj, root = parse_json(text, path), ""
     if is_fixture(obj):
         if same_labels:
             theirs = qrels_from_json(obj["qrels"], path, "qrels")
@@ -1042,6 +1069,158 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
             check_same_labels(theirs, qrels, "%s: qrels" % path)
         obj, root = obj["runs"], "runs"
     return rank_json_run(obj, path, root, qrels, opts)
+
+
+def _in_two(first, second):
+    """(first(), second()), the second called in a forked child and sent back pickled.
+
+    The child's part is None when it failed in any way; the caller then
+    decides, usually by doing all the work again alone.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(reader)
+            try:
+                result = second()
+            except BaseException:  # anything at all: the parent does the work itself
+                result = None
+            with os.fdopen(writer, "wb") as pipe:
+                pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
+        finally:
+            os._exit(0)
+    os.close(writer)
+    try:
+        mine = first()
+    finally:
+        with os.fdopen(reader, "rb") as pipe:
+            try:
+                theirs = pickle.load(pipe)
+            except (EOFError, pickle.UnpicklingError):
+                theirs = None
+        os.waitpid(pid, 0)
+    return mine, theirs
+
+
+# === Readers: JSON rankings, member by member ===
+
+# json.loads would build every ranking before the first is judged: memory ten
+# times the file's.  Instead the rankings object is parsed one query at a time
+# and each is judged and dropped; a large one is parsed by two processes, the
+# second starting at a member boundary that the first must then reach
+# exactly.  Anything unusual (an error of any kind, a repeated key, another
+# layout) gives None, and the caller parses the whole text the plain way, so
+# that every error reads exactly as it always has.
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
+_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"qrels"[ \t\n\r]*:[ \t\n\r]*')
+_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"runs"[ \t\n\r]*:[ \t\n\r]*(?=\{)')
+_CUT = re.compile(r'[\]}][ \t\n\r]*,[ \t\n\r]*"')  # after this, likely a query's key
+
+
+class _Unusual(ValueError):
+    """The member-by-member reader cannot vouch for this text."""
+
+
+def _unique_pairs(pairs):
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise _Unusual
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def read_json_rankings(text, path, qrels, opts=Options()):
+    """(the file's own qrels or None, {qid: Judged or None}) of a JSON fixture or run.
+
+    qrels None means a fixture, judged by its own (folded) labels.  None when
+    the text is not the usual {"qrels": ..., "runs": {...}} or {qid: ranking},
+    or holds any error: the plain parse then decides.
+    """
+    try:
+        theirs, head = None, _QRELS_FIRST.match(text)
+        if head:
+            labels, i = _DECODER.raw_decode(text, head.end())
+            theirs = qrels_from_json(labels, path, "qrels")
+            if opts.separator:
+                theirs = fold_labels(theirs, opts.separator, path)
+            runs, root = _RUNS_NEXT.match(text, i), "runs"
+            if runs is None:
+                raise _Unusual
+            i = runs.end()
+        elif qrels is None:
+            raise _Unusual
+        else:
+            i, root = _SPACE.match(text).end(), ""
+        read = _ranking_reader(path, root, theirs if qrels is None else qrels, opts)
+        ranked, end = _rankings(text, i, read)
+        if root:  # the fixture's closing brace
+            close = _NEXT.match(text, end)
+            end = close.end() if close and close.group(1) == "}" else -1
+        if text[end:].strip(" \t\n\r") or not root and {"qrels", "runs"} <= ranked.keys():
+            raise _Unusual  # trailing text; or a fixture with its keys in another order
+        return theirs, ranked
+    except (ValueError, RecursionError):
+        return None
+
+
+def _rankings(text, i, read):
+    """({qid: read(qid, value)}, offset past it) of the JSON object at offset i.
+
+    A large one is read in two processes: the child from a likely member
+    boundary past the middle, the parent up to it.  Only if the parent lands
+    on it exactly is it a boundary, and the child's part is taken.
+    """
+    found = _CUT.search(text, (i + len(text)) // 2) if (
+        len(text) - i >= PARALLEL_BYTES and hasattr(os, "fork")) else None
+    if found is None:
+        return _members(text, i, read)[:2]
+    cut = found.end() - 1
+    (ranked, end, whole), theirs = _in_two(lambda: _members(text, i, read, cut),
+                                           lambda: _members(text, cut, read))
+    if not whole:
+        if theirs is None or not ranked.keys().isdisjoint(theirs[0]):
+            raise _Unusual
+        ranked.update(theirs[0])
+        end = theirs[1]
+    return ranked, end
+
+
+def _members(text, i, read, cut=None):
+    """({key: read(key, value)}, end, whole) of a JSON object's members, parsed in turn.
+
+    i is at the object's '{', or at a member's key when a second process
+    starts mid-object.  The walk stops before a member starting at cut
+    (whole False, end = cut), else after the closing '}' (whole True).
+    """
+    out = {}
+    if text.startswith("{", i):
+        i = _SPACE.match(text, i + 1).end()
+        if text.startswith("}", i):
+            return out, i + 1, True
+    while i != cut:
+        if not text.startswith('"', i):
+            raise _Unusual
+        key, i = scanstring(text, i + 1)
+        colon = _COLON.match(text, i)
+        if colon is None or key in out:
+            raise _Unusual
+        value, i = _DECODER.raw_decode(text, colon.end())
+        out[key] = read(key, value)
+        after = _NEXT.match(text, i)
+        if after is None:
+            raise _Unusual
+        if after.group(1) == "}":
+            return out, after.start(1) + 1, True
+        i = after.end()
+    return out, cut, False
 
 
 # === Readers: TREC runs (the hot path) ===
@@ -1178,30 +1357,12 @@ def _rank_in_two(stream, source, qrels, opts, progress):
     cut = _query_boundary(stream, size // 2) if size >= PARALLEL_BYTES and hasattr(os, "fork") else None
     if cut is None:
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child reads the second half and sends back its Judged records
-        os.close(reader)
-        try:  # its own file: a forked descriptor would share the parent's offset
-            with open(stream.name, "rb") as own:
-                result = _rank_trec_pass(own, source, qrels, opts, True, cut, size)
-        except BaseException:  # anything at all: the parent reads the file again alone
-            result = None
-        with os.fdopen(writer, "wb") as pipe:
-            pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
-        os._exit(0)
-    os.close(writer)
-    try:
-        first = _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, progress)
-    finally:
-        with os.fdopen(reader, "rb") as pipe:
-            try:
-                second = pickle.load(pipe)
-            except (EOFError, pickle.UnpicklingError):
-                second = None
-        os.waitpid(pid, 0)
+
+    def second_half():  # its own file: a forked descriptor would share the parent's offset
+        with open(stream.name, "rb") as own:
+            return _rank_trec_pass(own, source, qrels, opts, True, cut, size)
+    first, second = _in_two(lambda: _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, progress),
+                            second_half)
     if second is None or not first.keys().isdisjoint(second):
         raise _Rescan
     first.update(second)
@@ -1626,19 +1787,14 @@ def compute(args):
     level = 1 if args.relevance_level is None else args.relevance_level
     opts = Options(level, args.depth, args.chunk_separator, bool(args.ties))
     if args.fixture is not None:
-        qrels_obj, runs_obj = split_fixture(parse_json(read_all(args.fixture)[0], args.fixture),
-                                            args.fixture)
-        qrels = qrels_from_json(qrels_obj, args.fixture, "qrels")
+        qrels, ranked = load_fixture(args.fixture, opts)
         where = (args.fixture, args.fixture)
     else:
         qrels = load_qrels(args.qrels)
-        where = (args.qrels, args.run)
-    if args.chunk_separator:
-        qrels = fold_labels(qrels, args.chunk_separator, where[0])
-    if args.fixture is not None:
-        ranked = rank_json_run(runs_obj, args.fixture, "runs", qrels, opts)
-    else:
+        if args.chunk_separator:
+            qrels = fold_labels(qrels, args.chunk_separator, args.qrels)
         ranked = load_run(args.run, qrels, opts)
+        where = (args.qrels, args.run)
     policies = {name: getattr(args, name) for name in POLICIES}
     result = run_evaluation(qrels, ranked, specs, level, policies, where)
     judged = result.pop("judged")

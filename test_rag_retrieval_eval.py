@@ -715,6 +715,89 @@ class StreamingReaderTest(TempDirTestCase):
             self.read(text, 1 << 20)
 
 
+class JsonMembersTest(TempDirTestCase):
+    """Rankings read member by member, in two processes, equal the plain parse, errors included."""
+
+    def setUp(self):
+        super().setUp()
+        self.saved = rre.PARALLEL_BYTES, rre._in_two
+        rre.PARALLEL_BYTES = 1  # every file is "large": a child reads from a boundary past the middle
+        self.halves = []  # (parent stopped at the cut, child answered) per two-process read
+
+        def spy(first, second):
+            mine, theirs = self.saved[1](first, second)
+            if isinstance(mine, tuple):  # a JSON walk, not a TREC pass
+                self.halves.append((not mine[2], theirs is not None))
+            return mine, theirs
+        rre._in_two = spy
+
+    def tearDown(self):
+        rre.PARALLEL_BYTES, rre._in_two = self.saved
+        super().tearDown()
+
+    @staticmethod
+    def fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
+        return {"qrels": {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 2)} for q in range(20)},
+                "runs": {"q%d" % q: ranking(q) for q in range(20)}}
+
+    def plain(self, data):
+        qrels = rre.qrels_from_json(data["qrels"], "f", "qrels")
+        return qrels, rre.rank_json_run(data["runs"], "f", "runs", qrels)
+
+    def test_two_processes_agree_with_the_plain_parse(self):
+        scored = self.fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
+        variants = {  # (data, text, (the parent stopped at the child's start, the child answered))
+            "lists": (self.fixture(), json.dumps(self.fixture()), (True, True)),
+            "scored": (scored, json.dumps(scored), (True, True)),
+            "indented": (scored, json.dumps(scored, indent=2), (True, True)),
+            "compact": (scored, json.dumps(scored, separators=(",", ":")), (True, True)),
+            # every ID ends in '],': the likely boundary past the middle is inside a string,
+            # so the child fails, and the parent, passing it by, reads on alone
+            "boundary-like IDs": (self.fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)]),
+                                  None, (False, False)),
+        }
+        for name, (data, text, halves) in variants.items():
+            with self.subTest(name):
+                del self.halves[:]
+                path = self.write("f.json", text or json.dumps(data))
+                self.assertEqual(rre.load_fixture(str(path)), self.plain(data))
+                self.assertEqual(self.halves, [halves])
+
+    def test_json_run_file_and_fixture_as_run(self):
+        data = self.fixture()
+        qrels = self.plain(data)[0]
+        run = self.write("run.json", data["runs"])
+        self.assertEqual(rre.load_run(str(run), qrels), self.plain(data)[1])
+        fixture = self.write("f.json", data)
+        self.assertEqual(rre.load_run(str(fixture), qrels, same_labels=True), self.plain(data)[1])
+        other = dict(qrels, q0={"d0": 1})
+        with self.assertRaisesRegex(rre.EvalError, r"f.json: qrels: the baseline's labels differ .* \('q0'\)"):
+            rre.load_run(str(fixture), other, same_labels=True)
+
+    def test_errors_past_the_middle_read_as_in_one_process(self):
+        text = json.dumps(self.fixture())
+        cases = {  # each edit falls in the child's half
+            "ranked twice": text.replace('"q18": ["d18"', '"q18": ["d19"'),
+            "blank ID": text.replace('"q18": ["d18"', '"q18": [" "'),
+            "query key twice": text.replace('"q18": [', '"q1": ['),
+            "scored key twice": text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'),
+            "invalid JSON": text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'),
+            "trailing text": text + " x",
+            "runs before qrels": json.dumps({"runs": self.fixture()["runs"], "qrels": {"q1": ["d1"]}}),
+        }
+        for name, text in cases.items():
+            with self.subTest(name):
+                del self.halves[:]
+                path = self.write("f.json", text)
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    status = rre.main([str(path)])
+                self.assertEqual((status, out.getvalue(), err.getvalue()), cli(path))
+                self.assertEqual(status, 2)
+                # the two processes did split the rankings, except where qrels come last
+                self.assertEqual([stopped for stopped, _ in self.halves], [] if "before" in name else [True])
+
+
 def brute_force_p(diffs):
     """The sign-flip p-value by listing every assignment (the definition itself)."""
     observed = abs(sum(diffs))
