@@ -31,6 +31,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, namedtuple
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
+from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
 
 PROG = "rag_retrieval_eval"
 DEFAULT_K = 3
@@ -517,7 +518,8 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
         fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
-    no_rel = [q for q in qrels if not any(g >= level and g >= 0 for g in qrels[q].values())
+    least = max(level, 0)  # relevant: grade >= level, and never a negative grade
+    no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least
               and not (q in missing and missing_run == "skip")]
     if no_rel and no_relevant == "error":
         fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
@@ -539,8 +541,8 @@ def _count(ids, adjective):
 
 def score(judged, specs):
     """{qid: {measure name: value}} for parsed measure specs [(name, base, k)]."""
-    return {qid: {name: MEASURES[base].func(j, k) for name, base, k in specs}
-            for qid, j in judged.items()}
+    funcs = [(name, MEASURES[base].func, k) for name, base, k in specs]
+    return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
 
 
 def aggregate(per_query, specs):
@@ -1513,7 +1515,7 @@ def format_json(result):
         return json.dumps(result, indent=2)
     row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
                                       for n in names) + "\n    }"
-    body = ",\n".join(row % (json.dumps(q), *map(repr, values.values()))
+    body = ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
                       for q, values in rows.items())
     text = json.dumps(dict(result, per_query=_ROWS), indent=2)
     return text.replace(json.dumps(_ROWS), "{\n%s\n  }" % body, 1)
