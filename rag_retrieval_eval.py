@@ -998,23 +998,26 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 def qrels_from_trec(text, source):
     """{qid: {doc: grade}} from TREC qrels text: QID ITER DOCID GRADE per line."""
-    qrels = {}
+    qrels, integer = {}, _INTEGER.fullmatch
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         cols = line.split()
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) != 4:
-            fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
-                 % (len(cols), show(line.strip())))
+        if len(cols) != 4 or not integer(cols[3]) or cols[0].startswith("#"):
+            if not cols or cols[0].startswith("#"):
+                continue
+            where = "%s:%d" % (source, number)
+            if len(cols) != 4:
+                fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
+                     % (len(cols), show(line.strip())))
+            fail(where, "grade %s is not an integer" % show(cols[3]), cols[0])
         qid, _, doc, grade = cols
-        if not _INTEGER.fullmatch(grade):
-            fail(where, "grade %s is not an integer" % show(grade), qid)
-        labels = qrels.setdefault(qid, {})
+        labels = qrels.get(qid)
+        if labels is None:
+            labels = qrels[qid] = {}
         if doc in labels:
             first = next(i for i, old in enumerate(lines, 1) if old.split()[:3:2] == [qid, doc])
-            fail(where, "document %s is labeled twice (first at line %d)" % (show(doc), first), qid)
+            fail("%s:%d" % (source, number), "document %s is labeled twice (first at line %d)"
+                 % (show(doc), first), qid)
         labels[doc] = int(grade)
     if not qrels:
         fail(source, "no labels: the file has no QID ITER DOCID GRADE lines")
