@@ -1465,19 +1465,22 @@ def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, p
 def _segments(qids):
     """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
 
-    A query's lines are nearly always contiguous, so each run's end is found
-    by galloping and bisecting, then proven in C by one count; a chunk where
-    that proof fails is split by groupby, element by element.
+    A query's lines are nearly always contiguous, and usually as many as the
+    last query's, so each run's end is first guessed from the last run, else
+    found by galloping and bisecting, then proven in C by one count; a chunk
+    where that proof fails is split by groupby, element by element.
     """
-    out, n, start = [], len(qids), 0
+    out, n, start, size = [], len(qids), 0, 1
     while start < n:
-        q, low, high, step = qids[start], start, start + 1, 1
-        while high < n and qids[high] == q:
-            low, step = high, step * 2
-            high = min(n, high + step)
-        while high - low > 1:
-            mid = (low + high) // 2
-            low, high = (mid, high) if qids[mid] == q else (low, mid)
+        q, high = qids[start], start + size
+        if not (high <= n and qids[high - 1] == q and (high == n or qids[high] != q)):
+            low, high, step = start, start + 1, 1
+            while high < n and qids[high] == q:
+                low, step = high, step * 2
+                high = min(n, high + step)
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if qids[mid] == q else (low, mid)
         if qids[start:high].count(q) != high - start:
             out, start = [], 0
             for q, group in groupby(qids):
@@ -1486,7 +1489,7 @@ def _segments(qids):
                 start = stop
             return out
         out.append((q, start, high))
-        start = high
+        start, size = high, high - start
     return out
 
 

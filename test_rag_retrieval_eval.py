@@ -703,6 +703,17 @@ class StreamingReaderTest(TempDirTestCase):
         self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
         self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
 
+    def test_segments_equal_groupby(self):
+        rng = random.Random(11)
+        for _ in range(300):
+            sizes = [rng.choice([1, 2, 3, 5, 5, 5, 100]) for _ in range(rng.randint(0, 12))]
+            qids = [b"q%d" % rng.randint(0, 3) for size in sizes for _ in range(size)]
+            expected, start = [], 0
+            for q, group in itertools.groupby(qids):
+                expected.append((q, start, start + len(list(group))))
+                start = expected[-1][2]
+            self.assertEqual(rre._segments(qids), expected, qids)
+
     def test_query_boundary(self):
         text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
         with open(self.write("run.txt", text), "rb") as f:
