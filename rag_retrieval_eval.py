@@ -32,6 +32,7 @@ from collections import Counter, namedtuple
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
+from operator import truediv
 
 PROG = "rag_retrieval_eval"
 DEFAULT_K = 3
@@ -391,7 +392,7 @@ def ndcg(q, k):
     0.669672
     """
     ideal = q.ideal if k is None else q.ideal[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))  # g / log2(i + 2)
     if best <= 0:
         return 0.0
     return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
