@@ -1382,19 +1382,31 @@ def _size(stream):
         return 0
 
 
-def _query_boundary(stream, offset):
-    """The offset of the first line at or after ``offset`` that starts a new query, or None."""
+def _query_boundary(stream, offset, limit=4 << 20):
+    """The offset of the first line at or after ``offset`` that starts a new query, or None.
+
+    Reads a chunk at a time, so that memory stays small, and gives up after
+    about ``limit`` bytes.
+    """
     stream.seek(offset)
-    block = stream.read(4 << 20)
-    start = block.find(b"\n") + 1
-    lines = block[start:].split(b"\n")[:-1]
-    first = lines[0].split()[:1] if lines else []
-    for line in lines:
-        cols = line.split()
-        if not cols or cols[:1] != first:
-            return offset + start if cols and not cols[0].startswith(b"#") else None
-        start += len(line) + 1
-    return None
+    block, start, first = b"", -1, None  # start -1: the first whole line is still ahead
+    while True:
+        end = block.find(b"\n", max(start, 0))
+        if end < 0:  # keep the unread rest, read on
+            more = stream.read(CHUNK) if limit > 0 else b""
+            if not more:
+                return None
+            limit -= len(more)
+            keep = max(start, 0)
+            offset, block, start = offset + keep, block[keep:] + more, min(start, 0)
+        elif start < 0:
+            start = end + 1
+        else:
+            cols = block[start:end].split(None, 1)[:1]
+            first = cols if first is None else first
+            if not cols or cols != first:
+                return offset + start if cols and not cols[0].startswith(b"#") else None
+            start = end + 1
 
 
 def _progress(source):

@@ -716,9 +716,13 @@ class StreamingReaderTest(TempDirTestCase):
 
     def test_query_boundary(self):
         text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
-        with open(self.write("run.txt", text), "rb") as f:
-            self.assertEqual(rre._query_boundary(f, 3), text.index("q2"))
-            self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1))  # no later query
+        for chunk in (8, 64, 1 << 16):  # the search reads on, chunk by chunk
+            rre.CHUNK = chunk
+            with self.subTest(chunk=chunk), open(self.write("run.txt", text), "rb") as f:
+                self.assertEqual(rre._query_boundary(f, 3), text.index("q2"))
+                self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1))  # no later query
+                if chunk == 8:  # a long query: the search gives up
+                    self.assertIsNone(rre._query_boundary(f, 3, limit=8))
 
     def test_bad_line_deep_in_a_big_chunk_is_named(self):
         text = self.lines(lambda rows: rows[:100] + ["q5 Q0 d99 1 x t"] + rows[100:])
