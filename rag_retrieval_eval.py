@@ -1160,15 +1160,17 @@ def read_json_rankings(text, path, qrels, opts=Options()):
             if runs is None:
                 raise _Unusual
             i = runs.end()
-        elif qrels is None:
+        elif qrels is None or not text.startswith("{", _SPACE.match(text).end()):
             raise _Unusual
         else:
             i, root = _SPACE.match(text).end(), ""
         read = _ranking_reader(path, root, theirs if qrels is None else qrels, opts)
         ranked, end = _rankings(text, i, read)
-        if root:  # the fixture's closing brace
+        if root:  # the fixture's closing brace, not another member
             close = _NEXT.match(text, end)
-            end = close.end() if close and close.group(1) == "}" else -1
+            if close is None or close.group(1) != "}":
+                raise _Unusual
+            end = close.end()
         if text[end:].strip(" \t\n\r") or not root and {"qrels", "runs"} <= ranked.keys():
             raise _Unusual  # trailing text; or a fixture with its keys in another order
         return theirs, ranked

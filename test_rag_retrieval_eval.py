@@ -778,6 +778,27 @@ class JsonMembersTest(TempDirTestCase):
                 self.assertEqual(rre.load_fixture(str(path)), self.plain(data))
                 self.assertEqual(self.halves, [halves])
 
+    def test_unusual_texts_are_left_to_the_plain_parse(self):
+        labels = {"a": {"d1": 1}}
+        fixture = '{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}'
+        for text, qrels in [
+                ('"a": ["d1"]}', labels),  # not an object at all, though it ends like one
+                ('{"a": ["d1"],}', labels), ('{"a": ["d1"] "b": []}', labels), ('[["d1"]]', labels),
+                ('{"a": ["d1"], "a": ["d2"]}', labels), ('{"a": {"d1": 1, "d1": 2}}', labels),
+                ('{"qrels": ["d1"], "runs": ["d1"]}', labels),  # queries named like a fixture's keys
+                ("", None), ('{"a": ["d1"]}', None),  # no fixture
+                (fixture + ', garbage}', None), (fixture + ', "note": 1}', None), (fixture + '} x', None),
+                ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"qrels": [], "runs": {}}', None),
+                ('{"qrels": {"a": ["d1"]}, "runs": []}', None), ('{"qrels": {"a": ["d1"]}, "runs": {"a": [" "]}}', None)]:
+            with self.subTest(text=text):
+                self.assertIsNone(rre.read_json_rankings(text, "f", qrels))
+        for text, qrels in [('{}', labels), (' \r\n{ "a" :\t[ "d1" ] }\n', labels), (fixture + "}", None),
+                            ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
+            with self.subTest(text=text):
+                expected = {} if text == "{}" else {"a": rre.judge({"d1": 1}, 1, {"d1": 1})}
+                self.assertEqual(rre.read_json_rankings(text, "f", qrels),
+                                 (None if qrels else labels, expected))
+
     def test_json_run_file_and_fixture_as_run(self):
         data = self.fixture()
         qrels = self.plain(data)[0]
