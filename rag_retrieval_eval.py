@@ -1076,6 +1076,11 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
     return rank_json_run(obj, path, root, qrels, opts)
 
 
+# === Two processes ===
+
+# A large file is read by two processes, one part each, so that both cores of
+# a machine work; fork() shares the labels with the child without copying.
+
 def _in_two(first, second):
     """(first(), second()), the second called in a forked child and sent back pickled.
 
