@@ -522,6 +522,18 @@ class TrecInputTest(TempDirTestCase):
         skip = self.general("-m", "RR", "--no-relevant", "skip", qrels=qrels, run=run)
         self.assertEqual((skip["queries"], skip["skipped"]["no_relevant"]), (3, ["q4"]))
 
+    def test_which_queries_have_a_relevant_label(self):
+        # relevant: grade >= level and never negative; a query with none is refused by default
+        for labels, level, has_relevant in [({"d": 1}, 1, True), ({"d": 0}, 1, False), ({"d": 0}, 0, True),
+                                            ({"d": -1}, 0, False), ({"d": -1, "e": 2}, 2, True), ({}, 0, False)]:
+            with self.subTest(labels=labels, level=level):
+                qrels = {"q": labels}
+                if has_relevant:
+                    self.assertEqual(rre.apply_policies(qrels, {"q": None}, level)[0], ["q"])
+                else:
+                    with self.assertRaisesRegex(rre.EvalError, "no relevant label at level %d" % level):
+                        rre.apply_policies(qrels, {"q": None}, level)
+
     def test_trec_format(self):
         # Judged@3: q1 ranks d9 (unlabeled), d2, d1: 2/3; q2 1 of 2 retrieved; q3 none
         q, r = self.files()
