@@ -1373,7 +1373,9 @@ def _rank_in_two(stream, source, qrels, opts, progress):
     def second_half():  # its own file: a forked descriptor would share the parent's offset
         with open(stream.name, "rb") as own:
             return _rank_trec_pass(own, source, qrels, opts, True, cut, size)
-    first, second = _in_two(lambda: _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, progress),
+    def first_half(lines, queries):  # the parent sees only its own half
+        progress(lines, queries, " (first of 2 halves)")
+    first, second = _in_two(lambda: _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, first_half),
                             second_half)
     if second is None or not first.keys().isdisjoint(second):
         raise _Rescan
@@ -1418,21 +1420,21 @@ def _query_boundary(stream, offset, limit=4 << 20):
 def _progress(source):
     """A callback that shows reading progress on a terminal's stderr (never in a pipe).
 
-    With two processes it counts the first half, which the parent reads.
+    part names what is counted when it is not the whole file.
     """
     if not sys.stderr.isatty():
-        return lambda lines, queries: None
+        return lambda *shown: None
     state = {"last": 0.0, "shown": False}
 
-    def show(lines, queries):
+    def show(lines, queries, part=""):
         now = time.monotonic()
         if lines is None:
             if state["shown"]:
                 sys.stderr.write("\r\033[K")
         elif now - state["last"] > 0.5:
             state["last"], state["shown"] = now, True
-            sys.stderr.write("\r%s: reading %s: %s lines, %s queries scored" % (
-                PROG, source, format(lines, ","), format(queries, ",")))
+            sys.stderr.write("\r%s: reading %s%s: %s lines, %s queries scored" % (
+                PROG, source, part, format(lines, ","), format(queries, ",")))
         sys.stderr.flush()
     return show
 

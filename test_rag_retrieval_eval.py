@@ -715,6 +715,16 @@ class StreamingReaderTest(TempDirTestCase):
         self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
         self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
 
+    def test_progress_names_the_half_it_counts(self):
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+        rre.PARALLEL_BYTES = 1
+        with contextlib.redirect_stderr(Terminal()) as shown:
+            self.read(self.lines(lambda rows: rows), 64)
+        self.assertIn("run.txt (first of 2 halves): 3 lines, 0 queries scored", shown.getvalue())
+        self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
+
     def test_segments_equal_groupby(self):
         rng = random.Random(11)
         for _ in range(300):
