@@ -1409,11 +1409,12 @@ def _query_boundary(stream, offset, limit=4 << 20):
             offset, block, start = offset + keep, block[keep:] + more, min(start, 0)
         elif start < 0:
             start = end + 1
-        else:
+        else:  # comments and blank lines stay with the query before them
             cols = block[start:end].split(None, 1)[:1]
-            first = cols if first is None else first
-            if not cols or cols != first:
-                return offset + start if cols and not cols[0].startswith(b"#") else None
+            if cols and not cols[0].startswith(b"#"):
+                if first is not None and cols != first:
+                    return offset + start
+                first = cols
             start = end + 1
 
 

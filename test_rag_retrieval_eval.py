@@ -745,6 +745,10 @@ class StreamingReaderTest(TempDirTestCase):
                 self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1))  # no later query
                 if chunk == 8:  # a long query: the search gives up
                     self.assertIsNone(rre._query_boundary(f, 3, limit=8))
+        text = "q1 Q0 a 1 1 t\n# c\n\nq1 Q0 b 2 1 t\n# c\nq2 Q0 a 1 1 t\n"  # comments are no boundary
+        with open(self.write("run.txt", text), "rb") as f:
+            for offset in range(text.index("q1 Q0 b")):  # then a line of q1 is the first whole one
+                self.assertEqual(rre._query_boundary(f, offset), text.index("q2"), offset)
 
     def test_bad_line_deep_in_a_big_chunk_is_named(self):
         text = self.lines(lambda rows: rows[:100] + ["q5 Q0 d99 1 x t"] + rows[100:])
