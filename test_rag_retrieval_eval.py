@@ -729,7 +729,7 @@ class StreamingReaderTest(TempDirTestCase):
         rng = random.Random(11)
         for _ in range(300):
             sizes = [rng.choice([1, 2, 3, 5, 5, 5, 100]) for _ in range(rng.randint(0, 12))]
-            qids = [b"q%d" % rng.randint(0, 3) for size in sizes for _ in range(size)]
+            qids = [q for size in sizes for q in [b"q%d" % rng.randint(0, 3)] * size]  # runs of a size
             expected, start = [], 0
             for q, group in itertools.groupby(qids):
                 expected.append((q, start, start + len(list(group))))
