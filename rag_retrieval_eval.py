@@ -1384,9 +1384,12 @@ def _rank_in_two(stream, source, qrels, opts, progress):
 
 
 def _size(stream):
+    """The size of a plain file; 0 for stdin and gzip, which one process reads."""
+    if not isinstance(stream, io.BufferedReader):  # a gzip file's fileno() is the packed file's
+        return 0
     try:
         return os.fstat(stream.fileno()).st_size
-    except (AttributeError, OSError, io.UnsupportedOperation):  # stdin, gzip: one process
+    except (OSError, io.UnsupportedOperation):
         return 0
 
 

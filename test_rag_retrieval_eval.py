@@ -725,6 +725,16 @@ class StreamingReaderTest(TempDirTestCase):
         self.assertIn("run.txt (first of 2 halves): 3 lines, 0 queries scored", shown.getvalue())
         self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
 
+    def test_gzip_is_read_by_one_process(self):
+        # a child cannot start mid-stream in a packed file (its fileno() is the packed file's)
+        plain = self.write("run.txt", self.lines(lambda rows: rows))
+        packed = self.write("run.txt.gz", gzip.compress(plain.read_bytes()))
+        with rre.open_source(str(plain)) as a, rre.open_source(str(packed)) as b:
+            self.assertEqual((rre._size(a), rre._size(b)), (plain.stat().st_size, 0))
+        rre.PARALLEL_BYTES = 1
+        qrels = {"q%d" % q: {"d1": 1} for q in range(6)}
+        self.assertEqual(rre.load_run(str(packed), qrels), rre.load_run(str(plain), qrels))
+
     def test_segments_equal_groupby(self):
         rng = random.Random(11)
         for _ in range(300):
