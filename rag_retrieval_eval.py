@@ -167,13 +167,18 @@ bounds        with --ties: (best, worst) Judged over the orders of tied document
 Options = namedtuple("Options", "level depth separator ties", defaults=(1, None, None, False))
 
 
+def least_relevant(level):
+    """The lowest relevant grade: the relevance level, and never a negative grade."""
+    return max(level, 0)
+
+
 def judge(ranks, num_ret, labels, level=1, folded=0, sample=(), bounds=None):
     """Build a Judged record from {doc: rank} of the labeled retrieved documents.
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
     [2, 3]
     """
-    least = max(level, 0)  # relevant: grade >= level, and never a negative grade
+    least = least_relevant(level)
     judged = sorted([(rank, labels[doc]) for doc, rank in ranks.items()])
     grades = labels.values()
     # positional, in field order: a keyword-built record costs twice as much, once per query
@@ -518,7 +523,7 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
         fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
-    least = max(level, 0)  # relevant: grade >= level, and never a negative grade
+    least = least_relevant(level)
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least
               and not (q in missing and missing_run == "skip")]
     if no_rel and no_relevant == "error":
@@ -888,8 +893,10 @@ def _query_reader(source, root, listed, mapped, then=None):
     A list of IDs becomes listed(ids); an object of IDs to values is checked
     by mapped; then(kept, qid), when given, turns that into what is kept.
     """
+    here = loc(source, root)
+
     def read(qid, value):
-        check_id(qid, loc(source, root), what="query ID")
+        check_id(qid, here, what="query ID")
         where = loc(source, _join(root, qid))
         if isinstance(value, list):
             kept = listed(check_ids(value, where, qid))
@@ -1155,7 +1162,7 @@ def read_json_rankings(text, path, qrels, opts=Options()):
     or holds any error: the plain parse then decides.
     """
     try:
-        theirs, head = None, _QRELS_FIRST.match(text)
+        theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
         if head:
             labels, i = _DECODER.raw_decode(text, head.end())
             theirs = qrels_from_json(labels, path, "qrels")
@@ -1165,10 +1172,10 @@ def read_json_rankings(text, path, qrels, opts=Options()):
             if runs is None:
                 raise _Unusual
             i = runs.end()
-        elif qrels is None or not text.startswith("{", _SPACE.match(text).end()):
+        elif qrels is None or not text.startswith("{", start):
             raise _Unusual
         else:
-            i, root = _SPACE.match(text).end(), ""
+            i, root = start, ""
         read = _ranking_reader(path, root, theirs if qrels is None else qrels, opts)
         ranked, end = _rankings(text, i, read)
         if root:  # the fixture's closing brace, not another member
