@@ -11,34 +11,49 @@ Library use (after copying this one file into a repo):
   from rag_retrieval_eval import evaluate
   evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)
 
-Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage.
+Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the
+output could not be written.
 Standard library only; Python 3.9 or newer.
 """
+__all__ = ["evaluate", "check_ids", "EvalError"]
+
 import argparse
 import gc
 import gzip
 import io
 import json
 import math
+import numbers
 import os
 import pickle
 import random
 import re
+import signal
 import sys
 import time
+import traceback
 import zlib
 from bisect import bisect_left, bisect_right
-from collections import Counter, namedtuple
+from collections import namedtuple
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
 from operator import truediv
 
 PROG = "rag_retrieval_eval"
+FAST_PATHS = True  # False: every input takes the reference readers; no output changes
 DEFAULT_K = 3
-CHUNK = 64 << 10  # bytes per read of a TREC run: its tokens stay in the CPU cache (1 MB: ~1.6x slower)
+INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
+COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
+LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
+SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
+FIXTURE_KEYS = ("qrels", "runs")  # a fixture is {"qrels": {...}, "runs": {...}}, in this order
+MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
+BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
+PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
+ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 
 
 # === Errors ===
@@ -53,9 +68,17 @@ class EvalError(ValueError):
 
 
 def show(value, limit=60):
-    """A value as it goes into a one-line message: repr'd and cut short."""
-    text = repr(value)
+    """A value as it goes into a one-line message: repr'd (escapes included) and cut short."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's digit limit
+        text = "an integer of over 4300 digits"
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def place(path):
+    """A file name as it goes into a message: escaped when it holds a line break or the like."""
+    return path if path.isprintable() else repr(path)[1:-1]
 
 
 def fail(where, problem, query=None):
@@ -78,20 +101,30 @@ def first_few(ids, limit=3):
 
 # === Validation ===
 
+# An ID is printed in reports, one per line or per cell: it must hold no control
+# character, line separator or lone surrogate (JSON's "\ud800" escapes one in).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
 def check_id(value, where, query=None, what="document ID"):
-    """Return ``value`` if it is a non-blank string, else raise EvalError."""
+    """Return ``value`` if it is a non-blank string that can be printed, else raise EvalError."""
     if not isinstance(value, str):
         fail(where, "%s must be a string, not %s %s" % (what, type(value).__name__, show(value)), query)
     if not value.strip():
         fail(where, "%s %s is blank" % (what, show(value)), query)
+    bad = _UNPRINTABLE.search(value)
+    if bad:
+        kind = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
+        fail(where, "%s %s holds %s (%s): IDs are printable text" % (what, show(value), kind,
+                                                                     show(bad.group())), query)
     return value
 
 
 def check_ids(ids, where="ids", query=None):
     """Validate a ranked list of document IDs and return it.
 
-    IDs must be non-blank strings and none may appear twice; an empty list is
-    a valid (empty) ranking.
+    IDs must be non-blank, printable strings and none may appear twice; an
+    empty list is a valid (empty) ranking.
 
     >>> check_ids(["d1", "d2"])
     ['d1', 'd2']
@@ -105,7 +138,8 @@ def check_ids(ids, where="ids", query=None):
     try:  # join() refuses non-strings, the set finds repeats, split() any whitespace at all
         joined = "".join(ids)
         if len(set(ids)) == len(ids) and "" not in ids and (
-                joined.split() == [joined] or not any(map(str.isspace, ids))):
+                joined.split() == [joined] or not any(map(str.isspace, ids))) and (
+                joined.isprintable() or not _UNPRINTABLE.search(joined)):
             return ids
     except TypeError:
         pass
@@ -119,8 +153,41 @@ def check_ids(ids, where="ids", query=None):
     return ids
 
 
+def _integral(value):
+    """An integer of any integral type (numpy's too) but bool, in 64 bits; else None."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
+        if -INT_LIMIT <= value < INT_LIMIT:
+            return value
+    return None
+
+
+def check_grade(value, where, query=None):
+    """An integer grade; bools, floats (even 1.0) and integers past 64 bits are refused."""
+    if type(value) is int and -INT_LIMIT <= value < INT_LIMIT:
+        return value
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        fail(where, "grade %s is not an integer" % show(value), query)
+    grade = _integral(value)
+    if grade is None:
+        fail(where, "grade %s is out of range (a 64-bit integer)" % show(value), query)
+    return grade
+
+
+def check_score(value, where, query=None):
+    """A finite score of any real number type (numpy's too) but bool, as a float."""
+    if type(value) is not float and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except (OverflowError, ValueError):
+            pass
+    if type(value) is not float or not math.isfinite(value):
+        fail(where, "score %s is not a finite number" % show(value), query)
+    return value
+
+
 def check_cutoff(value):
-    """Return a cutoff if it is a positive int (bools and '10' are refused).
+    """Return a cutoff if it is a positive integer (bools and '10' are refused).
 
     >>> check_cutoff(10)
     10
@@ -129,18 +196,32 @@ def check_cutoff(value):
     ...
     rag_retrieval_eval.EvalError: cutoff must be a positive integer, not 0
     """
-    if type(value) is int and value > 0:
-        return value
-    raise EvalError("cutoff must be a positive integer, not %s" % show(value))
+    cutoff = _integral(value)
+    if cutoff is None or cutoff < 1:
+        raise EvalError("cutoff must be a positive integer, not %s" % show(value))
+    return cutoff
 
 
 def parse_cutoff(text, minimum=1, what="cutoff"):
     """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
     digits = text.strip()
-    if digits.isascii() and digits.isdigit() and int(digits) >= minimum:
+    if digits.isascii() and digits.isdigit() and len(digits) <= 18 and int(digits) >= minimum:
         return int(digits)
     rule = "a positive integer" if minimum == 1 else "an integer >= %d" % minimum
+    if digits.isascii() and digits.isdigit():
+        rule += " below 10**18"
     raise EvalError("%s must be %s, not %s" % (what, rule, show(text)))
+
+
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_limit(text):
+    """A gate's limit: a plain decimal number >= 0 ('1_0', 'nan', 'inf' are refused)."""
+    limit = float(text) if _DECIMAL.fullmatch(text.strip()) else math.inf
+    if not math.isfinite(limit):
+        raise EvalError("a drop limit must be a number >= 0, not %s" % show(text))
+    return limit
 
 
 # === Judged rankings ===
@@ -266,7 +347,7 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, ties=False):
             rank += sum(1 for d in compress(docids, map(s.__eq__, scores)) if d > doc)
             groups.setdefault((n - high + 1, high - low), []).append(doc)
         ranks[doc] = rank
-    bounds = _tie_bounds(ranks, groups, labels) if ties and groups else None
+    bounds = _best_and_worst_ranks(ranks, groups, labels) if ties and groups else None
     if num_ret < n:
         ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
                           for found in (ranks,) + (bounds or ())]
@@ -284,7 +365,16 @@ def fold(docids, separator):
     return documents, len(docids) - len(documents)
 
 
-def _tie_bounds(ranks, groups, labels):
+def blank_once_cut(ids, separator):
+    """The first ID that is blank once cut at the separator, or None.
+
+    >>> blank_once_cut(["a#1", "#2"], "#")
+    '#2'
+    """
+    return next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
+
+
+def _best_and_worst_ranks(ranks, groups, labels):
     """Best and worst ranks of labeled documents over the orders of their tie groups."""
     best, worst = dict(ranks), dict(ranks)
     for (first, size), docs in groups.items():
@@ -440,29 +530,31 @@ def num_rel_ret(q, k):
     return len(q.rel_ranks)
 
 
+# A requested measure: its canonical name ('nDCG@10'), the registry name and the cutoff or None.
+Spec = namedtuple("Spec", "name base k")
+
+
 def parse_measure(text):
-    """('R@10', 'R', 10) for 'R@10'; names are case-insensitive, output canonical.
+    """The Spec of 'R@10'; names are case-insensitive, output canonical.
 
     >>> parse_measure("ndcg@05")
-    ('nDCG@5', 'nDCG', 5)
+    Spec(name='nDCG@5', base='nDCG', k=5)
     """
     base, at, cut = text.strip().partition("@")
-    names = {n.lower(): n for n in MEASURES}
-    name = names.get(base.lower())
-    if name is None:
+    measure = MEASURES.get({n.lower(): n for n in MEASURES}.get(base.lower()))
+    if measure is None:
         raise EvalError("unknown measure %s" % show(text))
-    spec = MEASURES[name]
     if not at:
-        if spec.cutoff == "required":
-            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), name))
-        return name, name, None
-    if spec.cutoff == "none":
+        if measure.cutoff == "required":
+            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), measure.name))
+        return Spec(measure.name, measure.name, None)
+    if measure.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
     try:
-        k = parse_cutoff(cut)
+        k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
-    return "%s@%d" % (name, k), name, k
+    return Spec("%s@%d" % (measure.name, k), measure.name, k)
 
 
 def parse_measures(texts):
@@ -474,10 +566,15 @@ def parse_measures(texts):
         except EvalError as exc:
             bad.append(str(exc))
         else:
-            specs.setdefault(spec[0], spec)
+            specs.setdefault(spec.name, spec)
     if bad:
         raise EvalError("%s; known measures: %s" % ("; ".join(bad), ", ".join(measure_names())))
     return list(specs.values())
+
+
+def seed_specs(k):
+    """The seed's measures at cutoff k: R@k and RR@k."""
+    return [Spec("R@%d" % k, "R", k), Spec("RR@%d" % k, "RR", k)]
 
 
 def spellings(spec):
@@ -498,10 +595,11 @@ def trec_label(name):
     return label or name
 
 
-# === Evaluation ===
+# === Evaluation and aggregation ===
 
 POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
             "no_relevant": ("error", "zero", "skip")}
+DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 
 
 def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
@@ -510,31 +608,32 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
     policies maps each POLICIES key to a choice (default "error"); where is
     (qrels location, run location) for messages.  qids follow the qrels'
     order; skipped and zeroed map a reason to the query IDs it affected, so
-    that nothing leaves an average silently.
+    that nothing leaves an average silently.  A skipped query is never also
+    listed as zeroed.
     """
-    policies = policies or {}
-    missing_run, unlabeled, no_relevant = (policies.get(p) or "error" for p in POLICIES)
+    policies = dict(DEFAULT_POLICIES, **(policies or {}))
     missing = [q for q in qrels if q not in ranked]
     extra = [q for q in ranked if q not in qrels]
     bad = []
-    if missing and missing_run == "error":
+    if missing and policies["missing_run"] == "error":
         bad.append("%s no ranking (%s)" % (_count(missing, "labeled"), first_few(missing)))
-    if extra and unlabeled == "error":
+    if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
         fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
     least = least_relevant(level)
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least
-              and not (q in missing and missing_run == "skip")]
-    if no_rel and no_relevant == "error":
+              and (q in ranked or policies["missing_run"] != "skip")]
+    if no_rel and policies["no_relevant"] == "error":
         fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
              "see --no-relevant" % (_count(no_rel, ""), level, first_few(no_rel)))
-    skipped = {"missing_run": missing if missing_run == "skip" else [],
+    skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
-               "no_relevant": no_rel if no_relevant == "skip" else []}
-    zeroed = {"missing_run": missing if missing_run == "zero" else [],
-              "no_relevant": no_rel if no_relevant == "zero" else []}
+               "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
     dropped = set(skipped["missing_run"]) | set(skipped["no_relevant"])
+    zeroed = {"missing_run": [q for q in missing if q not in dropped]
+                             if policies["missing_run"] == "zero" else [],
+              "no_relevant": no_rel if policies["no_relevant"] == "zero" else []}
     return [q for q in qrels if q not in dropped], skipped, zeroed
 
 
@@ -544,35 +643,44 @@ def _count(ids, adjective):
     return " ".join(w for w in (number, adjective, noun, "has" if len(ids) == 1 else "have") if w)
 
 
-def score(judged, specs):
-    """{qid: {measure name: value}} for parsed measure specs [(name, base, k)]."""
-    funcs = [(name, MEASURES[base].func, k) for name, base, k in specs]
+def score_queries(judged, specs):
+    """{qid: {measure name: value}} for parsed measure specs."""
+    funcs = [(spec.name, MEASURES[spec.base].func, spec.k) for spec in specs]
     return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
 
 
 def aggregate(per_query, specs):
     """Means (or sums, for counts) over the evaluated queries, in their order."""
     out = {}
-    for name, base, _ in specs:
-        values = [row[name] for row in per_query.values()]
+    for spec in specs:
+        values = [row[spec.name] for row in per_query.values()]
         total = sum(values)
-        if MEASURES[base].aggregate == "sum":
-            out[name] = total
+        if MEASURES[spec.base].aggregate == "sum":
+            out[spec.name] = total
         else:
-            out[name] = total / len(values) if values else 0.0
+            out[spec.name] = total / len(values) if values else 0.0
     return out
 
 
-def run_evaluation(qrels, ranked, specs, level=1, policies=None, where=("", "")):
-    """Apply the query policies, score and aggregate: the general result.
+def judge_queries(qrels, ranked, level=1, policies=None, where=("", "")):
+    """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
-    ranked is {qid: Judged, or None for a query without labels}.
+    ranked is {qid: Judged, or None for a query without labels}; a query
+    with no ranking is judged as an empty one.  Refused when no query is left:
+    a mean over nothing would pass any gate.
     """
     qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where)
+    if not qids:
+        fail(where[1], "no query left to evaluate (%s)" % (skipped_text(skipped) or "no labels"))
     judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
-    per_query = score(judged, specs)
+    return judged, skipped, zeroed
+
+
+def run_evaluation(judged, specs, skipped, zeroed):
+    """The general result of judged queries: means, per-query values, what was left out."""
+    per_query = score_queries(judged, specs)
     return {"queries": len(per_query), "measures": aggregate(per_query, specs),
-            "per_query": per_query, "skipped": skipped, "zeroed": zeroed, "judged": judged}
+            "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -588,9 +696,9 @@ def evaluate(qrels, runs, k=DEFAULT_K):
     """
     k = check_cutoff(k)
     labels = qrels_from_json(qrels, None, "qrels")
-    ranked = rank_json_run(runs, None, "runs", labels)
-    result = run_evaluation(labels, ranked, [("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)])
-    return seed_result(result, k)
+    ranked = judge_run(rankings_from_json(runs, None, "runs"), labels, Options(), None, "runs")
+    judged, skipped, zeroed = judge_queries(labels, ranked)
+    return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
 
 
 def seed_result(result, k):
@@ -600,6 +708,23 @@ def seed_result(result, k):
             "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
             "per_query": {q: {"recall": row[r], "rr": row[rr]}
                           for q, row in result["per_query"].items()}}
+
+
+def tie_bounds(judged, specs):
+    """Lowest and highest mean of each measure over the orders of tied documents."""
+    best = score_queries({q: j.bounds[0] if j.bounds else j for q, j in judged.items()}, specs)
+    worst = score_queries({q: j.bounds[1] if j.bounds else j for q, j in judged.items()}, specs)
+    means = aggregate(best, specs), aggregate(worst, specs)
+    return {"measures": {s.name: {"low": min(means[0][s.name], means[1][s.name]),
+                                  "high": max(means[0][s.name], means[1][s.name])} for s in specs},
+            "queries": [q for q in judged if best[q] != worst[q]]}
+
+
+def mean_intervals(per_query, specs, seed=0):
+    """A seeded 95% bootstrap interval for every mean."""
+    means = [s.name for s in specs if MEASURES[s.base].aggregate == "mean"]
+    columns = [[row[name] for row in per_query.values()] for name in means]
+    return dict(zip(means, bootstrap_intervals(columns, random.Random(seed))))
 
 
 # === Comparison and statistics ===
@@ -673,9 +798,6 @@ def holm(pvalues):
     return adjusted
 
 
-LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
-
-
 def compare(baseline, candidate, specs, seed=0, permutations=10000,
             max_mean_drop=None, max_query_drop=None, where=""):
     """The comparison block and gate breaches of two results on the same labels.
@@ -723,6 +845,8 @@ def _breach(name, qid, before, after, gate, limit):
             "drop": before - after, "gate": gate, "limit": limit}
 
 
+# === Diagnostics: ID mismatch, label coverage, label checks ===
+
 def coverage(baseline, candidate, specs):
     """Judged@k of both runs' judged records, k the largest cutoff asked for (else 10).
 
@@ -730,13 +854,10 @@ def coverage(baseline, candidate, specs):
     candidate that returns unlabeled documents is measured against labels that
     were never made for it.
     """
-    k = max([k for _, _, k in specs if k] or [10])
-    spec = ("Judged@%d" % k, "Judged", k)
-    means = [aggregate(score(judged, [spec]), [spec])[spec[0]] for judged in (baseline, candidate)]
-    return {"measure": spec[0], "baseline": means[0], "candidate": means[1]}
-
-
-COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
+    k = max([s.k for s in specs if s.k] or [10])
+    spec = Spec("Judged@%d" % k, "Judged", k)
+    means = [aggregate(score_queries(judged, [spec]), [spec])[spec.name] for judged in (baseline, candidate)]
+    return {"measure": spec.name, "baseline": means[0], "candidate": means[1]}
 
 
 def coverage_warning(cover):
@@ -756,34 +877,6 @@ def check_same_labels(theirs, ours, where):
              "runs only on fixed labels" % (n_queries(len(differ)), first_few(differ)))
 
 
-# === RAG realities: chunks, ID mismatches, ties, uncertainty ===
-
-def fold_labels(qrels, separator, where=""):
-    """Labels of chunks as labels of their documents; two labels of one document must agree.
-
-    >>> fold_labels({"q": {"a#1": 2, "a#2": 2, "b": 0}}, "#")
-    {'q': {'a': 2, 'b': 0}}
-    """
-    folded = {}
-    for qid, labels in qrels.items():
-        docs, first = {}, {}
-        for label, grade in labels.items():
-            doc = label.split(separator, 1)[0]
-            if not doc.strip():
-                fail(where, "label %s is blank once cut at %s" % (show(label), show(separator)), qid)
-            if doc in docs and docs[doc] != grade:
-                fail(where, "labels %s (grade %d) and %s (grade %d) are one document %s once cut at "
-                     "%s, with different grades" % (show(first[doc]), docs[doc], show(label), grade,
-                                                    show(doc), show(separator)), qid)
-            docs[doc] = grade
-            first.setdefault(doc, label)
-        folded[qid] = docs
-    return folded
-
-
-SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
-
-
 def id_mismatch(ranked, qrels):
     """One line on ranked IDs that (nearly) never match a label, with the likely cause; or None.
 
@@ -797,6 +890,8 @@ def id_mismatch(ranked, qrels):
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
     labels = {d for docs in qrels.values() for d in docs}
+    if not labels:  # every query is labeled with nothing: nothing to match
+        return None
     prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
     lower = {d.lower() for d in labels}
     guesses = [(sum(1 for d in sample if d.split(sep, 1)[0] in labels),
@@ -818,24 +913,12 @@ def id_mismatch(ranked, qrels):
     return None
 
 
-def tie_bounds(judged, specs):
-    """Lowest and highest mean of each measure over the orders of tied documents."""
-    best = score({q: j.bounds[0] if j.bounds else j for q, j in judged.items()}, specs)
-    worst = score({q: j.bounds[1] if j.bounds else j for q, j in judged.items()}, specs)
-    means = aggregate(best, specs), aggregate(worst, specs)
-    return {"measures": {n: {"low": min(means[0][n], means[1][n]), "high": max(means[0][n], means[1][n])}
-                         for n, _, _ in specs},
-            "queries": [q for q in judged if best[q] != worst[q]]}
+# === Readers (the reference) ===
 
-
-def mean_intervals(per_query, specs, seed=0):
-    """A seeded 95% bootstrap interval for every mean."""
-    means = [name for name, base, _ in specs if MEASURES[base].aggregate == "mean"]
-    columns = [[row[name] for row in per_query.values()] for name in means]
-    return dict(zip(means, bootstrap_intervals(columns, random.Random(seed))))
-
-
-# === Readers: JSON ===
+# One reader for each input, written to be read rather than to be fast: it is
+# the definition of what the tool accepts, and every error message comes from
+# it.  The fast paths further down may answer first, but only with exactly
+# what these return.
 
 def loc(source, path):
     """'file: path', or whichever of the two is known."""
@@ -844,6 +927,222 @@ def loc(source, path):
 
 def _join(root, key):
     return "%s.%s" % (root, key) if root else key
+
+
+def open_input(path):
+    """A seekable binary stream of a file's bytes.
+
+    '-' is standard input; it and named pipes (a shell's <(zcat run.gz)) are
+    read into memory first.  Gzip is unpacked, whatever the file's name.
+    """
+    source = place(path)
+    try:
+        if path == "-":
+            if sys.stdin is None:
+                fail(source, "cannot read standard input: it is closed")
+            raw = io.BytesIO(sys.stdin.buffer.read())
+        else:
+            raw = open(path, "rb")
+            if not raw.seekable():
+                with raw:
+                    raw = io.BytesIO(raw.read())
+        magic = raw.read(2)
+        raw.seek(0)
+    except OSError as exc:
+        fail(source, "cannot read: %s" % (exc.strerror or exc))
+    if magic != b"\x1f\x8b":
+        return raw
+    if isinstance(raw, io.BytesIO):
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    raw.close()  # a GzipFile closes only a file it opened itself
+    return gzip.open(path, "rb")
+
+
+def read_bytes(stream, source, size=-1):
+    """stream.read(size), a broken file (or gzip stream) turned into EvalError."""
+    try:
+        return stream.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def is_json(stream, source):
+    """Whether the first character that is not blank (nor a BOM) is '{'; rewinds the stream."""
+    block, first = b"", True
+    while True:
+        block = read_bytes(stream, source, BLOCK)
+        if first and block.startswith(_BOM):
+            block = block[3:]
+        first, rest = False, block.lstrip(b" \t\n\r")
+        if rest or not block:
+            stream.seek(0)
+            return rest[:1] == b"{"
+
+
+# C0 controls but the ASCII spaces, and DEL, as bytes; then C1 controls and line separators
+_CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32)) + b"\x7f"
+_CONTROL_BYTE = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def text_lines(stream, source):
+    """(line number, line) of a text file, one block at a time.
+
+    UTF-8, with or without a BOM; LF, CRLF and a lone CR each end a line.
+    Refused, naming the line: bytes that are not UTF-8, control characters
+    (a binary file fails in its first block) and lines over MAX_LINE bytes.
+    Time is linear in the size, whatever the lengths of the lines.
+    """
+    number, rest, first = 1, b"", True
+    while True:
+        block = read_bytes(stream, source, BLOCK)
+        if first and block.startswith(_BOM):
+            block = block[3:]
+        first, data, tail = False, rest + block, b""
+        if block and data.endswith(b"\r"):  # perhaps half of a CRLF: wait for the next block
+            data, tail = data[:-1], b"\r"
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not block and data and not data.endswith(b"\n"):
+            data += b"\n"
+        cut = data.rfind(b"\n") + 1
+        whole, rest = data[:cut], data[cut:] + tail
+        if len(whole) > MAX_LINE or len(rest) > MAX_LINE:
+            _refuse_long_lines(whole, rest, number, source)
+        for line in _decode_lines(whole, rest, number, source).split("\n")[:-1]:
+            yield number, line
+            number += 1
+        if not block:
+            return
+
+
+def _refuse_long_lines(whole, rest, number, source):
+    """Fail at the first line over MAX_LINE bytes, among whole lines and an unfinished one."""
+    for i, line in enumerate(whole.split(b"\n")[:-1] + [rest]):
+        if len(line) > MAX_LINE:
+            fail("%s:%d" % (source, number + i),
+                 "line longer than %d bytes: not TREC text (a missing line break?)" % MAX_LINE)
+
+
+def _decode_lines(whole, rest, number, source):
+    """The text of the whole lines from line ``number`` on: UTF-8 without control characters.
+
+    The unfinished ``rest`` is checked for control bytes as well, so that a
+    binary file fails in its first block.
+    """
+    try:
+        text = whole.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail("%s:%d" % (source, number + whole.count(b"\n", 0, exc.start)),
+             "not UTF-8: byte 0x%02x" % whole[exc.start])
+    bad = None
+    if len(whole.translate(None, _CONTROL_BYTES)) < len(whole) or not text.isascii():
+        bad = _CONTROLS.search(text)
+    if bad is not None:
+        fail("%s:%d" % (source, number + text.count("\n", 0, bad.start())),
+             "control character %s: not text" % show(bad.group()))
+    if len(rest.translate(None, _CONTROL_BYTES)) < len(rest):
+        fail("%s:%d" % (source, number + text.count("\n")), "control character %s: not text"
+             % show(_CONTROL_BYTE.search(rest).group().decode()))
+    return text
+
+
+_TOKEN = re.compile("[^%s]+" % ASCII_SPACE)
+
+
+def columns(line):
+    """A TREC line's columns, split on ASCII whitespace only, as trec_eval: a no-break
+    space belongs to the ID it is in.  (str.split() would also split at U+00A0; on an
+    ASCII line it splits only where trec_eval does, control characters being refused.)"""
+    return line.split() if line.isascii() else _TOKEN.findall(line)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_grade(text, where, query):
+    """A TREC grade: a 64-bit integer written in ASCII digits."""
+    if not _INTEGER.fullmatch(text):
+        fail(where, "grade %s is not an integer" % show(text), query)
+    if len(text) > 20 or not -INT_LIMIT <= int(text) < INT_LIMIT:
+        fail(where, "grade %s is out of range (a 64-bit integer)" % show(text), query)
+    return int(text)
+
+
+def parse_score(text, where, query):
+    """A TREC score: a finite decimal number ('nan', 'inf', '1_0' are refused)."""
+    try:
+        value = float(text) if text.isascii() and "_" not in text else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        fail(where, "score %s is not a finite number" % show(text), query)
+    return value
+
+
+def read_trec_qrels(stream, source):
+    """{qid: {doc: grade}} of TREC qrels: QID ITER DOCID GRADE, one label a line."""
+    qrels, first_line = {}, {}
+    for number, line in text_lines(stream, source):
+        cols = columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != 4:
+            fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
+                 % (len(cols), show(line.strip(ASCII_SPACE))))
+        qid, _, doc, grade = cols
+        labels = qrels.setdefault(qid, {})
+        if doc in labels:
+            fail(where, "document %s is labeled twice (first at line %d)"
+                 % (show(doc), first_line[qid, doc]), qid)
+        labels[doc] = parse_grade(grade, where, qid)
+        first_line[qid, doc] = number
+    if not qrels:
+        fail(source, "no labels: the file has no QID ITER DOCID GRADE lines")
+    return qrels
+
+
+def read_trec_run(stream, source):
+    """{qid: (docids, scores)} of a TREC run: QID Q0 DOCID RANK SCORE [TAG], one a line.
+
+    The RANK column is ignored, as trec_eval ignores it (ranks come from the
+    scores), and so is anything after the tag.  Every error names its line,
+    and a document ranked twice both of its lines.
+    """
+    rankings, first_line = {}, {}
+    for number, line in text_lines(stream, source):
+        cols = columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) < 5:
+            fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
+                 % (len(cols), show(line.strip(ASCII_SPACE))))
+        qid, _, doc, _, score = cols[:5]
+        value = parse_score(score, where, qid)
+        first = first_line.setdefault((qid, doc), number)
+        if first != number:
+            fail(where, "document %s is ranked twice (first at line %d)" % (show(doc), first), qid)
+        docids, scores = rankings.setdefault(qid, ([], []))
+        docids.append(doc)
+        scores.append(value)
+    if not rankings:
+        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+    return rankings
+
+
+def read_json_text(stream, source):
+    """The whole text of a JSON file, decoded as UTF-8 (a BOM is dropped)."""
+    data = read_bytes(stream, source)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail("%s:%d" % (source, data.count(b"\n", 0, exc.start) + 1),
+             "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start))
 
 
 class _DuplicateKeys(dict):
@@ -860,6 +1159,20 @@ def _object_pairs(pairs):
     return obj
 
 
+def parse_json(text, source):
+    """Parse JSON text; errors name the line and column."""
+    if not text.strip():
+        fail(source, "file is empty")
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs)
+    except json.JSONDecodeError as exc:
+        fail("%s:%d:%d" % (source, exc.lineno, exc.colno), "invalid JSON: %s" % exc.msg)
+    except RecursionError:
+        fail(source, "invalid JSON: nested too deeply")
+    except ValueError:  # Python 3.11+ refuses integers of over 4300 digits
+        fail(source, "invalid JSON: a number has too many digits")
+
+
 def check_object(obj, where, what, query=None):
     """A JSON object without repeated keys."""
     if not isinstance(obj, dict):
@@ -869,529 +1182,215 @@ def check_object(obj, where, what, query=None):
     return obj
 
 
-def parse_json(text, path):
-    """Parse JSON text; errors name the line and column."""
-    if not text.strip():
-        fail(path, "file is empty")
-    try:
-        return json.loads(text, object_pairs_hook=_object_pairs)
-    except json.JSONDecodeError as exc:
-        fail("%s:%d:%d" % (path, exc.lineno, exc.colno), "invalid JSON: %s" % exc.msg)
-    except RecursionError:
-        fail(path, "invalid JSON: nested too deeply")
-
-
-def _per_query(obj, source, root, what, read):
-    """{qid: read(qid, value)} of a JSON object of queries."""
-    check_object(obj, loc(source, root), "query IDs to %s" % what)
-    return {qid: read(qid, value) for qid, value in obj.items()}
-
-
-def _query_reader(source, root, listed, mapped, then=None):
-    """read(qid, value) for one query of a JSON object of queries.
-
-    A list of IDs becomes listed(ids); an object of IDs to values is checked
-    by mapped; then(kept, qid), when given, turns that into what is kept.
-    """
-    here = loc(source, root)
-
-    def read(qid, value):
-        check_id(qid, here, what="query ID")
-        where = loc(source, _join(root, qid))
-        if isinstance(value, list):
-            kept = listed(check_ids(value, where, qid))
-        else:
-            check_object(value, where, "document IDs to %s" % mapped.__name__, qid)
-            pairs = [(check_id(doc, where, qid), mapped(v, "%s.%s" % (where, doc), qid))
-                     for doc, v in value.items()]
-            kept = dict(pairs) if mapped is grades else ([d for d, _ in pairs], [v for _, v in pairs])
-        return kept if then is None else then(kept, qid)
-    return read
-
-
-def grades(value, where, query):
-    """An integer grade; bools and floats (even 1.0) are refused."""
-    if type(value) is not int:
-        fail(where, "grade %s is not an integer" % show(value), query)
-    return value
-
-
-def scores(value, where, query):
-    """A finite score, as a float."""
-    if type(value) not in (int, float) or not math.isfinite(value):
-        fail(where, "score %s is not a finite number" % show(value), query)
-    return float(value)
+def json_query(qid, value, source, root, check_value, what):
+    """(IDs, values or None) of one query's JSON: a list of IDs, or an object of ID -> value."""
+    check_id(qid, loc(source, root), what="query ID")
+    where = loc(source, _join(root, qid))
+    if isinstance(value, list):
+        return check_ids(value, where, qid), None
+    check_object(value, where, "document IDs to %s" % what, qid)
+    pairs = [(check_id(doc, where, qid), check_value(v, "%s.%s" % (where, doc), qid))
+             for doc, v in value.items()]
+    return [doc for doc, _ in pairs], [v for _, v in pairs]
 
 
 def qrels_from_json(obj, source, root):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    return _per_query(obj, source, root, "labels",
-                      _query_reader(source, root, lambda ids: dict.fromkeys(ids, 1), grades))
+    check_object(obj, loc(source, root), "query IDs to labels")
+    if not obj:
+        fail(loc(source, root), "no labels: the object holds no query")
+    qrels = {}
+    for qid, value in obj.items():
+        docs, grades = json_query(qid, value, source, root, check_grade, "grades")
+        qrels[qid] = dict.fromkeys(docs, 1) if grades is None else dict(zip(docs, grades))
+    return qrels
 
 
-def rank_json_run(obj, source, root, qrels, opts=Options()):
-    """{qid: Judged, or None for a query without labels} of list or {doc: score} rankings."""
-    return _per_query(obj, source, root, "rankings", _ranking_reader(source, root, qrels, opts))
+def rankings_from_json(obj, source, root):
+    """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or {"q": {"d": score}}."""
+    check_object(obj, loc(source, root), "query IDs to rankings")
+    return {qid: json_query(qid, value, source, root, check_score, "scores") for qid, value in obj.items()}
 
 
-def _ranking_reader(source, root, qrels, opts):
-    """read(qid, value): one query's ranking, validated and judged at once, so that
-    only its Judged record, never the ranking, is kept."""
-    def judged(ranking, qid):
-        docids, values = ranking
-        labels = qrels.get(qid)
-        return None if labels is None else judge_ranking(docids, values, labels, opts)
-    return _query_reader(source, root, lambda ids: (ids, None), scores, judged)
-
-
-def split_fixture(obj, path):
+def split_fixture(obj, source):
     """The "qrels" and "runs" members of a fixture object."""
     if not isinstance(obj, dict):
-        fail(path, 'expected a JSON object with "qrels" and "runs", not %s' % type(obj).__name__)
-    check_object(obj, path, '"qrels" and "runs"')
-    missing = [key for key in ("qrels", "runs") if key not in obj]
+        fail(source, 'expected a JSON object with "qrels" and "runs", not %s' % type(obj).__name__)
+    check_object(obj, source, '"qrels" and "runs"')
+    missing = [key for key in FIXTURE_KEYS if key not in obj]
     if missing:
-        fail(path, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
+        fail(source, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
              % " and ".join('"%s"' % m for m in missing))
     return obj["qrels"], obj["runs"]
 
 
 def is_fixture(obj):
-    return isinstance(obj, dict) and "qrels" in obj and "runs" in obj
+    return isinstance(obj, dict) and all(key in obj for key in FIXTURE_KEYS)
 
 
-# === Readers: files ===
+def fold_labels(qrels, separator, source=""):
+    """Labels as every reader returns them: with a separator, labels of chunks become
+    labels of their documents (two labels of one document must agree).
 
-def open_source(path):
-    """A seekable binary stream of a file's content: '-' is stdin, gzip is unpacked."""
-    try:
-        if path == "-":
-            stream = io.BytesIO(sys.stdin.buffer.read())
-        else:
-            stream = open(path, "rb")
-        magic = stream.read(2)
-        stream.seek(0)
-    except OSError as exc:
-        fail(path, "cannot read: %s" % (exc.strerror or exc))
-    return gzip.GzipFile(fileobj=stream, mode="rb") if magic == b"\x1f\x8b" else stream
-
-
-def read_all(path):
-    """(text, is_json) of a whole file, decoded as UTF-8 without a BOM."""
-    with open_source(path) as stream:
-        return _text(_guarded(path, stream.read), path)
-
-
-def _text(data, path):
-    """(text, is_json) of a file's bytes."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        fail("%s:%d" % (path, data.count(b"\n", 0, exc.start) + 1),
-             "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start))
-    return text, text.lstrip()[:1] == "{"
+    >>> fold_labels({"q": {"a#1": 2, "a#2": 2, "b": 0}}, "#")
+    {'q': {'a': 2, 'b': 0}}
+    """
+    if not separator:
+        return qrels
+    folded = {}
+    for qid, labels in qrels.items():
+        docs, first = {}, {}
+        for label, grade in labels.items():
+            doc = label.split(separator, 1)[0]
+            if not doc.strip():
+                fail(source, "label %s is blank once cut at %s" % (show(label), show(separator)), qid)
+            if doc in docs and docs[doc] != grade:
+                fail(source, "labels %s (grade %d) and %s (grade %d) are one document %s once cut at "
+                     "%s, with different grades" % (show(first[doc]), docs[doc], show(label), grade,
+                                                    show(doc), show(separator)), qid)
+            docs[doc] = grade
+            first.setdefault(doc, label)
+        folded[qid] = docs
+    return folded
 
 
-def _guarded(path, read, *args):
-    """Call read(*args), turning a broken file (or gzip stream) into EvalError."""
-    try:
-        return read(*args)
-    except (OSError, EOFError, zlib.error) as exc:
-        fail(path, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
-
-
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
-
-def qrels_from_trec(text, source):
-    """{qid: {doc: grade}} from TREC qrels text: QID ITER DOCID GRADE per line."""
-    qrels, integer = {}, _INTEGER.fullmatch
-    lines = text.split("\n")
-    for number, line in enumerate(lines, 1):
-        cols = line.split()
-        if len(cols) != 4 or not integer(cols[3]) or cols[0].startswith("#"):
-            if not cols or cols[0].startswith("#"):
-                continue
-            where = "%s:%d" % (source, number)
-            if len(cols) != 4:
-                fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
-                     % (len(cols), show(line.strip())))
-            fail(where, "grade %s is not an integer" % show(cols[3]), cols[0])
-        qid, _, doc, grade = cols
+def judge_run(rankings, qrels, opts, source, root=None):
+    """{qid: Judged, or None for a query without labels} of {qid: (docids, scores or None)}."""
+    ranked = {}
+    for qid, (docids, scores) in rankings.items():
+        if opts.separator:
+            blank = blank_once_cut(docids, opts.separator)
+            if blank is not None:
+                fail(source if root is None else loc(source, _join(root, qid)),
+                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
         labels = qrels.get(qid)
-        if labels is None:
-            labels = qrels[qid] = {}
-        if doc in labels:
-            first = next(i for i, old in enumerate(lines, 1) if old.split()[:3:2] == [qid, doc])
-            fail("%s:%d" % (source, number), "document %s is labeled twice (first at line %d)"
-                 % (show(doc), first), qid)
-        labels[doc] = int(grade)
-    if not qrels:
-        fail(source, "no labels: the file has no QID ITER DOCID GRADE lines")
-    return qrels
+        ranked[qid] = None if labels is None else judge_ranking(docids, scores, labels, opts)
+    return ranked
 
 
-def load_qrels(path):
+def json_rankings(text, source, qrels, opts):
+    """(the file's own labels or None, {qid: Judged or None}) of a JSON run or fixture.
+
+    qrels None: the text must be a fixture, judged by its own (folded) labels.
+    """
+    obj, theirs, root = parse_json(text, source), None, ""
+    if qrels is None or is_fixture(obj):
+        labels, obj = split_fixture(obj, source)
+        theirs, root = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source), "runs"
+    rankings = rankings_from_json(obj, source, root)
+    return theirs, judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
+
+
+def load_qrels(path, separator=None):
     """{qid: {doc: grade}} from a TREC qrels file, a JSON qrels file or a fixture."""
-    text, is_json = read_all(path)
-    if not is_json:
-        return qrels_from_trec(text, path)
-    obj = parse_json(text, path)
-    if is_fixture(obj):
-        return qrels_from_json(obj["qrels"], path, "qrels")
-    return qrels_from_json(obj, path, "")
+    source = place(path)
+    with open_input(path) as stream:
+        if not is_json(stream, source):
+            return fold_labels(read_trec_qrels(stream, source), separator, source)
+        obj = parse_json(read_json_text(stream, source), source)
+    labels, root = (obj["qrels"], "qrels") if is_fixture(obj) else (obj, "")
+    return fold_labels(qrels_from_json(labels, source, root), separator, source)
 
 
-def load_fixture(path, opts=Options()):
-    """(qrels, {qid: Judged or None}) of a fixture file; labels folded by opts.separator."""
-    text = read_all(path)[0]
-    fast = read_json_rankings(text, path, None, opts)
-    if fast is not None:
-        return fast
-    qrels_obj, runs_obj = split_fixture(parse_json(text, path), path)
-    qrels = qrels_from_json(qrels_obj, path, "qrels")
-    if opts.separator:
-        qrels = fold_labels(qrels, opts.separator, path)
-    return qrels, rank_json_run(runs_obj, path, "runs", qrels, opts)
+def load_fixture(path, opts=Options(), **tuning):
+    """(qrels, {qid: Judged or None}) of a fixture file; labels folded by opts.separator.
+
+    tuning: keyword parameters of the fast paths (tests drive them with it).
+    """
+    source = place(path)
+    with open_input(path) as stream:
+        text = read_json_text(stream, source)
+    return _json_rankings(text, source, None, opts, tuning)
 
 
-def load_run(path, qrels, opts=Options(), same_labels=False):
+def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
     """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs.
 
     With same_labels, a fixture's own qrels must equal ``qrels``.
     """
-    with open_source(path) as stream:
-        head = _guarded(path, stream.read, 4096)
-        stream.seek(0)
-        if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
-            return rank_trec_run(stream, path, qrels, opts)
-        text = _text(_guarded(path, stream.read), path)[0]
-    fast = read_json_rankings(text, path, qrels, opts)
-    if fast is not None:
-        theirs, ranked = fast
-        if same_labels and theirs is not None:
-            check_same_labels(theirs, qrels, "%s: qrels" % path)
-        return ranked
-    obj, root = parse_json(text, path), ""
-    if is_fixture(obj):
-        if same_labels:
-            theirs = qrels_from_json(obj["qrels"], path, "qrels")
-            if opts.separator:
-                theirs = fold_labels(theirs, opts.separator, path)
-            check_same_labels(theirs, qrels, "%s: qrels" % path)
-        obj, root = obj["runs"], "runs"
-    return rank_json_run(obj, path, root, qrels, opts)
-
-
-# === Two processes ===
-
-# A large file is read by two processes, one part each, so that both cores of
-# a machine work; fork() shares the labels with the child without copying.
-
-def _in_two(first, second):
-    """(first(), second()), the second called in a forked child and sent back pickled.
-
-    The child's part is None when it failed in any way; the caller then
-    decides, usually by doing all the work again alone.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(reader)
-            try:
-                result = second()
-            except BaseException:  # anything at all: the parent does the work itself
-                result = None
-            with os.fdopen(writer, "wb") as pipe:
-                pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
-        finally:
-            os._exit(0)
-    os.close(writer)
-    try:
-        mine = first()
-    finally:
-        with os.fdopen(reader, "rb") as pipe:
-            try:
-                theirs = pickle.load(pipe)
-            except (EOFError, pickle.UnpicklingError):
-                theirs = None
-        os.waitpid(pid, 0)
-    return mine, theirs
-
-
-# === Readers: JSON rankings, member by member ===
-
-# json.loads would build every ranking before the first is judged: memory ten
-# times the file's.  Instead the rankings object is parsed one query at a time
-# and each is judged and dropped; a large one is parsed by two processes, the
-# second starting at a member boundary that the first must then reach
-# exactly.  Anything unusual (an error of any kind, a repeated key, another
-# layout) gives None, and the caller parses the whole text the plain way, so
-# that every error reads exactly as it always has.
-
-_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
-_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
-_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
-_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"qrels"[ \t\n\r]*:[ \t\n\r]*')
-_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"runs"[ \t\n\r]*:[ \t\n\r]*(?=\{)')
-_CUT = re.compile(r'[\]}][ \t\n\r]*,[ \t\n\r]*"')  # after this, likely a query's key
-
-
-class _Unusual(ValueError):
-    """The member-by-member reader cannot vouch for this text."""
-
-
-def _unique_pairs(pairs):
-    obj = dict(pairs)
-    if len(obj) < len(pairs):
-        raise _Unusual
-    return obj
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-
-
-def read_json_rankings(text, path, qrels, opts=Options()):
-    """(the file's own qrels or None, {qid: Judged or None}) of a JSON fixture or run.
-
-    qrels None means a fixture, judged by its own (folded) labels.  None when
-    the text is not the usual {"qrels": ..., "runs": {...}} or {qid: ranking},
-    or holds any error: the plain parse then decides.
-    """
-    try:
-        theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
-        if head:
-            labels, i = _DECODER.raw_decode(text, head.end())
-            theirs = qrels_from_json(labels, path, "qrels")
-            if opts.separator:
-                theirs = fold_labels(theirs, opts.separator, path)
-            runs, root = _RUNS_NEXT.match(text, i), "runs"
-            if runs is None:
-                raise _Unusual
-            i = runs.end()
-        elif qrels is None or not text.startswith("{", start):
-            raise _Unusual
-        else:
-            i, root = start, ""
-        read = _ranking_reader(path, root, theirs if qrels is None else qrels, opts)
-        ranked, end = _rankings(text, i, read)
-        if root:  # the fixture's closing brace, not another member
-            close = _NEXT.match(text, end)
-            if close is None or close.group(1) != "}":
-                raise _Unusual
-            end = close.end()
-        if text[end:].strip(" \t\n\r") or not root and {"qrels", "runs"} <= ranked.keys():
-            raise _Unusual  # trailing text; or a fixture with its keys in another order
-        return theirs, ranked
-    except (ValueError, RecursionError):
-        return None
-
-
-def _rankings(text, i, read):
-    """({qid: read(qid, value)}, offset past it) of the JSON object at offset i.
-
-    A large one is read in two processes: the child from a likely member
-    boundary past the middle, the parent up to it.  Only if the parent lands
-    on it exactly is it a boundary, and the child's part is taken.
-    """
-    found = _CUT.search(text, (i + len(text)) // 2) if (
-        len(text) - i >= PARALLEL_BYTES and hasattr(os, "fork")) else None
-    if found is None:
-        return _members(text, i, read)[:2]
-    cut = found.end() - 1
-    (ranked, end, whole), theirs = _in_two(lambda: _members(text, i, read, cut),
-                                           lambda: _members(text, cut, read))
-    if not whole:
-        if theirs is None or not ranked.keys().isdisjoint(theirs[0]):
-            raise _Unusual
-        ranked.update(theirs[0])
-        end = theirs[1]
-    return ranked, end
-
-
-def _members(text, i, read, cut=None):
-    """({key: read(key, value)}, end, whole) of a JSON object's members, parsed in turn.
-
-    i is at the object's '{', or at a member's key when a second process
-    starts mid-object.  The walk stops before a member starting at cut
-    (whole False, end = cut), else after the closing '}' (whole True).
-    """
-    out = {}
-    if text.startswith("{", i):
-        i = _SPACE.match(text, i + 1).end()
-        if text.startswith("}", i):
-            return out, i + 1, True
-    while i != cut:
-        if not text.startswith('"', i):
-            raise _Unusual
-        key, i = scanstring(text, i + 1)
-        colon = _COLON.match(text, i)
-        if colon is None or key in out:
-            raise _Unusual
-        value, i = _DECODER.raw_decode(text, colon.end())
-        out[key] = read(key, value)
-        after = _NEXT.match(text, i)
-        if after is None:
-            raise _Unusual
-        if after.group(1) == "}":
-            return out, after.start(1) + 1, True
-        i = after.end()
-    return out, cut, False
-
-
-# === Readers: TREC runs (the hot path) ===
-
-# A run is read in chunks of whole lines.  A chunk whose lines all have the
-# same number of columns is split in C: every line break becomes a marker
-# token, so one split() of the chunk both tokenizes it and proves each line's
-# width.  Any other chunk (comments, blank lines, a bad line) goes through the
-# precise per-line parser, which names the line of an error.
-
-_MARK = b"\x00"
-
-
-class _Rescan(Exception):
-    """The fast pass cannot finish; read again, keeping every query to the end."""
-
-
-def _chunks(stream, source, start=0, end=None):
-    """Yield (first line's number, bytes of whole lines, number of lines) of a stream.
-
-    start and end (byte offsets at line starts) read one part of a file;
-    line numbers then count from the part's start.
-    """
-    rest, line, left = b"", 1, math.inf if end is None else end - start
-    stream.seek(start)
-    while left > 0:
-        block = _guarded(source, stream.read, int(min(CHUNK, left)))
-        if not block:
-            break
-        if line == 1 and not rest and start == 0 and block.startswith(b"\xef\xbb\xbf"):
-            block = block[3:]
-        left -= len(block)
-        block = rest + block
-        cut = block.rfind(b"\n") + 1
-        if not cut:
-            rest = block
-            continue
-        piece, rest = block[:cut], block[cut:]
-        lines = piece.count(b"\n")
-        yield line, piece, lines
-        line += lines
-    if rest:
-        yield line, rest + b"\n", 1
-
-
-def _run_columns(piece, line, lines, source):
-    """(qids, docids, scores) of a chunk of ``lines`` lines; qids and docids stay bytes."""
-    try:
-        piece.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        fail("%s:%d" % (source, line + piece.count(b"\n", 0, exc.start)),
-             "not UTF-8: byte 0x%02x" % piece[exc.start])
-    if _MARK not in piece:
-        tokens = piece.replace(b"\n", b" \x00 ").split()
-        width = len(tokens) // lines
-        if (width >= 6 and len(tokens) == width * lines
-                and tokens[width - 1::width].count(_MARK) == lines):
-            raw = tokens[4::width]
-            try:
-                scores = list(map(float, raw))
-            except ValueError:
-                scores = None
-            qids = tokens[0::width]
-            # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
-            # width looks like data but for its '#': such chunks go the precise way
-            if scores is not None and math.isfinite(sum(scores)) and (
-                    b"_" not in piece or b"_" not in b"".join(raw)) and (
-                    b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
-                return qids, tokens[2::width], scores
-    return _run_lines(piece, line, source)
-
-
-def _run_lines(piece, line, source):
-    """The precise parser: the same columns, or an error naming the line."""
-    qids, docids, scores = [], [], []
-    for number, raw in enumerate(piece.split(b"\n")[:-1], line):
-        cols = raw.split()
-        if not cols or cols[0].startswith(b"#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) < 5:  # past the tag, trec_eval ignores the rest of a line; so do we
-            fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
-                 % (len(cols), show(raw.decode().strip())))
-        qids.append(cols[0])
-        docids.append(cols[2])
-        scores.append(_trec_score(cols[4], where, cols[0]))
-    return qids, docids, scores
-
-
-def _trec_score(token, where, qid):
-    try:
-        value = float(token)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value) or b"_" in token:
-        fail(where, "score %s is not a finite number" % show(token.decode()), qid.decode())
-    return value
-
-
-def rank_trec_run(stream, source, qrels, opts=Options()):
-    """{qid: Judged or None} of a TREC run, read in one streaming pass.
-
-    Queries whose lines are contiguous (as in every TREC run we have seen) are
-    judged as soon as their last line is read, so memory holds one query's
-    lines at a time.  A large file is read by two processes, a half each, cut
-    at a query boundary.  Anything unusual (a query that comes back later, a
-    document ranked twice, any error) sends us through the whole file again
-    in one process, keeping every query to the end, so that an error names
-    its line exactly as the plain path would.
-    """
-    progress = _progress(source)
-    try:
-        try:
-            ranked = _rank_in_two(stream, source, qrels, opts, progress)
-        except (_Rescan, EvalError):
-            ranked = None
-        if ranked is None:
-            ranked = _rank_trec_pass(stream, source, qrels, opts, True, progress=progress)
-    except _Rescan:
-        ranked = _rank_trec_pass(stream, source, qrels, opts, False, progress=progress)
-    finally:
-        progress(None, None)
-    if not ranked:
-        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+    source = place(path)
+    with open_input(path) as stream:
+        if not is_json(stream, source):
+            ranked = fast_trec_run(stream, source, qrels, opts, **tuning) if FAST_PATHS else None
+            if ranked is None:
+                stream.seek(0)
+                ranked = judge_run(read_trec_run(stream, source), qrels, opts, source)
+            return ranked
+        text = read_json_text(stream, source)
+    theirs, ranked = _json_rankings(text, source, qrels, opts, tuning)
+    if same_labels and theirs is not None:
+        check_same_labels(theirs, qrels, "%s: qrels" % source)
     return ranked
 
 
-PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
+def _json_rankings(text, source, qrels, opts, tuning):
+    tuning = {key: value for key, value in tuning.items() if key != "chunk"}  # JSON is read whole
+    fast = fast_json_rankings(text, source, qrels, opts, **tuning) if FAST_PATHS else None
+    return fast if fast is not None else json_rankings(text, source, qrels, opts)
 
 
-def _rank_in_two(stream, source, qrels, opts, progress):
-    """Both halves of a large run file at once; None where that does not apply."""
-    size = _size(stream)
-    cut = _query_boundary(stream, size // 2) if size >= PARALLEL_BYTES and hasattr(os, "fork") else None
-    if cut is None:
+# === Fast paths ===
+
+# The contract: each function here returns exactly what its reference twin
+# returns, or None.  Deleting this section (and FAST_PATHS with it) changes no
+# output, no message and no exit status.  On any doubt (a line it cannot vouch
+# for, an error, an odd layout) a fast path declines, and the reference reader
+# reads the input again and decides; a second process that fails for any other
+# reason is our bug, and says so.  Tuning values (chunk, parallel_bytes) are
+# parameters, so that the tests drive every branch on small inputs.
+
+class _Decline(Exception):
+    """A fast path cannot vouch for this input: the reference reader takes it."""
+
+
+def fast_trec_run(stream, source, qrels, opts, chunk=BLOCK, parallel_bytes=PARALLEL_BYTES, served=None):
+    """= judge_run(read_trec_run(stream, source), qrels, opts, source), or None.
+
+    A run is read in chunks of whole lines, and a query is judged as soon as
+    its last line is read, so memory holds one query's lines at a time (a
+    query whose lines come back later is declined).  A plain file of
+    parallel_bytes or more is read by two processes, a half each, cut at a
+    query boundary.  ``served``, a list, gets "one process" or "two
+    processes" for each read answered.
+    """
+    progress = _progress(source)
+    try:
+        size = _plain_size(stream)
+        cut = _query_boundary(stream, size // 2, chunk) if (
+            size >= parallel_bytes and hasattr(os, "fork")) else None
+        if cut is None:
+            ranked, how = _fast_pass(stream, qrels, opts, chunk, 0, None, progress), "one process"
+        else:
+            ranked, how = _fast_halves(stream, qrels, opts, chunk, cut, progress), "two processes"
+    except _Decline:
         return None
+    finally:
+        progress(None, None)
+    if not ranked:  # no ranking at all: the reference words the refusal
+        return None
+    if served is not None:
+        served.append(how)
+    return ranked
 
+
+def _fast_halves(stream, qrels, opts, chunk, cut, progress):
+    """Both halves of a run file at once: the parent reads up to cut, a child from there."""
     def second_half():  # its own file: a forked descriptor would share the parent's offset
         with open(stream.name, "rb") as own:
-            return _rank_trec_pass(own, source, qrels, opts, True, cut, size)
+            return _fast_pass(own, qrels, opts, chunk, cut, None)
+
     def first_half(lines, queries):  # the parent sees only its own half
         progress(lines, queries, " (first of 2 halves)")
-    first, second = _in_two(lambda: _rank_trec_pass(stream, source, qrels, opts, True, 0, cut, first_half),
+    first, second = _in_two(lambda: _fast_pass(stream, qrels, opts, chunk, 0, cut, first_half),
                             second_half)
     if second is None or not first.keys().isdisjoint(second):
-        raise _Rescan
+        raise _Decline
     first.update(second)
     return first
 
 
-def _size(stream):
-    """The size of a plain file; 0 for stdin and gzip, which one process reads."""
+def _plain_size(stream):
+    """The size of a plain file; 0 for stdin, pipes and gzip, which one process reads."""
     if not isinstance(stream, io.BufferedReader):  # a gzip file's fileno() is the packed file's
         return 0
     try:
@@ -1400,7 +1399,133 @@ def _size(stream):
         return 0
 
 
-def _query_boundary(stream, offset, limit=4 << 20):
+def _fast_pass(stream, qrels, opts, chunk, start, end, progress=None):
+    """{qid: Judged or None} of the lines from byte ``start`` to ``end``."""
+    ranked, current, docs, values = {}, None, [], []
+    for lines_read, piece, lines in _chunks(stream, chunk, start, end):
+        if progress:
+            progress(lines_read, len(ranked))
+        qids, docids, scores = _fast_columns(piece, lines)
+        for q, first, stop in _segments(qids):
+            if q != current:
+                if current is not None:
+                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+                if q.decode() in ranked:  # the query came back: only the reference keeps all
+                    raise _Decline
+                current, docs, values = q, [], []
+            docs.append(docids[first:stop])
+            values.append(scores[first:stop])
+    if current is not None:
+        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+    return ranked
+
+
+def _fast_judge(q, docs, values, qrels, opts):
+    """The Judged record (or None) of one query's pieces of IDs (bytes) and scores."""
+    docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
+                      for part in (docs, values))
+    docset = set(docids)
+    if len(docset) < len(docids):  # ranked twice: the reference names both lines
+        raise _Decline
+    labels = qrels.get(q.decode())
+    if opts.separator:  # chunk IDs are cut as text
+        docids = [d.decode() for d in docids]
+        if blank_once_cut(docids, opts.separator) is not None:
+            raise _Decline
+        return None if labels is None else judge_ranking(docids, scores, labels, opts)
+    if labels is None:
+        return None
+    judged = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
+    return judged._replace(sample=tuple(d.decode() for d in judged.sample)) if judged.sample else judged
+
+
+def _chunks(stream, chunk, start=0, end=None):
+    """Yield (lines so far, bytes of whole lines, their number) from byte start to end.
+
+    start and end are offsets at line starts; a line over MAX_LINE declines.
+    """
+    rest, count, left = b"", 0, math.inf if end is None else end - start
+    try:
+        stream.seek(start)
+        if start == 0 and stream.read(3) != _BOM:
+            stream.seek(0)
+        left -= stream.tell() - start
+        while left > 0:
+            block = stream.read(int(min(chunk, left)))
+            if not block:
+                break
+            left -= len(block)
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            piece, rest = block[:cut], block[cut:]
+            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
+                raise _Decline
+            if piece:
+                lines = piece.count(b"\n")
+                count += lines
+                yield count, piece, lines
+    except (OSError, EOFError, zlib.error):
+        raise _Decline from None
+    if rest:
+        yield count + 1, rest + b"\n", 1
+
+
+# Every line break becomes a marker token, so that one split() of a chunk both
+# tokenizes it and proves that every line has the same number of columns.
+_MARK = b"\x00"
+
+
+def _fast_columns(piece, lines):
+    """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
+    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
+            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
+        raise _Decline  # a control character (NUL too), or a lone CR ending a line
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Decline from None
+    if not text.isascii() and _CONTROLS.search(text):
+        raise _Decline
+    tokens = piece.replace(b"\n", b" \x00 ").split()
+    width = len(tokens) // lines
+    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
+        raw = tokens[4::width]
+        try:
+            scores = list(map(float, raw))
+        except ValueError:
+            scores = None
+        qids = tokens[0::width]
+        # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
+        # width looks like data but for its '#': such chunks go line by line
+        if scores is not None and math.isfinite(sum(scores)) and (
+                b"_" not in piece or b"_" not in b"".join(raw)) and (
+                b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
+            return qids, tokens[2::width], scores
+    return _fast_lines(piece)
+
+
+def _fast_lines(piece):
+    """The same columns, line by line: for chunks with comments, blank lines or mixed widths."""
+    qids, docids, scores = [], [], []
+    for raw in piece.split(b"\n")[:-1]:
+        cols = raw.split()
+        if not cols or cols[0].startswith(b"#"):
+            continue
+        if len(cols) < 5 or b"_" in cols[4]:
+            raise _Decline
+        try:
+            value = float(cols[4])
+        except ValueError:
+            raise _Decline from None
+        if not math.isfinite(value):
+            raise _Decline
+        qids.append(cols[0])
+        docids.append(cols[2])
+        scores.append(value)
+    return qids, docids, scores
+
+
+def _query_boundary(stream, offset, chunk, limit=4 << 20):
     """The offset of the first line at or after ``offset`` that starts a new query, or None.
 
     Reads a chunk at a time, so that memory stays small, and gives up after
@@ -1411,7 +1536,7 @@ def _query_boundary(stream, offset, limit=4 << 20):
     while True:
         end = block.find(b"\n", max(start, 0))
         if end < 0:  # keep the unread rest, read on
-            more = stream.read(CHUNK) if limit > 0 else b""
+            more = stream.read(chunk) if limit > 0 else b""
             if not more:
                 return None
             limit -= len(more)
@@ -1426,72 +1551,6 @@ def _query_boundary(stream, offset, limit=4 << 20):
                     return offset + start
                 first = cols
             start = end + 1
-
-
-def _progress(source):
-    """A callback that shows reading progress on a terminal's stderr (never in a pipe).
-
-    part names what is counted when it is not the whole file.
-    """
-    if not sys.stderr.isatty():
-        return lambda *shown: None
-    state = {"last": 0.0, "shown": False}
-
-    def show(lines, queries, part=""):
-        now = time.monotonic()
-        if lines is None:
-            if state["shown"]:
-                sys.stderr.write("\r\033[K")
-        elif now - state["last"] > 0.5:
-            state["last"], state["shown"] = now, True
-            sys.stderr.write("\r%s: reading %s%s: %s lines, %s queries scored" % (
-                PROG, source, part, format(lines, ","), format(queries, ",")))
-        sys.stderr.flush()
-    return show
-
-
-def _rank_trec_pass(stream, source, qrels, opts, streaming, start=0, end=None, progress=None):
-    ranked, pending, done = {}, {}, set()
-    # IDs stay bytes on this path, so the separator does too
-    opts = opts._replace(separator=opts.separator and opts.separator.encode())
-
-    def finish(q):
-        docids, scores = (p[0] if len(p) == 1 else list(chain.from_iterable(p)) for p in pending.pop(q))
-        done.add(q)
-        qid = q.decode()
-        docset = set(docids)
-        if len(docset) < len(docids):
-            if streaming:
-                raise _Rescan
-            _report_duplicate(q, docids, source, stream)
-        labels = qrels.get(qid)
-        if labels is None:
-            ranked[qid] = None
-            return
-        encoded = {d.encode(): g for d, g in labels.items()}
-        judged = judge_ranking(docids, scores, encoded, opts, docset)
-        if judged.sample:
-            judged = judged._replace(sample=tuple(d.decode() for d in judged.sample))
-        ranked[qid] = judged
-
-    current = None
-    for line, piece, lines in _chunks(stream, source, start, end):
-        if progress:
-            progress(line + lines - 1, len(ranked))
-        qids, docids, scores = _run_columns(piece, line, lines, source)
-        for q, first, stop in _segments(qids):
-            if q != current:
-                if streaming and current is not None:
-                    finish(current)
-                if q in done:
-                    raise _Rescan
-                current = q
-            docs, values = pending.setdefault(q, ([], []))
-            docs.append(docids[first:stop])
-            values.append(scores[first:stop])
-    for q in list(pending):
-        finish(q)
-    return ranked
 
 
 def _segments(qids):
@@ -1525,23 +1584,195 @@ def _segments(qids):
     return out
 
 
-def _report_duplicate(qid, docids, source, stream):
-    """Find the two lines of a document ranked twice in one query, and fail."""
-    twice = next(d for d, n in Counter(docids).items() if n > 1)
-    lines = [line + i for line, piece, _ in _chunks(stream, source)
-             for i, raw in enumerate(piece.split(b"\n")[:-1])
-             if raw.split()[:3:2] == [qid, twice]]
-    fail("%s:%d" % (source, lines[1]), "document %s is ranked twice (first at line %d)"
-         % (show(twice.decode()), lines[0]), qid.decode())
+def _progress(source):
+    """A callback that shows reading progress on a terminal's stderr (never in a pipe).
+
+    part names what is counted when it is not the whole file.
+    """
+    if sys.stderr is None or not sys.stderr.isatty():
+        return lambda *counts: None
+    state = {"last": 0.0, "shown": False}
+
+    def shown(lines, queries, part=""):
+        now = time.monotonic()
+        if lines is None:
+            if state["shown"]:
+                sys.stderr.write("\r\033[K")
+        elif now - state["last"] > 0.5:
+            state["last"], state["shown"] = now, True
+            sys.stderr.write("\r%s: reading %s%s: %s lines, %s queries scored" % (
+                PROG, source, part, format(lines, ","), format(queries, ",")))
+        sys.stderr.flush()
+    return shown
 
 
-# === Output ===
+def _in_two(first, second):
+    """(first(), second()), the second called in a forked child and sent back pickled.
+
+    fork() shares the labels with the child without copying.  The child's
+    part is None when it declined; anything else that fails in the child is
+    our bug: its traceback is printed and the parent raises.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(reader)
+            try:
+                result = second()
+            except _Decline:
+                result = None
+            with os.fdopen(writer, "wb") as pipe:
+                pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
+            status = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        try:
+            mine = first()
+        except BaseException:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
+        theirs = pickle.load(pipe) if pipe.peek(1) else None
+    if os.waitpid(pid, 0)[1] != 0:
+        raise RuntimeError("the second reading process failed (its traceback is above)")
+    return mine, theirs
+
+
+# json.loads would build every ranking before the first is judged: memory ten
+# times the file's.  Instead the rankings object is parsed one query at a time
+# by json's own scanner, and each query is validated, judged and dropped; a
+# large one is parsed by two processes, the second starting at a likely member
+# boundary that the first must then reach exactly.
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
+_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % FIXTURE_KEYS[0])
+_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
+_CUT = re.compile(r'[\]}][ \t\n\r]*,[ \t\n\r]*"')  # after this, likely a query's key
+
+
+def _unique_pairs(pairs):
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise _Decline
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def fast_json_rankings(text, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, served=None):
+    """= json_rankings(text, source, qrels, opts), or None.
+
+    Declines unless the text is the usual {"qrels": ..., "runs": {...}} or
+    {qid: ranking}; any error, JSON's or ours, is left to the reference,
+    which finds it again and words it.
+    """
+    try:
+        theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
+        if head:
+            labels, i = _DECODER.raw_decode(text, head.end())
+            theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
+            runs, root = _RUNS_NEXT.match(text, i), "runs"
+            if runs is None:
+                raise _Decline
+            i = runs.end()
+        elif qrels is None or not text.startswith("{", start):
+            raise _Decline
+        else:
+            i, root = start, ""
+        labels = theirs if qrels is None else qrels
+
+        def judged(qid, value):
+            docids, scores = json_query(qid, value, source, root, check_score, "scores")
+            return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
+        ranked, end, how = _rankings(text, i, judged, parallel_bytes)
+        if root:  # the fixture's closing brace, not another member
+            close = _NEXT.match(text, end)
+            if close is None or close.group(1) != "}":
+                raise _Decline
+            end = close.end()
+        if not ranked or text[end:].strip(" \t\n\r") or not root and set(FIXTURE_KEYS) <= ranked.keys():
+            raise _Decline  # no ranking; trailing text; or a fixture with its keys in another order
+    except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
+        return None
+    if served is not None:
+        served.append(how)
+    return theirs, ranked
+
+
+def _rankings(text, i, read, parallel_bytes):
+    """({qid: read(qid, value)}, offset past it, how) of the JSON object at offset i.
+
+    A large one is read in two processes: the child from a likely member
+    boundary past the middle, the parent up to it.  Only if the parent lands
+    on it exactly is it a boundary, and the child's part is taken.
+    """
+    found = _CUT.search(text, (i + len(text)) // 2) if (
+        len(text) - i >= parallel_bytes and hasattr(os, "fork")) else None
+    if found is None:
+        return _members(text, i, read)[:2] + ("one process",)
+    cut = found.end() - 1
+
+    def second():
+        try:
+            return _members(text, cut, read)
+        except (ValueError, RecursionError):
+            raise _Decline from None
+    (ranked, end, whole), theirs = _in_two(lambda: _members(text, i, read, cut), second)
+    if whole:  # the parent passed the child's start by: it was inside a string
+        return ranked, end, "one process"
+    if theirs is None or not ranked.keys().isdisjoint(theirs[0]):
+        raise _Decline
+    ranked.update(theirs[0])
+    return ranked, theirs[1], "two processes"
+
+
+def _members(text, i, read, cut=None):
+    """({key: read(key, value)}, end, whole) of a JSON object's members, parsed in turn.
+
+    i is at the object's '{', or at a member's key when a second process
+    starts mid-object.  The walk stops before a member starting at cut
+    (whole False, end = cut), else after the closing '}' (whole True).
+    """
+    out = {}
+    if text.startswith("{", i):
+        i = _SPACE.match(text, i + 1).end()
+        if text.startswith("}", i):
+            return out, i + 1, True
+    while i != cut:
+        if not text.startswith('"', i):
+            raise _Decline
+        key, i = scanstring(text, i + 1)
+        colon = _COLON.match(text, i)
+        if colon is None or key in out:
+            raise _Decline
+        value, i = _DECODER.raw_decode(text, colon.end())
+        out[key] = read(key, value)
+        after = _NEXT.match(text, i)
+        if after is None:
+            raise _Decline
+        if after.group(1) == "}":
+            return out, after.start(1) + 1, True
+        i = after.end()
+    return out, cut, False
+
 
 _ROWS = "\0per_query\0"
 
 
-def format_json(result):
-    """json.dumps(result, indent=2), byte for byte, at a fraction of its cost.
+def fast_json_text(result):
+    """= json.dumps(result, indent=2), byte for byte, at a fraction of its cost; or None.
 
     json indents in pure Python; with a row per query that is most of a large
     evaluation's time.  Every row has the same keys, so the rows are filled
@@ -1550,13 +1781,21 @@ def format_json(result):
     rows = result["per_query"]
     names = list(next(iter(rows.values()), {}))
     if not names or any(list(row) != names for row in rows.values()):
-        return json.dumps(result, indent=2)
+        return None
     row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
                                       for n in names) + "\n    }"
     body = ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
                       for q, values in rows.items())
     text = json.dumps(dict(result, per_query=_ROWS), indent=2)
     return text.replace(json.dumps(_ROWS), "{\n%s\n  }" % body, 1)
+
+
+# === Output ===
+
+def format_json(result):
+    """json.dumps(result, indent=2): the JSON that every mode prints."""
+    text = fast_json_text(result) if FAST_PATHS else None
+    return json.dumps(result, indent=2) if text is None else text
 
 
 def _number(value, digits=None):
@@ -1661,23 +1900,30 @@ def format_table(result, per_query=False):
 
 
 def notes(result):
-    """Lines for stderr: what was skipped, thin label coverage, each gate breach."""
-    lines = [skip_note(result)] + result.get("warnings", [])
+    """Lines for stderr: what was left out (of the baseline too), warnings, each gate breach."""
+    lines = [skipped_text(result["skipped"])]
+    if "baseline_skipped" in result:
+        lines.append(skipped_text(result["baseline_skipped"], "the baseline "))
+        missing = result["baseline_zeroed"]["missing_run"]
+        if missing:
+            lines.append("the baseline has no ranking for %s (%s): scored as empty"
+                         % (n_queries(len(missing)), first_few(missing)))
+    lines = ["note: " + line for line in lines if line] + result.get("warnings", [])
     lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
               % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
                  _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4),
                  b["gate"], b["limit"]) for b in result.get("breaches", [])]
-    return [line for line in lines if line]
+    return lines
 
 
-def skip_note(result):
-    """One line counting what was left out, or None."""
+def skipped_text(skipped, whose=""):
+    """'skipped 3 queries: 2 missing run (...); 1 no relevant (...)', or None."""
     parts = ["%d %s (%s)" % (len(q), reason.replace("_", " "), first_few(q))
-             for reason, q in result["skipped"].items() if q]
+             for reason, q in skipped.items() if q]
     if not parts:
         return None
-    total = sum(len(q) for q in result["skipped"].values())
-    return "note: skipped %s: %s" % (n_queries(total), "; ".join(parts))
+    total = sum(len(q) for q in skipped.values())
+    return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
 
 
 # === Command line ===
@@ -1692,14 +1938,15 @@ inputs:
          or {"q1": {"d9": 12.5, "d2": 3.0}} (score descending, ties by ID descending)
          or TREC text: QID Q0 DOCID RANK SCORE [TAG] (ranked by score; RANK ignored)
   A file is JSON when it starts with '{'. UTF-8 (a BOM is fine), gzip is
-  unpacked, '-' reads standard input, '#' lines in TREC text are comments.
+  unpacked, '-' reads standard input (once), '#' lines in TREC text are comments.
   An explicitly empty ranking is valid and scores zero.
 
 measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 %s
 
 exit statuses:
-  0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage
+  0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
+  3 the output could not be written (disk full, standard output closed)
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
@@ -1719,17 +1966,6 @@ def _arg(parse):
     return convert
 
 
-def parse_limit(text):
-    """A gate's limit: a finite number >= 0."""
-    try:
-        limit = float(text)
-    except ValueError:
-        limit = -1.0
-    if not (math.isfinite(limit) and limit >= 0):
-        raise EvalError("a drop limit must be a number >= 0, not %s" % show(text))
-    return limit
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
@@ -1741,17 +1977,25 @@ def measure_help():
     return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
 
 
-def build_parser():
+DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
+            "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
+            "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
+            "ci": False, "format": "json", "per_query": False, **DEFAULT_POLICIES}
+
+
+def build_parser(defaults=True):
+    """The parser; with defaults False, the namespace holds only the options given."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
-                     description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help())
+                     description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
+                     argument_default=argparse.SUPPRESS)
     add = parser.add_argument
     add("fixture", nargs="?", help="JSON fixture with qrels and runs")
     add("--qrels", metavar="FILE", help="relevance labels (TREC or JSON) instead of a fixture")
     add("--run", metavar="FILE", help="the ranking to score (TREC or JSON), with --qrels")
     add("-m", "--measure", action="append", metavar="NAMES",
         help="measures to compute, comma-separated (see below)")
-    add("--k", nargs="+", type=_arg(parse_cutoff), metavar="K",
-        help="cutoff(s) for R@k and RR@k (default %d when no -m is given)" % DEFAULT_K)
+    add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
+        help="cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K)
     add("--relevance-level", type=_arg(lambda text: parse_cutoff(text, 0, "relevance level")), metavar="L",
         help="a grade >= L counts as relevant (default 1; trec_eval -l)")
     add("--depth", type=_arg(parse_cutoff), metavar="N",
@@ -1766,85 +2010,130 @@ def build_parser():
         help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
     add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
         help="seed of the sampled test and the bootstrap (default 0)")
-    add("--permutations", type=_arg(parse_cutoff), metavar="N",
+    add("--permutations", type=_arg(lambda text: parse_cutoff(text, 1, "permutations")), metavar="N",
         help="sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT)
     add("--max-mean-drop", type=_arg(parse_limit), metavar="X",
-        help="exit 1 when a measure's mean drops by more than X")
+        help="with --baseline: exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
-        help="exit 1 when any query's value of a measure drops by more than X")
+        help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
     add("--chunk-separator", metavar="SEP",
         help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
-    add("--ties", action="store_true", default=None,
+    add("--ties", action="store_true",
         help="also the lowest and highest mean over all orders of tied scores")
-    add("--ci", action="store_true", default=None,
+    add("--ci", action="store_true",
         help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
     add("--format", choices=("json", "table", "trec"), help="output format (default json)")
-    add("--per-query", action="store_true", default=None,
-        help="with --format table, add a row per query")
+    add("--per-query", action="store_true", help="with --format table, add a row per query")
+    if defaults:
+        parser.set_defaults(**DEFAULTS)
     return parser
 
 
-SEED_OPTIONS = {"fixture", "k"}
+def parse_command_line(argv):
+    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and nothing else,
+    whose stdout keeps the seed script's bytes."""
+    args = build_parser().parse_args(argv)
+    given = set(vars(build_parser(defaults=False).parse_args(argv)))
+    seed = "fixture" in given and given <= {"fixture", "k"} and len(args.k or ()) <= 1
+    check_usage(args, given)
+    return args, seed
+
+
+STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def check_usage(args, given):
+    """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
+    if args.fixture is not None and (args.qrels or args.run):
+        raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
+    if args.fixture is None and not (args.qrels and args.run):
+        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
+    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop")]
+    for flag in [flag for flag, name in lost if name in given and args.baseline is None]:
+        raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
+    if args.format == "trec" and args.baseline is not None:
+        raise EvalError("--format trec has no place for a comparison: use --format json or table")
+    if args.chunk_separator == "":
+        raise EvalError("--chunk-separator needs a non-empty separator")
+    inputs = [p for p in (args.fixture, args.qrels, args.run, args.baseline) if p in STDIN_NAMES]
+    if len(inputs) > 1:
+        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
+            map(show, inputs)))
 
 
 def main(argv=None):
     """Parse, load, compute, print; return the exit status."""
     try:
-        args = build_parser().parse_args(argv)
-        seed = args.fixture is not None and (args.k is None or len(args.k) == 1) and all(
-            value is None for name, value in vars(args).items() if name not in SEED_OPTIONS)
+        args, seed = parse_command_line(argv)
         result = compute(args)
     except EvalError as exc:
-        sys.stderr.write("%s: error: %s\n" % (PROG, exc))
+        _say("error: %s" % exc)
         return 2
     except SystemExit as exc:  # --help
         return exc.code
     for line in notes(result):
-        sys.stderr.write("%s: %s\n" % (PROG, line))
+        _say(line)
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
-        print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])))
-        return 0
-    form = args.format or "json"
-    if form == "json":
-        print(format_json(result))
-    elif form == "trec":
-        print(format_trec(result))
+        return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
+    if args.format == "json":
+        text = format_json(result)
+    elif args.format == "trec":
+        text = format_trec(result)
     else:
-        print(format_table(result, args.per_query))
-    return 1 if result.get("breaches") else 0
+        text = format_table(result, args.per_query)
+    return _print(text, 1 if result.get("breaches") else 0)
+
+
+def _say(line):
+    """A line on stderr; a closed or failing stderr is no further error."""
+    try:
+        sys.stderr.write("%s: %s\n" % (PROG, line))
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _print(text, status):
+    """Write the output; return the evaluation's status, or 3 when the output could not be written."""
+    try:
+        if sys.stdout is None:
+            raise OSError("standard output is closed")
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away early (`| head`): the evaluation's status stands
+        return status
+    except (OSError, ValueError) as exc:
+        _say("error: cannot write the output: %s" % (getattr(exc, "strerror", None) or exc))
+        return 3
+    return status
+
+
+def plan(args):
+    """(measure specs, reading options, query policies) of parsed arguments."""
+    specs = parse_measures(args.measure or [])
+    if args.k or not specs:
+        specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
+    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties)
+    return specs, opts, {name: getattr(args, name) for name in POLICIES}
+
+
+def load_inputs(args, opts):
+    """(qrels, {qid: Judged or None}, (qrels place, run place)) of the inputs named."""
+    if args.fixture is not None:
+        qrels, ranked = load_fixture(args.fixture, opts)
+        return qrels, ranked, (place(args.fixture), place(args.fixture))
+    qrels = load_qrels(args.qrels, opts.separator)
+    return qrels, load_run(args.run, qrels, opts), (place(args.qrels), place(args.run))
 
 
 def compute(args):
-    """Load the inputs named by parsed arguments and evaluate them."""
-    if args.fixture is not None and (args.qrels or args.run):
-        raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if args.fixture is None and not (args.qrels and args.run):
-        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
-    specs = parse_measures(args.measure or [])
-    if args.k or not specs:
-        specs += [s for k in (args.k or [DEFAULT_K])
-                  for s in (("R@%d" % k, "R", k), ("RR@%d" % k, "RR", k)) if s not in specs]
-    level = 1 if args.relevance_level is None else args.relevance_level
-    opts = Options(level, args.depth, args.chunk_separator, bool(args.ties))
-    if args.fixture is not None:
-        qrels, ranked = load_fixture(args.fixture, opts)
-        where = (args.fixture, args.fixture)
-    else:
-        qrels = load_qrels(args.qrels)
-        if args.chunk_separator:
-            qrels = fold_labels(qrels, args.chunk_separator, args.qrels)
-        ranked = load_run(args.run, qrels, opts)
-        where = (args.qrels, args.run)
-    policies = {name: getattr(args, name) for name in POLICIES}
-    result = run_evaluation(qrels, ranked, specs, level, policies, where)
-    judged = result.pop("judged")
-    if args.baseline:
-        base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
-        baseline = run_evaluation(qrels, base_ranked, specs, level, policies, (where[0], args.baseline))
-        result.update(compare(baseline, result, specs, args.seed or 0, args.permutations or 10000,
-                              args.max_mean_drop, args.max_query_drop, args.baseline))
-        if any(g < level for labels in qrels.values() for g in labels.values()):
-            result["coverage"] = coverage(baseline.pop("judged"), judged, specs)
+    """Load the inputs named by parsed arguments and evaluate them: the general result."""
+    specs, opts, policies = plan(args)
+    qrels, ranked, where = load_inputs(args, opts)
+    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, policies, where)
+    result = run_evaluation(judged, specs, skipped, zeroed)
+    if args.baseline is not None:
+        result.update(compare_with_baseline(args, qrels, judged, result, (specs, opts, policies), where))
     result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
                                       coverage_warning(result.get("coverage"))) if w]
     if args.chunk_separator:
@@ -1853,8 +2142,23 @@ def compute(args):
     if args.ties:
         result["ties"] = tie_bounds(judged, specs)
     if args.ci:
-        result["ci95"] = mean_intervals(result["per_query"], specs, args.seed or 0)
+        result["ci95"] = mean_intervals(result["per_query"], specs, args.seed)
     return result
+
+
+def compare_with_baseline(args, qrels, judged, result, planned, where):
+    """The comparison block of the candidate's result against the baseline's, on the same labels."""
+    specs, opts, policies = planned
+    base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
+    base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, policies,
+                                                 (where[0], place(args.baseline)))
+    baseline = run_evaluation(base_judged, specs, skipped, zeroed)
+    out = compare(baseline, result, specs, args.seed, args.permutations,
+                  args.max_mean_drop, args.max_query_drop, place(args.baseline))
+    out.update(baseline_skipped=skipped, baseline_zeroed=zeroed)
+    if any(g < opts.level for labels in qrels.values() for g in labels.values()):
+        out["coverage"] = coverage(base_judged, judged, specs)
+    return out
 
 
 def _run_script():
@@ -1862,15 +2166,14 @@ def _run_script():
     # its many live records again and again (10-20% of a large run); refcounting
     # frees everything.  Only the script does this, never a library user.
     gc.disable()
+    status = main()
     try:
-        status = main()
-        sys.stdout.flush()
-    except BrokenPipeError:  # `... | head` closed our stdout: not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        status = 0
-    sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except OSError:
+        pass
     # Freeing millions of IDs one by one at exit takes a third of a second and
-    # serves nobody: the output is flushed, so leave at once.
+    # serves nobody: the output is flushed (or failed, and said so), so leave at once.
     os._exit(status)
 
 

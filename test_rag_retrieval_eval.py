@@ -1,7 +1,10 @@
 """Tests for rag_retrieval_eval: python3 -m unittest -v
 
-Golden values are computed by hand in the comments beside them; the CLI is
-exercised through a real subprocess (exit status, stdout, stderr).
+Golden values are computed by hand in the comments beside them.  The CLI runs
+in-process through main([...]) with stdout and stderr captured; a few tests
+run the real script for what only a process shows (exit status at exit, broken
+pipes, closed streams, a terminal).  The readers' tests are written once and
+run against the reference readers and the fast paths alike.
 """
 import contextlib
 import doctest
@@ -15,6 +18,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 from pathlib import Path
 
@@ -52,11 +56,34 @@ def load_tests(loader, tests, ignore):
     return tests
 
 
-def cli(*args, stdin=None, cwd=None):
-    """Run the real script; return (status, stdout, stderr)."""
+def cli(*args, stdin=None):
+    """Run main([...]) in-process; return (status, stdout, stderr)."""
+    out, err, saved = io.StringIO(), io.StringIO(), sys.stdin
+    if stdin is not None:
+        sys.stdin = types.SimpleNamespace(buffer=io.BytesIO(stdin))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = rre.main([str(a) for a in args])
+    finally:
+        sys.stdin = saved
+    return status, out.getvalue(), err.getvalue()
+
+
+def cli_process(*args, stdin=None, **popen):
+    """Run the real script in its own process; return (status, stdout, stderr)."""
     proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], input=stdin,
-                          capture_output=True, cwd=cwd)
+                          capture_output=True, **popen)
     return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def rejected(test, status, out, err, *fragments):
+    """Assert a refusal: exit 2, nothing on stdout, one line on stderr holding each fragment."""
+    test.assertEqual((status, out), (2, ""), err)
+    test.assertNotIn("Traceback", err)
+    test.assertEqual(len(err.splitlines()), 1, err)
+    test.assertTrue(err.startswith("rag_retrieval_eval: error: "), err)
+    for fragment in fragments:
+        test.assertIn(fragment, err)
 
 
 class TempDirTestCase(unittest.TestCase):
@@ -631,109 +658,162 @@ class TrecRejectionTest(TempDirTestCase):
                     self.assertIn(fragment, err)
 
 
-class StreamingReaderTest(TempDirTestCase):
-    """The chunked fast path and the per-line path must agree, at every chunk size."""
+def random_trec_run(rng, contiguous=True):
+    """A valid TREC run: ties, comments (one of data width), blank lines, odd spacing,
+    5 to 7 columns, a no-break space in an ID; queries contiguous or not."""
+    rows = []
+    for q in rng.sample(range(8), rng.randint(1, 6)):
+        qid = "q%d" % q if rng.random() < 0.8 else "q%d\u00a0" % q
+        for d in rng.sample(range(40), rng.randint(1, 12)):
+            cols = [qid, "Q0", "d%d" % d, str(d), rng.choice(["1", "2.5", "-0.5", "3e1", "2.50"]), "tag"]
+            rows.append(rng.choice([" ", "\t", "  "]).join(cols[:rng.choice([5, 6, 6, 6])])
+                        + rng.choice(["", "", " extra"]))
+    if not contiguous:
+        rng.shuffle(rows)
+    for _ in range(rng.randint(0, 3)):
+        rows.insert(rng.randint(0, len(rows)), rng.choice(["# q1 Q0 d9 1 5.0 t", "", "#", "   "]))
+    end = rng.choice(["\n", "\r\n"])
+    text = end.join(rows) + rng.choice([end, ""])
+    return (b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text.encode()
+
+
+def random_damage(rng, data):
+    """The same run with one mistake (or a lone CR, which is valid) in a random line."""
+    lines = data.split(b"\n")
+    i = rng.randrange(len(lines))
+    lines[i] = rng.choice([
+        b"q1 Q0 d1", b"q1 Q0 dx 1 x t", b"q1 Q0 dx 1 nan", b"q1 Q0 dx 1 1_0", b"q1 Q0 dx 1 inf",
+        b"q1 Q0 d\xff 1 1", b"q1 Q0 d\x01 1 1", b"q1 Q0 d\x00 1 1", b"q1 Q0 dz 1 1\rq1 Q0 dy 1 2",
+        b"q1 Q0 d\xc2\x85 1 1", lines[i] + b"\n" + lines[i] if lines[i].strip() else b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1"])
+    return b"\n".join(lines)
+
+
+QRELS_FOR_RANDOM = {"q%d%s" % (q, s): {"d%d" % d: d % 4 - 1 for d in range(0, 40, 3)}
+                    for q in range(8) for s in ("", "\u00a0")}
+
+
+def outcome(read):
+    """('ok', value) or ('error', message) of a read."""
+    try:
+        return "ok", read()
+    except rre.EvalError as exc:
+        return "error", str(exc)
+
+
+class TrecRunReaderCases:
+    """Run reader tests, written once: the classes below run them on both paths."""
+
+    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+        raise NotImplementedError
+
+    def reference(self, data, qrels=None, opts=rre.Options()):
+        path = self.write("ref.txt", data)
+        with rre.open_input(str(path)) as stream:
+            return rre.judge_run(rre.read_trec_run(stream, "run.txt"), qrels or QRELS_FOR_RANDOM, opts,
+                                 "run.txt")
+
+    def test_golden_values(self):
+        ranked = self.read(RUN_TXT.encode(), {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 2}})
+        # q1 in trec order: d9 (3.5), d2 (2.0, the greater ID of the tie), d1 (2.0)
+        self.assertEqual(ranked["q1"], rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}))
+        self.assertEqual(ranked["q2"], rre.judge({"d3": 1}, 2, {"d3": 2}))
+        self.assertIsNone(ranked["q3"])
+
+    def test_messages_name_the_line(self):
+        head = "q1 Q0 d1 1 2 t\n# c\n\nq1 Q0 d2 2 1 t\n"
+        cases = {
+            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)",
+            "q2 Q0 d1 1 x t\n": "run.txt:5: query 'q2': score 'x' is not a finite number",
+            "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
+            "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
+            "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not a finite number",
+        }
+        for tail, message in cases.items():
+            with self.subTest(tail), self.assertRaises(rre.EvalError) as ctx:
+                self.read((head + tail).encode())
+            self.assertEqual(str(ctx.exception), message)
+
+    def test_line_ends_and_whitespace(self):
+        crlf = self.read(RUN_TXT.replace("\n", "\r\n").encode())
+        self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)  # lone CRs end lines
+        self.assertEqual(crlf, self.read(RUN_TXT.encode()))
+        nbsp = self.read("q1\u00a0 Q0 d1\u00a0 1 1 t\n".encode(), {"q1\u00a0": {"d1\u00a0": 1}})
+        self.assertEqual(nbsp["q1\u00a0"].rel_ranks, [1])  # a no-break space belongs to the ID
+
+    def test_random_runs_agree_with_the_reference(self):
+        rng = random.Random(7)
+        for i in range(60):
+            data = random_trec_run(rng, contiguous=i % 3 != 0)
+            if i % 4 == 1:
+                data = random_damage(rng, data)
+            with self.subTest(i=i):
+                self.assertEqual(outcome(lambda: self.read(data)), outcome(lambda: self.reference(data)))
+
+    def test_chunk_separator_agrees(self):
+        data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
+        opts = rre.Options(separator="#")
+        ranked = self.read(data, {"q1": {"a": 1, "b": 0}}, opts)
+        self.assertEqual((ranked["q1"].rel_ranks, ranked["q1"].folded), ([1], 1))
+        with self.assertRaisesRegex(rre.EvalError, r"run.txt: query 'q1': ranked ID '#2' is blank"):
+            self.read(data.replace(b"a#2", b"#2"), {"q1": {"a": 1}}, opts)
+
+
+class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
+    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+        path = self.write(name, data)
+        with rre.open_input(str(path)) as stream:
+            return rre.judge_run(rre.read_trec_run(stream, name), qrels or QRELS_FOR_RANDOM, opts, name)
+
+
+class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
+    """The fast path with tiny chunks and a forced second process; where it declines,
+    load_run's reference read answers, as in the CLI."""
+
+    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+        path, served = self.write(name, data), []
+        chunk = random.Random(len(data)).choice([1, 7, 64, 1 << 16])
+        try:
+            ranked = rre.load_run(str(path), qrels or QRELS_FOR_RANDOM, opts, chunk=chunk,
+                                  parallel_bytes=1, served=served)
+        except rre.EvalError as exc:  # messages name the file as the reference's do
+            raise rre.EvalError(str(exc).replace(str(self.tmp) + os.sep, "")) from None
+        self.served.extend(served)
+        return ranked
 
     def setUp(self):
         super().setUp()
-        self.saved = rre.CHUNK, rre.PARALLEL_BYTES
+        self.served = []
 
-    def tearDown(self):
-        rre.CHUNK, rre.PARALLEL_BYTES = self.saved
-        super().tearDown()
+    def test_two_processes_serve_a_grouped_run(self):
+        # fails when the child's half is silently redone by the parent (or by the reference)
+        for chunk in (7, 1 << 16):
+            served = []
+            path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
+            ranked = rre.fast_trec_run(open(path, "rb"), "run.txt", QRELS_FOR_RANDOM, rre.Options(),
+                                       chunk=chunk, parallel_bytes=1, served=served)
+            self.assertEqual(served, ["two processes"])
+            self.assertEqual(ranked, self.reference(path.read_bytes()))
 
-    def read(self, text, chunk, qrels=None):
-        rre.CHUNK = chunk
-        path = self.write("run.txt", text)
-        qrels = qrels or {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 3)} for q in range(6)}
-        return rre.load_run(str(path), qrels)
+    def test_fast_path_serves_every_valid_contiguous_run(self):
+        rng = random.Random(3)
+        for _ in range(20):
+            self.served = []
+            data = random_trec_run(rng)
+            self.read(data)
+            self.assertEqual(len(self.served), 1, data)
 
-    def lines(self, order):
-        # 6 queries x 30 documents, scores with ties; line order as given
-        rows = ["q%d Q0 d%d %d %s t" % (q, d, d, float(d % 4)) for q in range(6) for d in range(30)]
-        return "\n".join(order(rows)) + "\n"
-
-    def test_chunk_sizes_comments_and_interleaving_agree(self):
-        base = self.read(self.lines(lambda rows: rows), 1 << 20)
-        variants = {
-            "grouped": lambda rows: rows,
-            "reversed lines": lambda rows: rows[::-1],
-            "interleaved queries": lambda rows: rows[::2] + rows[1::2],
-            "comments and blanks": lambda rows: [r if i % 7 else "# c\n\n" + r for i, r in enumerate(rows)],
-            "mixed widths": lambda rows: [r[:-2] if i % 2 else r for i, r in enumerate(rows)],
-        }
-        for name, order in variants.items():
-            for chunk in (1, 17, 64, 1000, 1 << 20):
-                with self.subTest(name, chunk=chunk):
-                    self.assertEqual(self.read(self.lines(order), chunk), base)
-
-    def test_duplicate_across_chunks_names_both_lines(self):
-        text = self.lines(lambda rows: rows) + "q0 Q0 d5 99 0.0 t\n"
-        for chunk in (1, 64, 1 << 20):
-            with self.subTest(chunk=chunk), self.assertRaises(rre.EvalError) as ctx:
-                self.read(text, chunk)
-            self.assertIn("run.txt:181: query 'q0': document 'd5' is ranked twice (first at line 6)",
-                          str(ctx.exception))
-
-    def test_two_processes_agree_with_one(self):
-        base = self.read(self.lines(lambda rows: rows), 1 << 20)
-        rre.PARALLEL_BYTES = 1  # every file is "large": a child reads the second half
-        variants = {
-            "grouped": lambda rows: rows,
-            "a query in both halves": lambda rows: rows[:60] + rows[150:] + rows[60:150],
-            "comments and blanks": lambda rows: [r if i % 7 else "# c\n\n" + r for i, r in enumerate(rows)],
-        }
-        for name, order in variants.items():
-            for chunk in (64, 1 << 20):
-                with self.subTest(name, chunk=chunk):
-                    self.assertEqual(self.read(self.lines(order), chunk), base)
-
-    def test_two_processes_report_errors_like_one(self):
-        rre.PARALLEL_BYTES = 1
-        cases = {  # an error in the second half, where the child reads
-            "bad score": ("q5 Q0 d99 1 x t\n", r"run.txt:181: query 'q5': score 'x'"),
-            "ranked twice": ("q5 Q0 d3 99 0.0 t\n", r"run.txt:181: query 'q5': document 'd3' is "
-                                                    r"ranked twice \(first at line 154\)"),
-            "short line": ("q5 Q0 d99\n", r"run.txt:181: expected 5 or more columns"),
-        }
-        for name, (extra, message) in cases.items():
-            with self.subTest(name), self.assertRaisesRegex(rre.EvalError, message):
-                self.read(self.lines(lambda rows: rows) + extra, 64)
-
-    @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
-    def test_progress_only_on_a_terminal(self):
-        q = self.write("q.txt", "q1 0 d1 1\n")
-        r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
-        main, child = os.openpty()
-        proc = subprocess.run([sys.executable, str(SCRIPT), "--qrels", str(q), "--run", str(r), "-m", "RR"],
-                              stdout=subprocess.PIPE, stderr=child)
-        os.close(child)
-        shown = os.read(main, 4096).decode()
-        os.close(main)
-        self.assertEqual(proc.returncode, 0)
-        self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
-        self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
-        self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
-
-    def test_progress_names_the_half_it_counts(self):
-        class Terminal(io.StringIO):
-            def isatty(self):
-                return True
-        rre.PARALLEL_BYTES = 1
-        with contextlib.redirect_stderr(Terminal()) as shown:
-            self.read(self.lines(lambda rows: rows), 64)
-        self.assertIn("run.txt (first of 2 halves): 3 lines, 0 queries scored", shown.getvalue())
-        self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
+    def test_declines_what_the_reference_must_word(self):
+        for data in (b"q1 Q0 d1 1 1\nq2 Q0 d1 1 1\nq1 Q0 d2 1 1\n",  # q1 comes back
+                     b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1\n", b"q1 Q0 d1 1 1\rq1 Q0 d2 1 1\n", b"# q1 Q0 d1 1 1 t\n",
+                     b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
+            with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
+                self.assertIsNone(rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(), chunk=7))
 
     def test_gzip_is_read_by_one_process(self):
         # a child cannot start mid-stream in a packed file (its fileno() is the packed file's)
-        plain = self.write("run.txt", self.lines(lambda rows: rows))
-        packed = self.write("run.txt.gz", gzip.compress(plain.read_bytes()))
-        with rre.open_source(str(plain)) as a, rre.open_source(str(packed)) as b:
-            self.assertEqual((rre._size(a), rre._size(b)), (plain.stat().st_size, 0))
-        rre.PARALLEL_BYTES = 1
-        qrels = {"q%d" % q: {"d1": 1} for q in range(6)}
-        self.assertEqual(rre.load_run(str(packed), qrels), rre.load_run(str(plain), qrels))
+        plain = "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)).encode()
+        self.assertEqual(self.read(gzip.compress(plain)), self.reference(plain))
+        self.assertEqual(self.served, ["one process"])
 
     def test_segments_equal_groupby(self):
         rng = random.Random(11)
@@ -749,125 +829,146 @@ class StreamingReaderTest(TempDirTestCase):
     def test_query_boundary(self):
         text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
         for chunk in (8, 64, 1 << 16):  # the search reads on, chunk by chunk
-            rre.CHUNK = chunk
             with self.subTest(chunk=chunk), open(self.write("run.txt", text), "rb") as f:
-                self.assertEqual(rre._query_boundary(f, 3), text.index("q2"))
-                self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1))  # no later query
+                self.assertEqual(rre._query_boundary(f, 3, chunk), text.index("q2"))
+                self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1, chunk))  # no later query
                 if chunk == 8:  # a long query: the search gives up
-                    self.assertIsNone(rre._query_boundary(f, 3, limit=8))
+                    self.assertIsNone(rre._query_boundary(f, 3, chunk, limit=8))
         text = "q1 Q0 a 1 1 t\n# c\n\nq1 Q0 b 2 1 t\n# c\nq2 Q0 a 1 1 t\n"  # comments are no boundary
         with open(self.write("run.txt", text), "rb") as f:
             for offset in range(text.index("q1 Q0 b")):  # then a line of q1 is the first whole one
-                self.assertEqual(rre._query_boundary(f, offset), text.index("q2"), offset)
+                self.assertEqual(rre._query_boundary(f, offset, 64), text.index("q2"), offset)
 
-    def test_bad_line_deep_in_a_big_chunk_is_named(self):
-        text = self.lines(lambda rows: rows[:100] + ["q5 Q0 d99 1 x t"] + rows[100:])
-        with self.assertRaisesRegex(rre.EvalError, r"run.txt:101: query 'q5': score 'x'"):
-            self.read(text, 1 << 20)
+    def test_progress_names_the_half_it_counts(self):
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+        path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
+        with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
+            rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(), chunk=64, parallel_bytes=1)
+        self.assertRegex(shown.getvalue(), r"reading run.txt \(first of 2 halves\): \d+ lines, 0 queries scored")
+        self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
 
 
-class JsonMembersTest(TempDirTestCase):
-    """Rankings read member by member, in two processes, equal the plain parse, errors included."""
+def json_fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
+    return {"qrels": {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 2)} for q in range(20)},
+            "runs": {"q%d" % q: ranking(q) for q in range(20)}}
+
+
+class JsonReaderCases:
+    """JSON fixture and run reading, written once for both paths."""
+
+    def read(self, text, qrels=None, opts=rre.Options()):
+        raise NotImplementedError
+
+    def test_layouts_read_as_the_plain_parse(self):
+        scored = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
+        for name, text in {"lists": json.dumps(json_fixture()), "scored": json.dumps(scored),
+                           "indented": json.dumps(scored, indent=2),
+                           "compact": json.dumps(scored, separators=(",", ":")),
+                           "boundary-like IDs": json.dumps(json_fixture(
+                               lambda q: ["d%d]," % d for d in range(q, q + 8)]))}.items():
+            with self.subTest(name):
+                data = json.loads(text)
+                labels = rre.qrels_from_json(data["qrels"], "f", "qrels")
+                expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), labels,
+                                         rre.Options(), "f", "runs")
+                self.assertEqual(self.read(text), (labels, expected))
+                self.assertEqual(self.read(json.dumps(data["runs"]), labels), (None, expected))
+
+    def test_errors_read_as_the_reference_words_them(self):
+        text = json.dumps(json_fixture())
+        cases = {  # each edit falls in the second half
+            "ranked twice": (text.replace('"q18": ["d18"', '"q18": ["d19"'), "runs.q18[1]: query 'q18': document 'd19' appears twice"),
+            "blank ID": (text.replace('"q18": ["d18"', '"q18": [" "'), "runs.q18[0]: query 'q18': document ID ' ' is blank"),
+            "query key twice": (text.replace('"q18": [', '"q1": ['), "runs: key 'q1' appears twice"),
+            "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'), "runs.q18: query 'q18': key 'd1' appears twice"),
+            "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'), "invalid JSON: Expecting ',' delimiter"),
+            "trailing text": (text + " x", "invalid JSON: Extra data"),
+            "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'), "document ID 'd\\t18' holds a control character"),
+            "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['), "query ID 'q\\ud800' holds a lone surrogate"),
+            "no labels": ('{"qrels": {}, "runs": {}}', "f.json: qrels: no labels"),
+        }
+        for name, (text, message) in cases.items():
+            with self.subTest(name), self.assertRaises(rre.EvalError) as ctx:
+                self.read(text)
+            self.assertIn(message, str(ctx.exception))
+
+    def test_unusual_layouts(self):
+        labels = {"a": {"d1": 1}}
+        fixture = '{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}'
+        for text, qrels in [('{"a": ["d1"]}', labels), (' \r\n{ "a" :\t[ "d1" ] }\n', labels),
+                            (fixture + "}", None), (fixture + ', "note": 1}', None),
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None),
+                            ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
+            with self.subTest(text=text):
+                self.assertEqual(self.read(text, qrels),
+                                 (None if qrels else labels, {"a": rre.judge({"d1": 1}, 1, {"d1": 1})}))
+
+
+class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
+    def read(self, text, qrels=None, opts=rre.Options()):
+        return rre.json_rankings(text, "f.json", qrels, opts)
+
+
+class FastJsonTest(JsonReaderCases, TempDirTestCase):
+    """The member walker with a forced second process; the reference where it declines."""
+
+    def read(self, text, qrels=None, opts=rre.Options()):
+        served = []
+        fast = rre.fast_json_rankings(text, "f.json", qrels, opts, parallel_bytes=1, served=served)
+        if fast is not None:
+            self.assertEqual(fast, rre.json_rankings(text, "f.json", qrels, opts))
+            self.assertEqual(len(served), 1)
+            self.served.extend(served)
+            return fast
+        return rre.json_rankings(text, "f.json", qrels, opts)
 
     def setUp(self):
         super().setUp()
-        self.saved = rre.PARALLEL_BYTES, rre._in_two
-        rre.PARALLEL_BYTES = 1  # every file is "large": a child reads from a boundary past the middle
-        self.halves = []  # (parent stopped at the cut, child answered) per two-process read
+        self.served = []
 
-        def spy(first, second):
-            mine, theirs = self.saved[1](first, second)
-            if isinstance(mine, tuple):  # a JSON walk, not a TREC pass
-                self.halves.append((not mine[2], theirs is not None))
-            return mine, theirs
-        rre._in_two = spy
+    def test_two_processes_serve_the_usual_layouts(self):
+        self.read(json.dumps(json_fixture()))
+        self.read(json.dumps(json_fixture(), indent=2))
+        # every ID ends in '],': the likely boundary past the middle is inside a string, so
+        # the parent, passing it by, reads on alone
+        self.read(json.dumps(json_fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)])))
+        self.assertEqual(self.served, ["two processes", "two processes", "one process"])
 
-    def tearDown(self):
-        rre.PARALLEL_BYTES, rre._in_two = self.saved
-        super().tearDown()
-
-    @staticmethod
-    def fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
-        return {"qrels": {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 2)} for q in range(20)},
-                "runs": {"q%d" % q: ranking(q) for q in range(20)}}
-
-    def plain(self, data):
-        qrels = rre.qrels_from_json(data["qrels"], "f", "qrels")
-        return qrels, rre.rank_json_run(data["runs"], "f", "runs", qrels)
-
-    def test_two_processes_agree_with_the_plain_parse(self):
-        scored = self.fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
-        variants = {  # (data, text, (the parent stopped at the child's start, the child answered))
-            "lists": (self.fixture(), json.dumps(self.fixture()), (True, True)),
-            "scored": (scored, json.dumps(scored), (True, True)),
-            "indented": (scored, json.dumps(scored, indent=2), (True, True)),
-            "compact": (scored, json.dumps(scored, separators=(",", ":")), (True, True)),
-            # every ID ends in '],': the likely boundary past the middle is inside a string,
-            # so the child fails, and the parent, passing it by, reads on alone
-            "boundary-like IDs": (self.fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)]),
-                                  None, (False, False)),
-        }
-        for name, (data, text, halves) in variants.items():
-            with self.subTest(name):
-                del self.halves[:]
-                path = self.write("f.json", text or json.dumps(data))
-                self.assertEqual(rre.load_fixture(str(path)), self.plain(data))
-                self.assertEqual(self.halves, [halves])
-
-    def test_unusual_texts_are_left_to_the_plain_parse(self):
-        labels = {"a": {"d1": 1}}
-        fixture = '{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}'
-        for text, qrels in [
-                ('"a": ["d1"]}', labels),  # not an object at all, though it ends like one
-                ('{"a": ["d1"],}', labels), ('{"a": ["d1"] "b": []}', labels), ('[["d1"]]', labels),
-                ('{"a": ["d1"], "a": ["d2"]}', labels), ('{"a": {"d1": 1, "d1": 2}}', labels),
-                ('{"qrels": ["d1"], "runs": ["d1"]}', labels),  # queries named like a fixture's keys
-                ("", None), ('{"a": ["d1"]}', None),  # no fixture
-                (fixture + ', garbage}', None), (fixture + ', "note": 1}', None), (fixture + '} x', None),
-                ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"qrels": [], "runs": {}}', None),
-                ('{"qrels": {"a": ["d1"]}, "runs": []}', None), ('{"qrels": {"a": ["d1"]}, "runs": {"a": [" "]}}', None)]:
+    def test_declines_layouts_it_does_not_know(self):
+        for text, qrels in [('"a": ["d1"]}', {"a": {}}), ('{"a": ["d1"],}', {"a": {}}),
+                            ('[["d1"]]', {"a": {}}), ('{"a": ["d1"], "a": ["d2"]}', {"a": {}}),
+                            ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None)]:
             with self.subTest(text=text):
-                self.assertIsNone(rre.read_json_rankings(text, "f", qrels))
-        for text, qrels in [('{}', labels), (' \r\n{ "a" :\t[ "d1" ] }\n', labels), (fixture + "}", None),
-                            ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
-            with self.subTest(text=text):
-                expected = {} if text == "{}" else {"a": rre.judge({"d1": 1}, 1, {"d1": 1})}
-                self.assertEqual(rre.read_json_rankings(text, "f", qrels),
-                                 (None if qrels else labels, expected))
+                self.assertIsNone(rre.fast_json_rankings(text, "f", qrels, rre.Options()))
 
-    def test_json_run_file_and_fixture_as_run(self):
-        data = self.fixture()
-        qrels = self.plain(data)[0]
-        run = self.write("run.json", data["runs"])
-        self.assertEqual(rre.load_run(str(run), qrels), self.plain(data)[1])
-        fixture = self.write("f.json", data)
-        self.assertEqual(rre.load_run(str(fixture), qrels, same_labels=True), self.plain(data)[1])
-        other = dict(qrels, q0={"d0": 1})
-        with self.assertRaisesRegex(rre.EvalError, r"f.json: qrels: the baseline's labels differ .* \('q0'\)"):
-            rre.load_run(str(fixture), other, same_labels=True)
 
-    def test_errors_past_the_middle_read_as_in_one_process(self):
-        text = json.dumps(self.fixture())
-        cases = {  # each edit falls in the child's half
-            "ranked twice": text.replace('"q18": ["d18"', '"q18": ["d19"'),
-            "blank ID": text.replace('"q18": ["d18"', '"q18": [" "'),
-            "query key twice": text.replace('"q18": [', '"q1": ['),
-            "scored key twice": text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'),
-            "invalid JSON": text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'),
-            "trailing text": text + " x",
-            "runs before qrels": json.dumps({"runs": self.fixture()["runs"], "qrels": {"q1": ["d1"]}}),
-        }
-        for name, text in cases.items():
-            with self.subTest(name):
-                del self.halves[:]
-                path = self.write("f.json", text)
-                out, err = io.StringIO(), io.StringIO()
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                    status = rre.main([str(path)])
-                self.assertEqual((status, out.getvalue(), err.getvalue()), cli(path))
-                self.assertEqual(status, 2)
-                # the two processes did split the rankings, except where qrels come last
-                self.assertEqual([stopped for stopped, _ in self.halves], [] if "before" in name else [True])
+class FastPathSwitchTest(TempDirTestCase):
+    """FAST_PATHS = False: every output byte, message and status is the same."""
+
+    def both(self, *args):
+        fast = cli(*args)
+        rre.FAST_PATHS = False
+        try:
+            return fast, cli(*args)
+        finally:
+            rre.FAST_PATHS = True
+
+    def test_cli_is_byte_identical_either_way(self):
+        rng = random.Random(5)
+        qrels = self.write("q.txt", "".join("%s 0 %s %d\n" % (q, d, g) for q, labels in QRELS_FOR_RANDOM.items()
+                                             for d, g in labels.items()))
+        for i in range(12):
+            run = self.write("r.txt", random_damage(rng, random_trec_run(rng)) if i % 2 else random_trec_run(rng))
+            fast, reference = self.both("--qrels", qrels, "--run", run, "-m", "AP,nDCG@5,R@3",
+                                        "--unlabeled", "skip", "--missing-run", "zero", "--no-relevant", "zero")
+            self.assertEqual(fast, reference)
+        fixture = self.write("f.json", json_fixture())
+        fast, reference = self.both(fixture, "-m", "nDCG@3,RR", "--no-relevant", "zero")
+        self.assertEqual((fast[0], fast), (0, reference))
+        self.assertEqual(self.both(FIXTURE), ((0, SEED_STDOUT, ""),) * 2)
 
 
 def brute_force_p(diffs):
