@@ -8,6 +8,7 @@ run against the reference readers and the fast paths alike.
 """
 import contextlib
 import doctest
+import fractions
 import gzip
 import io
 import itertools
@@ -1256,3 +1257,151 @@ class RagRealitiesTest(TempDirTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+ONE = {"q1": ["d1"]}
+# (name, fixture or None, extra args, fragments): every one exit 2, one line, nothing on stdout
+EDGE_REJECTIONS = [
+    ("empty labels", {"qrels": {}, "runs": {}}, [], ["qrels: no labels"]),
+    ("every query skipped", {"qrels": {"q2": ["d2"]}, "runs": {"q1": ["d1"]}},
+     ["--missing-run", "skip", "--unlabeled", "skip"],
+     ["no query left to evaluate", "1 missing run ('q2')", "1 unlabeled ('q1')"]),
+    ("nothing relevant, skipped", {"qrels": {"q1": []}, "runs": {"q1": ["d1"]}}, ["--no-relevant", "skip"],
+     ["no query left to evaluate", "1 no relevant ('q1')"]),
+    ("empty run skipped away", {"qrels": ONE, "runs": {}}, ["--missing-run", "skip"], ["no query left"]),
+    ("400-digit score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1%s}}}' % (b"0" * 400), [],
+     ["runs.q1.d1", "is not a finite number"]),
+    ("5000-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 5000), [],
+     ["f.json"]),
+    ("20-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 20), [],
+     ["qrels.q1.d1", "out of range"]),
+    ("5000-digit cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R@1" + "0" * 5000], ["cutoff must be"]),
+    ("lone surrogate", b'{"qrels": {"q\\ud800": ["d1"]}, "runs": {"q\\ud800": ["d1"]}}', ["--format", "trec"],
+     ["query ID 'q\\ud800' holds a lone surrogate"]),
+    ("tab in an ID", {"qrels": {"q1": ["d\t1"]}, "runs": {"q1": ["d\t1"]}}, ["--format", "table"],
+     ["qrels.q1[0]", "holds a control character ('\\t')"]),
+    ("newline in a scored ID", {"qrels": ONE, "runs": {"q1": {"d\n1": 1.0}}}, [], ["'d\\n1' holds"]),
+    ("gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-mean-drop", "0.1"],
+     ["--max-mean-drop needs --baseline"]),
+    ("query gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-query-drop", "0"],
+     ["--max-query-drop needs --baseline"]),
+    ("trec format of a comparison", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--format", "trec"],
+     ["--format trec has no place for a comparison"]),
+    ("empty chunk separator", {"qrels": ONE, "runs": ONE}, ["--chunk-separator", ""], ["--chunk-separator"]),
+    ("standard input twice", None, ["-", "--baseline", "-"], ["standard input can be read once"]),
+    ("zero permutations", {"qrels": ONE, "runs": ONE}, ["--permutations", "0"], ["permutations must be"]),
+    ("drop limit with underscore", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--max-mean-drop", "1_0"],
+     ["drop limit", "'1_0'"]),
+    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"], ["'R @5'"]),
+    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@ 5'"]),
+    ("ranked ID blank once cut", {"qrels": ONE, "runs": {"q1": ["d1", "#2"]}}, ["--chunk-separator", "#"],
+     ["runs.q1", "ranked ID '#2' is blank once cut at '#'"]),
+]
+
+
+class EdgeTest(TempDirTestCase):
+    """Trust at the edges: no traceback, no mean over nothing, no silent pass."""
+
+    def test_rejections(self):
+        for name, content, args, fragments in EDGE_REJECTIONS:
+            with self.subTest(name):
+                path = self.write("f.json", content) if content is not None else None
+                argv = [path] if path else []
+                status, out, err = cli(*argv, *[path if a == "SELF" else a for a in args])
+                rejected(self, status, out, err, *fragments)
+
+    def test_everything_labeled_with_nothing_relevant_scores_zero(self):
+        for labels in ([], {}):
+            with self.subTest(labels=labels):
+                path = self.write("f.json", {"qrels": {"q1": labels}, "runs": {"q1": ["d1"]}})
+                status, out, err = cli(path, "-m", "R@3", "--no-relevant", "zero")
+                self.assertEqual((status, err), (0, ""))
+                result = json.loads(out)
+                self.assertEqual((result["measures"], result["zeroed"]["no_relevant"]), ({"R@3": 0.0}, ["q1"]))
+
+    def test_a_skipped_query_is_never_also_zeroed(self):
+        path = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": []}, "runs": {"q1": ["d1"]}})
+        status, out, _ = cli(path, "-m", "RR", "--missing-run", "zero", "--no-relevant", "skip")
+        result = json.loads(out)
+        self.assertEqual((status, result["skipped"]["no_relevant"], result["zeroed"]), (
+            0, ["q2"], {"missing_run": [], "no_relevant": []}))
+
+    def test_the_baselines_policies_are_reported(self):
+        cand = self.write("c.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"], "q2": ["d2"]}})
+        base = self.write("b.json", {"q1": ["d1"], "q9": ["x"]})
+        status, out, err = cli(cand, "--baseline", base, "-m", "R@1", "--missing-run", "zero", "--unlabeled", "skip")
+        result = json.loads(out)
+        self.assertEqual((result["baseline_skipped"]["unlabeled"], result["baseline_zeroed"]["missing_run"]),
+                         (["q9"], ["q2"]))
+        self.assertIn("note: the baseline has no ranking for 1 query ('q2'): scored as empty", err)
+        self.assertIn("note: the baseline skipped 1 query: 1 unlabeled ('q9')", err)
+
+    def test_repeated_k_adds_cutoffs(self):
+        status, out, _ = cli(FIXTURE, "--k", "1", "--k", "2")
+        self.assertEqual((status, list(json.loads(out)["measures"])), (0, ["R@1", "RR@1", "R@2", "RR@2"]))
+
+    def test_library_numbers(self):
+        class Score(float):  # as numpy.float64: a float subclass
+            pass
+        result = rre.evaluate({"q1": {"d1": True + 1}}, {"q1": {"d2": Score(0.5), "d1": fractions.Fraction(3, 4)}})
+        self.assertEqual(result["mrr_at_k"], 1.0)
+        for qrels, runs, k in [({"q1": ["d1"]}, {"q1": {"d1": 10 ** 400}}, 3),
+                               ({"q1": {"d1": 10 ** 30}}, {"q1": ["d1"]}, 3), (ONE, ONE, 10 ** 30),
+                               ({"q1": {"d1": True}}, ONE, 3), (ONE, {"q1": {"d1": True}}, 3)]:
+            with self.subTest(k=k), self.assertRaises(rre.EvalError):
+                rre.evaluate(qrels, runs, k)
+
+    def test_text_is_read_whatever_its_blanks_and_line_ends(self):
+        q = self.write("q.txt", b"q1 0 d1\xc2\xa0 1\r")
+        run = self.write("r.txt", b"q1 Q0 d9 1 3 t\rq1 Q0 d8 2 2 t\rq1 Q0 d1\xc2\xa0 3 1 t\r")
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,R@3")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 3, "R@3": 1.0}))
+        blank_json = self.write("r.json", b" " * 5000 + b'{"q1": {"d1\xc2\xa0": 1.0}}')
+        self.assertEqual(json.loads(cli("--qrels", q, "--run", blank_json, "-m", "R@1")[1])["measures"], {"R@1": 1.0})
+
+    def test_binary_and_unbroken_files_fail_early(self):
+        q = self.write("q.txt", b"\x00" * (4 << 20))
+        run = self.write("r.txt", b"q1 Q0 d1 1 1.0 t " * ((2 << 20) // 17))
+        rejected(self, *cli("--qrels", q, "--run", run), "q.txt:1: control character '\\x00'")
+        rejected(self, *cli("--qrels", self.write("q2.txt", "q1 0 d1 1\n"), "--run", run),
+                 "r.txt:1: line longer than")
+
+    def test_file_names_stay_on_one_line(self):
+        rejected(self, *cli(self.tmp / "no\nsuch.json"), "no\\nsuch.json: cannot read")
+
+
+class ProcessTest(TempDirTestCase):
+    """What only a real process shows: closed and full streams, a reader that leaves early."""
+
+    def test_output_failures_exit_3(self):
+        for name, redirect in (("full disk", "> /dev/full"), ("closed stdout", ">&-")):
+            with self.subTest(name):
+                proc = subprocess.run("%s %s %s %s" % (sys.executable, SCRIPT, FIXTURE, redirect), shell=True,
+                                      capture_output=True)
+                err = proc.stderr.decode()
+                self.assertEqual((proc.returncode, len(err.splitlines())), (3, 1), err)
+                self.assertIn("cannot write the output", err)
+
+    def test_a_reader_leaving_early_keeps_the_gate_status(self):
+        base = self.write("b.json", {"qrels": ONE, "runs": ONE})
+        cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
+        proc = subprocess.run(["bash", "-c", '"$0" "$1" "$2" --baseline "$3" -m R@1 --max-query-drop 0.1 --format table'
+                               ' --per-query | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
+                               sys.executable, str(SCRIPT), str(cand), str(base)], capture_output=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertNotIn(b"Traceback", proc.stderr)
+
+    def test_closed_stdin_and_closed_stderr(self):
+        q = self.write("q.txt", "q1 0 d1 1\n")
+        proc = subprocess.run("%s %s --qrels %s --run - <&-" % (sys.executable, SCRIPT, q), shell=True,
+                              capture_output=True)
+        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
+        self.assertIn(b"cannot read standard input", proc.stderr)
+        proc = subprocess.run("%s %s nope.json 2>&-" % (sys.executable, SCRIPT), shell=True, capture_output=True)
+        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
+
+    def test_named_pipes_read_like_stdin(self):
+        q, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", RUN_TXT)
+        proc = subprocess.run(["bash", "-c", '"$0" "$1" --qrels "$2" --run <(cat "$3") -m R@3 --unlabeled skip', sys.executable,
+                               str(SCRIPT), str(q), str(run)], capture_output=True)
+        self.assertEqual((proc.returncode, json.loads(proc.stdout)["measures"]), (0, {"R@3": 1.0}), proc.stderr)
