@@ -238,8 +238,7 @@ def parse_limit(text):
 # What every measure needs of one query, and nothing more: the ranks (1-based,
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
-Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal folded sample bounds",
-                    defaults=(0, (), None))
+Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds", defaults=(None,))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -248,10 +247,12 @@ judged_ranks  sorted ranks of retrieved documents that carry any label
 num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
-folded        ranked chunks dropped by --chunk-separator (their document came earlier)
-sample        a few ranked IDs when none matches a label, to diagnose why
 bounds        with --ties: (best, worst) Judged over the orders of tied documents
 """
+
+# What a reader keeps of one query's ranking: its Judged record, and what the
+# diagnostics need besides (chunks folded away, ranked IDs when none matched).
+Ranking = namedtuple("Ranking", "judged folded sample")
 
 # How rankings are read; one record instead of a parameter per option.
 Options = namedtuple("Options", "level depth separator ties", defaults=(1, None, None, False))
@@ -262,7 +263,7 @@ def least_relevant(level):
     return max(level, 0)
 
 
-def judge(ranks, num_ret, labels, level=1, folded=0, sample=(), bounds=None):
+def judge(ranks, num_ret, labels, level=1, bounds=None):
     """Build a Judged record from {doc: rank} of the labeled retrieved documents.
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
@@ -274,11 +275,11 @@ def judge(ranks, num_ret, labels, level=1, folded=0, sample=(), bounds=None):
     # positional, in field order: a keyword-built record costs twice as much, once per query
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
-                  sorted([g for g in grades if g > 0], reverse=True), folded, sample, bounds)
+                  sorted([g for g in grades if g > 0], reverse=True), bounds)
 
 
 def judge_ranking(docids, scores, labels, opts, docset=None):
-    """The Judged record of one ranking: IDs in list order, or with their scores."""
+    """The Ranking record of one ranking: IDs in list order, or with their scores."""
     folded, bounds = 0, None
     if opts.separator:  # a document keeps the rank, and the score, of its first chunk
         if scores is not None:
@@ -298,7 +299,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    return judge(ranks, num_ret, labels, opts.level, folded=folded, sample=sample, bounds=bounds)
+    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample)
 
 
 def _num_ret(n, depth):
@@ -674,14 +675,14 @@ def aggregate(per_query, specs):
 def judge_queries(qrels, ranked, level=1, policies=None, where=("", "")):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
-    ranked is {qid: Judged, or None for a query without labels}; a query
+    ranked is {qid: Ranking, or None for a query without labels}; a query
     with no ranking is judged as an empty one.  Refused when no query is left:
     a mean over nothing would pass any gate.
     """
     qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where)
     if not qids:
         fail(where[1], "no query left to evaluate (%s)" % (skipped_text(skipped) or "no labels"))
-    judged = {q: ranked[q] if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
+    judged = {q: ranked[q].judged if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
     return judged, skipped, zeroed
 
 
@@ -893,9 +894,9 @@ def id_mismatch(ranked, qrels):
     document, or when a simple change of the ranked IDs (a chunk suffix cut,
     a prefix, the case) would match many more of them than match now.
     """
-    judged = [j for j in ranked.values() if j is not None and j.num_ret]
-    missed = [j for j in judged if not j.judged_ranks]
-    sample = [d for j in missed for d in j.sample][:1000]  # only misses carry a sample
+    judged = [r for r in ranked.values() if r is not None and r.judged.num_ret]
+    missed = [r for r in judged if not r.judged.judged_ranks]
+    sample = [d for r in missed for d in r.sample][:1000]  # only misses carry a sample
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
     labels = {d for docs in qrels.values() for d in docs}
@@ -1264,7 +1265,7 @@ def fold_labels(qrels, separator, source=""):
 
 
 def judge_run(rankings, qrels, opts, source, root=None):
-    """{qid: Judged, or None for a query without labels} of {qid: (docids, scores or None)}."""
+    """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
     ranked = {}
     for qid, (docids, scores) in rankings.items():
         if opts.separator:
@@ -1278,7 +1279,7 @@ def judge_run(rankings, qrels, opts, source, root=None):
 
 
 def json_rankings(text, source, qrels, opts):
-    """(the file's own labels or None, {qid: Judged or None}) of a JSON run or fixture.
+    """(the file's own labels or None, {qid: Ranking or None}) of a JSON run or fixture.
 
     qrels None: the text must be a fixture, judged by its own (folded) labels.
     """
@@ -1302,7 +1303,7 @@ def load_qrels(path, separator=None):
 
 
 def load_fixture(path, opts=Options(), **tuning):
-    """(qrels, {qid: Judged or None}) of a fixture file; labels folded by opts.separator.
+    """(qrels, {qid: Ranking or None}) of a fixture file; labels folded by opts.separator.
 
     tuning: keyword parameters of the fast paths (tests drive them with it).
     """
@@ -1313,7 +1314,7 @@ def load_fixture(path, opts=Options(), **tuning):
 
 
 def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
-    """{qid: Judged or None} from a TREC run, a JSON run or a fixture's runs.
+    """{qid: Ranking or None} from a TREC run, a JSON run or a fixture's runs.
 
     With same_labels, a fixture's own qrels must equal ``qrels``.
     """
@@ -1409,7 +1410,7 @@ def _plain_size(stream):
 
 
 def _fast_pass(stream, qrels, opts, chunk, start, end, progress=None):
-    """{qid: Judged or None} of the lines from byte ``start`` to ``end``."""
+    """{qid: Ranking or None} of the lines from byte ``start`` to ``end``."""
     ranked, current, docs, values = {}, None, [], []
     for lines_read, piece, lines in _chunks(stream, chunk, start, end):
         if progress:
@@ -1430,7 +1431,7 @@ def _fast_pass(stream, qrels, opts, chunk, start, end, progress=None):
 
 
 def _fast_judge(q, docs, values, qrels, opts):
-    """The Judged record (or None) of one query's pieces of IDs (bytes) and scores."""
+    """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
     docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
                       for part in (docs, values))
     docset = set(docids)
@@ -1444,8 +1445,8 @@ def _fast_judge(q, docs, values, qrels, opts):
         return None if labels is None else judge_ranking(docids, scores, labels, opts)
     if labels is None:
         return None
-    judged = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
-    return judged._replace(sample=tuple(d.decode() for d in judged.sample)) if judged.sample else judged
+    ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
+    return ranking._replace(sample=tuple(d.decode() for d in ranking.sample)) if ranking.sample else ranking
 
 
 def _chunks(stream, chunk, start=0, end=None):
@@ -2127,7 +2128,7 @@ def plan(args):
 
 
 def load_inputs(args, opts):
-    """(qrels, {qid: Judged or None}, (qrels place, run place)) of the inputs named."""
+    """(qrels, {qid: Ranking or None}, (qrels place, run place)) of the inputs named."""
     if args.fixture is not None:
         qrels, ranked = load_fixture(args.fixture, opts)
         return qrels, ranked, (place(args.fixture), place(args.fixture))
@@ -2146,7 +2147,7 @@ def compute(args):
     result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
                                       coverage_warning(result.get("coverage"))) if w]
     if args.chunk_separator:
-        folded = {q: j.folded for q, j in judged.items() if j.folded}
+        folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
         result["folded"] = {"total": sum(folded.values()), "per_query": folded}
     if args.ties:
         result["ties"] = tie_bounds(judged, specs)

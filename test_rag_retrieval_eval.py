@@ -716,8 +716,8 @@ class TrecRunReaderCases:
     def test_golden_values(self):
         ranked = self.read(RUN_TXT.encode(), {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 2}})
         # q1 in trec order: d9 (3.5), d2 (2.0, the greater ID of the tie), d1 (2.0)
-        self.assertEqual(ranked["q1"], rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}))
-        self.assertEqual(ranked["q2"], rre.judge({"d3": 1}, 2, {"d3": 2}))
+        self.assertEqual(ranked["q1"].judged, rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}))
+        self.assertEqual(ranked["q2"], rre.Ranking(rre.judge({"d3": 1}, 2, {"d3": 2}), 0, ()))
         self.assertIsNone(ranked["q3"])
 
     def test_messages_name_the_line(self):
@@ -739,7 +739,7 @@ class TrecRunReaderCases:
         self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)  # lone CRs end lines
         self.assertEqual(crlf, self.read(RUN_TXT.encode()))
         nbsp = self.read("q1\u00a0 Q0 d1\u00a0 1 1 t\n".encode(), {"q1\u00a0": {"d1\u00a0": 1}})
-        self.assertEqual(nbsp["q1\u00a0"].rel_ranks, [1])  # a no-break space belongs to the ID
+        self.assertEqual(nbsp["q1\u00a0"].judged.rel_ranks, [1])  # a no-break space belongs to the ID
 
     def test_random_runs_agree_with_the_reference(self):
         rng = random.Random(7)
@@ -754,7 +754,7 @@ class TrecRunReaderCases:
         data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
         opts = rre.Options(separator="#")
         ranked = self.read(data, {"q1": {"a": 1, "b": 0}}, opts)
-        self.assertEqual((ranked["q1"].rel_ranks, ranked["q1"].folded), ([1], 1))
+        self.assertEqual((ranked["q1"].judged.rel_ranks, ranked["q1"].folded), ([1], 1))
         with self.assertRaisesRegex(rre.EvalError, r"run.txt: query 'q1': ranked ID '#2' is blank"):
             self.read(data.replace(b"a#2", b"#2"), {"q1": {"a": 1}}, opts)
 
@@ -904,7 +904,7 @@ class JsonReaderCases:
                             ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
             with self.subTest(text=text):
                 self.assertEqual(self.read(text, qrels),
-                                 (None if qrels else labels, {"a": rre.judge({"d1": 1}, 1, {"d1": 1})}))
+                                 (None if qrels else labels, {"a": rre.Ranking(rre.judge({"d1": 1}, 1, {"d1": 1}), 0, ())}))
 
 
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
