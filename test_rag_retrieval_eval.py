@@ -946,6 +946,16 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
                 self.assertIsNone(rre.fast_json_rankings(text, "f", qrels, rre.Options()))
 
 
+class FastJsonPrinterTest(unittest.TestCase):
+    def test_equals_json_dumps_or_declines(self):
+        rows = {"q\u00e9\"%s": {"R@1": 0.5, "NumRet": 3, "n%%DCG": 1 / 3}, "q2": {"R@1": 1.0, "NumRet": 0, "n%%DCG": 0.0}}
+        result = {"queries": 2, "measures": {"R@1": 0.75}, "per_query": rows, "skipped": {"x": ["q3"]}}
+        self.assertEqual(rre.fast_json_text(result), json.dumps(result, indent=2))
+        ragged = dict(result, per_query=dict(rows, q3={"R@1": 1.0}))
+        self.assertIsNone(rre.fast_json_text(ragged))  # rows with other keys: json.dumps prints
+        self.assertEqual(rre.format_json(ragged), json.dumps(ragged, indent=2))
+
+
 class FastPathSwitchTest(TempDirTestCase):
     """FAST_PATHS = False: every output byte, message and status is the same."""
 
