@@ -523,19 +523,19 @@ def judged_share(q, k):
 
 
 @measure("NumRet", "none", ("num_ret", ""), aggregate="sum")
-def num_ret(q, k):
+def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
 @measure("NumRel", "none", ("num_rel", ""), aggregate="sum")
-def num_rel(q, k):
+def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
 @measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum")
-def num_rel_ret(q, k):
+def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
 
@@ -551,20 +551,20 @@ def parse_measure(text):
     Spec(name='nDCG@5', base='nDCG', k=5)
     """
     base, at, cut = text.strip().partition("@")
-    measure = MEASURES.get({n.lower(): n for n in MEASURES}.get(base.lower()))
-    if measure is None:
+    registered = MEASURES.get({n.lower(): n for n in MEASURES}.get(base.lower()))
+    if registered is None:
         raise EvalError("unknown measure %s" % show(text))
     if not at:
-        if measure.cutoff == "required":
-            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), measure.name))
-        return Spec(measure.name, measure.name, None)
-    if measure.cutoff == "none":
+        if registered.cutoff == "required":
+            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), registered.name))
+        return Spec(registered.name, registered.name, None)
+    if registered.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
     try:
         k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
-    return Spec("%s@%d" % (measure.name, k), measure.name, k)
+    return Spec("%s@%d" % (registered.name, k), registered.name, k)
 
 
 def parse_measures(texts):
@@ -659,7 +659,7 @@ def score_queries(judged, specs):
     return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
 
 
-def aggregate(per_query, specs):
+def aggregated(per_query, specs):
     """Means (or sums, for counts) over the evaluated queries, in their order."""
     out = {}
     for spec in specs:
@@ -689,7 +689,7 @@ def judge_queries(qrels, ranked, level=1, policies=None, where=("", "")):
 def run_evaluation(judged, specs, skipped, zeroed):
     """The general result of judged queries: means, per-query values, what was left out."""
     per_query = score_queries(judged, specs)
-    return {"queries": len(per_query), "measures": aggregate(per_query, specs),
+    return {"queries": len(per_query), "measures": aggregated(per_query, specs),
             "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
 
 
@@ -724,7 +724,7 @@ def tie_bounds(judged, specs):
     """Lowest and highest mean of each measure over the orders of tied documents."""
     best = score_queries({q: j.bounds[0] if j.bounds else j for q, j in judged.items()}, specs)
     worst = score_queries({q: j.bounds[1] if j.bounds else j for q, j in judged.items()}, specs)
-    means = aggregate(best, specs), aggregate(worst, specs)
+    means = aggregated(best, specs), aggregated(worst, specs)
     return {"measures": {s.name: {"low": min(means[0][s.name], means[1][s.name]),
                                   "high": max(means[0][s.name], means[1][s.name])} for s in specs},
             "queries": [q for q in judged if best[q] != worst[q]]}
@@ -866,7 +866,7 @@ def coverage(baseline, candidate, specs):
     """
     k = max([s.k for s in specs if s.k] or [10])
     spec = Spec("Judged@%d" % k, "Judged", k)
-    means = [aggregate(score_queries(judged, [spec]), [spec])[spec.name] for judged in (baseline, candidate)]
+    means = [aggregated(score_queries(judged, [spec]), [spec])[spec.name] for judged in (baseline, candidate)]
     return {"measure": spec.name, "baseline": means[0], "candidate": means[1]}
 
 
@@ -1063,7 +1063,7 @@ def _decode_lines(whole, rest, number, source):
 _TOKEN = re.compile("[^%s]+" % ASCII_SPACE)
 
 
-def columns(line):
+def split_columns(line):
     """A TREC line's columns, split on ASCII whitespace only, as trec_eval: a no-break
     space belongs to the ID it is in.  (str.split() would also split at U+00A0; on an
     ASCII line it splits only where trec_eval does, control characters being refused.)"""
@@ -1097,7 +1097,7 @@ def read_trec_qrels(stream, source):
     """{qid: {doc: grade}} of TREC qrels: QID ITER DOCID GRADE, one label a line."""
     qrels, first_line = {}, {}
     for number, line in text_lines(stream, source):
-        cols = columns(line)
+        cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
         where = "%s:%d" % (source, number)
@@ -1125,7 +1125,7 @@ def read_trec_run(stream, source):
     """
     rankings, first_line = {}, {}
     for number, line in text_lines(stream, source):
-        cols = columns(line)
+        cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
         where = "%s:%d" % (source, number)
@@ -1980,7 +1980,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
     def error(self, message):
-        raise EvalError("%s (see --help)" % message)
+        raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
 
 def measure_help():
