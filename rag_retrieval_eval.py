@@ -8,16 +8,22 @@ Usage:
   ... --baseline BASELINE [--max-mean-drop X] [--max-query-drop X]   compare, gate
 
 Library use (after copying this one file into a repo):
-  from rag_retrieval_eval import evaluate
-  evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)
+  from rag_retrieval_eval import evaluate, score_run, compare_runs, read_qrels, read_run
+  evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)          the seed's result
+  score_run(qrels, run, ["R@5", "nDCG@10"], depth=100)          what --format json prints
+  compare_runs(qrels, approved, candidate, "R@5", max_query_drop=0.5)   ... with --baseline
+  read_qrels("qrels/test.tsv"), read_run("run.trec.gz")         files in the JSON forms
+Options are the long options with underscores; bad data raises EvalError (a
+ValueError) with the command line's one-line message.
 
 Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the
 output could not be written.
 Standard library only; Python 3.9 or newer.
 """
-__all__ = ["evaluate", "check_ids", "EvalError"]
+__all__ = ["evaluate", "score_run", "compare_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
 
 import argparse
+import csv
 import gc
 import gzip
 import io
@@ -1093,18 +1099,26 @@ def parse_score(text, where, query):
     return value
 
 
+QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID GRADE)"}
+TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
+
+
 def read_trec_qrels(stream, source):
-    """{qid: {doc: grade}} of TREC qrels: QID ITER DOCID GRADE, one label a line."""
-    qrels, first_line = {}, {}
+    """{qid: {doc: grade}} of text qrels, one label a line: TREC's QID ITER DOCID GRADE, or
+    BEIR's QID DOCID GRADE (with or without its header line), one width throughout."""
+    qrels, first_line, width = {}, {}, None
     for number, line in text_lines(stream, source):
         cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
+        if not cols or cols[0].startswith("#") or width is None and cols == TSV_HEADER:
             continue
         where = "%s:%d" % (source, number)
-        if len(cols) != 4:
-            fail(where, "expected 4 columns (QID ITER DOCID GRADE), found %d: %s"
-                 % (len(cols), show(line.strip(ASCII_SPACE))))
-        qid, _, doc, grade = cols
+        if width is None and len(cols) in QRELS_WIDTHS:
+            width, width_line = len(cols), number
+        if len(cols) != width:
+            expected = (QRELS_WIDTHS[width] + " as on line %d" % width_line if width
+                        else " or ".join(QRELS_WIDTHS.values()))
+            fail(where, "expected %s, found %d: %s" % (expected, len(cols), show(line.strip(ASCII_SPACE))))
+        qid, doc, grade = (cols[0], cols[2], cols[3]) if width == 4 else cols
         labels = qrels.setdefault(qid, {})
         if doc in labels:
             fail(where, "document %s is labeled twice (first at line %d)"
@@ -1112,7 +1126,7 @@ def read_trec_qrels(stream, source):
         labels[doc] = parse_grade(grade, where, qid)
         first_line[qid, doc] = number
     if not qrels:
-        fail(source, "no labels: the file has no QID ITER DOCID GRADE lines")
+        fail(source, "no labels: the file has no QID ITER DOCID GRADE (or QID DOCID GRADE) lines")
     return qrels
 
 
@@ -1195,7 +1209,11 @@ def check_object(obj, where, what, query=None):
 def json_query(qid, value, source, root, check_value, what):
     """(IDs, values or None) of one query's JSON: a list of IDs, or an object of ID -> value."""
     check_id(qid, loc(source, root), what="query ID")
-    where = loc(source, _join(root, qid))
+    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what)
+
+
+def json_ids(value, where, qid, check_value, what):
+    """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``."""
     if isinstance(value, list):
         return check_ids(value, where, qid), None
     check_object(value, where, "document IDs to %s" % what, qid)
@@ -1209,11 +1227,13 @@ def qrels_from_json(obj, source, root):
     check_object(obj, loc(source, root), "query IDs to labels")
     if not obj:
         fail(loc(source, root), "no labels: the object holds no query")
-    qrels = {}
-    for qid, value in obj.items():
-        docs, grades = json_query(qid, value, source, root, check_grade, "grades")
-        qrels[qid] = dict.fromkeys(docs, 1) if grades is None else dict(zip(docs, grades))
-    return qrels
+    return {qid: _labels(*json_query(qid, value, source, root, check_grade, "grades"))
+            for qid, value in obj.items()}
+
+
+def _labels(docs, grades):
+    """{doc: grade} of listed IDs (grade 1) or of IDs with their grades."""
+    return dict.fromkeys(docs, 1) if grades is None else dict(zip(docs, grades))
 
 
 def rankings_from_json(obj, source, root):
@@ -1236,6 +1256,114 @@ def split_fixture(obj, source):
 
 def is_fixture(obj):
     return isinstance(obj, dict) and all(key in obj for key in FIXTURE_KEYS)
+
+
+# JSON Lines: one query a record, under the field names of the tools that write them
+# (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
+JSONL_FIELDS = {"query ID": ("query_id", "qid", "id"),
+                "labels": ("relevant", "reference_context_ids", "expected_ids"),
+                "ranking": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+
+
+def _read_lines(stream, source):
+    """The lines of a binary stream, as bytes; a broken file (or gzip stream) is an EvalError."""
+    while True:
+        try:
+            raw = stream.readline()
+        except (OSError, EOFError, zlib.error) as exc:
+            fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
+        if not raw:
+            return
+        yield raw
+
+
+def is_json_lines(stream, source):
+    """Whether text that starts with '{' is JSON Lines: its first line holds one whole
+    object, and more text follows on later lines.  Rewinds the stream."""
+    lines = _read_lines(stream, source)
+    first = next(lines, b"")
+    following = next((line for line in lines if line.strip()), b"")
+    stream.seek(0)
+    if not following:
+        return False
+    try:
+        return isinstance(json.loads(first.decode("utf-8-sig")), dict)
+    except ValueError:  # not UTF-8, or not one whole JSON value
+        return False
+
+
+def json_line_records(lines, source, line_of=None):
+    """(place, qid, labels field, ranking field) of each record of JSON Lines, as read.
+
+    A field is (its name, its value), or None when the record has none.  Blank
+    lines are skipped; a record that is not an object, that has no query ID,
+    that names a role twice or repeats another record's query ID is refused.
+    lines: the file's lines as bytes; line_of: {qid: line} of the records read.
+    """
+    line_of = {} if line_of is None else line_of
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        where = "%s:%d" % (source, number)
+        try:
+            record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"),
+                                object_pairs_hook=_object_pairs)
+        except UnicodeDecodeError as exc:
+            fail(where, "not UTF-8: byte 0x%02x" % raw[exc.start])
+        except json.JSONDecodeError as exc:
+            fail(where, "invalid JSON at column %d: %s" % (exc.colno, exc.msg))
+        except (ValueError, RecursionError):
+            fail(where, "invalid JSON: a number has too many digits, or nesting is too deep")
+        check_object(record, where, "fields (a record is {\"query_id\": ..., \"relevant\": ..., "
+                     "\"retrieved\": ...})")
+        qid = _field(record, "query ID", where)
+        if qid is None:
+            fail(where, "no query ID: a record names it %s" % " or ".join(JSONL_FIELDS["query ID"]))
+        qid = check_id(qid[1], where, what="query ID")
+        if qid in line_of:
+            fail(where, "query %s has a record on line %d already" % (show(qid), line_of[qid]))
+        line_of[qid] = number
+        yield where, qid, _field(record, "labels", where), _field(record, "ranking", where)
+
+
+def _field(record, role, where):
+    """(name, value) of the record's field for a role, or None; two names for one role are refused."""
+    names = [name for name in JSONL_FIELDS[role] if name in record]
+    if len(names) > 1:
+        fail(where, "fields %s both give the %s: keep one" % (" and ".join(map(show, names)), role))
+    return (names[0], record[names[0]]) if names else None
+
+
+def json_lines_labels(stream, source):
+    """{qid: {doc: grade}} of the records of a JSON Lines file that hold labels."""
+    qrels = {}
+    for where, qid, labels, _ in json_line_records(_read_lines(stream, source), source):
+        if labels is not None:
+            name, value = labels
+            qrels[qid] = _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))
+    if not qrels:
+        fail(source, "no labels: no record has %s" % ", ".join(JSONL_FIELDS["labels"]))
+    return qrels
+
+
+def json_lines_rankings(lines, source, qrels, opts, line_of=None):
+    """(the records' own labels or None, {qid: Ranking or None}) of a JSON Lines fixture
+    (qrels None: judged by each record's own labels) or run, given its lines.  Each
+    record is judged as it is read, so that memory follows queries, not lines."""
+    theirs, ranked = {}, {}
+    for where, qid, labels, ranking in json_line_records(lines, source, line_of):
+        if labels is not None:
+            name, value = labels
+            own = {qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))}
+            theirs.update(fold_labels(own, opts.separator, where))
+        if ranking is not None:
+            name, value = ranking
+            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores")
+            ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels,
+                                    opts, loc(where, name)))
+    if qrels is None and not theirs:
+        fail(source, "no labels: no record has %s" % ", ".join(JSONL_FIELDS["labels"]))
+    return theirs or None, ranked
 
 
 def fold_labels(qrels, separator, source=""):
@@ -1297,6 +1425,8 @@ def load_qrels(path, separator=None):
     with open_input(path) as stream:
         if not is_json(stream, source):
             return fold_labels(read_trec_qrels(stream, source), separator, source)
+        if is_json_lines(stream, source):
+            return fold_labels(json_lines_labels(stream, source), separator, source)
         obj = parse_json(read_json_text(stream, source), source)
     labels, root = (obj["qrels"], "qrels") if is_fixture(obj) else (obj, "")
     return fold_labels(qrels_from_json(labels, source, root), separator, source)
@@ -1309,6 +1439,8 @@ def load_fixture(path, opts=Options(), **tuning):
     """
     source = place(path)
     with open_input(path) as stream:
+        if is_json_lines(stream, source):
+            return _json_lines_rankings(stream, source, None, opts, tuning)
         text = read_json_text(stream, source)
     return _json_rankings(text, source, None, opts, tuning)
 
@@ -1326,11 +1458,49 @@ def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
                 stream.seek(0)
                 ranked = judge_run(read_trec_run(stream, source), qrels, opts, source)
             return ranked
-        text = read_json_text(stream, source)
-    theirs, ranked = _json_rankings(text, source, qrels, opts, tuning)
+        if is_json_lines(stream, source):
+            theirs, ranked = _json_lines_rankings(stream, source, qrels, opts, tuning)
+        else:
+            theirs, ranked = _json_rankings(read_json_text(stream, source), source, qrels, opts, tuning)
     if same_labels and theirs is not None:
         check_same_labels(theirs, qrels, "%s: qrels" % source)
     return ranked
+
+
+def read_qrels(path):
+    """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines or a fixture (gzip too).
+
+    Raises EvalError, with the CLI's one-line message, on bad data.
+    """
+    return load_qrels(path)
+
+
+def read_run(path):
+    """The rankings of a run file (TREC, JSON, JSON Lines or a fixture's; gzip too) in the JSON
+    forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
+    source = place(path)
+    with open_input(path) as stream:
+        if not is_json(stream, source):
+            rankings = read_trec_run(stream, source)
+        elif is_json_lines(stream, source):
+            rankings = {qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
+                        for where, qid, _, ranking in json_line_records(_read_lines(stream, source), source)
+                        if ranking}
+        else:
+            obj = parse_json(read_json_text(stream, source), source)
+            obj, root = (obj["runs"], "runs") if is_fixture(obj) else (obj, "")
+            rankings = rankings_from_json(obj, source, root)
+    return {qid: docids if scores is None else dict(zip(docids, scores))
+            for qid, (docids, scores) in rankings.items()}
+
+
+def _json_lines_rankings(stream, source, qrels, opts, tuning):
+    tuning = {key: value for key, value in tuning.items() if key != "chunk"}
+    fast = fast_json_lines(stream, source, qrels, opts, **tuning) if FAST_PATHS else None
+    if fast is not None:
+        return fast
+    stream.seek(0)
+    return json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
 
 
 def _json_rankings(text, source, qrels, opts, tuning):
@@ -1651,7 +1821,10 @@ def _in_two(first, second):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             raise
-        theirs = pickle.load(pipe) if pipe.peek(1) else None
+        try:
+            theirs = pickle.load(pipe) if pipe.peek(1) else None
+        except (EOFError, pickle.UnpicklingError):  # the child failed mid-way: see its status
+            theirs = None
     if os.waitpid(pid, 0)[1] != 0:
         raise RuntimeError("the second reading process failed (its traceback is above)")
     return mine, theirs
@@ -1778,26 +1951,74 @@ def _members(text, i, read, cut=None):
     return out, cut, False
 
 
-_ROWS = "\0per_query\0"
+def fast_json_lines(stream, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, served=None):
+    """= json_lines_rankings(the stream's lines, source, qrels, opts), or None.
+
+    Records are independent lines, so a plain file of parallel_bytes or more is
+    read by two processes, a half each, cut at a line break; smaller ones are
+    declined (the reference reader is as fast on them).
+    """
+    size = _plain_size(stream)
+    if size < parallel_bytes or not hasattr(os, "fork"):
+        return None
+    stream.seek(size // 2)
+    stream.readline()
+    cut = stream.tell()
+
+    def part(start, end):  # each reads its own file: a forked descriptor shares its offset
+        seen = {}
+        with open(stream.name, "rb") as own:
+            own.seek(start)
+            lines = iter(lambda: own.readline() if own.tell() < end else b"", b"")
+            try:
+                return json_lines_rankings(lines, source, qrels, opts, seen) + (set(seen),)
+            except (EvalError, OSError):  # the reference finds it again, with its line number
+                raise _Decline from None
+    try:
+        first, second = _in_two(lambda: part(0, cut), lambda: part(cut, size))
+    except _Decline:
+        return None
+    if second is None or not first[2].isdisjoint(second[2]):
+        return None  # a query ID on both sides: the reference names both lines
+    theirs = dict(first[0] or {}, **(second[0] or {}))
+    if served is not None:
+        served.append("two processes")
+    return theirs or None, dict(first[1], **second[1])
+
+
+_ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
 
 
 def fast_json_text(result):
     """= json.dumps(result, indent=2), byte for byte, at a fraction of its cost; or None.
 
     json indents in pure Python; with a row per query that is most of a large
-    evaluation's time.  Every row has the same keys, so the rows are filled
-    into one template (float repr is what json writes) and spliced in.
+    evaluation's time.  Every row of a table has the same keys, so the rows are
+    filled into one template (float repr is what json writes) and spliced in.
     """
-    rows = result["per_query"]
+    spliced, bodies = dict(result), {}
+    for key in _ROW_TABLES:
+        if key in result:
+            body = _rows_text(result[key])
+            if body is None:
+                return None
+            spliced[key] = "\0%s\0" % key
+            bodies[json.dumps(spliced[key])] = body
+    text = json.dumps(spliced, indent=2)
+    for marker, body in bodies.items():
+        text = text.replace(marker, body, 1)
+    return text
+
+
+def _rows_text(rows):
+    """The indented JSON of {qid: {measure: value}} at the second level, or None when rows differ."""
     names = list(next(iter(rows.values()), {}))
     if not names or any(list(row) != names for row in rows.values()):
         return None
     row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
                                       for n in names) + "\n    }"
-    body = ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
-                      for q, values in rows.items())
-    text = json.dumps(dict(result, per_query=_ROWS), indent=2)
-    return text.replace(json.dumps(_ROWS), "{\n%s\n  }" % body, 1)
+    return "{\n%s\n  }" % ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
+                                     for q, values in rows.items())
 
 
 # === Output ===
@@ -1909,6 +2130,104 @@ def format_table(result, per_query=False):
     return "\n".join(lines)
 
 
+_MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>|~&!]")
+
+
+def _md(text):
+    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can
+    break no table and start no emphasis."""
+    return _MD_SPECIAL.sub(r"\\\g<0>", str(text))
+
+
+def _md_table(rows, labels=1):
+    """A GitHub table: the first row is the header, the first ``labels`` columns text
+    (escaped), the rest numbers we formatted (right-aligned, nothing to escape)."""
+    header = "| " + " | ".join(map(_md, rows[0])) + " |"
+    rule = "|" + " --- |" * labels + " ---: |" * (len(rows[0]) - labels)
+    return [header, rule] + ["| " + " | ".join(list(map(_md, row[:labels])) + row[labels:]) + " |"
+                             for row in rows[1:]]
+
+
+def format_markdown(result, per_query=False, worst=10):
+    """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
+    then the means (or the comparison), lost and worst regressed queries, changes."""
+    lines = ["### Retrieval evaluation: %s" % n_queries(result["queries"]), ""]
+    breaches = [line for line in notes(result) if line.startswith("gate failed")]
+    if breaches:
+        lines += ["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
+        lines += ["- " + _md(line[len("gate failed: "):]) for line in breaches] + [""]
+    if "comparison" in result:
+        lines += _md_table([row for row in _comparison_rows(result)]) + [""] + _md_changes(result, worst)
+    else:
+        lines += _md_table(_means_rows(result)) + [""]
+    lines += ["- " + _md(line[len("note: "):]) for line in notes(result) if line.startswith("note: ")]
+    lines += ["- " + _md(line) for line in result.get("warnings", [])]
+    if per_query:
+        names = list(result["measures"])
+        rows = [["query"] + names] + [[qid] + [_number(row[n], 4) for n in names]
+                                      for qid, row in result["per_query"].items()]
+        lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _means_rows(result):
+    """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
+    ties, ci = result.get("ties", {}).get("measures", {}), result.get("ci95", {})
+    rows = [["measure", "mean"] + (["95% CI"] if ci else []) + (["lowest (ties)", "highest (ties)"] if ties else [])]
+    for name, mean in result["measures"].items():
+        row = [name, _number(mean, 4)]
+        row += ["[%.4f, %.4f]" % tuple(ci[name]) if name in ci else ""] if ci else []
+        row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)] if ties else []
+        rows.append(row)
+    return rows
+
+
+def _comparison_rows(result):
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    for name, c in result["comparison"].items():
+        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"], "%.4f" % c["p_holm"]])
+    return rows
+
+
+def _md_changes(result, worst):
+    """Lost queries, the worst regressed ones and a histogram of per-query changes."""
+    lines = []
+    for name, c in result["comparison"].items():
+        if c.get("lost"):
+            lines.append("- **lost** by %s (a hit before, nothing relevant now): %s"
+                         % (_md(name), _md(first_few(c["lost"], 20))))
+    regressed = sorted(((d, name, q) for name, c in result["comparison"].items()
+                        for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
+    if regressed:
+        base = result["baseline_per_query"]
+        lines += ["", "Worst regressed queries:", ""] + _md_table(
+            [["measure", "query", "baseline", "candidate", "delta"]]
+            + [[name, q, _number(base[q][name], 4), _number(result["per_query"][q][name], 4), _signed(d)]
+               for d, name, q in regressed], labels=2)
+    rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
+    for name, c in result["comparison"].items():
+        deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
+        rows.append([name] + [str(sum(1 for d in deltas if inside(d))) for _, inside in HISTOGRAM])
+    return lines + [""] + _md_table(rows) + [""]
+
+
+def format_csv(result):
+    """A header row, then a row per evaluated query: its ID, then each measure's value
+    (with a comparison, each measure's baseline value, candidate value and delta)."""
+    out, names = io.StringIO(), list(result["measures"])
+    writer = csv.writer(out, lineterminator="\n")
+    base = result.get("baseline_per_query")
+    if base is None:
+        writer.writerow(["query"] + names)
+        writer.writerows([q] + [row[n] for n in names] for q, row in result["per_query"].items())
+    else:
+        writer.writerow(["query"] + ["%s %s" % (n, part) for n in names for part in ("baseline", "candidate", "delta")])
+        writer.writerows([q] + [v for n in names for v in (base[q][n], row[n], row[n] - base[q][n])]
+                         for q, row in result["per_query"].items())
+    return out.getvalue().rstrip("\n")
+
+
 def notes(result):
     """Lines for stderr: what was left out (of the baseline too), warnings, each gate breach."""
     lines = [skipped_text(result["skipped"])]
@@ -1936,32 +2255,130 @@ def skipped_text(skipped, whose=""):
     return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
 
 
+# === Library ===
+
+# The command line's answers as calls: each returns the dict that --format json
+# prints for the same inputs and options (breaches included: a failed gate is
+# no exception).  Inputs are JSON-shaped, as in a fixture; they are never modified.
+
+LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
+                   "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
+                   "max_query_drop")
+
+
+def score_run(qrels, run, measures=None, **options):
+    """Score one run: the dict that ``--format json`` prints.
+
+    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}; run: {qid: [doc, ...]} in rank
+    order or {qid: {doc: score}}; measures: names as for -m (a list, or one comma-separated
+    string), default R@3 and RR@3; options: the long options with underscores.
+
+    >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
+    {'R@1': 0.0, 'RR': 0.5}
+    """
+    args, planned = _library_plan(measures, options, with_baseline=False)
+    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
+    ranked = judge_run(rankings_from_json(run, None, "run"), labels, planned.opts, None, "run")
+    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "run"))
+
+
+def compare_runs(qrels, baseline, candidate, measures=None, **options):
+    """Compare a candidate run with a baseline on the same labels: the dict that
+    ``--format json --baseline`` prints, gate breaches under "breaches".
+
+    >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
+    ['q1']
+    """
+    args, planned = _library_plan(measures, options, with_baseline=True)
+    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
+    ranked = judge_run(rankings_from_json(candidate, None, "candidate"), labels, planned.opts, None,
+                       "candidate")
+    base = judge_run(rankings_from_json(baseline, None, "baseline"), labels, planned.opts, None, "baseline")
+    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline"))
+
+
+def _library_plan(measures, options, with_baseline):
+    """(arguments, Plan) of a library call, its options checked as the command line checks them."""
+    unknown = sorted(set(options) - set(LIBRARY_OPTIONS))
+    if unknown:
+        raise TypeError("unexpected keyword argument %r" % unknown[0])
+    args = argparse.Namespace(**dict(DEFAULTS, **options))
+    args.measure = None if measures is None else [measures] if isinstance(measures, str) else list(measures)
+    if any(not isinstance(m, str) for m in args.measure or ()):
+        raise EvalError("measures must be names such as 'R@10', not %s" % show(measures))
+    args.baseline = "baseline" if with_baseline else None
+    _check_library_values(args)
+    check_options(args, set(options))
+    return args, plan(args)
+
+
+def _check_library_values(args):
+    """Refuse option values that the command line's parser could not have produced."""
+    def refuse(name, rule):
+        raise EvalError("%s must be %s, not %s" % (name, rule, show(getattr(args, name))))
+    for name, lowest in (("relevance_level", 0), ("seed", 0), ("permutations", 1)):
+        value = _integral(getattr(args, name))
+        if value is None or value < lowest:
+            refuse(name, "an integer >= %d" % lowest)
+        setattr(args, name, value)
+    if args.depth is not None:
+        args.depth = check_cutoff(args.depth)
+    for name in ("max_mean_drop", "max_query_drop"):
+        value = getattr(args, name)
+        if value is not None:
+            try:
+                limit = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+            except OverflowError:
+                limit = -1.0
+            if not 0 <= limit < math.inf:
+                refuse(name, "a number >= 0")
+            setattr(args, name, limit)
+    for name, choices in POLICIES.items():
+        if getattr(args, name) not in choices:
+            refuse(name, "one of " + ", ".join(choices))
+    for name in ("ties", "ci"):
+        if not isinstance(getattr(args, name), bool):
+            refuse(name, "True or False")
+    if args.chunk_separator is not None and not isinstance(args.chunk_separator, str):
+        refuse("chunk_separator", "a string")
+
+
 # === Command line ===
 
 EPILOG = """\
-inputs:
-  FIXTURE is a JSON object {"qrels": {...}, "runs": {...}}; other keys are ignored.
-  qrels: {"q1": ["d1", "d2"]} (each listed ID has grade 1)
-         or {"q1": {"d1": 2, "d7": 0}} (integer grades; <= 0 is judged non-relevant)
-         or TREC text: QID ITER DOCID GRADE
-  runs:  {"q1": ["d9", "d2"]} (list order is the ranking)
-         or {"q1": {"d9": 12.5, "d2": 3.0}} (score descending, ties by ID descending)
-         or TREC text: QID Q0 DOCID RANK SCORE [TAG] (ranked by score; RANK ignored)
-  A file is JSON when it starts with '{'. UTF-8 (a BOM is fine), gzip is
-  unpacked, '-' reads standard input (once), '#' lines in TREC text are comments.
-  An explicitly empty ranking is valid and scores zero.
+input forms, three lines each (a file whose first non-blank character is '{' is JSON):
+  TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
+    q1 0 d1 2                               q1 Q0 d9 1 12.5 bm25
+    q1 0 d7 0                               q1 Q0 d1 2 11.0 bm25
+  BEIR/MTEB qrels: QID DOCID GRADE, tab-separated, header optional
+    query-id  corpus-id  score
+    q1        d1         1
+  JSON fixture (--qrels and --run also take either half, or a whole fixture):
+    {"qrels": {"q1": ["d1", "d2"], "q2": {"d3": 2, "d7": 0}},
+     "runs": {"q1": ["d9", "d1"], "q2": {"d3": 12.5, "d7": 3.0}}}
+  JSON Lines, a record a query (Ragas: reference_context_ids, retrieved_context_ids;
+  LlamaIndex: expected_ids, retrieved_ids; other fields are ignored):
+    {"query_id": "q1", "question": "...", "relevant": ["d1"], "retrieved": ["d9", "d1"]}
+    {"query_id": "q2", "relevant": {"d3": 2}, "retrieved": {"d3": 12.5, "d7": 3.0}}
+  Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
+  ranked in its order, scores descending with ties by ID descending (trec_eval).
+  UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
+  are comments; an explicitly empty ranking is valid and scores zero.
 
 measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 %s
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
-  3 the output could not be written (disk full, standard output closed)
+  3 the output, or the --summary file, could not be written (disk full, stdout closed)
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
   python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
   python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
+  python3 rag_retrieval_eval.py --qrels qrels/test.tsv --run results.json -m nDCG@10,R@100
+  python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
+      --summary "$GITHUB_STEP_SUMMARY" > report.json
 """
 
 
@@ -1990,7 +2407,7 @@ def measure_help():
 DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
             "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
-            "ci": False, "format": "json", "per_query": False, **DEFAULT_POLICIES}
+            "ci": False, "format": "json", "per_query": False, "summary": None, **DEFAULT_POLICIES}
 
 
 def build_parser(defaults=True):
@@ -2032,8 +2449,10 @@ def build_parser(defaults=True):
         help="also the lowest and highest mean over all orders of tied scores")
     add("--ci", action="store_true",
         help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
-    add("--format", choices=("json", "table", "trec"), help="output format (default json)")
-    add("--per-query", action="store_true", help="with --format table, add a row per query")
+    add("--format", choices=FORMATS, help="output format (default json)")
+    add("--per-query", action="store_true", help="with --format table or markdown, add a row per query")
+    add("--summary", metavar="FILE",
+        help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
     if defaults:
         parser.set_defaults(**DEFAULTS)
     return parser
@@ -2050,6 +2469,7 @@ def parse_command_line(argv):
 
 
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+FORMATS = ("json", "table", "trec", "markdown", "csv")
 
 
 def check_usage(args, given):
@@ -2058,17 +2478,29 @@ def check_usage(args, given):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
     if args.fixture is None and not (args.qrels and args.run):
         raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
-    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop")]
-    for flag in [flag for flag, name in lost if name in given and args.baseline is None]:
-        raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
-    if args.format == "trec" and args.baseline is not None:
-        raise EvalError("--format trec has no place for a comparison: use --format json or table")
-    if args.chunk_separator == "":
-        raise EvalError("--chunk-separator needs a non-empty separator")
+    check_options(args, given)
+    if args.summary is not None:  # refused before any work, and nothing appended
+        try:
+            if os.path.isdir(args.summary):
+                raise IsADirectoryError(21, "Is a directory")
+            open(args.summary, "a").close()
+        except OSError as exc:
+            raise EvalError("--summary %s cannot be written: %s" % (place(args.summary), exc.strerror or exc))
     inputs = [p for p in (args.fixture, args.qrels, args.run, args.baseline) if p in STDIN_NAMES]
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
+
+
+def check_options(args, given):
+    """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
+    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop")]
+    for flag in [flag for flag, name in lost if name in given and args.baseline is None]:
+        raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
+    if args.format == "trec" and args.baseline is not None:
+        raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
+    if args.chunk_separator == "":
+        raise EvalError("--chunk-separator needs a non-empty separator")
 
 
 def main(argv=None):
@@ -2085,13 +2517,13 @@ def main(argv=None):
         _say(line)
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
-    if args.format == "json":
-        text = format_json(result)
-    elif args.format == "trec":
-        text = format_trec(result)
-    else:
-        text = format_table(result, args.per_query)
-    return _print(text, 1 if result.get("breaches") else 0)
+    text = {"json": format_json, "trec": format_trec, "csv": format_csv,
+            "table": lambda r: format_table(r, args.per_query),
+            "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
+    status = 1 if result.get("breaches") else 0
+    if args.summary is not None and not _append(args.summary, format_markdown(result, args.per_query)):
+        status = 3
+    return max(_print(text, status), status)
 
 
 def _say(line):
@@ -2101,6 +2533,17 @@ def _say(line):
         sys.stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass
+
+
+def _append(path, text):
+    """Append a report to a file in one write; say so and return False when it cannot be."""
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n\n")
+        return True
+    except OSError as exc:
+        _say("error: cannot append the summary to %s: %s" % (place(path), exc.strerror or exc))
+        return False
 
 
 def _print(text, status):
@@ -2118,13 +2561,16 @@ def _print(text, status):
     return status
 
 
+Plan = namedtuple("Plan", "specs opts policies")
+
+
 def plan(args):
-    """(measure specs, reading options, query policies) of parsed arguments."""
+    """The Plan of parsed arguments: measure specs, reading options, query policies."""
     specs = parse_measures(args.measure or [])
     if args.k or not specs:
         specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
     opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties)
-    return specs, opts, {name: getattr(args, name) for name in POLICIES}
+    return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
 
 
 def load_inputs(args, opts):
@@ -2138,34 +2584,46 @@ def load_inputs(args, opts):
 
 def compute(args):
     """Load the inputs named by parsed arguments and evaluate them: the general result."""
-    specs, opts, policies = plan(args)
-    qrels, ranked, where = load_inputs(args, opts)
+    planned = plan(args)
+    qrels, ranked, where = load_inputs(args, planned.opts)
+    baseline = None
+    if args.baseline is not None:
+        baseline = load_run(args.baseline, qrels, planned.opts, same_labels=True), place(args.baseline)
+    return evaluate_loaded(args, planned, qrels, ranked, where, baseline)
+
+
+def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None):
+    """The general result of loaded inputs; baseline is (its rankings, its place) or None."""
+    specs, opts, policies = planned
     judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, policies, where)
     result = run_evaluation(judged, specs, skipped, zeroed)
-    if args.baseline is not None:
-        result.update(compare_with_baseline(args, qrels, judged, result, (specs, opts, policies), where))
+    if baseline is not None:
+        result.update(compare_with_baseline(args, planned, qrels, judged, result, (where[0],) + baseline))
     result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
                                       coverage_warning(result.get("coverage"))) if w]
-    if args.chunk_separator:
+    if opts.separator:
         folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
         result["folded"] = {"total": sum(folded.values()), "per_query": folded}
-    if args.ties:
+    if opts.ties:
         result["ties"] = tie_bounds(judged, specs)
     if args.ci:
         result["ci95"] = mean_intervals(result["per_query"], specs, args.seed)
     return result
 
 
-def compare_with_baseline(args, qrels, judged, result, planned, where):
-    """The comparison block of the candidate's result against the baseline's, on the same labels."""
+def compare_with_baseline(args, planned, qrels, judged, result, baseline):
+    """The comparison block of the candidate's result against the baseline's, on the same labels.
+
+    baseline is (the qrels' place, the baseline's rankings, the baseline's place).
+    """
     specs, opts, policies = planned
-    base_ranked = load_run(args.baseline, qrels, opts, same_labels=True)
+    qrels_place, base_ranked, base_place = baseline
     base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, policies,
-                                                 (where[0], place(args.baseline)))
-    baseline = run_evaluation(base_judged, specs, skipped, zeroed)
-    out = compare(baseline, result, specs, args.seed, args.permutations,
-                  args.max_mean_drop, args.max_query_drop, place(args.baseline))
-    out.update(baseline_skipped=skipped, baseline_zeroed=zeroed)
+                                                 (qrels_place, base_place))
+    base = run_evaluation(base_judged, specs, skipped, zeroed)
+    out = compare(base, result, specs, args.seed, args.permutations,
+                  args.max_mean_drop, args.max_query_drop, base_place)
+    out.update(baseline_skipped=skipped, baseline_zeroed=zeroed, baseline_per_query=base["per_query"])
     if any(g < opts.level for labels in qrels.values() for g in labels.values()):
         out["coverage"] = coverage(base_judged, judged, specs)
     return out

@@ -7,6 +7,7 @@ pipes, closed streams, a terminal).  The readers' tests are written once and
 run against the reference readers and the fast paths alike.
 """
 import contextlib
+import csv
 import doctest
 import fractions
 import gzip
@@ -16,6 +17,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -600,8 +602,13 @@ class TrecInputTest(TempDirTestCase):
 GOOD_RUN = "q1 Q0 d1 1 1.0 t\n"
 GOOD_QRELS = "q1 0 d1 1\n"
 TREC_REJECTIONS = [
-    ("qrels with 3 columns", "q1 0 d1\n", GOOD_RUN, [], ["qrels.txt:1", "expected 4 columns", "found 3"]),
+    ("qrels mixing 4 and 3 columns", "q1 0 d1 1\nq1 d2 1\n", GOOD_RUN, [],
+     ["qrels.txt:2", "expected 4 columns (QID ITER DOCID GRADE) as on line 1", "found 3"]),
+    ("qrels mixing 3 and 4 columns", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 0 d2 1\n", GOOD_RUN, [],
+     ["qrels.txt:3", "expected 3 columns (QID DOCID GRADE) as on line 2", "found 4"]),
     ("qrels with 5 columns", "q1 0 d1 1 x\n", GOOD_RUN, [], ["qrels.txt:1", "found 5"]),
+    ("TSV header twice", "query-id\tcorpus-id\tscore\nq1\td1\t1\nquery-id\tcorpus-id\tscore\n", GOOD_RUN,
+     [], ["qrels.txt:3", "query 'query-id'", "grade 'score' is not an integer"]),
     ("non-integer grade", "# c\nq1 0 d1 1.5\n", GOOD_RUN, [], ["qrels.txt:2", "query 'q1'", "grade '1.5'"]),
     ("document labeled twice", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", GOOD_RUN, [],
      ["qrels.txt:3", "query 'q1'", "'d1' is labeled twice (first at line 1)"]),
@@ -790,8 +797,9 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
         for chunk in (7, 1 << 16):
             served = []
             path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
-            ranked = rre.fast_trec_run(open(path, "rb"), "run.txt", QRELS_FOR_RANDOM, rre.Options(),
-                                       chunk=chunk, parallel_bytes=1, served=served)
+            with open(path, "rb") as stream:
+                ranked = rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(),
+                                           chunk=chunk, parallel_bytes=1, served=served)
             self.assertEqual(served, ["two processes"])
             self.assertEqual(ranked, self.reference(path.read_bytes()))
 
@@ -1415,3 +1423,190 @@ class ProcessTest(TempDirTestCase):
         proc = subprocess.run(["bash", "-c", '"$0" "$1" --qrels "$2" --run <(cat "$3") -m R@3 --unlabeled skip', sys.executable,
                                str(SCRIPT), str(q), str(run)], capture_output=True)
         self.assertEqual((proc.returncode, json.loads(proc.stdout)["measures"]), (0, {"R@3": 1.0}), proc.stderr)
+
+
+SEED_RECORDS = [("q1", ["d1", "d2"], ["d9", "d2", "d1"]), ("q2", ["d3"], ["d3", "d8", "d9"]),
+                ("q3", ["d4"], ["d8", "d9", "d10"])]
+
+
+def json_lines(query="query_id", labels="relevant", ranking="retrieved", records=SEED_RECORDS, extra=True):
+    """The seed fixture as JSON Lines, under the given field names (None leaves a role out)."""
+    lines = []
+    for qid, relevant, retrieved in records:
+        record = {query: qid, "question": "what is %s?" % qid} if extra else {query: qid}
+        if labels:
+            record[labels] = relevant
+        if ranking:
+            record[ranking] = retrieved
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+class MoreInputsTest(TempDirTestCase):
+    """BEIR TSV qrels and JSON Lines logs (Ragas, LlamaIndex) read as the fixture does."""
+
+    def test_beir_tsv_qrels_equal_trec_qrels(self):
+        run = self.write("r.txt", RUN_TXT)
+        trec = cli("--qrels", self.write("q.txt", QRELS_TXT), "--run", run, "-m", "AP,nDCG@3,R@2")
+        labels = [line.split() for line in QRELS_TXT.splitlines() if line and not line.startswith("#")]
+        for header in ("query-id\tcorpus-id\tscore\n", ""):
+            with self.subTest(header=bool(header)):
+                tsv = self.write("q.tsv", header + "".join("%s\t%s\t%s\n" % (q, d, g) for q, _, d, g in labels))
+                self.assertEqual(cli("--qrels", tsv, "--run", run, "-m", "AP,nDCG@3,R@2"), trec)
+
+    def test_json_lines_logs_give_the_fixtures_values(self):
+        names = {"ours": ("query_id", "relevant", "retrieved"),
+                 "Ragas": ("query_id", "reference_context_ids", "retrieved_context_ids"),
+                 "LlamaIndex": ("qid", "expected_ids", "retrieved_ids"), "short": ("id", "relevant", "retrieved")}
+        for tool, (query, labels, ranking) in names.items():
+            with self.subTest(tool):
+                path = self.write("log.jsonl", json_lines(query, labels, ranking))
+                self.assertEqual(cli(path, "--k", "3"), (0, SEED_STDOUT, ""))
+
+    def test_json_lines_as_qrels_and_as_run(self):
+        qrels = self.write("q.jsonl", json_lines(ranking=None) + "\n\n")  # blank lines are fine
+        run = self.write("r.jsonl", json_lines(labels=None, ranking="retrieved_ids"))
+        status, out, _ = cli("--qrels", qrels, "--run", run, "-m", "R@3,RR@3")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@3": 2 / 3, "RR@3": 0.5}))
+        self.assertEqual(rre.read_qrels(str(qrels)), {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}, "q3": {"d4": 1}})
+        self.assertEqual(rre.read_run(str(run)), {q: r for q, _, r in SEED_RECORDS})
+        scored = self.write("s.jsonl", '{"id": "q1", "retrieved": {"d1": 0.5, "d2": 2}}\n{"id": "q2", "retrieved": []}\n')
+        self.assertEqual(rre.read_run(str(scored)), {"q1": {"d1": 0.5, "d2": 2.0}, "q2": []})
+
+    def test_json_lines_rejections(self):
+        good = json_lines().splitlines()
+        cases = [
+            ("no query ID", [good[0], '{"relevant": ["d1"], "retrieved": []}'], ["log.jsonl:2", "no query ID"]),
+            ("two names for the ranking", [good[0], '{"id": "q2", "retrieved": [], "retrieved_ids": []}'],
+             ["log.jsonl:2", "'retrieved' and 'retrieved_ids' both give the ranking"]),
+            ("a query on two records", [good[0], good[0]], ["log.jsonl:2", "query 'q1' has a record on line 1"]),
+            ("not an object", [good[0], "[1, 2]"], ["log.jsonl:2", "expected an object"]),
+            ("truncated last line", good[:2] + [good[2][:30]], ["log.jsonl:3", "invalid JSON"]),
+            ("a bad ID", [good[0], '{"id": "q2", "relevant": ["d\\t"], "retrieved": []}'],
+             ["log.jsonl:2: relevant[0]", "control character"]),
+            ("a bad score", [good[0], '{"id": "q2", "relevant": ["d1"], "retrieved": {"d1": "x"}}'],
+             ["log.jsonl:2: retrieved.d1", "score 'x'"]),
+            ("labels nowhere", ['{"id": "q1", "retrieved": []}', '{"id": "q2", "retrieved": []}'], ["no labels"]),
+        ]
+        for name, lines, fragments in cases:
+            with self.subTest(name):
+                rejected(self, *cli(self.write("log.jsonl", "\n".join(lines) + "\n")), *fragments)
+
+
+def table_rows(markdown):
+    """The cells of each Markdown table row (split at the pipes that are not escaped)."""
+    return [[c for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in markdown.splitlines()
+            if line.startswith("|")]
+
+
+class ReportFormatsTest(TempDirTestCase):
+    """Markdown for a pull request, CSV for a spreadsheet, --summary for a CI page."""
+
+    def compare(self, *args, base=BASE_RUNS, cand=CAND_RUNS):
+        b = self.write("base.json", fixture(base))
+        c = self.write("cand.json", fixture(cand))
+        return cli(c, "--baseline", b, "-m", "R@2,RR", *args)
+
+    def test_markdown_tables_keep_their_shape_with_hostile_ids(self):
+        odd = {"q|1*": ["d|1", "d2"], "q_2`": ["d3"], "q3": ["d4"]}
+        base = {"q|1*": ["d|1", "d2", "d9"], "q_2`": ["d8", "d3", "d9"], "q3": ["d4", "d9", "d10"]}
+        cand = {"q|1*": ["d9", "d2", "d|1"], "q_2`": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}
+        b = self.write("b.json", fixture(base, odd))
+        c = self.write("c.json", fixture(cand, odd))
+        status, out, _ = cli(c, "--baseline", b, "-m", "R@2,RR", "--max-query-drop", "0.5",
+                             "--format", "markdown", "--per-query")
+        self.assertEqual(status, 1)
+        self.assertLess(out.index("gate breach"), out.index("| measure | baseline"))  # breaches first
+        rows = table_rows(out)
+        self.assertGreater(len(rows), 10)
+        tables, width = [], None
+        for line in out.splitlines():  # every row of a table has its header's column count
+            if line.startswith("|"):
+                width = width or len(table_rows(line)[0])
+                self.assertEqual(len(table_rows(line)[0]), width, line)
+            else:
+                width = None
+        self.assertIn(r"q\|1\*", out)
+        self.assertNotIn("q|1*", out)
+        for fragment in ("lost", "Worst regressed", "p (Holm)", "unchanged", "Per query"):
+            self.assertIn(fragment, out)
+
+    def test_csv_has_a_row_per_query_equal_to_the_json(self):
+        path = self.write("f.json", json_fixture())
+        status, out, _ = cli(path, "-m", "AP,nDCG@3,NumRet", "--format", "csv")
+        result = json.loads(cli(path, "-m", "AP,nDCG@3,NumRet")[1])
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual((status, [r["query"] for r in rows]), (0, list(result["per_query"])))
+        for row in rows:
+            self.assertEqual({n: float(row[n]) for n in ("AP", "nDCG@3", "NumRet")}, result["per_query"][row["query"]])
+        compared = list(csv.DictReader(io.StringIO(self.compare("--format", "csv")[1])))
+        full = json.loads(self.compare()[1])
+        self.assertEqual(len(compared), 3)
+        for row in compared:
+            q = row["query"]
+            self.assertEqual((float(row["RR baseline"]), float(row["RR candidate"])),
+                             (full["baseline_per_query"][q]["RR"], full["per_query"][q]["RR"]))
+            self.assertEqual(float(row["R@2 delta"]), full["comparison"]["R@2"]["improved"].get(q)
+                             or full["comparison"]["R@2"]["regressed"].get(q) or 0.0)
+
+    def test_summary_appends_one_report_per_run_whatever_stdout_prints(self):
+        summary = self.write("summary.md", "# earlier step\n")
+        status, out, _ = self.compare("--max-query-drop", "0.5", "--summary", summary)
+        self.assertEqual((status, json.loads(out)["queries"]), (1, 3))  # the gate still decides
+        self.compare("--summary", summary, "--format", "table")
+        text = summary.read_text()
+        self.assertTrue(text.startswith("# earlier step\n"))
+        self.assertEqual(text.count("### Retrieval evaluation"), 2)
+        self.assertEqual(text.count("gate breach"), 1)
+
+    def test_summary_to_a_bad_place_is_refused_before_any_work(self):
+        for target in (self.tmp, self.tmp / "missing" / "s.md"):
+            with self.subTest(target=target):
+                rejected(self, *self.compare("--summary", target), "--summary", "cannot be written")
+        summary = self.write("s.md", "")
+        rejected(self, *cli(self.write("bad.json", b"{"), "--summary", summary), "invalid JSON")
+        self.assertEqual(summary.read_text(), "")  # nothing appended on an error
+
+
+class LibraryApiTest(unittest.TestCase):
+    """score_run and compare_runs answer exactly what the CLI prints as JSON."""
+
+    def test_public_names(self):
+        self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "read_qrels",
+                                                      "read_run", "check_ids", "EvalError"]))
+
+    def test_score_run_equals_the_cli(self):
+        data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "f.json")
+            path.write_text(json.dumps(data))
+            for args, options in [((), {}), (("-m", "AP,nDCG@3", "--depth", "5"), {"depth": 5}),
+                                  (("-m", "R@2", "--ties", "--ci", "--seed", "3"), {"ties": True, "ci": True, "seed": 3}),
+                                  (("-m", "RR", "--chunk-separator", "#"), {"chunk_separator": "#"})]:
+                with self.subTest(args=args):
+                    measures = args[1] if args else None
+                    expected = json.loads(cli(path, *args)[1] if args else cli(path, "-m", "R@3,RR@3")[1])
+                    self.assertEqual(rre.score_run(data["qrels"], data["runs"], measures, **options), expected)
+
+    def test_compare_runs_equals_the_cli_and_mutates_nothing(self):
+        qrels = fixture({})["qrels"]
+        saved = json.dumps([qrels, BASE_RUNS, CAND_RUNS])
+        with tempfile.TemporaryDirectory() as tmp:
+            base, cand = Path(tmp, "b.json"), Path(tmp, "c.json")
+            base.write_text(json.dumps(fixture(BASE_RUNS)))
+            cand.write_text(json.dumps(fixture(CAND_RUNS)))
+            status, out, _ = cli(cand, "--baseline", base, "-m", "R@2,RR", "--max-query-drop", "0.5")
+        result = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, ["R@2", "RR"], max_query_drop=0.5)
+        self.assertEqual((status, result), (1, json.loads(out)))
+        self.assertTrue(result["breaches"])
+        self.assertEqual(json.dumps([qrels, BASE_RUNS, CAND_RUNS]), saved)
+
+    def test_bad_options_and_data(self):
+        for options in ({"missing_run": "ignore"}, {"depth": 0}, {"ties": 1}, {"max_mean_drop": 0.1},
+                        {"relevance_level": -1}, {"chunk_separator": ""}, {"permutations": 0}):
+            with self.subTest(options=options), self.assertRaises(rre.EvalError):
+                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, **options)
+        with self.assertRaises(TypeError):
+            rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, judged_too=True)
+        with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
+            rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
