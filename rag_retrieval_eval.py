@@ -2064,37 +2064,58 @@ HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 <
 
 def format_comparison(result, worst=10):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
-    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
-    for name, c in result["comparison"].items():
-        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
-                     "%.4f" % c["p_holm"]])
-    lines = _columns(rows)
+    lines = _columns(_comparison_rows(result))
     if result["breaches"]:
-        lines += ["", "gate breaches:"] + ["  " + n[len("gate failed: "):] for n in notes(result)
-                                           if n.startswith("gate failed")]
+        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
     for name, c in result["comparison"].items():
         if c.get("lost"):
             lines.append("lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(c["lost"])))
-    regressed = sorted(((d, name, q) for name, c in result["comparison"].items()
-                        for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
+    regressed = _worst_regressed(result, worst)
     if regressed:
         lines += ["", "worst regressed queries:"]
-        lines += ["  " + line for line in _columns(
-            [[name, q, _number(result["per_query"][q][name] - d, 4) + " ->",
-              _number(result["per_query"][q][name], 4), _signed(d)] for d, name, q in regressed])]
-    for name, c in result["comparison"].items():
-        deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
+        lines += ["  " + line for line in _columns([[name, q, before + " ->", after, delta]
+                                                    for name, q, before, after, delta in regressed])]
+    for name in result["comparison"]:
+        counts = _histogram(result, name)
         lines += ["", "per-query deltas of %s:" % name]
-        for label, inside in HISTOGRAM:
-            n = sum(1 for d in deltas if inside(d))
-            lines.append("  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, len(deltas)))))
+        lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result["queries"])))
+                  for (label, _), n in zip(HISTOGRAM, counts)]
     cover = result.get("coverage")
     if cover:
         lines.append("")
         lines.append("label coverage (%s): baseline %.4f, candidate %.4f"
                      % (cover["measure"], cover["baseline"], cover["candidate"]))
     return "\n".join(lines)
+
+
+def _comparison_rows(result):
+    """Header and a row per measure of a comparison, as the table and Markdown show it."""
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    for name, c in result["comparison"].items():
+        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
+                     "%.4f" % c["p_holm"]])
+    return rows
+
+
+def _breach_lines(result):
+    return [line[len("gate failed: "):] for line in notes(result) if line.startswith("gate failed: ")]
+
+
+def _worst_regressed(result, worst):
+    """(measure, query, before, after, delta) of the largest drops, as text."""
+    drops = sorted(((d, name, q) for name, c in result["comparison"].items()
+                    for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
+    base, cand = result["baseline_per_query"], result["per_query"]
+    return [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
+            for d, name, q in drops]
+
+
+def _histogram(result, name):
+    """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
+    c = result["comparison"][name]
+    deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
+    return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
 def format_table(result, per_query=False):
@@ -2152,12 +2173,12 @@ def format_markdown(result, per_query=False, worst=10):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s" % n_queries(result["queries"]), ""]
-    breaches = [line for line in notes(result) if line.startswith("gate failed")]
+    breaches = _breach_lines(result)
     if breaches:
         lines += ["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
-        lines += ["- " + _md(line[len("gate failed: "):]) for line in breaches] + [""]
+        lines += ["- " + _md(line) for line in breaches] + [""]
     if "comparison" in result:
-        lines += _md_table([row for row in _comparison_rows(result)]) + [""] + _md_changes(result, worst)
+        lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
     lines += ["- " + _md(line[len("note: "):]) for line in notes(result) if line.startswith("note: ")]
@@ -2173,20 +2194,13 @@ def format_markdown(result, per_query=False, worst=10):
 def _means_rows(result):
     """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
     ties, ci = result.get("ties", {}).get("measures", {}), result.get("ci95", {})
-    rows = [["measure", "mean"] + (["95% CI"] if ci else []) + (["lowest (ties)", "highest (ties)"] if ties else [])]
+    rows = [["measure", "mean"] + (["95% CI"] if ci else [])
+            + (["lowest (ties)", "highest (ties)"] if ties else [])]
     for name, mean in result["measures"].items():
         row = [name, _number(mean, 4)]
         row += ["[%.4f, %.4f]" % tuple(ci[name]) if name in ci else ""] if ci else []
         row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)] if ties else []
         rows.append(row)
-    return rows
-
-
-def _comparison_rows(result):
-    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
-    for name, c in result["comparison"].items():
-        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"], "%.4f" % c["p_holm"]])
     return rows
 
 
@@ -2197,18 +2211,13 @@ def _md_changes(result, worst):
         if c.get("lost"):
             lines.append("- **lost** by %s (a hit before, nothing relevant now): %s"
                          % (_md(name), _md(first_few(c["lost"], 20))))
-    regressed = sorted(((d, name, q) for name, c in result["comparison"].items()
-                        for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
+    regressed = _worst_regressed(result, worst)
     if regressed:
-        base = result["baseline_per_query"]
         lines += ["", "Worst regressed queries:", ""] + _md_table(
-            [["measure", "query", "baseline", "candidate", "delta"]]
-            + [[name, q, _number(base[q][name], 4), _number(result["per_query"][q][name], 4), _signed(d)]
-               for d, name, q in regressed], labels=2)
+            [["measure", "query", "baseline", "candidate", "delta"]] + [list(row) for row in regressed],
+            labels=2)
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
-    for name, c in result["comparison"].items():
-        deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
-        rows.append([name] + [str(sum(1 for d in deltas if inside(d))) for _, inside in HISTOGRAM])
+    rows += [[name] + list(map(str, _histogram(result, name))) for name in result["comparison"]]
     return lines + [""] + _md_table(rows) + [""]
 
 
@@ -2222,7 +2231,8 @@ def format_csv(result):
         writer.writerow(["query"] + names)
         writer.writerows([q] + [row[n] for n in names] for q, row in result["per_query"].items())
     else:
-        writer.writerow(["query"] + ["%s %s" % (n, part) for n in names for part in ("baseline", "candidate", "delta")])
+        writer.writerow(["query"] + ["%s %s" % (n, part) for n in names
+                                     for part in ("baseline", "candidate", "delta")])
         writer.writerows([q] + [v for n in names for v in (base[q][n], row[n], row[n] - base[q][n])]
                          for q, row in result["per_query"].items())
     return out.getvalue().rstrip("\n")
@@ -2327,7 +2337,8 @@ def _check_library_values(args):
         value = getattr(args, name)
         if value is not None:
             try:
-                limit = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+                real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+                limit = float(value) if real else -1.0
             except OverflowError:
                 limit = -1.0
             if not 0 <= limit < math.inf:
@@ -2404,6 +2415,9 @@ def measure_help():
     return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
 
 
+POLICY_CASES = {"missing_run": "a labeled query with no ranking (zero: trec_eval -c)",
+                "unlabeled": "a ranked query with no labels",
+                "no_relevant": "a labeled query none of whose labels is relevant"}
 DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
             "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
@@ -2416,9 +2430,9 @@ def build_parser(defaults=True):
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
                      argument_default=argparse.SUPPRESS)
     add = parser.add_argument
-    add("fixture", nargs="?", help="JSON fixture with qrels and runs")
-    add("--qrels", metavar="FILE", help="relevance labels (TREC or JSON) instead of a fixture")
-    add("--run", metavar="FILE", help="the ranking to score (TREC or JSON), with --qrels")
+    add("fixture", nargs="?", help="JSON fixture with qrels and runs, or JSON Lines records with both")
+    add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
+    add("--run", metavar="FILE", help="the rankings to score (TREC, JSON or JSON Lines), with --qrels")
     add("-m", "--measure", action="append", metavar="NAMES",
         help="measures to compute, comma-separated (see below)")
     add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
@@ -2427,12 +2441,9 @@ def build_parser(defaults=True):
         help="a grade >= L counts as relevant (default 1; trec_eval -l)")
     add("--depth", type=_arg(parse_cutoff), metavar="N",
         help="only the first N ranked documents of each query count (trec_eval -M)")
-    add("--missing-run", choices=POLICIES["missing_run"],
-        help="a labeled query with no ranking: error (default), zero (trec_eval -c) or skip")
-    add("--unlabeled", choices=POLICIES["unlabeled"],
-        help="a ranked query with no labels: error (default) or skip")
-    add("--no-relevant", choices=POLICIES["no_relevant"],
-        help="a query none of whose labels is relevant: error (default), zero or skip")
+    for name, case in POLICY_CASES.items():
+        add("--" + name.replace("_", "-"), choices=POLICIES[name],
+            help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
     add("--baseline", metavar="FILE",
         help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
     add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",

@@ -1610,3 +1610,36 @@ class LibraryApiTest(unittest.TestCase):
             rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, judged_too=True)
         with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
             rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
+
+
+class FastJsonLinesTest(TempDirTestCase):
+    """JSON Lines in two processes equal the reference reader, or decline."""
+
+    def both(self, text, qrels=None, **tuning):
+        path, served = self.write("log.jsonl", text), []
+        read = rre.load_fixture if qrels is None else lambda p, **kw: rre.load_run(p, qrels, **kw)
+        fast = outcome(lambda: read(str(path), parallel_bytes=1, served=served, **tuning))
+        rre.FAST_PATHS = False
+        try:
+            return fast, outcome(lambda: read(str(path))), served
+        finally:
+            rre.FAST_PATHS = True
+
+    def test_two_processes_agree_with_the_reference(self):
+        records = [("q%d" % q, ["d%d" % d for d in range(q, q + 3)], ["d%d" % d for d in range(q + 1, q + 9)])
+                   for q in range(40)]
+        text = json_lines(records=records)
+        fast, reference, served = self.both(text)
+        self.assertEqual((fast, served), (reference, ["two processes"]))
+        fast, reference, served = self.both(json_lines(labels=None, records=records),
+                                            {q: dict.fromkeys(r, 1) for q, r, _ in records})
+        self.assertEqual((fast, served), (reference, ["two processes"]))
+
+    def test_errors_in_either_half_are_worded_by_the_reference(self):
+        lines = json_lines(records=[("q%d" % q, ["d1"], ["d1"]) for q in range(40)]).splitlines()
+        for name, edit in {"a query in both halves": lambda ls: ls[:35] + [ls[2]] + ls[35:],
+                           "bad record late": lambda ls: ls[:38] + ["[1]"] + ls[38:],
+                           "bad record early": lambda ls: ["{\"id\": 1}"] + ls}.items():
+            with self.subTest(name):
+                fast, reference, served = self.both("\n".join(edit(lines)) + "\n")
+                self.assertEqual((fast[0], fast, served), ("error", reference, []))
