@@ -50,16 +50,48 @@ PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
 DEFAULT_K = 3
 INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
+
+# Statistics and diagnostics
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
+HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
+             ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
+             ("0 .. +0.1", lambda d: 0 < d < 0.1), ("+0.1 .. +0.5", lambda d: 0.1 <= d < 0.5),
+             (">= +0.5", lambda d: d >= 0.5)]  # bins of per-query changes in the reports
+
+# Inputs
 FIXTURE_KEYS = ("qrels", "runs")  # a fixture is {"qrels": {...}, "runs": {...}}, in this order
+QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID GRADE)"}
+TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
+# JSON Lines: one query a record, under the field names of the tools that write them
+# (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
+JSONL_FIELDS = {"query ID": ("query_id", "qid", "id"),
+                "labels": ("relevant", "reference_context_ids", "expected_ids"),
+                "ranking": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
 PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
-ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
+STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
+
+# Query policies, options and formats (the command line's and the library's)
+POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
+            "no_relevant": ("error", "zero", "skip")}
+DEFAULT_POLICIES = {name: "error" for name in POLICIES}
+POLICY_CASES = {"missing_run": "a labeled query with no ranking (zero: trec_eval -c)",
+                "unlabeled": "a ranked query with no labels",
+                "no_relevant": "a labeled query none of whose labels is relevant"}
+DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
+            "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
+            "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
+            "ci": False, "format": "json", "per_query": False, "summary": None, **DEFAULT_POLICIES}
+LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
+                   "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
+                   "max_query_drop")
+FORMATS = ("json", "table", "trec", "markdown", "csv")
 
 
 # === Errors ===
@@ -613,11 +645,6 @@ def trec_label(name):
 
 # === Evaluation and aggregation ===
 
-POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
-            "no_relevant": ("error", "zero", "skip")}
-DEFAULT_POLICIES = {name: "error" for name in POLICIES}
-
-
 def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
@@ -1099,10 +1126,6 @@ def parse_score(text, where, query):
     return value
 
 
-QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID GRADE)"}
-TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
-
-
 def read_trec_qrels(stream, source):
     """{qid: {doc: grade}} of text qrels, one label a line: TREC's QID ITER DOCID GRADE, or
     BEIR's QID DOCID GRADE (with or without its header line), one width throughout."""
@@ -1256,13 +1279,6 @@ def split_fixture(obj, source):
 
 def is_fixture(obj):
     return isinstance(obj, dict) and all(key in obj for key in FIXTURE_KEYS)
-
-
-# JSON Lines: one query a record, under the field names of the tools that write them
-# (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
-JSONL_FIELDS = {"query ID": ("query_id", "qid", "id"),
-                "labels": ("relevant", "reference_context_ids", "expected_ids"),
-                "ranking": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
 
 
 def _read_lines(stream, source):
@@ -2056,12 +2072,6 @@ def _signed(value):
     return "%+.4f" % value
 
 
-HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
-             ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
-             ("0 .. +0.1", lambda d: 0 < d < 0.1), ("+0.1 .. +0.5", lambda d: 0.1 <= d < 0.5),
-             (">= +0.5", lambda d: d >= 0.5)]
-
-
 def format_comparison(result, worst=10):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
@@ -2271,11 +2281,6 @@ def skipped_text(skipped, whose=""):
 # prints for the same inputs and options (breaches included: a failed gate is
 # no exception).  Inputs are JSON-shaped, as in a fixture; they are never modified.
 
-LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
-                   "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                   "max_query_drop")
-
-
 def score_run(qrels, run, measures=None, **options):
     """Score one run: the dict that ``--format json`` prints.
 
@@ -2415,15 +2420,6 @@ def measure_help():
     return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
 
 
-POLICY_CASES = {"missing_run": "a labeled query with no ranking (zero: trec_eval -c)",
-                "unlabeled": "a ranked query with no labels",
-                "no_relevant": "a labeled query none of whose labels is relevant"}
-DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
-            "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
-            "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
-            "ci": False, "format": "json", "per_query": False, "summary": None, **DEFAULT_POLICIES}
-
-
 def build_parser(defaults=True):
     """The parser; with defaults False, the namespace holds only the options given."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -2477,10 +2473,6 @@ def parse_command_line(argv):
     seed = "fixture" in given and given <= {"fixture", "k"} and len(args.k or ()) <= 1
     check_usage(args, given)
     return args, seed
-
-
-STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-FORMATS = ("json", "table", "trec", "markdown", "csv")
 
 
 def check_usage(args, given):
