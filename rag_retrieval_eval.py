@@ -2161,13 +2161,14 @@ def format_table(result, per_query=False):
     return "\n".join(lines)
 
 
-_MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>|~&!]")
+_MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>~&!]")
 
 
 def _md(text):
     """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can
-    break no table and start no emphasis."""
-    return _MD_SPECIAL.sub(r"\\\g<0>", str(text))
+    break no table (a '|' becomes an entity: no splitter can take it for a cell's end)
+    and start no emphasis."""
+    return _MD_SPECIAL.sub(r"\\\g<0>", str(text)).replace("|", "&#124;")
 
 
 def _md_table(rows, labels=1):

@@ -1494,9 +1494,8 @@ class MoreInputsTest(TempDirTestCase):
 
 
 def table_rows(markdown):
-    """The cells of each Markdown table row (split at the pipes that are not escaped)."""
-    return [[c for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in markdown.splitlines()
-            if line.startswith("|")]
+    """The cells of each Markdown table row: even a naive split at every pipe must hold."""
+    return [line.split("|")[1:-1] for line in markdown.splitlines() if line.startswith("|")]
 
 
 class ReportFormatsTest(TempDirTestCase):
@@ -1526,7 +1525,7 @@ class ReportFormatsTest(TempDirTestCase):
                 self.assertEqual(len(table_rows(line)[0]), width, line)
             else:
                 width = None
-        self.assertIn(r"q\|1\*", out)
+        self.assertIn(r"q&#124;1\*", out)
         self.assertNotIn("q|1*", out)
         for fragment in ("lost", "Worst regressed", "p (Holm)", "unchanged", "Per query"):
             self.assertIn(fragment, out)
