@@ -87,10 +87,11 @@ POLICY_CASES = {"missing_run": "a labeled query with no ranking (zero: trec_eval
 DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
             "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
-            "ci": False, "format": "json", "per_query": False, "summary": None, **DEFAULT_POLICIES}
+            "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
+            **DEFAULT_POLICIES}
 LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
                    "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                   "max_query_drop")
+                   "max_query_drop", "judged_only")
 FORMATS = ("json", "table", "trec", "markdown", "csv")
 
 
@@ -276,7 +277,8 @@ def parse_limit(text):
 # What every measure needs of one query, and nothing more: the ranks (1-based,
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
-Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds", defaults=(None,))
+Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
+                              "num_nonrel", defaults=(None, (), 0))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -286,6 +288,8 @@ num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
 bounds        with --ties: (best, worst) Judged over the orders of tied documents
+unjudged_ranks  sorted ranks of retrieved documents with a negative grade (pooled, unjudged)
+num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance level
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the
@@ -293,7 +297,7 @@ bounds        with --ties: (best, worst) Judged over the orders of tied document
 Ranking = namedtuple("Ranking", "judged folded sample")
 
 # How rankings are read; one record instead of a parameter per option.
-Options = namedtuple("Options", "level depth separator ties", defaults=(1, None, None, False))
+Options = namedtuple("Options", "level depth separator ties judged_only", defaults=(1, None, None, False, False))
 
 
 def least_relevant(level):
@@ -313,7 +317,8 @@ def judge(ranks, num_ret, labels, level=1, bounds=None):
     # positional, in field order: a keyword-built record costs twice as much, once per query
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
-                  sorted([g for g in grades if g > 0], reverse=True), bounds)
+                  sorted([g for g in grades if g > 0], reverse=True), bounds,
+                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]))
 
 
 def judge_ranking(docids, scores, labels, opts, docset=None):
@@ -333,11 +338,24 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         ranks, num_ret = rank_listed(docids, labels, opts.depth)
     else:
         ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset, opts.ties)
+    if opts.judged_only:  # trec_eval -J, after -M: only labeled documents graded >= 0 count
+        ranks, *bounds = [_judged_only(found, labels) for found in (ranks,) + (bounds or ())]
+        num_ret, bounds = len(ranks), tuple(bounds) or None
     if bounds:
         bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
     return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample)
+
+
+def _judged_only(ranks, labels):
+    """{doc: rank} once the unjudged documents (no label, or a negative grade) are removed.
+
+    >>> _judged_only({"d1": 2, "d5": 4, "x": 3}, {"d1": 1, "d5": 0, "x": -1})
+    {'d1': 1, 'd5': 2}
+    """
+    kept = sorted((rank, doc) for doc, rank in ranks.items() if labels[doc] >= 0)
+    return {doc: i for i, (_, doc) in enumerate(kept, 1)}
 
 
 def _num_ret(n, depth):
@@ -444,7 +462,8 @@ MEASURES = {}
 def measure(name, cutoff, trec, aggregate="mean"):
     """Register a measure.
 
-    cutoff: 'required' (R@10), 'optional' (RR or RR@10) or 'none' (Rprec).
+    cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level'
+    (IPrec@0.5: a recall level in tenths).
     trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
     """
     def register(func):
@@ -578,8 +597,105 @@ def relevant_retrieved_count(q, k):
     return len(q.rel_ranks)
 
 
+# trec_eval's measures for incomplete labels: a negative grade means "pooled but
+# unjudged", and a document without a label was never in the pool (form_res_rels.c).
+
+def _judged_nonrel_ranks(q):
+    """Sorted ranks of retrieved documents judged non-relevant (0 <= grade < level)."""
+    return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
+
+
+@measure("Bpref", "none", ("bpref", ""))
+def bpref(q, k):
+    """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
+
+    N: documents judged non-relevant; what is above counts at most R; unjudged
+    and unlabeled documents are skipped (trec_eval's m_bpref.c).
+
+    >>> bpref(_example(0, 1, None, 1, labels={"x": 1, "y": 0}), None)   # (1 - 1/2 + 1 - 1/2) / 3
+    0.3333333333333333
+    """
+    if not q.num_rel:
+        return 0.0
+    nonrel, total = _judged_nonrel_ranks(q), 0.0
+    for rank in q.rel_ranks:
+        above = bisect_left(nonrel, rank)
+        total += 1.0 - min(above, q.num_rel) / min(q.num_nonrel, q.num_rel) if above else 1.0
+    return total / q.num_rel
+
+
+INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
+
+
+@measure("infAP", "none", ("infAP", ""))
+def inferred_ap(q, k):
+    """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
+
+    >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)   # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
+    0.8125
+    """
+    if not q.num_rel:
+        return 0.0
+    nonrel, total = _judged_nonrel_ranks(q), 0.0
+    for found, rank in enumerate(q.rel_ranks):  # found: relevant documents above this one
+        if rank == 1:
+            total += 1.0
+            continue
+        j, below = float(rank - 1), bisect_left(nonrel, rank)
+        total += 1.0 / (j + 1.0) + (j / (j + 1.0)) * (
+            (found + below + bisect_left(q.unjudged_ranks, rank)) / j) * (
+            (found + INFAP_EPSILON) / (found + below + 2 * INFAP_EPSILON))
+    return total / q.num_rel
+
+
+@measure("SetP", "none", ("set_P", ""))
+def set_precision(q, k):
+    """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
+
+    >>> set_precision(_example(1, None, 0, 1), None)
+    0.5
+    """
+    return len(q.rel_ranks) / q.num_ret if q.num_ret else 0.0
+
+
+@measure("SetR", "none", ("set_recall", ""))
+def set_recall(q, k):
+    """Set recall: relevant retrieved / R; 0 if R is 0."""
+    return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
+
+
+@measure("SetF", "none", ("set_F", ""))
+def set_f(q, k):
+    """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
+
+    >>> set_f(_example(1, None, 0, 1, labels={"x": 1}), None)   # P 1/2, R 2/3
+    0.5714285714285715
+    """
+    if not q.rel_ranks:
+        return 0.0
+    p, r = len(q.rel_ranks) / q.num_ret, len(q.rel_ranks) / q.num_rel
+    return (1.0 + 1.0) * p * r / (1.0 * p + r)
+
+
+@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"))
+def interpolated_precision(q, level):
+    """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i from the rank
+    where round(r * R) relevant documents are found on (trec_eval 10's lround).
+
+    >>> interpolated_precision(_example(None, 1, 1, None, 1), 0.5)   # R 3: 2 found at rank 3
+    0.6666666666666666
+    """
+    cut = math.floor(level * q.num_rel + 0.5)
+    if cut > len(q.rel_ranks) or not q.rel_ranks:
+        return 0.0
+    return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
+
+
 # A requested measure: its canonical name ('nDCG@10'), the registry name and the cutoff or None.
 Spec = namedtuple("Spec", "name base k")
+
+
+_TENTHS = re.compile(r"0?\.[0-9]0*|0|1(\.0*)?")  # trec_eval's recall levels: 0.0, 0.1, ... 1.0
 
 
 def parse_measure(text):
@@ -593,11 +709,17 @@ def parse_measure(text):
     if registered is None:
         raise EvalError("unknown measure %s" % show(text))
     if not at:
-        if registered.cutoff == "required":
-            raise EvalError("%s needs a cutoff, as in %s@10" % (show(text), registered.name))
+        if registered.cutoff in ("required", "level"):
+            raise EvalError("%s needs a cutoff, as in %s@%s" % (
+                show(text), registered.name, "0.5" if registered.cutoff == "level" else "10"))
         return Spec(registered.name, registered.name, None)
     if registered.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
+    if registered.cutoff == "level":
+        if not _TENTHS.fullmatch(cut):
+            raise EvalError("%s: the recall level is one of 0.0, 0.1, ... 1.0" % show(text))
+        level = round(float(cut), 1)
+        return Spec("%s@%.1f" % (registered.name, level), registered.name, level)
     try:
         k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
@@ -626,8 +748,9 @@ def seed_specs(k):
 
 
 def spellings(spec):
-    """How a measure is written: ['R@k'], ['RR', 'RR@k'] or ['Rprec']."""
-    shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"]}[spec.cutoff]
+    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'] or ['IPrec@r']."""
+    shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"],
+              "level": ["%s@r"]}[spec.cutoff]
     return [shape % spec.name for shape in shapes]
 
 
@@ -637,9 +760,9 @@ def measure_names():
 
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
-    base, _, cut = name.partition("@")
-    uncut, pattern = MEASURES[base].trec
-    label = pattern.format(k=cut) if cut else uncut
+    spec = parse_measure(name)
+    uncut, pattern = MEASURES[spec.base].trec
+    label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
 
 
@@ -897,7 +1020,7 @@ def coverage(baseline, candidate, specs):
     candidate that returns unlabeled documents is measured against labels that
     were never made for it.
     """
-    k = max([s.k for s in specs if s.k] or [10])
+    k = max([s.k for s in specs if type(s.k) is int] or [10])
     spec = Spec("Judged@%d" % k, "Judged", k)
     means = [aggregated(score_queries(judged, [spec]), [spec])[spec.name] for judged in (baseline, candidate)]
     return {"measure": spec.name, "baseline": means[0], "candidate": means[1]}
@@ -2353,7 +2476,7 @@ def _check_library_values(args):
     for name, choices in POLICIES.items():
         if getattr(args, name) not in choices:
             refuse(name, "one of " + ", ".join(choices))
-    for name in ("ties", "ci"):
+    for name in ("ties", "ci", "judged_only"):
         if not isinstance(getattr(args, name), bool):
             refuse(name, "True or False")
     if args.chunk_separator is not None and not isinstance(args.chunk_separator, str):
@@ -2438,6 +2561,8 @@ def build_parser(defaults=True):
         help="a grade >= L counts as relevant (default 1; trec_eval -l)")
     add("--depth", type=_arg(parse_cutoff), metavar="N",
         help="only the first N ranked documents of each query count (trec_eval -M)")
+    add("--judged-only", action="store_true",
+        help="drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)")
     for name, case in POLICY_CASES.items():
         add("--" + name.replace("_", "-"), choices=POLICIES[name],
             help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
@@ -2573,7 +2698,7 @@ def plan(args):
     specs = parse_measures(args.measure or [])
     if args.k or not specs:
         specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
-    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties)
+    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties, args.judged_only)
     return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
 
 

@@ -363,6 +363,13 @@ class MeasureTest(unittest.TestCase):
             "Rprec": 1 / 3,          # within rank R = 3 only rank 2 is relevant
             "Judged@1": 0.0, "Judged@3": 2 / 3, "Judged@10": 3 / 5,
             "NumRet": 5, "NumRel": 3, "NumRelRet": 2,
+            # one document judged non-relevant (rank 3): rank 2 is preferred to it, rank 4 is not
+            "Bpref": (1 + (1 - 1 / 1)) / 3,
+            # rank 2: 1/2 + 1/2 * 0; rank 4: 1/4 + 3/4 * (1 + 1)/3 * (1 + e)/(1 + 1 + 2e) = 1/2
+            "infAP": (1 / 2 + 1 / 2) / 3,
+            "SetP": 2 / 5, "SetR": 2 / 3, "SetF": 2 * (2 / 5) * (2 / 3) / (2 / 5 + 2 / 3),
+            # P@2 = P@4 = 1/2; recall 1.0 needs 3 relevant documents and only 2 are retrieved
+            "IPrec@0.0": 1 / 2, "IPrec@0.5": 1 / 2, "IPrec@1.0": 0.0,
         }
         for name, want in expected.items():
             with self.subTest(name):
@@ -370,13 +377,13 @@ class MeasureTest(unittest.TestCase):
 
     def test_every_registered_measure_is_covered(self):
         covered = {"R", "P", "RR", "Success", "AP", "nDCG", "Rprec", "Judged",
-                   "NumRet", "NumRel", "NumRelRet"}
+                   "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec"}
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
         q = judged(labels={"x": 1}, num_ret=0)
         for name in rre.measure_names():
-            name = name.replace("@k", "@5")
+            name = name.replace("@k", "@5").replace("@r", "@0.5")
             with self.subTest(name):
                 self.assertEqual(value(name, q), 1 if name == "NumRel" else 0)
 
@@ -405,6 +412,34 @@ class MeasureTest(unittest.TestCase):
     def test_measure_names(self):
         self.assertEqual(rre.parse_measures(["r@10,NDCG@10", "rr", "R@10"]),
                          [("R@10", "R", 10), ("nDCG@10", "nDCG", 10), ("RR", "RR", None)])
+
+
+class IncompleteLabelsTest(TempDirTestCase):
+    """trec_eval's measures for sampled pools, recall levels and -J, through the CLI."""
+
+    def test_recall_level_names(self):
+        self.assertEqual([s.name for s in rre.parse_measures(["iprec@.5,IPrec@0,IPrec@1.0,IPrec@0.50"])],
+                         ["IPrec@0.5", "IPrec@0.0", "IPrec@1.0"])
+        self.assertEqual(rre.trec_label("IPrec@0.1"), "iprec_at_recall_0.10")
+        self.assertEqual([rre.trec_label(n) for n in ("Bpref", "infAP", "SetP", "SetR", "SetF")],
+                         ["bpref", "infAP", "set_P", "set_recall", "set_F"])
+        with self.assertRaises(rre.EvalError) as ctx:
+            rre.parse_measures(["IPrec@1.5,IPrec@0.05,IPrec,Bpref@10"])
+        for fragment in ("'IPrec@1.5': the recall level", "'IPrec@0.05'", "'IPrec' needs a cutoff",
+                         "'Bpref@10' takes no cutoff"):
+            self.assertIn(fragment, str(ctx.exception))
+
+    def test_judged_only_drops_unlabeled_and_negative_grades_after_depth(self):
+        q = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 -1\n")
+        run = self.write("r.txt", "q1 Q0 x 1 9 t\nq1 Q0 d3 2 8 t\nq1 Q0 d2 3 7 t\nq1 Q0 d1 4 6 t\n")
+        # depth 3 keeps x, d3, d2; judged-only then keeps d2 alone: nothing relevant, one retrieved
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR,SetP,Bpref", "--judged-only")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 2, "RR": 1 / 2, "SetP": 1 / 2,
+                                                                     "Bpref": 0.0}))
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR", "--judged-only", "--depth", "3")
+        self.assertEqual(json.loads(out)["measures"], {"NumRet": 1, "RR": 0.0})
+        self.assertEqual(rre.score_run({"q1": {"d1": 1, "d3": -1}}, {"q1": ["x", "d3", "d1"]}, "RR",
+                                       judged_only=True)["measures"], {"RR": 1.0})
 
 
 class RankingTest(unittest.TestCase):
