@@ -321,6 +321,22 @@ def judge(ranks, num_ret, labels, level=1, bounds=None):
                   [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]))
 
 
+def at_level(q, level):
+    """The same query's Judged record at another relevance level (a measure's rel=).
+
+    >>> at_level(judge({"a": 1, "b": 2}, 2, {"a": 1, "b": 2, "c": 0}), 2)[:5:4]
+    ([2], 1)
+    """
+    least, graded = least_relevant(level), q.num_rel + q.num_nonrel  # labels graded >= 0
+    if least:
+        rel_ranks = [r for r, g in q.gains if g >= least]
+        num_rel = len([g for g in q.ideal if g >= least])
+    else:
+        rel_ranks, num_rel = sorted(set(q.judged_ranks).difference(q.unjudged_ranks)), graded
+    bounds = q.bounds and tuple(at_level(b, level) for b in q.bounds)
+    return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel, bounds=bounds)
+
+
 def judge_ranking(docids, scores, labels, opts, docset=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores."""
     folded, bounds = 0, None
@@ -455,20 +471,22 @@ def _best_and_worst_ranks(ranks, groups, labels):
 
 # One registry: --help, the unknown-measure message, the trec output names and
 # the tests all read it, so adding a measure is one decorated function.
-Measure = namedtuple("Measure", "name func cutoff aggregate trec doc")
+Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params")
 MEASURES = {}
 
 
-def measure(name, cutoff, trec, aggregate="mean"):
+def measure(name, cutoff, trec, aggregate="mean", params=("rel",)):
     """Register a measure.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level'
     (IPrec@0.5: a recall level in tenths).
     trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
+    params: the parameters it takes, in ir_measures' syntax: rel (its own relevance
+    level, P(rel=2)@10) and gains (nDCG(gains={0:0,1:1,2:3})).
     """
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
-        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc)
+        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc, params)
         return func
     return register
 
@@ -542,7 +560,7 @@ def average_precision(q, k):
     return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
 
 
-@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"))
+@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",))
 def ndcg(q, k):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -559,6 +577,27 @@ def ndcg(q, k):
     return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
 
 
+def ndcg_with_gains(q, k, gains):
+    """nDCG(gains={G:V,...}): nDCG with a gain per grade, as trec_eval's ndcg with gain
+    parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
+    grades below 1 not listed gain nothing.  The ideal orders every label by its gain.
+
+    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)  # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    0.646301
+    """
+    def gain(grade):
+        return gains.get(grade, float(grade) if grade >= 1 else 0.0)
+    zero_ranks = set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
+    dcg = 0.0
+    for rank, grade in sorted(q.gains + [(r, 0) for r in zero_ranks]):
+        if gain(grade) != 0 and (k is None or rank <= k):
+            dcg += gain(grade) / math.log2(rank + 1)
+    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
+    ideal = sorted(map(gain, graded), reverse=True)[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
+    return dcg / best if best > 0 else 0.0
+
+
 @measure("Rprec", "none", ("Rprec", ""))
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
@@ -569,7 +608,7 @@ def r_precision(q, k):
     return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
 
 
-@measure("Judged", "required", ("", ""))
+@measure("Judged", "required", ("", ""), params=())
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -579,7 +618,7 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), aggregate="sum")
+@measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=())
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
@@ -627,7 +666,7 @@ def bpref(q, k):
 INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
 
 
-@measure("infAP", "none", ("infAP", ""))
+@measure("infAP", "none", ("infAP", ""), params=())
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
 
@@ -677,7 +716,7 @@ def set_f(q, k):
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"))
+@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=())
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i from the rank
     where round(r * R) relevant documents are found on (trec_eval 10's lround).
@@ -691,46 +730,103 @@ def interpolated_precision(q, level):
     return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
 
 
-# A requested measure: its canonical name ('nDCG@10'), the registry name and the cutoff or None.
-Spec = namedtuple("Spec", "name base k")
-
+# A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
+# (or recall level) or None, its own relevance level or None, its gains or None.
+Spec = namedtuple("Spec", "name base k rel gains", defaults=(None, None))
 
 _TENTHS = re.compile(r"0?\.[0-9]0*|0|1(\.0*)?")  # trec_eval's recall levels: 0.0, 0.1, ... 1.0
+_NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
 
 
 def parse_measure(text):
-    """The Spec of 'R@10'; names are case-insensitive, output canonical.
+    """The Spec of a name such as 'R@10' or 'P(rel=2)@10'; case-insensitive, output canonical.
 
     >>> parse_measure("ndcg@05")
-    Spec(name='nDCG@5', base='nDCG', k=5)
+    Spec(name='nDCG@5', base='nDCG', k=5, rel=None, gains=None)
+    >>> parse_measure("p(rel=2)@10").name
+    'P(rel=2)@10'
     """
-    base, at, cut = text.strip().partition("@")
-    registered = MEASURES.get({n.lower(): n for n in MEASURES}.get(base.lower()))
-    if registered is None:
-        raise EvalError("unknown measure %s" % show(text))
+    match = _NAME.fullmatch(text.strip())
+    registered = match and MEASURES.get({n.lower(): n for n in MEASURES}.get(match.group(1).lower()))
+    if not registered:
+        unclosed = "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text
+        raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
+                        + (": its parameter list is not closed" if unclosed else ""))
+    _, params, at, cut = match.groups()
+    rel, gains = _parse_params(params, registered, text) if params is not None else (None, None)
+    label = registered.name + _params_text(rel, gains)
     if not at:
         if registered.cutoff in ("required", "level"):
             raise EvalError("%s needs a cutoff, as in %s@%s" % (
                 show(text), registered.name, "0.5" if registered.cutoff == "level" else "10"))
-        return Spec(registered.name, registered.name, None)
+        return Spec(label, registered.name, None, rel, gains)
     if registered.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
     if registered.cutoff == "level":
         if not _TENTHS.fullmatch(cut):
             raise EvalError("%s: the recall level is one of 0.0, 0.1, ... 1.0" % show(text))
-        level = round(float(cut), 1)
-        return Spec("%s@%.1f" % (registered.name, level), registered.name, level)
+        return Spec("%s@%.1f" % (label, round(float(cut), 1)), registered.name, round(float(cut), 1))
     try:
         k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
-    return Spec("%s@%d" % (registered.name, k), registered.name, k)
+    return Spec("%s@%d" % (label, k), registered.name, k, rel, gains)
+
+
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
+
+
+def _parse_params(text, registered, name):
+    """(rel, gains) of a measure's parameters: 'rel=2', or 'gains={0:0,1:1,2:3}' for nDCG."""
+    key, equals, value = text.partition("=")
+    key = key.strip()
+    if not equals or key not in ("rel", "gains"):
+        raise EvalError("%s: parameters are rel=L or, for nDCG, gains={G:V,...}" % show(name))
+    if key not in registered.params:
+        raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
+    if key == "rel":
+        if not value.strip().isdigit() or not value.strip().isascii() or len(value.strip()) > 18:
+            raise EvalError("%s: rel must be an integer >= 0" % show(name))
+        return int(value), None
+    match = _GAINS.fullmatch(value.strip())
+    pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()] if match else None
+    try:
+        gains = {int(g): float(v) for g, v in pairs}
+    except (TypeError, ValueError):
+        gains = None
+    if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
+        raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
+    return None, tuple(sorted(gains.items()))
+
+
+def _params_text(rel, gains):
+    """'(rel=2)', '(gains={0:0,1:1,2:3})' or '': how a measure's parameters are printed."""
+    if rel is not None:
+        return "(rel=%d)" % rel
+    if gains is not None:
+        return "(gains={%s})" % ",".join("%d:%s" % (g, int(v) if v == int(v) else repr(v)) for g, v in gains)
+    return ""
+
+
+def split_names(text):
+    """Comma-separated measure names, the commas inside parentheses left alone.
+
+    >>> split_names("AP,nDCG(gains={0:0,1:1})@10")
+    ['AP', 'nDCG(gains={0:0,1:1})@10']
+    """
+    names, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            names.append(text[start:i])
+            start = i + 1
+    return names + [text[start:]]
 
 
 def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
-    for text in (t for group in texts for t in group.split(",")):
+    for text in (t for group in texts for t in split_names(group)):
         try:
             spec = parse_measure(text)
         except EvalError as exc:
@@ -761,6 +857,8 @@ def measure_names():
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
+    if spec.rel is not None or spec.gains is not None:
+        return name
     uncut, pattern = MEASURES[spec.base].trec
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
@@ -809,9 +907,20 @@ def _count(ids, adjective):
     return " ".join(w for w in (number, adjective, noun, "has" if len(ids) == 1 else "have") if w)
 
 
+def _scorer(spec):
+    """function(q, k) of a spec: its measure, at the measure's own level or with its gains."""
+    func = MEASURES[spec.base].func
+    if spec.gains is not None:
+        gains = dict(spec.gains)
+        return lambda q, k: ndcg_with_gains(q, k, gains)
+    if spec.rel is not None:
+        return lambda q, k: func(at_level(q, spec.rel), k)
+    return func
+
+
 def score_queries(judged, specs):
     """{qid: {measure name: value}} for parsed measure specs."""
-    funcs = [(spec.name, MEASURES[spec.base].func, spec.k) for spec in specs]
+    funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs]
     return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
 
 
@@ -845,8 +954,13 @@ def judge_queries(qrels, ranked, level=1, policies=None, where=("", "")):
 def run_evaluation(judged, specs, skipped, zeroed):
     """The general result of judged queries: means, per-query values, what was left out."""
     per_query = score_queries(judged, specs)
-    return {"queries": len(per_query), "measures": aggregated(per_query, specs),
-            "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+    result = {"queries": len(per_query), "measures": aggregated(per_query, specs),
+              "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+    own_levels = [s for s in specs if s.rel is not None]
+    if own_levels:  # scored 0 for want of a relevant label at the measure's own level
+        result["no_relevant_at_level"] = {s.name: sum(1 for j in judged.values() if not at_level(j, s.rel).num_rel)
+                                          for s in own_levels}
+    return result
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -980,10 +1094,10 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
         fail(where, "the runs were evaluated on different queries (%s); compare on fixed "
              "queries, for example with --missing-run zero" % first_few(odd))
     diffs = {name: [candidate["per_query"][q][name] - baseline["per_query"][q][name] for q in qids]
-             for name, _, _ in specs}
+             for name in (spec.name for spec in specs)}
     intervals = bootstrap_intervals(list(diffs.values()), random.Random(seed))
     comparison, breaches = {}, []
-    for (name, base, _), interval in zip(specs, intervals):
+    for (name, base), interval in zip(((s.name, s.base) for s in specs), intervals):
         before, after = baseline["measures"][name], candidate["measures"][name]
         moved = [(d, q) for q, d in zip(qids, diffs[name]) if d]
         row = comparison[name] = {

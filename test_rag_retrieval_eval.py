@@ -410,7 +410,7 @@ class MeasureTest(unittest.TestCase):
         self.assertEqual(value("Judged@10", judged(0, 1)), 1.0)
 
     def test_measure_names(self):
-        self.assertEqual(rre.parse_measures(["r@10,NDCG@10", "rr", "R@10"]),
+        self.assertEqual([spec[:3] for spec in rre.parse_measures(["r@10,NDCG@10", "rr", "R@10"])],
                          [("R@10", "R", 10), ("nDCG@10", "nDCG", 10), ("RR", "RR", None)])
 
 
@@ -440,6 +440,60 @@ class IncompleteLabelsTest(TempDirTestCase):
         self.assertEqual(json.loads(out)["measures"], {"NumRet": 1, "RR": 0.0})
         self.assertEqual(rre.score_run({"q1": {"d1": 1, "d3": -1}}, {"q1": ["x", "d3", "d1"]}, "RR",
                                        judged_only=True)["measures"], {"RR": 1.0})
+
+
+class MeasureParametersTest(TempDirTestCase):
+    """rel=L and gains={...}: the same values as the global options give, at random."""
+
+    def random_case(self, rng):
+        qrels = {"q%d" % q: {"d%d" % d: rng.choice([-1, 0, 0, 1, 1, 2, 3]) for d in rng.sample(range(20), 8)}
+                 for q in range(6)}
+        for labels in qrels.values():
+            labels["d0"] = 3  # every query has something relevant at every level
+        runs = {q: {"d%d" % d: float(rng.randint(0, 4)) for d in rng.sample(range(20), 12)} for q in qrels}
+        return qrels, runs
+
+    def test_rel_equals_the_relevance_level_option(self):
+        rng = random.Random(4)
+        names = ["R", "P", "RR", "Success", "AP", "Rprec", "Bpref", "SetP", "SetR", "SetF", "NumRel", "NumRelRet"]
+        for _ in range(10):
+            qrels, runs = self.random_case(rng)
+            level = rng.choice([0, 1, 2, 3])
+            cut = {"R", "P", "Success"}
+            own = ["%s(rel=%d)%s" % (n, level, "@5" if n in cut else "") for n in names]
+            plain = ["%s%s" % (n, "@5" if n in cut else "") for n in names]
+            mixed = rre.score_run(qrels, runs, own + ["nDCG@5"], ties=True)
+            alone = rre.score_run(qrels, runs, plain + ["nDCG@5"], relevance_level=level, ties=True)
+            for a, b in zip(own, plain):
+                self.assertEqual(mixed["measures"][a], alone["measures"][b], a)
+                self.assertEqual(mixed["ties"]["measures"][a], alone["ties"]["measures"][b], a)
+            self.assertEqual(mixed["no_relevant_at_level"], dict.fromkeys(own, 0))
+
+    def test_identity_gains_equal_plain_ndcg_and_other_gains_differ(self):
+        rng = random.Random(5)
+        for _ in range(10):
+            qrels, runs = self.random_case(rng)
+            result = rre.score_run(qrels, runs, "nDCG,nDCG@5,nDCG(gains={1:1,2:2,3:3}),nDCG(gains={2:2})@5,"
+                                                "nDCG(gains={0:0,1:1,2:3,3:7})")
+            for q, row in result["per_query"].items():
+                self.assertAlmostEqual(row["nDCG(gains={1:1,2:2,3:3})"], row["nDCG"], places=12)
+                self.assertAlmostEqual(row["nDCG(gains={2:2})@5"], row["nDCG@5"], places=12)
+        q = judged(None, 2, 0, 1, None, labels={"x": 3})  # exponential gains: 3, 1 retrieved; 7, 3, 1 ideal
+        log2 = math.log2
+        self.assertAlmostEqual(rre.ndcg_with_gains(q, None, {1: 1, 2: 3, 3: 7}),
+                               (3 / log2(3) + 1 / log2(5)) / (7 + 3 / log2(3) + 1 / 2), places=15)
+
+    def test_names_are_canonical_and_computed_once(self):
+        specs = rre.parse_measures(["p(rel=2)@10,P(rel=2)@10", "nDCG(gains={ 2:3, 1:1.5 })@5,AP(rel=0)"])
+        self.assertEqual([s.name for s in specs], ["P(rel=2)@10", "nDCG(gains={1:1.5,2:3})@5", "AP(rel=0)"])
+        status, out, _ = cli(FIXTURE, "-m", "R(rel=1)@3,nDCG(gains={1:2})", "--format", "trec")
+        self.assertEqual(status, 0)
+        self.assertIn("R(rel=1)@3\tq1\t1.0", out)
+
+    def test_bad_parameters_are_listed_at_once(self):
+        status, out, err = cli(FIXTURE, "-m", "P(rel=x)@10,nDCG(gains={1:}),nDCG(rel=2),RR(gains={1:2}),P(rel=2")
+        rejected(self, status, out, err, "'P(rel=x)@10': rel must be an integer", "not closed",
+                 "'nDCG(gains={1:})': gains are", "nDCG takes no rel parameter", "RR takes no gains parameter")
 
 
 class RankingTest(unittest.TestCase):
