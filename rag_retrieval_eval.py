@@ -2495,6 +2495,8 @@ def notes(result):
         if missing:
             lines.append("the baseline has no ranking for %s (%s): scored as empty"
                          % (n_queries(len(missing)), first_few(missing)))
+    lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
+              for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines = ["note: " + line for line in lines if line] + result.get("warnings", [])
     lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
               % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),

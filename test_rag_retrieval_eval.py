@@ -489,9 +489,10 @@ class MeasureParametersTest(TempDirTestCase):
     def test_names_are_canonical_and_computed_once(self):
         specs = rre.parse_measures(["p(rel=2)@10,P(rel=2)@10", "nDCG(gains={ 2:3, 1:1.5 })@5,AP(rel=0)"])
         self.assertEqual([s.name for s in specs], ["P(rel=2)@10", "nDCG(gains={1:1.5,2:3})@5", "AP(rel=0)"])
-        status, out, _ = cli(FIXTURE, "-m", "R(rel=1)@3,nDCG(gains={1:2})", "--format", "trec")
+        status, out, err = cli(FIXTURE, "-m", "R(rel=1)@3,nDCG(gains={1:2}),R(rel=2)@3", "--format", "trec")
         self.assertEqual(status, 0)
         self.assertIn("R(rel=1)@3\tq1\t1.0", out)
+        self.assertIn("note: R(rel=2)@3 scored 0 on 3 queries with nothing relevant at its own level", err)
 
     def test_bad_parameters_are_listed_at_once(self):
         status, out, err = cli(FIXTURE, "-m", "P(rel=x)@10,nDCG(gains={1:}),nDCG(rel=2),RR(gains={1:2}),P(rel=2")
