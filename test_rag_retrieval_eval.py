@@ -131,8 +131,8 @@ class SeedFixtureTest(unittest.TestCase):
         self.assertEqual((self.result["k"], self.result["queries"]), (3, 3))
 
     def test_cli_output_is_byte_identical_to_the_seed(self):
-        status, out, err = cli(FIXTURE, "--k", "3")
-        self.assertEqual((status, out, err), (0, SEED_STDOUT, ""))
+        self.assertEqual(cli(FIXTURE, "--k", "3"), (0, SEED_STDOUT, ""))
+        self.assertEqual(cli_process(FIXTURE, "--k", "3"), (0, SEED_STDOUT, ""))  # the real script's bytes
 
     def test_k_defaults_to_3(self):
         self.assertEqual(cli(FIXTURE)[1], SEED_STDOUT)
@@ -1510,6 +1510,21 @@ class ProcessTest(TempDirTestCase):
         self.assertIn(b"cannot read standard input", proc.stderr)
         proc = subprocess.run("%s %s nope.json 2>&-" % (sys.executable, SCRIPT), shell=True, capture_output=True)
         self.assertEqual((proc.returncode, proc.stdout), (2, b""))
+
+    @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
+    def test_progress_only_on_a_terminal(self):
+        q = self.write("q.txt", "q1 0 d1 1\n")
+        r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
+        main, child = os.openpty()
+        proc = subprocess.run([sys.executable, str(SCRIPT), "--qrels", str(q), "--run", str(r), "-m", "RR"],
+                              stdout=subprocess.PIPE, stderr=child)
+        os.close(child)
+        shown = os.read(main, 4096).decode()
+        os.close(main)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
+        self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
+        self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
 
     def test_named_pipes_read_like_stdin(self):
         q, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", RUN_TXT)
