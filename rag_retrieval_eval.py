@@ -1630,11 +1630,12 @@ def fold_labels(qrels, separator, source=""):
         return qrels
     folded = {}
     for qid, labels in qrels.items():
+        blank = blank_once_cut(labels, separator)  # the rule ranked IDs follow too
+        if blank is not None:
+            fail(source, "label %s is blank once cut at %s" % (show(blank), show(separator)), qid)
         docs, first = {}, {}
         for label, grade in labels.items():
             doc = label.split(separator, 1)[0]
-            if not doc.strip():
-                fail(source, "label %s is blank once cut at %s" % (show(label), show(separator)), qid)
             if doc in docs and docs[doc] != grade:
                 fail(source, "labels %s (grade %d) and %s (grade %d) are one document %s once cut at "
                      "%s, with different grades" % (show(first[doc]), docs[doc], show(label), grade,
