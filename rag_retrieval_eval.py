@@ -6,6 +6,9 @@ Usage:
   python3 rag_retrieval_eval.py FIXTURE -m R@10,nDCG@10 [-m AP ...]
   python3 rag_retrieval_eval.py --qrels QRELS --run RUN [-m MEASURE ...]
   ... --baseline BASELINE [--max-mean-drop X] [--max-query-drop X]   compare, gate
+  ... --groups GROUPS [--max-group-drop X]     a mean (and a gate) per kind of question
+  --qrels QRELS --run A --run B [--baseline BASELINE]   several retrievers, one table
+  ... --plot FILE.svg                           curves over k, per-query changes
 
 Library use (after copying this one file into a repo):
   from rag_retrieval_eval import evaluate, score_run, compare_runs, read_qrels, read_run
@@ -39,12 +42,15 @@ import sys
 import time
 import traceback
 import zlib
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import namedtuple
+from functools import partial
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
-from operator import truediv
+from operator import getitem, itemgetter, truediv
+from xml.sax.saxutils import escape
 
 PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
@@ -54,7 +60,11 @@ INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
 # Statistics and diagnostics
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
+BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
+BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own: work for two processes
+FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
+SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
@@ -88,10 +98,10 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
-            **DEFAULT_POLICIES}
+            "groups": None, "max_group_drop": None, "plot": None, **DEFAULT_POLICIES}
 LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
                    "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                   "max_query_drop", "judged_only")
+                   "max_query_drop", "judged_only", "groups", "max_group_drop")
 FORMATS = ("json", "table", "trec", "markdown", "csv")
 
 
@@ -1004,7 +1014,7 @@ def mean_intervals(per_query, specs, seed=0):
     """A seeded 95% bootstrap interval for every mean."""
     means = [s.name for s in specs if MEASURES[s.base].aggregate == "mean"]
     columns = [[row[name] for row in per_query.values()] for name in means]
-    return dict(zip(means, bootstrap_intervals(columns, random.Random(seed))))
+    return dict(zip(means, bootstrap_intervals(columns, seed)))
 
 
 # === Comparison and statistics ===
@@ -1015,8 +1025,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     The share of sign assignments whose |sum| is at least the observed |sum|,
     the observed one included.  Zero differences cannot change the statistic,
     so only the nonzero ones are flipped: exactly, all 2**n assignments, up to
-    EXACT_LIMIT of them; above that ``permutations`` seeded draws, and
-    p = (hits + 1) / (draws + 1).
+    EXACT_LIMIT of them; above that ``permutations`` seeded draws (see
+    flip_tables), and p = (hits + 1) / (draws + 1).
 
     >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
     0.5
@@ -1026,43 +1036,153 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     True
     """
     moved = [d for d in diffs if d]
-    total = sum(moved)
-    reach = abs(total) - 1e-9  # float sums in another order may differ in the last bits
     if len(moved) <= EXACT_LIMIT:
+        reach = abs(sum(moved)) - 1e-9  # float sums in another order may differ in the last bits
         sums = [0.0]
         for d in moved:
             sums = [x + d for x in sums] + [x - d for x in sums]
         return sum(1 for x in sums if abs(x) >= reach) / len(sums)
     rng = rng or random.Random(0)
-    width, to_mask = len(moved), bytes.maketrans(b"01", b"\x00\x01")
-    hits = 0
-    for _ in range(permutations):
-        # a random subset flips sign: the sum becomes total - 2 * (its sum)
-        mask = format(rng.getrandbits(width), "0%db" % width).encode().translate(to_mask)
-        hits += abs(total - 2 * sum(compress(moved, mask))) >= reach
+    blocks, reach = flip_blocks(moved)
+    tables, hits = None, 0
+    for start in range(0, permutations, FLIP_ROUND):
+        draws = min(FLIP_ROUND, permutations - start)
+        columns = [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks]
+        counted = flip_hits(blocks, columns, reach) if FAST_PATHS else None
+        if counted is None:
+            tables = tables or [flip_table(block) for block in blocks]
+            counted = sum(abs(sum(map(getitem, tables, flips))) >= reach for flips in zip(*columns))
+        hits += counted
     return (hits + 1) / (permutations + 1)
 
 
-def bootstrap_intervals(columns, rng=None, resamples=BOOTSTRAP):
+def flip_blocks(moved):
+    """(blocks, reach): the sampled sign-flip test in exact integer arithmetic.
+
+    Each |difference| becomes an integer, |d| * 2**s rounded, s as large as a sum
+    in 56 bits allows (1e-15 or finer for a mean over 10,000 queries); flipping
+    the signs of |d| has the distribution of flipping those of d.  Sorted, they
+    go in blocks of 8 (the last one padded with 0).  A draw takes one random byte
+    a block, whose bit i flips the block's value i; its statistic is the |sum|, a
+    hit when it reaches the observed |sum of d| within 1e-9.  Integer sums are
+    exact, so equal statistics are equal whatever the order of addition.
+
+    >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
+    >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
+    ([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]], True)
+    """
+    exponent = math.frexp(math.fsum(map(abs, moved)))[1]  # the sum of |d| is below 2**exponent
+    scale = 2.0 ** (54 - exponent)
+    values = [round(d * scale) for d in moved]
+    sizes = sorted(map(abs, values))
+    sizes = [0] * (-len(sizes) % 8) + sizes
+    return [sizes[i:i + 8] for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
+
+
+def flip_table(block):
+    """The 256 signed sums of a block's 8 values: bit i of the index flips value i.
+
+    >>> flip_table([1, 2, 0, 0, 0, 0, 0, 0])[:4]         # ++, -+, +-, --
+    [3, 1, -1, -3]
+    """
+    sums = [0]
+    for v in block:
+        sums = [x + v for x in sums] + [x - v for x in sums]
+    return sums
+
+
+def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP):
     """A 95% percentile bootstrap interval of the mean of each column.
 
     Columns are per-query values in the same query order; each resample draws
-    queries with replacement once for all columns, so paired values stay paired.
+    queries with replacement once for all columns, so paired values stay paired
+    (see resample_picks).  Sums are exact, over the values as integers
+    (value * 2**s rounded, s as fine as 62 bits allow).
 
-    >>> bootstrap_intervals([[0.5, 0.5, 0.5]], random.Random(0))
+    >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
     """
+    return paired_statistics([], 0, seed, columns, resamples)[1]
+
+
+def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP):
+    """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs,
+    then of each column of means]).
+
+    Each test draws from random.Random(seed), and the resamples are drawn in
+    BOOTSTRAP_ROUNDS rounds, round r from random.Random("seed/r"): pieces of work
+    that do not depend on one another, which the fast path runs in two processes.
+    """
+    columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
-    if not n:
-        return [[0.0, 0.0] for _ in columns]
-    rng = rng or random.Random(0)
-    means = [[] for _ in columns]
-    for _ in range(resamples):
-        picks = rng.choices(range(n), k=n)
-        for column, out in zip(columns, means):
-            out.append(math.fsum(map(column.__getitem__, picks)) / n)
+    fixed = [fixed_point(column) for column in columns] if n else []
+    packed = packed_columns(fixed) if FAST_PATHS and fixed else None
+    work = [partial(sign_flip_p, column, permutations, random.Random(seed)) for column in diffs]
+    work += [partial(resample_sums, fixed, random.Random("%d/%d" % (seed, r)),
+                     resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS, packed)
+             for r in range(BOOTSTRAP_ROUNDS) if fixed]
+    done = work_in_two(work, n * len(columns)) if FAST_PATHS else None
+    done = done if done is not None else [job() for job in work]
+    pvalues, sums = done[:len(diffs)], [row for part in done[len(diffs):] for row in part]
+    if not sums:
+        return pvalues, [[0.0, 0.0] for _ in columns]
     low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
-    return [[m[low], m[high]] for m in map(sorted, means)]
+    means = [sorted(total / scale / n for total in column) for (_, scale), column in zip(fixed, zip(*sums))]
+    return pvalues, [[m[low], m[high]] for m in means]
+
+
+def resample_sums(fixed, rng, resamples, packed=None):
+    """[the sum of each column's picked ints] of each of ``resamples`` resamples (packed:
+    the fast path's packed_columns(fixed), or None)."""
+    sums = bootstrap_sums(packed, rng, resamples) if packed is not None else None
+    if sums is None:
+        sums = [[sum(map(ints.__getitem__, picks)) for ints, _ in fixed]
+                for picks in resample_picks(len(fixed[0][0]), rng, resamples)]
+    return sums
+
+
+def fixed_point(column):
+    """(ints, scale): the values as integers, value * scale rounded, scale the power of 2
+    that puts the largest |value| in BOOTSTRAP_BITS bits: a double's 53 and more, so
+    that a value comes back as itself.
+
+    >>> ints, scale = fixed_point([0.5, -0.25, 0.0])
+    >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62
+    ([2.0, -1.0, 0.0], True)
+    """
+    scale = 2.0 ** (BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1])
+    return [round(v * scale) for v in column], scale
+
+
+def resample_picks(n, rng, resamples):
+    """Each resample's n query indices, drawn uniformly with replacement.
+
+    A draw is a random word of index_bits(n) bits (from 32-bit words): u below
+    the largest multiple of n picks u % n; a word past it is rejected, and a
+    resample's rejected words are drawn again, as many words as were rejected.
+    """
+    bits = index_bits(n)
+    limit = (1 << bits) // n * n
+    for _ in range(resamples):
+        picks = []
+        while len(picks) < n:
+            picks += [u % n for u in random_words(rng, n - len(picks), bits) if u < limit]
+        yield picks
+
+
+def index_bits(n):
+    """Bits of a bootstrap draw: enough that at most a quarter of the words are rejected."""
+    return n.bit_length() + 2
+
+
+def random_words(rng, count, bits):
+    """count random words of ``bits`` bits (at most 32): one getrandbits call, 32 bits a word."""
+    mask = int.from_bytes(((1 << bits) - 1).to_bytes(4, "little") * count, "little")
+    words = array("I")
+    words.frombytes((rng.getrandbits(32 * count) & mask).to_bytes(4 * count, "little"))
+    if sys.byteorder == "big":
+        words.byteswap()
+    return words
 
 
 def holm(pvalues):
@@ -1079,13 +1199,14 @@ def holm(pvalues):
 
 
 def compare(baseline, candidate, specs, seed=0, permutations=10000,
-            max_mean_drop=None, max_query_drop=None, where=""):
+            max_mean_drop=None, max_query_drop=None, where="", mean_gate="--max-mean-drop", ci=False):
     """The comparison block and gate breaches of two results on the same labels.
 
     Per measure: means, delta, sign-flip p (and Holm's across measures), a
     bootstrap interval of the mean delta, the queries that improved and
     regressed (largest change first) and, for R/RR/Success, the queries
-    "lost": a hit before, nothing relevant found now.
+    "lost": a hit before, nothing relevant found now.  With ci, also "ci95":
+    the candidate's mean_intervals, from the same resamples.
     """
     qids = list(candidate["per_query"])
     if set(qids) != set(baseline["per_query"]):
@@ -1095,14 +1216,16 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
              "queries, for example with --missing-run zero" % first_few(odd))
     diffs = {name: [candidate["per_query"][q][name] - baseline["per_query"][q][name] for q in qids]
              for name in (spec.name for spec in specs)}
-    intervals = bootstrap_intervals(list(diffs.values()), random.Random(seed))
+    means = [s.name for s in specs if ci and MEASURES[s.base].aggregate == "mean"]
+    pvalues, intervals = paired_statistics(list(diffs.values()), permutations, seed,
+                                           [[row[name] for row in candidate["per_query"].values()] for name in means])
     comparison, breaches = {}, []
-    for (name, base), interval in zip(((s.name, s.base) for s in specs), intervals):
+    for (name, base), interval, p in zip(((s.name, s.base) for s in specs), intervals, pvalues):
         before, after = baseline["measures"][name], candidate["measures"][name]
         moved = [(d, q) for q, d in zip(qids, diffs[name]) if d]
         row = comparison[name] = {
             "baseline": before, "candidate": after, "delta": after - before,
-            "p_value": sign_flip_p(diffs[name], permutations, random.Random(seed)),
+            "p_value": p,
             "ci95": interval,  # largest changes first; equal ones in query order
             "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
             "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
@@ -1110,14 +1233,52 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
             row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
                            and candidate["per_query"][q][name] == 0]
         if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
-            breaches.append(_breach(name, None, before, after, "--max-mean-drop", max_mean_drop))
+            breaches.append(_breach(name, None, before, after, mean_gate, max_mean_drop))
         if max_query_drop is not None:
             breaches += [_breach(name, q, baseline["per_query"][q][name], candidate["per_query"][q][name],
                                  "--max-query-drop", max_query_drop)
                          for q, d in row["regressed"].items() if -d > max_query_drop + 1e-12]
-    for row, p in zip(comparison.values(), holm([r["p_value"] for r in comparison.values()])):
+    holm_over(comparison.values())
+    out = {"comparison": comparison, "breaches": breaches}
+    if ci:
+        out["ci95"] = dict(zip(means, intervals[len(specs):]))
+    return out
+
+
+def holm_over(rows):
+    """Set each comparison row's "p_holm": Holm's correction over these rows, one family."""
+    rows = list(rows)
+    for row, p in zip(rows, holm([r["p_value"] for r in rows])):
         row["p_holm"] = p
-    return {"comparison": comparison, "breaches": breaches}
+
+
+def group_results(groups, result, specs, args, where):
+    """The "groups" block of a result: each group's means over the evaluated queries it
+    holds, its intervals under --ci and, with a baseline, its comparison, with Holm's
+    correction over groups x measures.  --max-group-drop breaches join the result's."""
+    blocks, base = {}, result.get("baseline_per_query")
+    for name, qids in groups.items():
+        members = set(qids)  # rows in evaluation order: the same sums as the queries alone
+        rows = {q: row for q, row in result["per_query"].items() if q in members}
+        if not rows:
+            fail(where, "group %s: none of its %s was evaluated (%s)"
+                 % (show(name), n_queries(len(qids)), first_few(qids)))
+        block = blocks[name] = {"queries": len(rows), "small": len(rows) < SMALL_GROUP,
+                                "members": list(rows), "measures": aggregated(rows, specs)}
+        if args.ci and base is None:
+            block["ci95"] = mean_intervals(rows, specs, args.seed)
+        if base is not None:
+            theirs = {q: base[q] for q in rows}
+            out = compare({"per_query": theirs, "measures": aggregated(theirs, specs)},
+                          {"per_query": rows, "measures": block["measures"]}, specs, args.seed,
+                          args.permutations, args.max_group_drop, None, where, "--max-group-drop", args.ci)
+            if args.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+                block["ci95"] = out["ci95"]
+            block["comparison"] = out["comparison"]
+            result["breaches"] += [dict(b, group=name) for b in out["breaches"]]
+    if base is not None:
+        holm_over(row for block in blocks.values() for row in block["comparison"].values())
+    return blocks
 
 
 def _breach(name, qid, before, after, gate, limit):
@@ -1503,7 +1664,7 @@ def rankings_from_json(obj, source, root):
 
 
 def split_fixture(obj, source):
-    """The "qrels" and "runs" members of a fixture object."""
+    """The "qrels", "runs" and "groups" (or None) members of a fixture object."""
     if not isinstance(obj, dict):
         fail(source, 'expected a JSON object with "qrels" and "runs", not %s' % type(obj).__name__)
     check_object(obj, source, '"qrels" and "runs"')
@@ -1511,7 +1672,7 @@ def split_fixture(obj, source):
     if missing:
         fail(source, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
              % " and ".join('"%s"' % m for m in missing))
-    return obj["qrels"], obj["runs"]
+    return obj["qrels"], obj["runs"], obj.get("groups")
 
 
 def is_fixture(obj):
@@ -1661,16 +1822,18 @@ def judge_run(rankings, qrels, opts, source, root=None):
 
 
 def json_rankings(text, source, qrels, opts):
-    """(the file's own labels or None, {qid: Ranking or None}) of a JSON run or fixture.
+    """(the file's own labels or None, {qid: Ranking or None}, its groups or None) of a
+    JSON run or fixture.
 
     qrels None: the text must be a fixture, judged by its own (folded) labels.
     """
-    obj, theirs, root = parse_json(text, source), None, ""
+    obj, theirs, root, groups = parse_json(text, source), None, "", None
     if qrels is None or is_fixture(obj):
-        labels, obj = split_fixture(obj, source)
+        labels, obj, groups = split_fixture(obj, source)
         theirs, root = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source), "runs"
     rankings = rankings_from_json(obj, source, root)
-    return theirs, judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
+    ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
+    return theirs, ranked, None if groups is None else groups_from_json(groups, source, "groups")
 
 
 def load_qrels(path, separator=None):
@@ -1687,14 +1850,15 @@ def load_qrels(path, separator=None):
 
 
 def load_fixture(path, opts=Options(), **tuning):
-    """(qrels, {qid: Ranking or None}) of a fixture file; labels folded by opts.separator.
+    """(qrels, {qid: Ranking or None}, its groups or None) of a fixture file; labels folded
+    by opts.separator.
 
     tuning: keyword parameters of the fast paths (tests drive them with it).
     """
     source = place(path)
     with open_input(path) as stream:
         if is_json_lines(stream, source):
-            return _json_lines_rankings(stream, source, None, opts, tuning)
+            return _json_lines_rankings(stream, source, None, opts, tuning) + (None,)
         text = read_json_text(stream, source)
     return _json_rankings(text, source, None, opts, tuning)
 
@@ -1715,7 +1879,7 @@ def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
         if is_json_lines(stream, source):
             theirs, ranked = _json_lines_rankings(stream, source, qrels, opts, tuning)
         else:
-            theirs, ranked = _json_rankings(read_json_text(stream, source), source, qrels, opts, tuning)
+            theirs, ranked, _ = _json_rankings(read_json_text(stream, source), source, qrels, opts, tuning)
     if same_labels and theirs is not None:
         check_same_labels(theirs, qrels, "%s: qrels" % source)
     return ranked
@@ -1746,6 +1910,74 @@ def read_run(path):
             rankings = rankings_from_json(obj, source, root)
     return {qid: docids if scores is None else dict(zip(docids, scores))
             for qid, (docids, scores) in rankings.items()}
+
+
+def load_groups(path):
+    """{group: {qid: where}} of a groups file: JSON {"group": ["q1", ...]} (or a fixture
+    holding that object under "groups"), or text lines QID GROUP; ``where`` names the
+    file and the line or JSON path of each membership, for messages."""
+    source = place(path)
+    with open_input(path) as stream:
+        if not is_json(stream, source):
+            return groups_from_lines(text_lines(stream, source), source)
+        obj = parse_json(read_json_text(stream, source), source)
+    if is_fixture(obj):
+        if "groups" not in obj:
+            fail(source, 'a fixture without "groups": give a file of groups')
+        return groups_from_json(obj["groups"], source, "groups")
+    return groups_from_json(obj, source, "")
+
+
+def groups_from_lines(lines, source):
+    """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments."""
+    groups = {}
+    for number, line in lines:
+        cols = split_columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != 2:
+            fail(where, "expected 2 columns (QID GROUP), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
+        qid, name = cols
+        _add_member(groups.setdefault(name, {}), qid, name, where)
+    if not groups:
+        fail(source, "no groups: the file has no QID GROUP lines")
+    return groups
+
+
+def groups_from_json(obj, source, root):
+    """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...}."""
+    check_object(obj, loc(source, root), "group names to query IDs")
+    if not obj:
+        fail(loc(source, root), "no groups: the object holds no group")
+    groups = {}
+    for name, qids in obj.items():
+        check_id(name, loc(source, root), what="group name")
+        where = loc(source, _join(root, name))
+        if not isinstance(qids, list):
+            fail(where, "expected a list of query IDs, not %s %s" % (type(qids).__name__, show(qids)))
+        if not qids:
+            fail(where, "group %s is empty" % show(name))
+        members = groups[name] = {}
+        for i, qid in enumerate(qids):
+            _add_member(members, check_id(qid, "%s[%d]" % (where, i), what="query ID"), name,
+                        "%s[%d]" % (where, i))
+    return groups
+
+
+def _add_member(members, qid, name, where):
+    if qid in members:
+        fail(where, "query %s is listed twice in group %s (first at %s)" % (show(qid), show(name), members[qid]))
+    members[qid] = where
+
+
+def check_groups(groups, qrels):
+    """{group: [qid, ...]} of read groups whose queries are all labeled."""
+    for name, members in groups.items():
+        for qid, where in members.items():
+            if qid not in qrels:
+                fail(where, "group %s names a query that has no labels" % show(name), qid)
+    return {name: list(members) for name, members in groups.items()}
 
 
 def _json_lines_rankings(stream, source, qrels, opts, tuning):
@@ -2080,7 +2312,7 @@ def _in_two(first, second):
         except (EOFError, pickle.UnpicklingError):  # the child failed mid-way: see its status
             theirs = None
     if os.waitpid(pid, 0)[1] != 0:
-        raise RuntimeError("the second reading process failed (its traceback is above)")
+        raise RuntimeError("the second process failed (its traceback is above)")
     return mine, theirs
 
 
@@ -2145,7 +2377,7 @@ def fast_json_rankings(text, source, qrels, opts, parallel_bytes=PARALLEL_BYTES,
         return None
     if served is not None:
         served.append(how)
-    return theirs, ranked
+    return theirs, ranked, None  # a fixture with groups (or any other member) was declined
 
 
 def _rankings(text, i, read, parallel_bytes):
@@ -2240,6 +2472,140 @@ def fast_json_lines(stream, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, 
     return theirs or None, dict(first[1], **second[1])
 
 
+# --- Statistics in bulk: the same draws, the same integer sums, many at once ---
+
+def flip_hits(blocks, columns, reach):
+    """= the hits of sign_flip_p's draws (its reference loop), or None.
+
+    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
+    a byte of every draw's entry at once (one translation table a byte of the
+    entries, made non-negative), and placing those bytes 8 apart makes one
+    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
+    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
+    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
+    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
+    adds up to 31 such blocks in one byte a draw.
+    """
+    draws = len(columns[0])
+    fields, offset, i = 0, 0, 0
+    spread, counts = bytearray(8 * draws), bytearray(8 * draws)  # their unwritten bytes stay 0
+    while i < len(blocks):
+        if blocks[i][0] == blocks[i][-1]:  # sorted: all 8 are equal
+            i, sums, low = _equal_blocks(blocks, columns, i, counts)
+        else:
+            sums, low = _table_block(flip_table(blocks[i]), columns[i], spread)
+            i += 1
+        fields += sums
+        offset += low
+    sums = array("Q")
+    sums.frombytes(fields.to_bytes(8 * draws, "little"))
+    if sys.byteorder == "big":
+        sums.byteswap()
+    return sum(1 for total in sums if abs(total + offset) >= reach)
+
+
+_UNFLIPPED = bytes(8 - bin(byte).count("1") for byte in range(256))
+
+
+def _equal_blocks(blocks, columns, i, counts):
+    """(next block, the fields, their offset) of up to 31 blocks of 8 values equal to v:
+    each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
+    value, count, start = blocks[i][0], 0, i
+    while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
+        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
+        i += 1
+    counts[0::8] = count.to_bytes(len(columns[0]), "little")
+    return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
+
+
+def _table_block(table, column, spread):
+    """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
+    low = min(table)
+    entries = array("Q", map((-low).__add__, table))
+    if sys.byteorder == "big":
+        entries.byteswap()
+    entries = entries.tobytes()
+    for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
+        spread[byte::8] = column.translate(entries[byte::8])
+    return int.from_bytes(spread, "little"), low
+
+
+def runs_in_two(loaders, paths):
+    """= [load() for load in loaders], the later half read by a second process; or None.
+
+    Only for files that their reader reads in one process (smaller ones), and never
+    for standard input or a pipe, which only one process can read.  An error there
+    is left to the first process, which reads the second half again, in order, so
+    that the first error in the order given is the one reported.
+    """
+    if len(loaders) < 2 or not hasattr(os, "fork") or not all(
+            path not in STDIN_NAMES and os.path.isfile(path) and os.path.getsize(path) < PARALLEL_BYTES
+            for path in paths):
+        return None
+    cut = (len(loaders) + 1) // 2
+
+    def second():
+        try:
+            return [load() for load in loaders[cut:]]
+        except EvalError:
+            raise _Decline from None
+    mine, theirs = _in_two(lambda: [load() for load in loaders[:cut]], second)
+    return mine + (theirs if theirs is not None else [load() for load in loaders[cut:]])
+
+
+STATISTICS_IN_TWO = 20000  # query x column values from which the statistics take two processes
+
+
+def work_in_two(work, size):
+    """= [job() for job in work], every other job done in a second process; or None."""
+    if size < STATISTICS_IN_TWO or len(work) < 2 or not hasattr(os, "fork"):
+        return None
+    mine, theirs = _in_two(lambda: [job() for job in work[0::2]], lambda: [job() for job in work[1::2]])
+    done = [None] * len(work)
+    done[0::2], done[1::2] = mine, theirs
+    return done
+
+
+def packed_columns(fixed):
+    """(table, field, lows) for bootstrap_sums: see there."""
+    n, columns = len(fixed[0][0]), len(fixed)
+    lows = [min(ints) for ints, _ in fixed]
+    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
+              for row in zip(*(ints for ints, _ in fixed))]
+    shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
+    packed = [shared.setdefault(v, v) for v in packed]
+    bits = index_bits(n)
+    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+
+
+def bootstrap_sums(packed, rng, resamples):
+    """= [[sum of each column's picked ints] for resample_picks(n, rng, resamples)], or None.
+
+    Every column's int of a query goes in one integer, a field a column (made
+    non-negative, wide enough for a sum of n), and one more field counts rejected
+    words; a table maps each possible word to its query's integer, so that one
+    sum() of looked-up integers sums all columns at once, and says how many words
+    to draw again.  Narrow fields matter: the integers of 50,000 queries must
+    stay in the CPU's caches.
+    """
+    table, field, lows, n = packed
+    columns, bits = len(lows), index_bits(n)
+    mask = (1 << field) - 1
+    out = []
+    for _ in range(resamples):
+        total, need, drawn = 0, n, 0
+        while need:
+            words = random_words(rng, need, bits)  # itemgetter looks them all up in C
+            found = sum(itemgetter(*words)(table)) if need > 1 else table[words[0]]
+            rejected = found >> (field * columns)
+            total += found - (rejected << (field * columns))
+            drawn += need - rejected
+            need = rejected
+        out.append([((total >> (field * c)) & mask) + drawn * low for c, low in enumerate(lows)])
+    return out
+
+
 _ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
 
 
@@ -2296,6 +2662,10 @@ def format_trec(result):
     lines.append("num_q\tall\t%d" % result["queries"])
     lines += ["%s\tall\t%s" % (trec_label(name), _number(value))
               for name, value in result["measures"].items()]
+    for group, block in result.get("groups", {}).items():  # a group's means: its query is group:NAME
+        lines.append("num_q\tgroup:%s\t%d" % (group, block["queries"]))
+        lines += ["%s\tgroup:%s\t%s" % (trec_label(name), group, _number(value))
+                  for name, value in block["measures"].items()]
     return "\n".join(lines)
 
 
@@ -2396,7 +2766,37 @@ def format_table(result, per_query=False):
                                                   first_few(qids, 10)))
     if "comparison" in result:
         lines += ["", format_comparison(result)]
+    if "groups" in result:
+        lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
+        lines += _group_footnotes(result)
     return "\n".join(lines)
+
+
+def _group_rows(result):
+    """Header and a row per group: its queries, then each measure's mean or, with a
+    baseline, the candidate's mean, the change and a * when Holm's p < 0.05."""
+    names, rows = list(result["measures"]), []
+    for group, block in result["groups"].items():
+        cells = [_change_cell(block["comparison"][n]) if "comparison" in block else _number(block["measures"][n], 4)
+                 for n in names]
+        rows.append([group, "%d%s" % (block["queries"], " (few)" if block["small"] else "")] + cells)
+    return [["group", "queries"] + names] + rows
+
+
+def _change_cell(c):
+    """'0.5000 (-0.2500)*': a mean, its change from the baseline, * when Holm's p < 0.05."""
+    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if c["p_holm"] < 0.05 else "")
+
+
+def _group_footnotes(result):
+    blocks = result["groups"].values()
+    lines = []
+    if any(block["small"] for block in blocks):
+        lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding (still gated)"
+                     % SMALL_GROUP)
+    if any("comparison" in block for block in blocks):
+        lines.append("(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over groups x measures")
+    return lines
 
 
 _MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>~&!]")
@@ -2432,6 +2832,9 @@ def format_markdown(result, per_query=False, worst=10):
         lines += _md_table(_means_rows(result)) + [""]
     lines += ["- " + _md(line[len("note: "):]) for line in notes(result) if line.startswith("note: ")]
     lines += ["- " + _md(line) for line in result.get("warnings", [])]
+    if "groups" in result:
+        lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
+        lines += ["- " + _md(line) for line in _group_footnotes(result)]
     if per_query:
         names = list(result["measures"])
         rows = [["query"] + names] + [[qid] + [_number(row[n], 4) for n in names]
@@ -2472,18 +2875,98 @@ def _md_changes(result, worst):
 
 def format_csv(result):
     """A header row, then a row per evaluated query: its ID, then each measure's value
-    (with a comparison, each measure's baseline value, candidate value and delta)."""
+    (with a comparison, each measure's baseline value, candidate value and delta), then
+    with groups a column per group: 1 for its members, else 0."""
     out, names = io.StringIO(), list(result["measures"])
     writer = csv.writer(out, lineterminator="\n")
     base = result.get("baseline_per_query")
+    members = {name: set(block["members"]) for name, block in result.get("groups", {}).items()}
     if base is None:
-        writer.writerow(["query"] + names)
-        writer.writerows([q] + [row[n] for n in names] for q, row in result["per_query"].items())
+        header = ["query"] + names
+        cells = ([q] + [row[n] for n in names] for q, row in result["per_query"].items())
     else:
-        writer.writerow(["query"] + ["%s %s" % (n, part) for n in names
-                                     for part in ("baseline", "candidate", "delta")])
-        writer.writerows([q] + [v for n in names for v in (base[q][n], row[n], row[n] - base[q][n])]
-                         for q, row in result["per_query"].items())
+        header = ["query"] + ["%s %s" % (n, part) for n in names for part in ("baseline", "candidate", "delta")]
+        cells = ([q] + [v for n in names for v in (base[q][n], row[n], row[n] - base[q][n])]
+                 for q, row in result["per_query"].items())
+    writer.writerow(header + ["group:" + name for name in members])
+    writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in cells)
+    return out.getvalue().rstrip("\n")
+
+
+# --- Several runs: {"runs": {name: result}} ---
+
+def format_runs(results, fmt, per_query=False):
+    """The output of several runs: JSON nests each run's own; the reports put one row per
+    run (the baseline first) and a column per measure; CSV a column per run and measure."""
+    if fmt == "json":  # each run's text as --run alone prints it, indented one level
+        marker = "\0run\0"
+        outer = json.dumps({"runs": {name: marker for name in results}}, indent=2).split(json.dumps(marker))
+        parts = [format_json(r).replace("\n", "\n    ") for r in results.values()]
+        return "".join(chain.from_iterable(zip(outer, parts + [""])))
+    if fmt == "csv":
+        return _runs_csv(results)
+    rows = _columns(_runs_rows(results)) if fmt == "table" else _md_table(_runs_rows(results))
+    breaches = ["%s: %s" % (name, line) for name, r in results.items() for line in _breach_lines(r)]
+    groups = [(name, r) for name, r in results.items() if "groups" in r]
+    if fmt == "table":
+        lines = rows + _runs_footnotes(results)
+        lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
+        for name, r in groups:
+            lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
+        return "\n".join(lines + (_group_footnotes(groups[0][1]) if groups else []))
+    lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
+    if breaches:
+        lines += ["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
+        lines += ["- " + _md(line) for line in breaches] + [""]
+    lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
+    for name, r in groups:
+        lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
+    if groups:
+        lines += [""] + ["- " + _md(line) for line in _group_footnotes(groups[0][1])]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _runs_rows(results):
+    """Header and a row per run (the baseline's first): queries, then each measure's mean,
+    with a baseline its change and a * when Holm's p over runs x measures is < 0.05."""
+    first = next(iter(results.values()))
+    names = list(first["measures"])
+    rows = [["run", "queries"] + names]
+    if "comparison" in first:
+        rows.append(["baseline", str(first["queries"])]
+                    + [_number(first["comparison"][n]["baseline"], 4) for n in names])
+    for name, r in results.items():
+        rows.append([name, str(r["queries"])] + [_change_cell(r["comparison"][n]) if "comparison" in r
+                                                 else _number(r["measures"][n], 4) for n in names])
+    return rows
+
+
+def _runs_footnotes(results):
+    if "comparison" in next(iter(results.values())):
+        return ["(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over runs x measures"]
+    return []
+
+
+def _runs_csv(results):
+    """A row per query evaluated in any run; per measure the baseline's value (with one), then
+    each run's value (and change): a run that did not evaluate a query leaves its cells empty."""
+    out, first = io.StringIO(), next(iter(results.values()))
+    names, base = list(first["measures"]), first.get("baseline_per_query")
+    qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
+    header, rows = ["query"], [[q] for q in qids]
+    for n in names:
+        if base is not None:
+            header.append("%s baseline" % n)
+            for q, row in zip(qids, rows):
+                row.append(base[q][n] if q in base else "")
+        for run, r in results.items():
+            header += ["%s %s" % (n, run)] + (["%s %s delta" % (n, run)] if base is not None else [])
+            for q, row in zip(qids, rows):
+                value = r["per_query"][q][n] if q in r["per_query"] else ""
+                row += [value] + ([value - base[q][n] if value != "" else ""] if base is not None else [])
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
     return out.getvalue().rstrip("\n")
 
 
@@ -2500,7 +2983,8 @@ def notes(result):
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines = ["note: " + line for line in lines if line] + result.get("warnings", [])
     lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
-              % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
+              % (b["measure"], "query " + show(b["query"]) if b["query"] is not None else
+                 "group %s mean" % show(b["group"]) if "group" in b else "mean",
                  _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4),
                  b["gate"], b["limit"]) for b in result.get("breaches", [])]
     return lines
@@ -2514,6 +2998,144 @@ def skipped_text(skipped, whose=""):
         return None
     total = sum(len(q) for q in skipped.values())
     return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+
+
+# === Plot (--plot FILE.svg) ===
+
+# A standalone SVG a browser shows and a pull request embeds: per cutoff measure
+# the curve of its mean over k for each run (and the baseline), then with a
+# baseline each query's change, sorted, as a strip of bars.  Every name is text,
+# and the picture carries a title and a description, for screen readers too.
+PLOT_POINTS = 20  # every k up to this; past it, about as many again, spread evenly
+PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+_SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
+
+
+def curve_specs(specs):
+    """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
+    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None]
+    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains)): s for s in cut}
+
+
+def plot_cutoffs(specs):
+    """The k at which curves are drawn: 1 .. the largest requested cutoff (sampled past
+    PLOT_POINTS), the requested cutoffs always among them."""
+    top = max(s.k for s in curve_specs(specs).values())
+    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
+    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
+           if top > PLOT_POINTS}
+    return sorted(ks)
+
+
+def curves(judged, specs):
+    """{'R@k': [(k, mean), ...]} of judged queries, at plot_cutoffs(specs)."""
+    families, ks = curve_specs(specs), plot_cutoffs(specs)
+    out = {label: [] for label in families}
+    for k in ks:
+        at_k = [s._replace(name=label, k=k) for label, s in families.items()]
+        for label, mean in aggregated(score_queries(judged, at_k), at_k).items():
+            out[label].append((k, mean))
+    return out
+
+
+def format_svg(runs):
+    """The SVG text of {run name: result} whose results carry "curves" (and, with a
+    baseline, "baseline_curves" and the baseline's per-query values)."""
+    first = next(iter(runs.values()))
+    series = ([("baseline", first["baseline_curves"])] if "baseline_curves" in first else [])
+    series += [(name, r["curves"]) for name, r in runs.items()]
+    colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
+    parts, y = [], 56
+    for label in first["curves"]:
+        parts.append(_curve_panel(label, [(n, c[label], colours[n]) for n, c in series], y))
+        y += _PANEL + 70
+    if "baseline_per_query" in first:
+        for name, r in runs.items():
+            for measure in r["measures"]:
+                parts.append(_strip(name, measure, r, y))
+                y += _STRIP + 60
+    title = "Retrieval evaluation of %s" % ", ".join(name for name, _ in series)
+    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
+            "; then each query's change from the baseline, sorted, losses in red, gains in green"
+            if "baseline_per_query" in first else ""))
+    head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+            'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
+            '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
+            '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(title)))
+    return head + "".join(parts) + "</svg>\n"
+
+
+def _xml(text):
+    """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
+    return escape(str(text), {'"': "&quot;"}).replace("\ufffe", "?").replace("\uffff", "?")
+
+
+def _curve_panel(label, series, top):
+    """One measure's curves: axes, a grid, a line per run, a legend."""
+    width = _SVG_WIDTH - _LEFT - _RIGHT
+    ks = [k for k, _ in series[0][1]]
+    values = [v for _, points, _ in series for _, v in points]
+    low, high = min(0.0, min(values)), max(1.0, max(values))
+    x = lambda k: _LEFT + (width * (k - 1) / (ks[-1] - 1) if ks[-1] > 1 else width / 2)
+    y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
+    out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
+           % (_xml(label), _LEFT, top - 10, _xml(label))]
+    for i in range(5):
+        v = low + (high - low) * i / 4
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
+                   'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
+    for k in sorted({ks[0], ks[-1]} | set(ks[::max(1, len(ks) // 8)])):
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
+    out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
+               % (_LEFT + width / 2, top + _PANEL + 34))
+    for i, (name, points, colour) in enumerate(series):
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>\n'
+                   % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
+        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
+                   '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
+                                                      top + 14 + 18 * i, colour, _LEFT + width + 36,
+                                                      top + 18 + 18 * i, _xml(name)))
+    return "".join(out) + "</g>\n"
+
+
+def _strip(name, measure, result, top):
+    """Each query's change of a measure, sorted: losses left in red, gains right in green."""
+    width = _SVG_WIDTH - _LEFT - _RIGHT
+    base = result["baseline_per_query"]
+    deltas = sorted(row[measure] - base[q][measure] for q, row in result["per_query"].items())
+    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    bins = min(len(deltas), PLOT_BARS)
+    bars = [math.fsum(deltas[i * len(deltas) // bins:(i + 1) * len(deltas) // bins])
+            / ((i + 1) * len(deltas) // bins - i * len(deltas) // bins) for i in range(bins)]
+    scale = max([abs(d) for d in deltas] + [1e-12])
+    middle, half = top + _STRIP / 2, _STRIP / 2
+    out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
+           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
+           '</text>\n' % (_LEFT, top - 10, _xml(name), _xml(measure), worse, better, len(deltas) - worse - better),
+           '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
+           '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
+           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale)]
+    for i, d in enumerate(bars):
+        if d:
+            h = half * abs(d) / scale
+            out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
+                       % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
+                          "#2ca02c" if d > 0 else "#d62728"))
+    out.append('<text x="%d" y="%d">queries, sorted by change</text>\n' % (_LEFT, top + _STRIP + 18))
+    return "".join(out) + "</g>\n"
+
+
+def write_plot(path, text):
+    """Write the SVG; say so and return False when it cannot be."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+        return True
+    except OSError as exc:
+        _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
+        return False
 
 
 # === Library ===
@@ -2535,7 +3157,7 @@ def score_run(qrels, run, measures=None, **options):
     args, planned = _library_plan(measures, options, with_baseline=False)
     labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
     ranked = judge_run(rankings_from_json(run, None, "run"), labels, planned.opts, None, "run")
-    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "run"))
+    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "run"), None, _library_groups(args, labels))
 
 
 def compare_runs(qrels, baseline, candidate, measures=None, **options):
@@ -2550,7 +3172,17 @@ def compare_runs(qrels, baseline, candidate, measures=None, **options):
     ranked = judge_run(rankings_from_json(candidate, None, "candidate"), labels, planned.opts, None,
                        "candidate")
     base = judge_run(rankings_from_json(baseline, None, "baseline"), labels, planned.opts, None, "baseline")
-    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline"))
+    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline"),
+                           _library_groups(args, labels))
+
+
+def _library_groups(args, qrels):
+    """The groups option, {name: [qid, ...]}, checked as a groups file is; or None."""
+    if args.groups is None:
+        if args.max_group_drop is not None:
+            raise EvalError("max_group_drop needs groups: {name: [query ID, ...]}")
+        return None
+    return check_groups(groups_from_json(args.groups, None, "groups"), qrels)
 
 
 def _library_plan(measures, options, with_baseline):
@@ -2579,7 +3211,7 @@ def _check_library_values(args):
         setattr(args, name, value)
     if args.depth is not None:
         args.depth = check_cutoff(args.depth)
-    for name in ("max_mean_drop", "max_query_drop"):
+    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
         value = getattr(args, name)
         if value is not None:
             try:
@@ -2627,7 +3259,7 @@ measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
-  3 the output, or the --summary file, could not be written (disk full, stdout closed)
+  3 the output, the --summary or the --plot file could not be written (disk full, stdout closed)
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
@@ -2636,6 +3268,8 @@ examples:
   python3 rag_retrieval_eval.py --qrels qrels/test.tsv --run results.json -m nDCG@10,R@100
   python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
       --summary "$GITHUB_STEP_SUMMARY" > report.json
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
+      -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
 """
 
 
@@ -2669,7 +3303,8 @@ def build_parser(defaults=True):
     add = parser.add_argument
     add("fixture", nargs="?", help="JSON fixture with qrels and runs, or JSON Lines records with both")
     add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
-    add("--run", metavar="FILE", help="the rankings to score (TREC, JSON or JSON Lines), with --qrels")
+    add("--run", action="append", metavar="FILE",
+        help="the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several")
     add("-m", "--measure", action="append", metavar="NAMES",
         help="measures to compute, comma-separated (see below)")
     add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
@@ -2693,6 +3328,10 @@ def build_parser(defaults=True):
         help="with --baseline: exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
         help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
+    add("--groups", metavar="FILE",
+        help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
+    add("--max-group-drop", type=_arg(parse_limit), metavar="X",
+        help="with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X")
     add("--chunk-separator", metavar="SEP",
         help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
     add("--ties", action="store_true",
@@ -2703,6 +3342,8 @@ def build_parser(defaults=True):
     add("--per-query", action="store_true", help="with --format table or markdown, add a row per query")
     add("--summary", metavar="FILE",
         help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
+    add("--plot", metavar="FILE.svg",
+        help="also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG")
     if defaults:
         parser.set_defaults(**DEFAULTS)
     return parser
@@ -2732,19 +3373,49 @@ def check_usage(args, given):
             open(args.summary, "a").close()
         except OSError as exc:
             raise EvalError("--summary %s cannot be written: %s" % (place(args.summary), exc.strerror or exc))
-    inputs = [p for p in (args.fixture, args.qrels, args.run, args.baseline) if p in STDIN_NAMES]
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    inputs = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups)
+              if p in STDIN_NAMES]
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
+    runs = args.run or ()
+    for i, path in enumerate(runs):
+        twin = next((other for other in runs[:i] if _same_file(path, other)), None)
+        if twin is not None:
+            raise EvalError("--run %s and --run %s name the same file: give each run once"
+                            % (place(twin), place(path)))
+
+
+def _same_file(one, other):
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
+def check_plot_path(path):
+    """Refuse, before any work, a --plot path that cannot be written; create nothing."""
+    folder = os.path.dirname(os.path.abspath(path))
+    problem = ("it is a directory" if os.path.isdir(path) else
+               "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
+               "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
+               "its directory is not writable" if not os.access(folder, os.W_OK) else None)
+    if problem:
+        raise EvalError("--plot %s cannot be written: %s" % (place(path), problem))
 
 
 def check_options(args, given):
     """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
-    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop")]
+    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop"),
+            ("--max-group-drop", "max_group_drop")]
     for flag in [flag for flag, name in lost if name in given and args.baseline is None]:
         raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
     if args.format == "trec" and args.baseline is not None:
         raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
+    if args.format == "trec" and len(args.run or ()) > 1:
+        raise EvalError("--format trec holds one run: use json, table, markdown or csv for several")
     if args.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
 
@@ -2759,15 +3430,27 @@ def main(argv=None):
         return 2
     except SystemExit as exc:  # --help
         return exc.code
-    for line in notes(result):
-        _say(line)
+    runs = result.get("runs", {None: result})
+    svg = format_svg(runs) if args.plot is not None else None
+    for r in runs.values():  # the curves are drawn, not printed
+        r.pop("curves", None), r.pop("baseline_curves", None)
+    for name, r in runs.items():
+        for line in notes(r):
+            _say(line if name is None else "%s: %s" % (place(name), line))
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
-    text = {"json": format_json, "trec": format_trec, "csv": format_csv,
-            "table": lambda r: format_table(r, args.per_query),
-            "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
-    status = 1 if result.get("breaches") else 0
-    if args.summary is not None and not _append(args.summary, format_markdown(result, args.per_query)):
+    if "runs" in result:
+        text = format_runs(runs, args.format, args.per_query)
+        summary = format_runs(runs, "markdown")
+    else:
+        text = {"json": format_json, "trec": format_trec, "csv": format_csv,
+                "table": lambda r: format_table(r, args.per_query),
+                "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
+        summary = format_markdown(result, args.per_query)
+    status = 1 if any(r.get("breaches") for r in runs.values()) else 0
+    if args.summary is not None and not _append(args.summary, summary):
+        status = 3
+    if svg is not None and not write_plot(args.plot, svg):
         status = 3
     return max(_print(text, status), status)
 
@@ -2820,31 +3503,66 @@ def plan(args):
 
 
 def load_inputs(args, opts):
-    """(qrels, {qid: Ranking or None}, (qrels place, run place)) of the inputs named."""
+    """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
+    baseline's (rankings, place) or None, groups or None) of the inputs named: labels and
+    groups first, then each run, reduced to its judged ranks as it is read."""
     if args.fixture is not None:
-        qrels, ranked = load_fixture(args.fixture, opts)
-        return qrels, ranked, (place(args.fixture), place(args.fixture))
-    qrels = load_qrels(args.qrels, opts.separator)
-    return qrels, load_run(args.run, qrels, opts), (place(args.qrels), place(args.run))
+        qrels, ranked, groups = load_fixture(args.fixture, opts)
+        runs, paths = [(args.fixture, ranked, (place(args.fixture), place(args.fixture)))], []
+    else:
+        qrels, groups, runs, paths = load_qrels(args.qrels, opts.separator), None, [], list(args.run)
+    if args.groups is not None:
+        if groups is not None:
+            raise EvalError('%s has "groups" and --groups is given too: give the groups once'
+                            % place(args.fixture))
+        groups = load_groups(args.groups)
+    if groups is None and args.max_group_drop is not None:
+        raise EvalError('--max-group-drop needs query groups: --groups FILE, or a fixture\'s "groups"')
+    groups = None if groups is None else check_groups(groups, qrels)
+    loaders = [partial(load_run, path, qrels, opts) for path in paths]
+    if args.baseline is not None:
+        loaders.append(partial(load_run, args.baseline, qrels, opts, same_labels=True))
+        paths.append(args.baseline)
+    loaded = runs_in_two(loaders, paths) if FAST_PATHS else None
+    loaded = loaded if loaded is not None else [load() for load in loaders]
+    baseline = (loaded.pop(), place(args.baseline)) if args.baseline is not None else None
+    runs += [(path, ranked, (place(args.qrels), place(path))) for path, ranked in zip(paths, loaded)]
+    return qrels, runs, baseline, groups
 
 
 def compute(args):
-    """Load the inputs named by parsed arguments and evaluate them: the general result."""
+    """Load the inputs named by parsed arguments and evaluate them: the general result, or
+    with several runs {"runs": {name: result}}, Holm's correction over all of them."""
     planned = plan(args)
-    qrels, ranked, where = load_inputs(args, planned.opts)
-    baseline = None
-    if args.baseline is not None:
-        baseline = load_run(args.baseline, qrels, planned.opts, same_labels=True), place(args.baseline)
-    return evaluate_loaded(args, planned, qrels, ranked, where, baseline)
+    if args.plot is not None and not curve_specs(planned.specs):
+        raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
+                        % ", ".join(s.name for s in planned.specs))
+    qrels, runs, baseline, groups = load_inputs(args, planned.opts)
+    results = {name: evaluate_loaded(args, planned, qrels, ranked, where, baseline, groups)
+               for name, ranked, where in runs}
+    if len(results) == 1:
+        return results[runs[0][0]]
+    if baseline is not None:  # one family: every run's measures, and every run's groups
+        holm_over(row for r in results.values() for row in r["comparison"].values())
+        holm_over(row for r in results.values() for block in r.get("groups", {}).values()
+                  for row in block["comparison"].values())
+    return {"runs": results}
 
 
-def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None):
-    """The general result of loaded inputs; baseline is (its rankings, its place) or None."""
+def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=None):
+    """The general result of loaded inputs; baseline is (its rankings, its place) or None,
+    groups {name: [qid, ...]} or None."""
     specs, opts, policies = planned
     judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, policies, where)
     result = run_evaluation(judged, specs, skipped, zeroed)
+    intervals = None
     if baseline is not None:
         result.update(compare_with_baseline(args, planned, qrels, judged, result, (where[0],) + baseline))
+        intervals = result.pop("mean_ci95")
+    if groups is not None:
+        result["groups"] = group_results(groups, result, specs, args, where[1])
+    if args.plot is not None:  # main draws them, and takes them out of the result
+        result["curves"] = curves(judged, specs)
     result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
                                       coverage_warning(result.get("coverage"))) if w]
     if opts.separator:
@@ -2853,7 +3571,7 @@ def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None):
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs)
     if args.ci:
-        result["ci95"] = mean_intervals(result["per_query"], specs, args.seed)
+        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, args.seed)
     return result
 
 
@@ -2868,8 +3586,11 @@ def compare_with_baseline(args, planned, qrels, judged, result, baseline):
                                                  (qrels_place, base_place))
     base = run_evaluation(base_judged, specs, skipped, zeroed)
     out = compare(base, result, specs, args.seed, args.permutations,
-                  args.max_mean_drop, args.max_query_drop, base_place)
+                  args.max_mean_drop, args.max_query_drop, base_place, ci=args.ci)
+    out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=skipped, baseline_zeroed=zeroed, baseline_per_query=base["per_query"])
+    if args.plot is not None:
+        out["baseline_curves"] = curves(base_judged, specs)
     if any(g < opts.level for labels in qrels.values() for g in labels.values()):
         out["coverage"] = coverage(base_judged, judged, specs)
     return out
