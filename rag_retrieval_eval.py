@@ -1026,7 +1026,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     the observed one included.  Zero differences cannot change the statistic,
     so only the nonzero ones are flipped: exactly, all 2**n assignments, up to
     EXACT_LIMIT of them; above that ``permutations`` seeded draws (see
-    flip_tables), and p = (hits + 1) / (draws + 1).
+    flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND
+    at a time: rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
 
     >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
     0.5
@@ -1220,18 +1221,10 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
     pvalues, intervals = paired_statistics(list(diffs.values()), permutations, seed,
                                            [[row[name] for row in candidate["per_query"].values()] for name in means])
     comparison, breaches = {}, []
-    for (name, base), interval, p in zip(((s.name, s.base) for s in specs), intervals, pvalues):
-        before, after = baseline["measures"][name], candidate["measures"][name]
-        moved = [(d, q) for q, d in zip(qids, diffs[name]) if d]
-        row = comparison[name] = {
-            "baseline": before, "candidate": after, "delta": after - before,
-            "p_value": p,
-            "ci95": interval,  # largest changes first; equal ones in query order
-            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
-            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
-        if base in LOSABLE:
-            row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
-                           and candidate["per_query"][q][name] == 0]
+    for spec, interval, p in zip(specs, intervals, pvalues):
+        name = spec.name
+        row = comparison[name] = _comparison_row(baseline, candidate, spec, diffs[name], p, interval)
+        before, after = row["baseline"], row["candidate"]
         if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
             breaches.append(_breach(name, None, before, after, mean_gate, max_mean_drop))
         if max_query_drop is not None:
@@ -1243,6 +1236,20 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
     if ci:
         out["ci95"] = dict(zip(means, intervals[len(specs):]))
     return out
+
+
+def _comparison_row(baseline, candidate, spec, diffs, p, interval):
+    """One measure's comparison: means, delta, p, interval, the queries that moved (largest
+    change first, equal ones in query order) and, for R/RR/Success, those lost."""
+    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
+    moved = [(d, q) for q, d in zip(candidate["per_query"], diffs) if d]
+    row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
+           "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
+           "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
+    if spec.base in LOSABLE:
+        row["lost"] = [q for q in candidate["per_query"] if baseline["per_query"][q][spec.name] > 0
+                       and candidate["per_query"][q][spec.name] == 0]
+    return row
 
 
 def holm_over(rows):
@@ -1822,8 +1829,8 @@ def judge_run(rankings, qrels, opts, source, root=None):
 
 
 def json_rankings(text, source, qrels, opts):
-    """(the file's own labels or None, {qid: Ranking or None}, its groups or None) of a
-    JSON run or fixture.
+    """(the file's own labels or None, {qid: Ranking or None}, its "groups" member or None,
+    unread) of a JSON run or fixture.
 
     qrels None: the text must be a fixture, judged by its own (folded) labels.
     """
@@ -1833,7 +1840,7 @@ def json_rankings(text, source, qrels, opts):
         theirs, root = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source), "runs"
     rankings = rankings_from_json(obj, source, root)
     ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
-    return theirs, ranked, None if groups is None else groups_from_json(groups, source, "groups")
+    return theirs, ranked, groups
 
 
 def load_qrels(path, separator=None):
@@ -1850,8 +1857,8 @@ def load_qrels(path, separator=None):
 
 
 def load_fixture(path, opts=Options(), **tuning):
-    """(qrels, {qid: Ranking or None}, its groups or None) of a fixture file; labels folded
-    by opts.separator.
+    """(qrels, {qid: Ranking or None}, its "groups" member or None, unread) of a fixture
+    file; labels folded by opts.separator.
 
     tuning: keyword parameters of the fast paths (tests drive them with it).
     """
@@ -3424,7 +3431,7 @@ def main(argv=None):
     """Parse, load, compute, print; return the exit status."""
     try:
         args, seed = parse_command_line(argv)
-        result = compute(args)
+        result = compute(args, seed)
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
@@ -3502,12 +3509,14 @@ def plan(args):
     return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
 
 
-def load_inputs(args, opts):
+def load_inputs(args, opts, seed=False):
     """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
     baseline's (rankings, place) or None, groups or None) of the inputs named: labels and
-    groups first, then each run, reduced to its judged ranks as it is read."""
+    groups first, then each run, reduced to its judged ranks as it is read.  In seed mode
+    a fixture's "groups" is ignored, as the seed script ignored every other key."""
     if args.fixture is not None:
         qrels, ranked, groups = load_fixture(args.fixture, opts)
+        groups = None if groups is None or seed else groups_from_json(groups, place(args.fixture), "groups")
         runs, paths = [(args.fixture, ranked, (place(args.fixture), place(args.fixture)))], []
     else:
         qrels, groups, runs, paths = load_qrels(args.qrels, opts.separator), None, [], list(args.run)
@@ -3530,14 +3539,14 @@ def load_inputs(args, opts):
     return qrels, runs, baseline, groups
 
 
-def compute(args):
+def compute(args, seed=False):
     """Load the inputs named by parsed arguments and evaluate them: the general result, or
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
     planned = plan(args)
     if args.plot is not None and not curve_specs(planned.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in planned.specs))
-    qrels, runs, baseline, groups = load_inputs(args, planned.opts)
+    qrels, runs, baseline, groups = load_inputs(args, planned.opts, seed)
     results = {name: evaluate_loaded(args, planned, qrels, ranked, where, baseline, groups)
                for name, ranked, where in runs}
     if len(results) == 1:

@@ -1806,6 +1806,12 @@ class GroupsTest(TempDirTestCase):
         self.assertEqual(json.loads(cli(fixture_with_groups, "-m", "RR")[1])["groups"], by_json["groups"])
         self.assertEqual(self.run_json("--groups", fixture_with_groups, "-m", "RR"), by_json)  # its "groups" only
 
+    def test_seed_mode_ignores_a_fixtures_groups_as_it_ignores_any_other_key(self):
+        seed = json.loads(FIXTURE.read_text())
+        path = self.write("f.json", dict(seed, groups=5))
+        self.assertEqual(cli(path), (0, SEED_STDOUT, ""))
+        rejected(self, *cli(path, "-m", "RR"), "f.json: groups: expected an object of group names to query IDs")
+
     def test_the_group_gate_fails_exactly_when_a_groups_drop_exceeds_the_limit(self):
         # multi-hop's RR mean falls from (1 + 1/2 + 1/3) / 3 to 1/2, a drop of 0.1111; the others keep theirs
         drop = (1 + 1 / 2 + 1 / 3) / 3 - 0.5
