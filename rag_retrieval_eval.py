@@ -1268,8 +1268,8 @@ def group_results(groups, result, specs, args, where):
         members = set(qids)  # rows in evaluation order: the same sums as the queries alone
         rows = {q: row for q, row in result["per_query"].items() if q in members}
         if not rows:
-            fail(where, "group %s: none of its %s was evaluated (%s)"
-                 % (show(name), n_queries(len(qids)), first_few(qids)))
+            fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
+                 "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         block = blocks[name] = {"queries": len(rows), "small": len(rows) < SMALL_GROUP,
                                 "members": list(rows), "measures": aggregated(rows, specs)}
         if args.ci and base is None:
@@ -2802,7 +2802,7 @@ def _group_footnotes(result):
         lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding (still gated)"
                      % SMALL_GROUP)
     if any("comparison" in block for block in blocks):
-        lines.append("(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over groups x measures")
+        lines.append(_change_note("groups"))
     return lines
 
 
@@ -2829,10 +2829,7 @@ def format_markdown(result, per_query=False, worst=10):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s" % n_queries(result["queries"]), ""]
-    breaches = _breach_lines(result)
-    if breaches:
-        lines += ["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
-        lines += ["- " + _md(line) for line in breaches] + [""]
+    lines += _md_breaches(_breach_lines(result))
     if "comparison" in result:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
@@ -2848,6 +2845,14 @@ def format_markdown(result, per_query=False, worst=10):
                                       for qid, row in result["per_query"].items()]
         lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
     return "\n".join(lines).rstrip("\n")
+
+
+def _md_breaches(breaches):
+    """The breaches first, for a reviewer who reads no further; nothing when there are none."""
+    if not breaches:
+        return []
+    return (["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
+            + ["- " + _md(line) for line in breaches] + [""])
 
 
 def _means_rows(result):
@@ -2921,10 +2926,7 @@ def format_runs(results, fmt, per_query=False):
         for name, r in groups:
             lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
         return "\n".join(lines + (_group_footnotes(groups[0][1]) if groups else []))
-    lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
-    if breaches:
-        lines += ["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
-        lines += ["- " + _md(line) for line in breaches] + [""]
+    lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(breaches)
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
     for name, r in groups:
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
@@ -2949,9 +2951,11 @@ def _runs_rows(results):
 
 
 def _runs_footnotes(results):
-    if "comparison" in next(iter(results.values())):
-        return ["(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over runs x measures"]
-    return []
+    return [_change_note("runs")] if "comparison" in next(iter(results.values())) else []
+
+
+def _change_note(family):
+    return "(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x measures" % family
 
 
 def _runs_csv(results):
@@ -3440,7 +3444,8 @@ def main(argv=None):
     runs = result.get("runs", {None: result})
     svg = format_svg(runs) if args.plot is not None else None
     for r in runs.values():  # the curves are drawn, not printed
-        r.pop("curves", None), r.pop("baseline_curves", None)
+        for key in ("curves", "baseline_curves"):
+            r.pop(key, None)
     for name, r in runs.items():
         for line in notes(r):
             _say(line if name is None else "%s: %s" % (place(name), line))

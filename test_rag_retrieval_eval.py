@@ -1946,7 +1946,7 @@ class SeveralRunsTest(TempDirTestCase):
                     self.assertEqual(fast, cli(*args, "-m", "RR", "--missing-run", "zero", "--unlabeled", "skip"))
                 finally:
                     rre.FAST_PATHS = True
-        self.assertEqual(len(rre.runs_in_two([lambda: 1, lambda: 2, lambda: 3], [str(p) for p in self.paths])), 3)
+        self.assertEqual(rre.runs_in_two([lambda: 1, lambda: 2, lambda: 3], [str(p) for p in self.paths]), [1, 2, 3])
 
 
 class PlotTest(TempDirTestCase):
@@ -2022,7 +2022,7 @@ class GroupRejectionTest(TempDirTestCase):
                 rejected(self, *cli("--qrels", "qrels.json", "--run", "run.json", *args), *fragments)
         partial_run = self.write("partial.json", {q: r for q, r in CAND_GROUP_RUN.items() if q not in GROUPS["names"]})
         rejected(self, *cli("--qrels", "qrels.json", "--run", partial_run, "--groups", self.write("g.json", GROUPS),
-                            "--missing-run", "skip"), "group 'names': none of its 2 queries was evaluated")
+                            "--missing-run", "skip"), "group 'names': none of its 2 queries is left to evaluate")
         both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
         rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
 
