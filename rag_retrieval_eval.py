@@ -39,6 +39,7 @@ import random
 import re
 import signal
 import sys
+import threading
 import time
 import traceback
 import zlib
@@ -1000,10 +1001,13 @@ def seed_result(result, k):
                           for q, row in result["per_query"].items()}}
 
 
-def tie_bounds(judged, specs):
-    """Lowest and highest mean of each measure over the orders of tied documents."""
-    best = score_queries({q: j.bounds[0] if j.bounds else j for q, j in judged.items()}, specs)
-    worst = score_queries({q: j.bounds[1] if j.bounds else j for q, j in judged.items()}, specs)
+def tie_bounds(judged, specs, per_query):
+    """Lowest and highest mean of each measure over the orders of tied documents; a query
+    without ties that matter keeps its values in per_query."""
+    tied = {q: j.bounds for q, j in judged.items() if j.bounds}
+    best, worst = dict(per_query), dict(per_query)
+    best.update(score_queries({q: bounds[0] for q, bounds in tied.items()}, specs))
+    worst.update(score_queries({q: bounds[1] for q, bounds in tied.items()}, specs))
     means = aggregated(best, specs), aggregated(worst, specs)
     return {"measures": {s.name: {"low": min(means[0][s.name], means[1][s.name]),
                                   "high": max(means[0][s.name], means[1][s.name])} for s in specs},
@@ -2016,6 +2020,12 @@ class _Decline(Exception):
     """A fast path cannot vouch for this input: the reference reader takes it."""
 
 
+def _can_fork():
+    """Whether a second process may be forked: never from a process with threads (a
+    library caller's), whose locks a child could inherit held."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
 def fast_trec_run(stream, source, qrels, opts, chunk=BLOCK, parallel_bytes=PARALLEL_BYTES, served=None):
     """= judge_run(read_trec_run(stream, source), qrels, opts, source), or None.
 
@@ -2030,7 +2040,7 @@ def fast_trec_run(stream, source, qrels, opts, chunk=BLOCK, parallel_bytes=PARAL
     try:
         size = _plain_size(stream)
         cut = _query_boundary(stream, size // 2, chunk) if (
-            size >= parallel_bytes and hasattr(os, "fork")) else None
+            size >= parallel_bytes and _can_fork()) else None
         if cut is None:
             ranked, how = _fast_pass(stream, qrels, opts, chunk, 0, None, progress), "one process"
         else:
@@ -2395,7 +2405,7 @@ def _rankings(text, i, read, parallel_bytes):
     on it exactly is it a boundary, and the child's part is taken.
     """
     found = _CUT.search(text, (i + len(text)) // 2) if (
-        len(text) - i >= parallel_bytes and hasattr(os, "fork")) else None
+        len(text) - i >= parallel_bytes and _can_fork()) else None
     if found is None:
         return _members(text, i, read)[:2] + ("one process",)
     cut = found.end() - 1
@@ -2452,7 +2462,7 @@ def fast_json_lines(stream, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, 
     declined (the reference reader is as fast on them).
     """
     size = _plain_size(stream)
-    if size < parallel_bytes or not hasattr(os, "fork"):
+    if size < parallel_bytes or not _can_fork():
         return None
     stream.seek(size // 2)
     stream.readline()
@@ -2545,7 +2555,7 @@ def runs_in_two(loaders, paths):
     is left to the first process, which reads the second half again, in order, so
     that the first error in the order given is the one reported.
     """
-    if len(loaders) < 2 or not hasattr(os, "fork") or not all(
+    if len(loaders) < 2 or not _can_fork() or not all(
             path not in STDIN_NAMES and os.path.isfile(path) and os.path.getsize(path) < PARALLEL_BYTES
             for path in paths):
         return None
@@ -2565,7 +2575,7 @@ STATISTICS_IN_TWO = 20000  # query x column values from which the statistics tak
 
 def work_in_two(work, size):
     """= [job() for job in work], every other job done in a second process; or None."""
-    if size < STATISTICS_IN_TWO or len(work) < 2 or not hasattr(os, "fork"):
+    if size < STATISTICS_IN_TWO or len(work) < 2 or not _can_fork():
         return None
     mine, theirs = _in_two(lambda: [job() for job in work[0::2]], lambda: [job() for job in work[1::2]])
     done = [None] * len(work)
@@ -3583,7 +3593,7 @@ def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=N
         folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
         result["folded"] = {"total": sum(folded.values()), "per_query": folded}
     if opts.ties:
-        result["ties"] = tie_bounds(judged, specs)
+        result["ties"] = tie_bounds(judged, specs, result["per_query"])
     if args.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, args.seed)
     return result

@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import types
 import unittest
 from pathlib import Path
@@ -2092,6 +2093,20 @@ class StatisticsAtScaleTest(unittest.TestCase):
             self.assertEqual(rre.paired_statistics(diffs, 500, 7, diffs[:1]), both)
         finally:
             rre.STATISTICS_IN_TWO = saved
+
+
+class SecondProcessTest(unittest.TestCase):
+    def test_no_second_process_beside_a_callers_threads(self):
+        work = [lambda: os.getpid(), lambda: os.getpid()]
+        self.assertNotEqual(*rre.work_in_two(work, 10 ** 9))  # the second job ran in another process
+        stop = threading.Event()
+        thread = threading.Thread(target=stop.wait)
+        thread.start()
+        try:
+            self.assertIsNone(rre.work_in_two(work, 10 ** 9))
+        finally:
+            stop.set()
+            thread.join()
 
 
 def statistics_mean(values):
