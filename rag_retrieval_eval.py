@@ -3435,8 +3435,9 @@ def check_options(args, given):
         raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
     if args.format == "trec" and args.baseline is not None:
         raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
-    if args.format == "trec" and len(args.run or ()) > 1:
-        raise EvalError("--format trec holds one run: use json, table, markdown or csv for several")
+    if len(args.run or ()) > 1 and (args.format == "trec" or args.per_query):
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
+                        "run's per_query" % ("--format trec" if args.format == "trec" else "--per-query"))
     if args.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
 

@@ -1935,6 +1935,7 @@ class SeveralRunsTest(TempDirTestCase):
     def test_the_same_file_twice_and_trec_output_are_refused(self):
         rejected(self, *cli(*self.args, "--run", self.tmp / "." / "a.json"), "name the same file")
         rejected(self, *cli(*self.args, "--format", "trec"), "--format trec holds one run")
+        rejected(self, *cli(*self.args, "--format", "table", "--per-query"), "--per-query holds one run")
 
     def test_runs_read_side_by_side_equal_one_after_another_errors_included(self):
         bad = self.write("bad.json", {"q1": ["d1", "d1"]})
