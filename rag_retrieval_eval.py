@@ -3088,6 +3088,12 @@ def format_svg(runs):
     return head + "".join(parts) + "</svg>\n"
 
 
+def _short(name, limit=26):
+    """A run's name as a legend shows it: its end, where paths differ (the full name is in
+    the picture's title and in each line's tooltip)."""
+    return name if len(name) <= limit else "\u2026" + name[1 - limit:]
+
+
 def _xml(text):
     """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
     return escape(str(text), {'"': "&quot;"}).replace("\ufffe", "?").replace("\uffff", "?")
@@ -3117,7 +3123,7 @@ def _curve_panel(label, series, top):
         out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
                    '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
                                                       top + 14 + 18 * i, colour, _LEFT + width + 36,
-                                                      top + 18 + 18 * i, _xml(name)))
+                                                      top + 18 + 18 * i, _xml(_short(name))))
     return "".join(out) + "</g>\n"
 
 
@@ -3134,7 +3140,8 @@ def _strip(name, measure, result, top):
     middle, half = top + _STRIP / 2, _STRIP / 2
     out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
            '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(name), _xml(measure), worse, better, len(deltas) - worse - better),
+           '</text>\n' % (_LEFT, top - 10, _xml(_short(name)), _xml(measure), worse, better,
+                          len(deltas) - worse - better),
            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
            '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
            '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale)]
