@@ -1101,8 +1101,8 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP):
 
     Columns are per-query values in the same query order; each resample draws
     queries with replacement once for all columns, so paired values stay paired
-    (see resample_picks).  Sums are exact, over the values as integers
-    (value * 2**s rounded, s as fine as 62 bits allow).
+    (see resample_picks).  Sums are exact, over the values as integers (see
+    fixed_point).
 
     >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
@@ -1148,8 +1148,9 @@ def resample_sums(fixed, rng, resamples, packed=None):
 
 def fixed_point(column):
     """(ints, scale): the values as integers, value * scale rounded, scale the power of 2
-    that puts the largest |value| in BOOTSTRAP_BITS bits: a double's 53 and more, so
-    that a value comes back as itself.
+    that puts the largest |value| in BOOTSTRAP_BITS bits: more than a double's 53, so
+    that the largest values (a constant column's) come back as themselves, and none
+    moves by more than 2**-63 of the largest.
 
     >>> ints, scale = fixed_point([0.5, -0.25, 0.0])
     >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62
