@@ -3201,7 +3201,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, **options):
     ranked = judge_run(rankings_from_json(candidate, None, "candidate"), labels, planned.opts, None,
                        "candidate")
     base = judge_run(rankings_from_json(baseline, None, "baseline"), labels, planned.opts, None, "baseline")
-    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline"),
+    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline", {}),
                            _library_groups(args, labels))
 
 
@@ -3535,7 +3535,7 @@ def plan(args):
 
 def load_inputs(args, opts, seed=False):
     """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place) or None, groups or None) of the inputs named: labels and
+    baseline's (rankings, place, {}) or None, groups or None) of the inputs named: labels and
     groups first, then each run, reduced to its judged ranks as it is read.  In seed mode
     a fixture's "groups" is ignored, as the seed script ignored every other key."""
     if args.fixture is not None:
@@ -3558,7 +3558,7 @@ def load_inputs(args, opts, seed=False):
         paths.append(args.baseline)
     loaded = runs_in_two(loaders, paths) if FAST_PATHS else None
     loaded = loaded if loaded is not None else [load() for load in loaders]
-    baseline = (loaded.pop(), place(args.baseline)) if args.baseline is not None else None
+    baseline = (loaded.pop(), place(args.baseline), {}) if args.baseline is not None else None
     runs += [(path, ranked, (place(args.qrels), place(path))) for path, ranked in zip(paths, loaded)]
     return qrels, runs, baseline, groups
 
@@ -3583,8 +3583,8 @@ def compute(args, seed=False):
 
 
 def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=None):
-    """The general result of loaded inputs; baseline is (its rankings, its place) or None,
-    groups {name: [qid, ...]} or None."""
+    """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
+    keeps its evaluation) or None, groups {name: [qid, ...]} or None."""
     specs, opts, policies = planned
     judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, policies, where)
     result = run_evaluation(judged, specs, skipped, zeroed)
@@ -3611,21 +3611,26 @@ def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=N
 def compare_with_baseline(args, planned, qrels, judged, result, baseline):
     """The comparison block of the candidate's result against the baseline's, on the same labels.
 
-    baseline is (the qrels' place, the baseline's rankings, the baseline's place).
+    baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
+    that keeps the baseline's evaluation from one run to the next).
     """
     specs, opts, policies = planned
-    qrels_place, base_ranked, base_place = baseline
-    base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, policies,
-                                                 (qrels_place, base_place))
-    base = run_evaluation(base_judged, specs, skipped, zeroed)
-    out = compare(base, result, specs, args.seed, args.permutations,
+    qrels_place, base_ranked, base_place, kept = baseline
+    if not kept:  # judged with the first run, where its errors come up as they always did
+        base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, policies,
+                                                     (qrels_place, base_place))
+        kept.update(judged=base_judged, skipped=skipped, zeroed=zeroed,
+                    result=run_evaluation(base_judged, specs, skipped, zeroed),
+                    curves=curves(base_judged, specs) if args.plot is not None else None)
+    out = compare(kept["result"], result, specs, args.seed, args.permutations,
                   args.max_mean_drop, args.max_query_drop, base_place, ci=args.ci)
     out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
-    out.update(baseline_skipped=skipped, baseline_zeroed=zeroed, baseline_per_query=base["per_query"])
+    out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
+               baseline_per_query=kept["result"]["per_query"])
     if args.plot is not None:
-        out["baseline_curves"] = curves(base_judged, specs)
+        out["baseline_curves"] = kept["curves"]
     if any(g < opts.level for labels in qrels.values() for g in labels.values()):
-        out["coverage"] = coverage(base_judged, judged, specs)
+        out["coverage"] = coverage(kept["judged"], judged, specs)
     return out
 
 
