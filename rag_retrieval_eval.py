@@ -1126,7 +1126,7 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP):
     work += [partial(resample_sums, fixed, random.Random("%d/%d" % (seed, r)),
                      resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS, packed)
              for r in range(BOOTSTRAP_ROUNDS) if fixed]
-    done = work_in_two(work, n * len(columns)) if FAST_PATHS else None
+    done = work_in_two(work, work_cost(diffs, permutations, n, len(columns), resamples)) if FAST_PATHS else None
     done = done if done is not None else [job() for job in work]
     pvalues, sums = done[:len(diffs)], [row for part in done[len(diffs):] for row in part]
     if not sums:
@@ -2571,16 +2571,36 @@ def runs_in_two(loaders, paths):
     return mine + (theirs if theirs is not None else [load() for load in loaders[cut:]])
 
 
-STATISTICS_IN_TWO = 20000  # query x column values from which the statistics take two processes
+STATISTICS_IN_TWO = 40_000_000  # nanoseconds of statistics (as work_cost guesses) worth a second process
 
 
-def work_in_two(work, size):
-    """= [job() for job in work], every other job done in a second process; or None."""
-    if size < STATISTICS_IN_TWO or len(work) < 2 or not _can_fork():
+def work_cost(diffs, permutations, n, columns, resamples):
+    """Rough nanoseconds of paired_statistics' jobs: per sign-flip test, 30 a block of 8
+    changed queries and draw; per round of resamples, 40 + 11 a column for each pick."""
+    rounds = [resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS
+              for r in range(BOOTSTRAP_ROUNDS)] if n else []
+    return ([30 * (sum(1 for d in column if d) // 8 + 1) * permutations for column in diffs]
+            + [(40 + 11 * columns) * n * size for size in rounds])
+
+
+def work_in_two(work, costs):
+    """= [job() for job in work], some jobs done in a second process; or None.
+
+    costs: each job's rough cost, for sharing the work evenly: the costliest first,
+    each to the process with less to do so far.
+    """
+    if sum(costs) < STATISTICS_IN_TWO or len(work) < 2 or not _can_fork():
         return None
-    mine, theirs = _in_two(lambda: [job() for job in work[0::2]], lambda: [job() for job in work[1::2]])
+    loads, shares = [0, 0], [[], []]
+    for i in sorted(range(len(work)), key=lambda i: -costs[i]):
+        side = loads.index(min(loads))
+        loads[side] += costs[i]
+        shares[side].append(i)
+    mine, theirs = _in_two(lambda: [work[i]() for i in shares[0]], lambda: [work[i]() for i in shares[1]])
     done = [None] * len(work)
-    done[0::2], done[1::2] = mine, theirs
+    for side, results in zip(shares, (mine, theirs)):
+        for i, value in zip(side, results):
+            done[i] = value
     return done
 
 

@@ -2099,12 +2099,12 @@ class StatisticsAtScaleTest(unittest.TestCase):
 class SecondProcessTest(unittest.TestCase):
     def test_no_second_process_beside_a_callers_threads(self):
         work = [lambda: os.getpid(), lambda: os.getpid()]
-        self.assertNotEqual(*rre.work_in_two(work, 10 ** 9))  # the second job ran in another process
+        self.assertNotEqual(*rre.work_in_two(work, [10 ** 9, 10 ** 9]))  # the second job ran in another process
         stop = threading.Event()
         thread = threading.Thread(target=stop.wait)
         thread.start()
         try:
-            self.assertIsNone(rre.work_in_two(work, 10 ** 9))
+            self.assertIsNone(rre.work_in_two(work, [10 ** 9, 10 ** 9]))
         finally:
             stop.set()
             thread.join()
