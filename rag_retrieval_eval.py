@@ -2575,33 +2575,45 @@ STATISTICS_IN_TWO = 40_000_000  # nanoseconds of statistics (as work_cost guesse
 
 
 def work_cost(diffs, permutations, n, columns, resamples):
-    """Rough nanoseconds of paired_statistics' jobs: per sign-flip test, 30 a block of 8
-    changed queries and draw; per round of resamples, 40 + 11 a column for each pick."""
-    rounds = [resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS
-              for r in range(BOOTSTRAP_ROUNDS)] if n else []
-    return ([30 * (sum(1 for d in column if d) // 8 + 1) * permutations for column in diffs]
-            + [(40 + 11 * columns) * n * size for size in rounds])
+    """Rough nanoseconds of paired_statistics' jobs (measured on this machine's kind).  A
+    sign-flip test costs, a draw, 40 for each block of 8 differences that needs a table
+    (about a quarter of the distinct |differences|) and 4 for each block of equal ones;
+    a round of resamples 40 + 11 a column for each pick."""
+    costs = []
+    for column in diffs:
+        blocks = sum(1 for d in column if d) // 8 + 1
+        tables = min(blocks, len(set(map(abs, column))) // 4 + 1)
+        costs.append((40 * tables + 4 * (blocks - tables)) * permutations)
+    return costs + [(40 + 11 * columns) * n * (resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS)
+                    for r in range(BOOTSTRAP_ROUNDS) if n]
 
 
 def work_in_two(work, costs):
-    """= [job() for job in work], some jobs done in a second process; or None.
+    """= [job() for job in work], done by two processes; or None.
 
-    costs: each job's rough cost, for sharing the work evenly: the costliest first,
-    each to the process with less to do so far.
+    The jobs' numbers wait in a pipe, the costliest first (costs: rough guesses), and
+    each process takes the next one whenever it is free: however wrong the guesses,
+    neither process idles while the other still has more than one job to do.
     """
-    if sum(costs) < STATISTICS_IN_TWO or len(work) < 2 or not _can_fork():
+    if sum(costs) < STATISTICS_IN_TWO or not 2 <= len(work) <= 2048 or not _can_fork():
         return None
-    loads, shares = [0, 0], [[], []]
-    for i in sorted(range(len(work)), key=lambda i: -costs[i]):
-        side = loads.index(min(loads))
-        loads[side] += costs[i]
-        shares[side].append(i)
-    mine, theirs = _in_two(lambda: [work[i]() for i in shares[0]], lambda: [work[i]() for i in shares[1]])
-    done = [None] * len(work)
-    for side, results in zip(shares, (mine, theirs)):
-        for i, value in zip(side, results):
-            done[i] = value
-    return done
+    queue, fill = os.pipe()
+    order = sorted(range(len(work)), key=lambda i: -costs[i])
+    os.write(fill, b"".join(i.to_bytes(2, "little") for i in order))  # 4 KB at most: a pipe holds it
+    os.close(fill)
+
+    def take():
+        done = {}
+        for token in iter(lambda: os.read(queue, 2), b""):  # a read of 2 bytes is never split
+            i = int.from_bytes(token, "little")
+            done[i] = work[i]()
+        return done
+    try:
+        mine, theirs = _in_two(take, take)
+    finally:
+        os.close(queue)
+    mine.update(theirs)
+    return [mine[i] for i in range(len(work))]
 
 
 def packed_columns(fixed):
@@ -2647,25 +2659,44 @@ def bootstrap_sums(packed, rng, resamples):
 _ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
 
 
+_FLAT = 64  # a flat object of numbers or list of strings this long comes from json's C encoder
+_MARKER = re.compile(r'"\\u0000(\d+)\\u0000"')  # what json.dumps writes for "\0<n>\0": no ID holds a NUL
+
+
 def fast_json_text(result):
     """= json.dumps(result, indent=2), byte for byte, at a fraction of its cost; or None.
 
     json indents in pure Python; with a row per query that is most of a large
     evaluation's time.  Every row of a table has the same keys, so the rows are
-    filled into one template (float repr is what json writes) and spliced in.
+    filled into one template (float repr is what json writes) and spliced in;
+    long flat objects and lists (a comparison's improved and regressed queries, a
+    group's members) are written by json's C encoder, whose separators can carry
+    the indentation, and spliced in too.
     """
-    spliced, bodies = dict(result), {}
-    for key in _ROW_TABLES:
-        if key in result:
-            body = _rows_text(result[key])
-            if body is None:
+    spliced, bodies = {}, []
+    for key, value in result.items():
+        if key in _ROW_TABLES:
+            bodies.append(_rows_text(value))
+            if bodies[-1] is None:
                 return None
-            spliced[key] = "\0%s\0" % key
-            bodies[json.dumps(spliced[key])] = body
-    text = json.dumps(spliced, indent=2)
-    for marker, body in bodies.items():
-        text = text.replace(marker, body, 1)
-    return text
+            spliced[key] = "\0%d\0" % (len(bodies) - 1)
+        else:
+            spliced[key] = _flat_spliced(value, 1, bodies)
+    return _MARKER.sub(lambda m: bodies[int(m.group(1))], json.dumps(spliced, indent=2))
+
+
+def _flat_spliced(value, depth, bodies):
+    """value, each long flat object of numbers or list of strings within it replaced by a
+    marker, its indented text (at that depth) appended to bodies."""
+    if isinstance(value, dict):
+        if len(value) < _FLAT or not all(type(v) in (int, float) for v in value.values()):
+            return {k: _flat_spliced(v, depth + 1, bodies) for k, v in value.items()}
+    elif not isinstance(value, list) or len(value) < _FLAT or not all(type(v) is str for v in value):
+        return value
+    indent = "\n" + "  " * depth
+    text = json.dumps(value, separators=("," + indent + "  ", ": "))
+    bodies.append(text[0] + indent + "  " + text[1:-1] + indent + text[-1])
+    return "\0%d\0" % (len(bodies) - 1)
 
 
 def _rows_text(rows):

@@ -10,6 +10,7 @@ import contextlib
 import csv
 import doctest
 import fractions
+import functools
 import gzip
 import io
 import itertools
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import types
 import unittest
 from pathlib import Path
@@ -1058,6 +1060,16 @@ class FastJsonPrinterTest(unittest.TestCase):
         ragged = dict(result, per_query=dict(rows, q3={"R@1": 1.0}))
         self.assertIsNone(rre.fast_json_text(ragged))  # rows with other keys: json.dumps prints
         self.assertEqual(rre.format_json(ragged), json.dumps(ragged, indent=2))
+
+    def test_long_flat_objects_and_lists_at_any_depth(self):
+        ids = ["q%d\u00e9\"" % i for i in range(70)]
+        deltas = {q: (-1) ** i / (i + 3) for i, q in enumerate(ids)}
+        result = {"queries": 70, "comparison": {"RR": {"improved": deltas, "regressed": {}, "lost": ids,
+                                                      "ci95": [-0.1, 0.2]}},
+                  "groups": {"g": {"members": ids, "queries": 70, "deep": {"x": {"counts": dict.fromkeys(ids, 3)}}}},
+                  "skipped": {"missing_run": ids[:5], "nan": [float("nan")] * 70},
+                  "breaches": [{"measure": "RR", "query": None}], "mixed": dict(deltas, odd="x")}
+        self.assertEqual(rre.fast_json_text(result), json.dumps(result, indent=2))
 
 
 class FastPathSwitchTest(TempDirTestCase):
@@ -2098,8 +2110,13 @@ class StatisticsAtScaleTest(unittest.TestCase):
 
 class SecondProcessTest(unittest.TestCase):
     def test_no_second_process_beside_a_callers_threads(self):
-        work = [lambda: os.getpid(), lambda: os.getpid()]
-        self.assertNotEqual(*rre.work_in_two(work, [10 ** 9, 10 ** 9]))  # the second job ran in another process
+        def job(i):
+            time.sleep(0.2)  # long enough that the second process takes the second job
+            return i, os.getpid()
+        work = [functools.partial(job, i) for i in range(2)]
+        (first, one), (second, other) = rre.work_in_two(work, [10 ** 9, 10 ** 9])
+        self.assertEqual((first, second), (0, 1))  # in the order given, whoever did them
+        self.assertNotEqual(one, other)
         stop = threading.Event()
         thread = threading.Thread(target=stop.wait)
         thread.start()
