@@ -1808,7 +1808,7 @@ class GroupsTest(TempDirTestCase):
             block = result["groups"][name]
             self.assertEqual((block["queries"], block["members"]), (len(qids), alone))
             self.assertEqual((block["measures"], block["ci95"]), (expected["measures"], expected["ci95"]))
-        self.assertEqual(result["groups"]["billing"]["measures"]["RR"], (1 + 1 / 2 + 1 / 3) * 2 / 6)
+        self.assertAlmostEqual(result["groups"]["billing"]["measures"]["RR"], (1 + 1 / 2 + 1 / 3) * 2 / 6, places=15)
 
     def test_a_file_of_lines_and_a_fixtures_groups_read_as_the_json_file(self):
         lines = self.write("groups.txt", "# query group\n" + "".join(
