@@ -25,7 +25,17 @@ Standard library only; Python 3.9 or newer.
 """
 __all__ = ["evaluate", "score_run", "compare_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
 
+import sys
+
+if sys.version_info < (3, 9):  # before anything an older Python cannot run
+    _OLD = "rag_retrieval_eval needs Python 3.9 or newer, not %d.%d" % sys.version_info[:2]
+    if __name__ != "__main__":
+        raise ImportError(_OLD)
+    sys.stderr.write("rag_retrieval_eval: error: %s\n" % _OLD)
+    sys.exit(2)
+
 import argparse
+import contextlib
 import csv
 import gc
 import gzip
@@ -38,7 +48,6 @@ import pickle
 import random
 import re
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -67,6 +76,7 @@ FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
+DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
@@ -79,9 +89,12 @@ QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID 
 TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
 # JSON Lines: one query a record, under the field names of the tools that write them
 # (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
-JSONL_FIELDS = {"query ID": ("query_id", "qid", "id"),
-                "labels": ("relevant", "reference_context_ids", "expected_ids"),
-                "ranking": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+# --fields ROLE=KEY names them when a log uses others.
+JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
+                "relevant": ("relevant", "reference_context_ids", "expected_ids"),
+                "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking"}  # what each role gives
+LATER_ROLES = ("evidence", "tokens", "answerable")  # roles of the interface that this version does not read
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
@@ -99,11 +112,13 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
-            "groups": None, "max_group_drop": None, "plot": None, **DEFAULT_POLICIES}
+            "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
+            **DEFAULT_POLICIES}
 LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
                    "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                   "max_query_drop", "judged_only", "groups", "max_group_drop")
+                   "max_query_drop", "judged_only", "groups", "max_group_drop", "duplicates")
 FORMATS = ("json", "table", "trec", "markdown", "csv")
+DUPLICATES = ("error", "first")  # a document ranked twice in one query: refused, or its best place kept
 
 
 # === Errors ===
@@ -179,11 +194,13 @@ def check_id(value, where, query=None, what="document ID"):
     return value
 
 
-def check_ids(ids, where="ids", query=None):
+def check_ids(ids, where="ids", query=None, duplicates=None):
     """Validate a ranked list of document IDs and return it.
 
     IDs must be non-blank, printable strings and none may appear twice; an
-    empty list is a valid (empty) ranking.
+    empty list is a valid (empty) ranking.  duplicates: None refuses a repeat;
+    "error" refuses it too, naming --duplicates first; "first" lets it through
+    (the ranking then keeps each document's first place).
 
     >>> check_ids(["d1", "d2"])
     ['d1', 'd2']
@@ -196,7 +213,7 @@ def check_ids(ids, where="ids", query=None):
         fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)), query)
     try:  # join() refuses non-strings, the set finds repeats, split() any whitespace at all
         joined = "".join(ids)
-        if len(set(ids)) == len(ids) and "" not in ids and (
+        if (duplicates == "first" or len(set(ids)) == len(ids)) and "" not in ids and (
                 joined.split() == [joined] or not any(map(str.isspace, ids))) and (
                 _printable(joined)):
             return ids
@@ -205,10 +222,10 @@ def check_ids(ids, where="ids", query=None):
     seen = {}
     for i, doc in enumerate(ids):
         check_id(doc, "%s[%d]" % (where, i), query)
-        if doc in seen:
-            fail("%s[%d]" % (where, i), "document %s appears twice (first at %s[%d])"
-                 % (show(doc), where, seen[doc]), query)
-        seen[doc] = i
+        if doc in seen and duplicates != "first":
+            fail("%s[%d]" % (where, i), "document %s appears twice (first at %s[%d])%s"
+                 % (show(doc), where, seen[doc], DUPLICATES_HINT if duplicates else ""), query)
+        seen.setdefault(doc, i)
     return ids
 
 
@@ -283,6 +300,40 @@ def parse_limit(text):
     return limit
 
 
+def parse_fields(text):
+    """{role: key} of --fields ROLE=KEY,... (the JSON Lines field names of a log).
+
+    >>> parse_fields("relevant=expected_chunk_ids, retrieved=retrieved_chunk_ids")
+    {'relevant': 'expected_chunk_ids', 'retrieved': 'retrieved_chunk_ids'}
+    """
+    named = {}
+    for item in text.split(","):
+        role, equals, key = item.strip().partition("=")
+        if not equals or not key.strip():
+            raise EvalError("--fields takes ROLE=KEY pairs, comma-separated, not %s" % show(item.strip()))
+        named[role.strip()] = key.strip()
+    return named
+
+
+def fields_table(named):
+    """The field names of each role, JSONL_FIELDS with those named {role: key} replaced; or
+    None when none is named.  An unknown role is refused."""
+    if not named:
+        return None
+    if not isinstance(named, dict):
+        raise EvalError("fields must be {role: field name}, not %s" % show(named))
+    table = dict(JSONL_FIELDS)
+    for role, key in named.items():
+        if role in LATER_ROLES:
+            raise EvalError("--fields %s: this version reads no %s; roles: %s" % (role, role, ", ".join(ROLES)))
+        if role not in ROLES:
+            raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
+        if not isinstance(key, str) or not key:
+            raise EvalError("--fields %s: the field name must be a non-empty string, not %s" % (role, show(key)))
+        table[role] = (key,)
+    return table
+
+
 # === Judged rankings ===
 
 # What every measure needs of one query, and nothing more: the ranks (1-based,
@@ -304,11 +355,14 @@ num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance 
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the
-# diagnostics need besides (chunks folded away, ranked IDs when none matched).
-Ranking = namedtuple("Ranking", "judged folded sample")
+# diagnostics need besides (chunks folded away, ranked IDs when none matched,
+# repeats removed under --duplicates first).
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated", defaults=(0,))
 
-# How rankings are read; one record instead of a parameter per option.
-Options = namedtuple("Options", "level depth separator ties judged_only", defaults=(1, None, None, False, False))
+# How rankings are read; one record instead of a parameter per option.  fields: the
+# JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first".
+Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates",
+                     defaults=(1, None, None, False, False, None, "error"))
 
 
 def least_relevant(level):
@@ -350,7 +404,9 @@ def at_level(q, level):
 
 def judge_ranking(docids, scores, labels, opts, docset=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores."""
-    folded, bounds = 0, None
+    folded, bounds, removed = 0, None, 0
+    if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
+        docids, scores, removed = best_occurrences(docids, scores)
     if opts.separator:  # a document keeps the rank, and the score, of its first chunk
         if scores is not None:
             ordered = sorted(zip(scores, docids), reverse=True)
@@ -372,7 +428,26 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample)
+    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample, removed)
+
+
+def best_occurrences(docids, scores):
+    """(docids, scores, how many were removed): a document ranked twice keeps its best
+    rank, its first place in a list or its highest score (--duplicates first).
+
+    >>> best_occurrences(["a", "b", "a"], None)
+    (['a', 'b'], None, 1)
+    >>> best_occurrences(["a", "b", "a"], [1.0, 2.0, 3.0])
+    (['a', 'b'], [3.0, 2.0], 1)
+    """
+    if scores is None:
+        kept = list(dict.fromkeys(docids))
+        return kept, None, len(docids) - len(kept)
+    best = {}
+    for doc, score in zip(docids, scores):
+        if doc not in best or score > best[doc]:
+            best[doc] = score
+    return list(best), list(best.values()), len(docids) - len(best)
 
 
 def _judged_only(ranks, labels):
@@ -987,7 +1062,7 @@ def evaluate(qrels, runs, k=DEFAULT_K):
     """
     k = check_cutoff(k)
     labels = qrels_from_json(qrels, None, "qrels")
-    ranked = judge_run(rankings_from_json(runs, None, "runs"), labels, Options(), None, "runs")
+    ranked = judge_run(rankings_from_json(runs, None, "runs", None), labels, Options(), None, "runs")
     judged, skipped, zeroed = judge_queries(labels, ranked)
     return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
 
@@ -1313,6 +1388,11 @@ def coverage(baseline, candidate, specs):
     return {"measure": spec.name, "baseline": means[0], "candidate": means[1]}
 
 
+def deduplicated(ranked, judged):
+    """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates first)."""
+    return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None and ranked[q].deduplicated}
+
+
 def coverage_warning(cover):
     """A warning when the candidate's top k is markedly less judged than the baseline's."""
     if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
@@ -1335,25 +1415,27 @@ def id_mismatch(ranked, qrels):
 
     Silent on a healthy run: it speaks when no query retrieves a labeled
     document, or when a simple change of the ranked IDs (a chunk suffix cut,
-    a prefix, the case) would match many more of them than match now.
+    a prefix, the case) would match many more of them than match now.  A
+    ranked ID counts for a cause only when the change matches a label of its
+    own query: a document labeled for another query proves nothing.
     """
-    judged = [r for r in ranked.values() if r is not None and r.judged.num_ret]
-    missed = [r for r in judged if not r.judged.judged_ranks]
-    sample = [d for r in missed for d in r.sample][:1000]  # only misses carry a sample
+    judged = {q: r for q, r in ranked.items() if r is not None and r.judged.num_ret}
+    missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
+    sample = [(q, d) for q in missed for d in judged[q].sample][:1000]  # only misses carry a sample
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
     labels = {d for docs in qrels.values() for d in docs}
     if not labels:  # every query is labeled with nothing: nothing to match
         return None
     prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
-    lower = {d.lower() for d in labels}
-    guesses = [(sum(1 for d in sample if d.split(sep, 1)[0] in labels),
+    lower = {q: {d.lower() for d in qrels[q]} for q in missed}
+    guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
                 "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
-               for sep in SEPARATORS if any(sep in d for d in sample)]
-    guesses.append((sum(1 for d in sample if d.lower() in lower),
+               for sep in SEPARATORS if any(sep in d for _, d in sample)]
+    guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
                     "ranked and labeled IDs differ in letter case"))
     if prefix:
-        guesses.append((sum(1 for d in sample if prefix + d in labels),
+        guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     best, cause = max(guesses)
     everywhere = len(missed) == len(judged)
@@ -1362,7 +1444,7 @@ def id_mismatch(ranked, qrels):
             len(missed), n_queries(len(judged)), cause)
     if everywhere:
         return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
-                "run and the labels use the same IDs?" % ", ".join(map(show, sample[:2])))
+                "run and the labels use the same IDs?" % ", ".join(show(d) for _, d in sample[:2]))
     return None
 
 
@@ -1423,7 +1505,7 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def is_json(stream, source):
-    """Whether the first character that is not blank (nor a BOM) is '{'; rewinds the stream."""
+    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the stream."""
     block, first = b"", True
     while True:
         block = read_bytes(stream, source, BLOCK)
@@ -1432,7 +1514,7 @@ def is_json(stream, source):
         first, rest = False, block.lstrip(b" \t\n\r")
         if rest or not block:
             stream.seek(0)
-            return rest[:1] == b"{"
+            return rest[:1] in (b"{", b"[")
 
 
 # C0 controls but the ASCII spaces, and DEL, as bytes; then C1 controls and line separators
@@ -1563,7 +1645,7 @@ def read_trec_qrels(stream, source):
     return qrels
 
 
-def read_trec_run(stream, source):
+def read_trec_run(stream, source, duplicates="error"):
     """{qid: (docids, scores)} of a TREC run: QID Q0 DOCID RANK SCORE [TAG], one a line.
 
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
@@ -1582,8 +1664,9 @@ def read_trec_run(stream, source):
         qid, _, doc, _, score = cols[:5]
         value = parse_score(score, where, qid)
         first = first_line.setdefault((qid, doc), number)
-        if first != number:
-            fail(where, "document %s is ranked twice (first at line %d)" % (show(doc), first), qid)
+        if first != number and duplicates != "first":
+            fail(where, "document %s is ranked twice (first at line %d)%s"
+                 % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
         docids, scores = rankings.setdefault(qid, ([], []))
         docids.append(doc)
         scores.append(value)
@@ -1639,16 +1722,17 @@ def check_object(obj, where, what, query=None):
     return obj
 
 
-def json_query(qid, value, source, root, check_value, what):
+def json_query(qid, value, source, root, check_value, what, duplicates=None):
     """(IDs, values or None) of one query's JSON: a list of IDs, or an object of ID -> value."""
     check_id(qid, loc(source, root), what="query ID")
-    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what)
+    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what, duplicates)
 
 
-def json_ids(value, where, qid, check_value, what):
-    """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``."""
+def json_ids(value, where, qid, check_value, what, duplicates=None):
+    """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``;
+    duplicates as for check_ids (None for labels, the policy for rankings)."""
     if isinstance(value, list):
-        return check_ids(value, where, qid), None
+        return check_ids(value, where, qid, duplicates), None
     check_object(value, where, "document IDs to %s" % what, qid)
     pairs = [(check_id(doc, where, qid), check_value(v, "%s.%s" % (where, doc), qid))
              for doc, v in value.items()]
@@ -1669,10 +1753,11 @@ def _labels(docs, grades):
     return dict.fromkeys(docs, 1) if grades is None else dict(zip(docs, grades))
 
 
-def rankings_from_json(obj, source, root):
+def rankings_from_json(obj, source, root, duplicates="error"):
     """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or {"q": {"d": score}}."""
     check_object(obj, loc(source, root), "query IDs to rankings")
-    return {qid: json_query(qid, value, source, root, check_score, "scores") for qid, value in obj.items()}
+    return {qid: json_query(qid, value, source, root, check_score, "scores", duplicates)
+            for qid, value in obj.items()}
 
 
 def split_fixture(obj, source):
@@ -1688,7 +1773,18 @@ def split_fixture(obj, source):
 
 
 def is_fixture(obj):
-    return isinstance(obj, dict) and all(key in obj for key in FIXTURE_KEYS)
+    """Whether a JSON value is a fixture or a part of one: an object whose "qrels" or
+    "runs" member holds an object (a query so named would hold a list or grades)."""
+    return isinstance(obj, dict) and any(isinstance(obj.get(key), dict) for key in FIXTURE_KEYS)
+
+
+def fixture_part(obj, key, source):
+    """(the "qrels" or "runs" member of a fixture or part of one, its JSON path)."""
+    if key not in obj:
+        fail(source, 'a fixture\'s part without "%s" (it has %s): give %s' % (
+            key, ", ".join('"%s"' % k for k in FIXTURE_KEYS if k in obj),
+            "the labels" if key == "qrels" else "a file of rankings"))
+    return obj[key], key
 
 
 def _read_lines(stream, source):
@@ -1718,78 +1814,126 @@ def is_json_lines(stream, source):
         return False
 
 
-def json_line_records(lines, source, line_of=None):
-    """(place, qid, labels field, ranking field) of each record of JSON Lines, as read.
-
-    A field is (its name, its value), or None when the record has none.  Blank
-    lines are skipped; a record that is not an object, that has no query ID,
-    that names a role twice or repeats another record's query ID is refused.
-    lines: the file's lines as bytes; line_of: {qid: line} of the records read.
-    """
-    line_of = {} if line_of is None else line_of
+def json_line_objects(lines, source):
+    """(place, value, where a repeat says it was first) of each non-blank line of JSON Lines."""
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         where = "%s:%d" % (source, number)
         try:
-            record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"),
-                                object_pairs_hook=_object_pairs)
+            value = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"),
+                               object_pairs_hook=_object_pairs)
         except UnicodeDecodeError as exc:
             fail(where, "not UTF-8: byte 0x%02x" % raw[exc.start])
         except json.JSONDecodeError as exc:
             fail(where, "invalid JSON at column %d: %s" % (exc.colno, exc.msg))
         except (ValueError, RecursionError):
             fail(where, "invalid JSON: a number has too many digits, or nesting is too deep")
+        yield where, value, "on line %d" % number
+
+
+def json_records_in(obj, source, fields=None):
+    """[(place, record, where a repeat says it was first), ...] when parsed JSON is records:
+    an array (what json.dump(records) writes), or one object that holds a query ID and
+    labels or a ranking (a JSON Lines file of one record); else None."""
+    fields = fields or JSONL_FIELDS
+    if isinstance(obj, list):
+        if not obj:
+            fail(source, "no records: the array is empty")
+        return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
+    if isinstance(obj, dict) and any(isinstance(obj.get(k), str) for k in fields["query"]) and any(
+            k in obj for k in fields["relevant"] + fields["retrieved"]):
+        return [(source, obj, "")]
+    return None
+
+
+def json_records(objects, fields=None, line_of=None, first_keys=None):
+    """(place, qid, labels field, ranking field) of each record, as read.
+
+    A field is (its name, its value), or None when the record has none.  A
+    record that is not an object, has no query ID, names a role twice, has
+    neither labels nor a ranking, or repeats another record's query ID is
+    refused.  objects: (place, value, where) of each record; line_of: {qid:
+    where} of the records read; first_keys, a list, gets the first record's keys.
+    """
+    fields = fields or JSONL_FIELDS
+    line_of = {} if line_of is None else line_of
+    for where, record, mark in objects:
         check_object(record, where, "fields (a record is {\"query_id\": ..., \"relevant\": ..., "
                      "\"retrieved\": ...})")
-        qid = _field(record, "query ID", where)
+        if first_keys is not None and not first_keys:
+            first_keys.extend(record)
+        qid = _field(record, "query", where, fields)
         if qid is None:
-            fail(where, "no query ID: a record names it %s" % " or ".join(JSONL_FIELDS["query ID"]))
+            fail(where, "no query ID: a record names it %s%s" % (" or ".join(fields["query"]),
+                                                               fields_hint(record, "query")))
         qid = check_id(qid[1], where, what="query ID")
         if qid in line_of:
-            fail(where, "query %s has a record on line %d already" % (show(qid), line_of[qid]))
-        line_of[qid] = number
-        yield where, qid, _field(record, "labels", where), _field(record, "ranking", where)
+            fail(where, "query %s has a record %s already" % (show(qid), line_of[qid]))
+        line_of[qid] = mark
+        labels, ranking = _field(record, "relevant", where, fields), _field(record, "retrieved", where, fields)
+        if labels is None and ranking is None:
+            fail(where, "the record has neither labels (%s) nor a ranking (%s)%s" % (
+                " or ".join(fields["relevant"]), " or ".join(fields["retrieved"]), fields_hint(record)), qid)
+        yield where, qid, labels, ranking
 
 
-def _field(record, role, where):
+def _field(record, role, where, fields):
     """(name, value) of the record's field for a role, or None; two names for one role are refused."""
-    names = [name for name in JSONL_FIELDS[role] if name in record]
+    names = [name for name in fields[role] if name in record]
     if len(names) > 1:
-        fail(where, "fields %s both give the %s: keep one" % (" and ".join(map(show, names)), role))
+        fail(where, "fields %s both give the %s: keep one" % (" and ".join(map(show, names)), ROLES[role]))
     return (names[0], record[names[0]]) if names else None
 
 
-def json_lines_labels(stream, source):
-    """{qid: {doc: grade}} of the records of a JSON Lines file that hold labels."""
-    qrels = {}
-    for where, qid, labels, _ in json_line_records(_read_lines(stream, source), source):
+def fields_hint(keys, role=None, whose="the record's"):
+    """What to do when records hold no field for a role: their keys, and --fields."""
+    return "; %s keys: %s; name %s with --fields %s" % (
+        whose, first_few(list(keys), 8) or "none", "its field" if role else "the fields",
+        "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
+
+
+def records_labels(records, source, fields=None):
+    """{qid: {doc: grade}} of the records (place, record, where) that hold labels."""
+    qrels, keys = {}, []
+    for where, qid, labels, _ in json_records(records, fields, first_keys=keys):
         if labels is not None:
             name, value = labels
             qrels[qid] = _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))
     if not qrels:
-        fail(source, "no labels: no record has %s" % ", ".join(JSONL_FIELDS["labels"]))
+        fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
+                                                       fields_hint(keys, "relevant", "the first record's")))
     return qrels
 
 
-def json_lines_rankings(lines, source, qrels, opts, line_of=None):
-    """(the records' own labels or None, {qid: Ranking or None}) of a JSON Lines fixture
-    (qrels None: judged by each record's own labels) or run, given its lines.  Each
-    record is judged as it is read, so that memory follows queries, not lines."""
-    theirs, ranked = {}, {}
-    for where, qid, labels, ranking in json_line_records(lines, source, line_of):
+def records_rankings(records, source, qrels, opts, line_of=None):
+    """(the records' own labels or None, {qid: Ranking or None}) of records (place, record,
+    where) read as a fixture (qrels None: judged by each record's own labels) or a run.
+    Each record is judged as it is read, so that memory follows queries, not lines."""
+    theirs, ranked, keys = {}, {}, []
+    for where, qid, labels, ranking in json_records(records, opts.fields, line_of, keys):
         if labels is not None:
             name, value = labels
             own = {qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))}
             theirs.update(fold_labels(own, opts.separator, where))
         if ranking is not None:
             name, value = ranking
-            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores")
+            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
             ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels,
                                     opts, loc(where, name)))
+    fields = opts.fields or JSONL_FIELDS
     if qrels is None and not theirs:
-        fail(source, "no labels: no record has %s" % ", ".join(JSONL_FIELDS["labels"]))
+        fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
+                                                       fields_hint(keys, "relevant", "the first record's")))
+    if not ranked and keys:
+        fail(source, "no rankings: no record has %s%s" % (" or ".join(fields["retrieved"]),
+                                                         fields_hint(keys, "retrieved", "the first record's")))
     return theirs or None, ranked
+
+
+def json_lines_rankings(lines, source, qrels, opts, line_of=None):
+    """records_rankings of a JSON Lines file's lines."""
+    return records_rankings(json_line_objects(lines, source), source, qrels, opts, line_of)
 
 
 def fold_labels(qrels, separator, source=""):
@@ -1835,60 +1979,83 @@ def judge_run(rankings, qrels, opts, source, root=None):
 
 def json_rankings(text, source, qrels, opts):
     """(the file's own labels or None, {qid: Ranking or None}, its "groups" member or None,
-    unread) of a JSON run or fixture.
+    unread) of a JSON run, fixture (or part of one) or array of records.
 
-    qrels None: the text must be a fixture, judged by its own (folded) labels.
+    qrels None: the text must be a fixture or records, judged by its own (folded) labels.
     """
     obj, theirs, root, groups = parse_json(text, source), None, "", None
-    if qrels is None or is_fixture(obj):
+    records = json_records_in(obj, source, opts.fields)
+    if records is not None:
+        return records_rankings(records, source, qrels, opts) + (None,)
+    if qrels is None:
         labels, obj, groups = split_fixture(obj, source)
         theirs, root = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source), "runs"
-    rankings = rankings_from_json(obj, source, root)
+    elif is_fixture(obj):
+        if "qrels" in obj:  # a baseline's labels, which must be the candidate's
+            theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
+        obj, root = fixture_part(obj, "runs", source)
+    rankings = rankings_from_json(obj, source, root, opts.duplicates)
     ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
     return theirs, ranked, groups
 
 
-def load_qrels(path, separator=None):
-    """{qid: {doc: grade}} from a TREC qrels file, a JSON qrels file or a fixture."""
+def input_kind(stream, source):
+    """What a file is, from its first bytes: "text" (TREC, BEIR TSV, QID GROUP lines),
+    "json lines" or "json" (its first non-blank character '{' or '['); rewinds the stream."""
+    if not is_json(stream, source):
+        return "text"
+    return "json lines" if is_json_lines(stream, source) else "json"
+
+
+def load_qrels(path, separator=None, fields=None):
+    """{qid: {doc: grade}} from TREC or BEIR qrels, JSON labels, a fixture (or part of one),
+    JSON Lines or an array of records."""
     source = place(path)
     with open_input(path) as stream:
-        if not is_json(stream, source):
+        kind = input_kind(stream, source)
+        if kind == "text":
             return fold_labels(read_trec_qrels(stream, source), separator, source)
-        if is_json_lines(stream, source):
-            return fold_labels(json_lines_labels(stream, source), separator, source)
+        if kind == "json lines":
+            objects = json_line_objects(_read_lines(stream, source), source)
+            return fold_labels(records_labels(objects, source, fields), separator, source)
         obj = parse_json(read_json_text(stream, source), source)
-    labels, root = (obj["qrels"], "qrels") if is_fixture(obj) else (obj, "")
+    records = json_records_in(obj, source, fields)
+    if records is not None:
+        return fold_labels(records_labels(records, source, fields), separator, source)
+    labels, root = fixture_part(obj, "qrels", source) if is_fixture(obj) else (obj, "")
     return fold_labels(qrels_from_json(labels, source, root), separator, source)
 
 
 def load_fixture(path, opts=Options(), **tuning):
     """(qrels, {qid: Ranking or None}, its "groups" member or None, unread) of a fixture
-    file; labels folded by opts.separator.
+    file, JSON Lines or an array of records; labels folded by opts.separator.
 
     tuning: keyword parameters of the fast paths (tests drive them with it).
     """
     source = place(path)
     with open_input(path) as stream:
-        if is_json_lines(stream, source):
+        if input_kind(stream, source) == "json lines":
             return _json_lines_rankings(stream, source, None, opts, tuning) + (None,)
         text = read_json_text(stream, source)
     return _json_rankings(text, source, None, opts, tuning)
 
 
 def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
-    """{qid: Ranking or None} from a TREC run, a JSON run or a fixture's runs.
+    """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
+    fixture), JSON Lines or an array of records.
 
     With same_labels, a fixture's own qrels must equal ``qrels``.
     """
     source = place(path)
     with open_input(path) as stream:
-        if not is_json(stream, source):
+        kind = input_kind(stream, source)
+        if kind == "text":
             ranked = fast_trec_run(stream, source, qrels, opts, **tuning) if FAST_PATHS else None
             if ranked is None:
                 stream.seek(0)
-                ranked = judge_run(read_trec_run(stream, source), qrels, opts, source)
+                ranked = judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
             return ranked
-        if is_json_lines(stream, source):
+        if kind == "json lines":
             theirs, ranked = _json_lines_rankings(stream, source, qrels, opts, tuning)
         else:
             theirs, ranked, _ = _json_rankings(read_json_text(stream, source), source, qrels, opts, tuning)
@@ -1897,31 +2064,50 @@ def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
     return ranked
 
 
-def read_qrels(path):
-    """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines or a fixture (gzip too).
+def read_qrels(path, *, fields=None):
+    """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines, records or a
+    fixture (gzip too); fields: {role: key} as --fields names a log's fields.
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return load_qrels(path)
+    return load_qrels(_path(path), None, fields_table(fields))
 
 
-def read_run(path):
-    """The rankings of a run file (TREC, JSON, JSON Lines or a fixture's; gzip too) in the JSON
-    forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
-    source = place(path)
-    with open_input(path) as stream:
-        if not is_json(stream, source):
-            rankings = read_trec_run(stream, source)
-        elif is_json_lines(stream, source):
-            rankings = {qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, _, ranking in json_line_records(_read_lines(stream, source), source)
-                        if ranking}
+def read_run(path, *, fields=None):
+    """The rankings of a run file (TREC, JSON, JSON Lines, records or a fixture's; gzip too) in
+    the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
+    source, fields = place(_path(path)), fields_table(fields)
+    with open_input(_path(path)) as stream:
+        kind = input_kind(stream, source)
+        if kind == "text":
+            return _json_forms(read_trec_run(stream, source))
+        if kind == "json lines":
+            records = list(json_line_objects(_read_lines(stream, source), source))
         else:
             obj = parse_json(read_json_text(stream, source), source)
-            obj, root = (obj["runs"], "runs") if is_fixture(obj) else (obj, "")
-            rankings = rankings_from_json(obj, source, root)
+            records = json_records_in(obj, source, fields)
+    if records is None:
+        obj, root = fixture_part(obj, "runs", source) if is_fixture(obj) else (obj, "")
+        return _json_forms(rankings_from_json(obj, source, root, None))
+    return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
+                        for where, qid, _, ranking in json_records(records, fields) if ranking})
+
+
+def _json_forms(rankings):
     return {qid: docids if scores is None else dict(zip(docids, scores))
             for qid, (docids, scores) in rankings.items()}
+
+
+def _path(path):
+    """A file name given to the library: a str or a path-like object."""
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise EvalError("a file name must be a string or a path, not %s %s"
+                        % (type(path).__name__, show(path))) from None
+    if not isinstance(path, str):
+        raise EvalError("a file name must be text, not %s" % show(path))
+    return path
 
 
 def load_groups(path):
@@ -1930,7 +2116,7 @@ def load_groups(path):
     file and the line or JSON path of each membership, for messages."""
     source = place(path)
     with open_input(path) as stream:
-        if not is_json(stream, source):
+        if input_kind(stream, source) == "text":
             return groups_from_lines(text_lines(stream, source), source)
         obj = parse_json(read_json_text(stream, source), source)
     if is_fixture(obj):
@@ -2109,7 +2295,7 @@ def _fast_judge(q, docs, values, qrels, opts):
     docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
                       for part in (docs, values))
     docset = set(docids)
-    if len(docset) < len(docids):  # ranked twice: the reference names both lines
+    if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
         raise _Decline
     labels = qrels.get(q.decode())
     if opts.separator:  # chunk IDs are cut as text
@@ -2313,6 +2499,8 @@ def _in_two(first, second):
             with os.fdopen(writer, "wb") as pipe:
                 pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
             status = 0
+        except KeyboardInterrupt:  # Ctrl-C reaches both processes: the parent says it, once
+            pass
         except BaseException:
             traceback.print_exc()
         finally:
@@ -2321,14 +2509,14 @@ def _in_two(first, second):
     with os.fdopen(reader, "rb") as pipe:
         try:
             mine = first()
-        except BaseException:
+            try:
+                theirs = pickle.load(pipe) if pipe.peek(1) else None
+            except (EOFError, pickle.UnpicklingError):  # the child failed mid-way: see its status
+                theirs = None
+        except BaseException:  # no child outlives its parent, Ctrl-C and SIGTERM included
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             raise
-        try:
-            theirs = pickle.load(pipe) if pipe.peek(1) else None
-        except (EOFError, pickle.UnpicklingError):  # the child failed mid-way: see its status
-            theirs = None
     if os.waitpid(pid, 0)[1] != 0:
         raise RuntimeError("the second process failed (its traceback is above)")
     return mine, theirs
@@ -2381,7 +2569,7 @@ def fast_json_rankings(text, source, qrels, opts, parallel_bytes=PARALLEL_BYTES,
         labels = theirs if qrels is None else qrels
 
         def judged(qid, value):
-            docids, scores = json_query(qid, value, source, root, check_score, "scores")
+            docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
             return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
         ranked, end, how = _rankings(text, i, judged, parallel_bytes)
         if root:  # the fixture's closing brace, not another member
@@ -2969,19 +3157,38 @@ def format_csv(result):
 
 # --- Several runs: {"runs": {name: result}} ---
 
-def format_runs(results, fmt, per_query=False):
+def run_labels(names, baseline=None):
+    """{run name: label}, and None: the baseline's label when there is one: what tables, CSV
+    columns and the plot show of each run, printable and unique ("baseline" unless a run
+    is named so too)."""
+    labels = {}
+    if baseline is not None:
+        taken = "baseline" in map(place, names)
+        labels[None] = "baseline %s" % place(baseline) if taken else "baseline"
+    for name in names:
+        label, n = place(name), 1
+        while label in labels.values():
+            n += 1
+            label = "%s (%d)" % (place(name), n)
+        labels[name] = label
+    return labels
+
+
+def format_runs(results, fmt, per_query=False, labels=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
-    run (the baseline first) and a column per measure; CSV a column per run and measure."""
+    run (the baseline first) and a column per measure; CSV a column per run and measure.
+    labels: run_labels() of the runs and the baseline."""
+    labels = labels or run_labels(list(results), "" if "comparison" in next(iter(results.values())) else None)
     if fmt == "json":  # each run's text as --run alone prints it, indented one level
         marker = "\0run\0"
         outer = json.dumps({"runs": {name: marker for name in results}}, indent=2).split(json.dumps(marker))
         parts = [format_json(r).replace("\n", "\n    ") for r in results.values()]
         return "".join(chain.from_iterable(zip(outer, parts + [""])))
     if fmt == "csv":
-        return _runs_csv(results)
-    rows = _columns(_runs_rows(results)) if fmt == "table" else _md_table(_runs_rows(results))
-    breaches = ["%s: %s" % (name, line) for name, r in results.items() for line in _breach_lines(r)]
-    groups = [(name, r) for name, r in results.items() if "groups" in r]
+        return _runs_csv(results, labels)
+    rows = _columns(_runs_rows(results, labels)) if fmt == "table" else _md_table(_runs_rows(results, labels))
+    breaches = ["%s: %s" % (labels[name], line) for name, r in results.items() for line in _breach_lines(r)]
+    groups = [(labels[name], r) for name, r in results.items() if "groups" in r]
     if fmt == "table":
         lines = rows + _runs_footnotes(results)
         lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
@@ -2997,18 +3204,24 @@ def format_runs(results, fmt, per_query=False):
     return "\n".join(lines).rstrip("\n")
 
 
-def _runs_rows(results):
+def _runs_rows(results, labels):
     """Header and a row per run (the baseline's first): queries, then each measure's mean,
-    with a baseline its change and a * when Holm's p over runs x measures is < 0.05."""
+    with a baseline its change and a * when Holm's p over runs x measures is < 0.05; under
+    --ci each measure's interval (of the change, with a baseline) beside it."""
     first = next(iter(results.values()))
-    names = list(first["measures"])
-    rows = [["run", "queries"] + names]
+    names, ci = list(first["measures"]), "ci95" in first
+    rows = [["run", "queries"] + [c for n in names for c in [n] + (["%s 95%% CI" % n] if ci else [])]]
     if "comparison" in first:
-        rows.append(["baseline", str(first["queries"])]
-                    + [_number(first["comparison"][n]["baseline"], 4) for n in names])
+        rows.append([labels[None], str(first["queries"])]
+                    + [c for n in names for c in [_number(first["comparison"][n]["baseline"], 4)]
+                       + ([""] if ci else [])])
     for name, r in results.items():
-        rows.append([name, str(r["queries"])] + [_change_cell(r["comparison"][n]) if "comparison" in r
-                                                 else _number(r["measures"][n], 4) for n in names])
+        cells = []
+        for n in names:
+            cells.append(_change_cell(r["comparison"][n]) if "comparison" in r else _number(r["measures"][n], 4))
+            interval = r["comparison"][n]["ci95"] if "comparison" in r else r.get("ci95", {}).get(n)
+            cells += ["[%.4f, %.4f]" % tuple(interval) if interval else ""] if ci else []
+        rows.append([labels[name], str(r["queries"])] + cells)
     return rows
 
 
@@ -3020,26 +3233,31 @@ def _change_note(family):
     return "(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x measures" % family
 
 
-def _runs_csv(results):
+def _runs_csv(results, labels):
     """A row per query evaluated in any run; per measure the baseline's value (with one), then
-    each run's value (and change): a run that did not evaluate a query leaves its cells empty."""
+    each run's value (and change): a run that did not evaluate a query leaves its cells empty;
+    with groups a 0/1 column per group, as for one run."""
     out, first = io.StringIO(), next(iter(results.values()))
     names, base = list(first["measures"]), first.get("baseline_per_query")
     qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
     header, rows = ["query"], [[q] for q in qids]
     for n in names:
         if base is not None:
-            header.append("%s baseline" % n)
+            header.append("%s %s" % (n, labels[None]))
             for q, row in zip(qids, rows):
                 row.append(base[q][n] if q in base else "")
         for run, r in results.items():
-            header += ["%s %s" % (n, run)] + (["%s %s delta" % (n, run)] if base is not None else [])
+            header += ["%s %s" % (n, labels[run])] + (["%s %s delta" % (n, labels[run])] if base is not None else [])
             for q, row in zip(qids, rows):
                 value = r["per_query"][q][n] if q in r["per_query"] else ""
                 row += [value] + ([value - base[q][n] if value != "" else ""] if base is not None else [])
+    members = {}
+    for r in results.values():
+        for name, block in r.get("groups", {}).items():
+            members.setdefault(name, set()).update(block["members"])
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow(header + ["group:" + name for name in members])
+    writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in rows)
     return out.getvalue().rstrip("\n")
 
 
@@ -3054,6 +3272,12 @@ def notes(result):
                          % (n_queries(len(missing)), first_few(missing)))
     lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
+    for key, whose in (("deduplicated", ""), ("baseline_deduplicated", "the baseline's ")):
+        removed = result.get(key)
+        if removed:
+            lines.append("--duplicates first removed %d repeated document%s from %s%s (%s)" % (
+                sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose,
+                n_queries(len(removed)), first_few(removed)))
     lines = ["note: " + line for line in lines if line] + result.get("warnings", [])
     lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
               % (b["measure"], "query " + show(b["query"]) if b["query"] is not None else
@@ -3112,23 +3336,25 @@ def curves(judged, specs):
     return out
 
 
-def format_svg(runs):
+def format_svg(runs, labels):
     """The SVG text of {run name: result} whose results carry "curves" (and, with a
-    baseline, "baseline_curves" and the baseline's per-query values)."""
+    baseline, "baseline_curves" and the baseline's per-query values); labels: run_labels()
+    of the runs and the baseline, shown whole in the title and tooltips, shortened in legends."""
     first = next(iter(runs.values()))
-    series = ([("baseline", first["baseline_curves"])] if "baseline_curves" in first else [])
+    series = ([(None, first["baseline_curves"])] if "baseline_curves" in first else [])
     series += [(name, r["curves"]) for name, r in runs.items()]
     colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
+    legend = _legend({name: labels[name] for name, _ in series})
     parts, y = [], 56
     for label in first["curves"]:
-        parts.append(_curve_panel(label, [(n, c[label], colours[n]) for n, c in series], y))
+        parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
         y += _PANEL + 70
     if "baseline_per_query" in first:
         for name, r in runs.items():
             for measure in r["measures"]:
-                parts.append(_strip(name, measure, r, y))
+                parts.append(_strip(labels[name], legend[name], measure, r, y))
                 y += _STRIP + 60
-    title = "Retrieval evaluation of %s" % ", ".join(name for name, _ in series)
+    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
     desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
             "; then each query's change from the baseline, sorted, losses in red, gains in green"
             if "baseline_per_query" in first else ""))
@@ -3140,10 +3366,16 @@ def format_svg(runs):
     return head + "".join(parts) + "</svg>\n"
 
 
-def _short(name, limit=26):
-    """A run's name as a legend shows it: its end, where paths differ (the full name is in
-    the picture's title and in each line's tooltip)."""
-    return name if len(name) <= limit else "\u2026" + name[1 - limit:]
+def _legend(labels, limit=26):
+    """{run: its label as a legend shows it}: the end of a long one, where paths differ (the
+    whole label is in the picture's title and in each line's tooltip), numbered when two
+    ends are the same."""
+    short = {name: label if len(label) <= limit else "\u2026" + label[1 - limit:]
+             for name, label in labels.items()}
+    if len(set(short.values())) < len(short):
+        short = {name: "%d: %s" % (i, label if len(label) <= limit - 3 else "\u2026" + label[4 - limit:])
+                 for i, (name, label) in enumerate(labels.items(), 1)}
+    return short
 
 
 def _xml(text):
@@ -3154,8 +3386,8 @@ def _xml(text):
 def _curve_panel(label, series, top):
     """One measure's curves: axes, a grid, a line per run, a legend."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
-    ks = [k for k, _ in series[0][1]]
-    values = [v for _, points, _ in series for _, v in points]
+    ks = [k for k, _ in series[0][2]]
+    values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
     x = lambda k: _LEFT + (width * (k - 1) / (ks[-1] - 1) if ks[-1] > 1 else width / 2)
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
@@ -3169,17 +3401,17 @@ def _curve_panel(label, series, top):
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
                % (_LEFT + width / 2, top + _PANEL + 34))
-    for i, (name, points, colour) in enumerate(series):
+    for i, (name, short, points, colour) in enumerate(series):
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>\n'
                    % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
         out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
                    '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
                                                       top + 14 + 18 * i, colour, _LEFT + width + 36,
-                                                      top + 18 + 18 * i, _xml(_short(name))))
+                                                      top + 18 + 18 * i, _xml(short)))
     return "".join(out) + "</g>\n"
 
 
-def _strip(name, measure, result, top):
+def _strip(name, short, measure, result, top):
     """Each query's change of a measure, sorted: losses left in red, gains right in green."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
     base = result["baseline_per_query"]
@@ -3192,7 +3424,7 @@ def _strip(name, measure, result, top):
     middle, half = top + _STRIP / 2, _STRIP / 2
     out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
            '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(_short(name)), _xml(measure), worse, better,
+           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), worse, better,
                           len(deltas) - worse - better),
            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
            '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
@@ -3208,12 +3440,17 @@ def _strip(name, measure, result, top):
 
 
 def write_plot(path, text):
-    """Write the SVG; say so and return False when it cannot be."""
+    """Write the SVG to a new file beside ``path``, then put it in its place: a failed write
+    leaves the previous picture whole.  Say so and return False when it cannot be."""
+    temporary = "%s.%d.tmp" % (path, os.getpid())
     try:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(text)
+        with open(temporary, "wb") as out:
+            out.write(text.encode("utf-8"))
+        os.replace(temporary, path)
         return True
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
         _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
         return False
 
@@ -3236,7 +3473,8 @@ def score_run(qrels, run, measures=None, **options):
     """
     args, planned = _library_plan(measures, options, with_baseline=False)
     labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
-    ranked = judge_run(rankings_from_json(run, None, "run"), labels, planned.opts, None, "run")
+    ranked = judge_run(rankings_from_json(run, None, "run", planned.opts.duplicates), labels, planned.opts,
+                       None, "run")
     return evaluate_loaded(args, planned, labels, ranked, ("qrels", "run"), None, _library_groups(args, labels))
 
 
@@ -3249,9 +3487,10 @@ def compare_runs(qrels, baseline, candidate, measures=None, **options):
     """
     args, planned = _library_plan(measures, options, with_baseline=True)
     labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
-    ranked = judge_run(rankings_from_json(candidate, None, "candidate"), labels, planned.opts, None,
-                       "candidate")
-    base = judge_run(rankings_from_json(baseline, None, "baseline"), labels, planned.opts, None, "baseline")
+    ranked = judge_run(rankings_from_json(candidate, None, "candidate", planned.opts.duplicates), labels,
+                       planned.opts, None, "candidate")
+    base = judge_run(rankings_from_json(baseline, None, "baseline", planned.opts.duplicates), labels,
+                     planned.opts, None, "baseline")
     return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline", {}),
                            _library_groups(args, labels))
 
@@ -3302,7 +3541,7 @@ def _check_library_values(args):
             if not 0 <= limit < math.inf:
                 refuse(name, "a number >= 0")
             setattr(args, name, limit)
-    for name, choices in POLICIES.items():
+    for name, choices in dict(POLICIES, duplicates=DUPLICATES).items():
         if getattr(args, name) not in choices:
             refuse(name, "one of " + ", ".join(choices))
     for name in ("ties", "ci", "judged_only"):
@@ -3412,6 +3651,12 @@ def build_parser(defaults=True):
         help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
     add("--max-group-drop", type=_arg(parse_limit), metavar="X",
         help="with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X")
+    add("--fields", action="append", type=_arg(parse_fields), metavar="ROLE=KEY,...",
+        help="JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)"
+        % ", ".join(ROLES))
+    add("--duplicates", choices=DUPLICATES,
+        help="a document ranked twice in one query: error, or first (keep its best-ranked place; "
+             "reported) (default error)")
     add("--chunk-separator", metavar="SEP",
         help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
     add("--ties", action="store_true",
@@ -3430,11 +3675,12 @@ def build_parser(defaults=True):
 
 
 def parse_command_line(argv):
-    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and nothing else,
-    whose stdout keeps the seed script's bytes."""
+    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and no other
+    option than --format json, whose stdout keeps the seed script's bytes."""
     args = build_parser().parse_args(argv)
     given = set(vars(build_parser(defaults=False).parse_args(argv)))
-    seed = "fixture" in given and given <= {"fixture", "k"} and len(args.k or ()) <= 1
+    seed = ("fixture" in given and given <= {"fixture", "k", "format"} and args.format == "json"
+            and len(args.k or ()) <= 1)
     check_usage(args, given)
     return args, seed
 
@@ -3446,17 +3692,16 @@ def check_usage(args, given):
     if args.fixture is None and not (args.qrels and args.run):
         raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
     check_options(args, given)
-    if args.summary is not None:  # refused before any work, and nothing appended
-        try:
-            if os.path.isdir(args.summary):
-                raise IsADirectoryError(21, "Is a directory")
-            open(args.summary, "a").close()
-        except OSError as exc:
-            raise EvalError("--summary %s cannot be written: %s" % (place(args.summary), exc.strerror or exc))
-    if args.plot is not None:
-        check_plot_path(args.plot)
-    inputs = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups)
-              if p in STDIN_NAMES]
+    named = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups) if p]
+    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
+               if path is not None]
+    for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
+        check_output_path(flag, path)
+        twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
+        if twin is not None:
+            raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
+                            % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
+    inputs = [p for p in named if p in STDIN_NAMES]
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
@@ -3469,21 +3714,28 @@ def check_usage(args, given):
 
 
 def _same_file(one, other):
+    if one in STDIN_NAMES or other in STDIN_NAMES:
+        return one == other
     try:
         return os.path.samefile(one, other)
     except (OSError, ValueError):
         return os.path.realpath(one) == os.path.realpath(other)
 
 
-def check_plot_path(path):
-    """Refuse, before any work, a --plot path that cannot be written; create nothing."""
+def check_output_path(flag, path):
+    """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
+    if not path:
+        raise EvalError("%s '' is empty: give a file name%s" % (flag, (
+            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
+    if path in STDIN_NAMES:
+        raise EvalError("%s %s: standard output holds the main output; give %s a file" % (flag, path, flag))
     folder = os.path.dirname(os.path.abspath(path))
-    problem = ("it is a directory" if os.path.isdir(path) else
+    problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
                "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
                "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
                "its directory is not writable" if not os.access(folder, os.W_OK) else None)
     if problem:
-        raise EvalError("--plot %s cannot be written: %s" % (place(path), problem))
+        raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
 
 
 def check_options(args, given):
@@ -3511,19 +3763,21 @@ def main(argv=None):
         return 2
     except SystemExit as exc:  # --help
         return exc.code
-    runs = result.get("runs", {None: result})
-    svg = format_svg(runs) if args.plot is not None else None
+    several = "runs" in result
+    runs = result["runs"] if several else {args.fixture or args.run[0]: result}
+    labels = run_labels(list(runs), args.baseline)
+    svg = format_svg(runs, labels) if args.plot is not None else None
     for r in runs.values():  # the curves are drawn, not printed
         for key in ("curves", "baseline_curves"):
             r.pop(key, None)
     for name, r in runs.items():
         for line in notes(r):
-            _say(line if name is None else "%s: %s" % (place(name), line))
+            _say("%s: %s" % (labels[name], line) if several else line)
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
-    if "runs" in result:
-        text = format_runs(runs, args.format, args.per_query)
-        summary = format_runs(runs, "markdown")
+    if several:
+        text = format_runs(runs, args.format, args.per_query, labels)
+        summary = format_runs(runs, "markdown", labels=labels)
     else:
         text = {"json": format_json, "trec": format_trec, "csv": format_csv,
                 "table": lambda r: format_table(r, args.per_query),
@@ -3547,10 +3801,21 @@ def _say(line):
 
 
 def _append(path, text):
-    """Append a report to a file in one write; say so and return False when it cannot be."""
+    """Append a report to a file, all of it or nothing (what a failed write added is cut
+    off again), on a line of its own; say so and return False when it cannot be."""
     try:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text + "\n\n")
+        with open(path, "a+b", buffering=0) as summary:
+            start = summary.seek(0, os.SEEK_END)
+            if start:
+                summary.seek(start - 1)
+                text = ("" if summary.read(1) == b"\n" else "\n") + text
+            data, done = (text + "\n\n").encode("utf-8"), 0
+            try:
+                while done < len(data):  # a raw write may take part of it
+                    done += summary.write(data[done:])
+            except OSError:
+                summary.truncate(start)
+                raise
         return True
     except OSError as exc:
         _say("error: cannot append the summary to %s: %s" % (place(path), exc.strerror or exc))
@@ -3580,7 +3845,9 @@ def plan(args):
     specs = parse_measures(args.measure or [])
     if args.k or not specs:
         specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
-    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties, args.judged_only)
+    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties, args.judged_only,
+                   fields_table({role: key for named in args.fields or () for role, key in named.items()}),
+                   args.duplicates)
     return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
 
 
@@ -3594,7 +3861,7 @@ def load_inputs(args, opts, seed=False):
         groups = None if groups is None or seed else groups_from_json(groups, place(args.fixture), "groups")
         runs, paths = [(args.fixture, ranked, (place(args.fixture), place(args.fixture)))], []
     else:
-        qrels, groups, runs, paths = load_qrels(args.qrels, opts.separator), None, [], list(args.run)
+        qrels, groups, runs, paths = load_qrels(args.qrels, opts.separator, opts.fields), None, [], list(args.run)
     if args.groups is not None:
         if groups is not None:
             raise EvalError('%s has "groups" and --groups is given too: give the groups once'
@@ -3652,6 +3919,8 @@ def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=N
     if opts.separator:
         folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
         result["folded"] = {"total": sum(folded.values()), "per_query": folded}
+    if opts.duplicates == "first":
+        result["deduplicated"] = deduplicated(ranked, judged)
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"])
     if args.ci:
@@ -3678,6 +3947,8 @@ def compare_with_baseline(args, planned, qrels, judged, result, baseline):
     out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
                baseline_per_query=kept["result"]["per_query"])
+    if opts.duplicates == "first":
+        out["baseline_deduplicated"] = deduplicated(base_ranked, kept["judged"])
     if args.plot is not None:
         out["baseline_curves"] = kept["curves"]
     if any(g < opts.level for labels in qrels.values() for g in labels.values()):
@@ -3690,7 +3961,13 @@ def _run_script():
     # its many live records again and again (10-20% of a large run); refcounting
     # frees everything.  Only the script does this, never a library user.
     gc.disable()
-    status = main()
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        status = main()
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback
+        terminated = exc.args == ("terminated",)
+        _say("terminated" if terminated else "interrupted")
+        status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
     try:
         if sys.stderr is not None:
             sys.stderr.flush()
@@ -3699,6 +3976,10 @@ def _run_script():
     # Freeing millions of IDs one by one at exit takes a third of a second and
     # serves nobody: the output is flushed (or failed, and said so), so leave at once.
     os._exit(status)
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("terminated")
 
 
 if __name__ == "__main__":

@@ -220,7 +220,7 @@ FIXTURE_REJECTIONS = [
     ("not UTF-8", b'{"qrels": {"q1": ["d\xff"]}}', [], ["f.json:1", "not UTF-8", "0xff"]),
     ("invalid JSON", b'{"qrels": {"q1": ["d1"],\n "runs": }', [], ["f.json:2:10", "invalid JSON"]),
     ("deep nesting", b"[" * 100000 + b"]" * 100000, [], ["nested too deeply"]),
-    ("top level list", b"[1, 2]", [], ['"qrels" and "runs"', "list"]),
+    ("top level list", b"[1, 2]", [], ["[0]", "expected an object of fields", "int 1"]),
     ("missing runs", {"qrels": {"q1": ["d1"]}}, [], ['missing "runs"']),
     ("missing both", {"other": 1}, [], ['missing "qrels" and "runs"']),
     ("qrels not object", {"qrels": ["d1"], "runs": {}}, [], ["qrels", "expected an object", "list"]),
@@ -826,7 +826,8 @@ class TrecRunReaderCases:
     def test_messages_name_the_line(self):
         head = "q1 Q0 d1 1 2 t\n# c\n\nq1 Q0 d2 2 1 t\n"
         cases = {
-            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)",
+            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)"
+                                 ": --duplicates first keeps its best-ranked place",
             "q2 Q0 d1 1 x t\n": "run.txt:5: query 'q2': score 'x' is not a finite number",
             "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
             "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
@@ -1999,7 +2000,7 @@ class PlotTest(TempDirTestCase):
         rejected(self, *cli(fixture_path, "-m", "AP,RR", "--plot", self.tmp / "p.svg"),
                  "--plot draws measures over k, and AP, RR have no cutoff")
         rejected(self, *cli(fixture_path, "-m", "R@2", "--plot", self.tmp / "no" / "p.svg"), "does not exist")
-        rejected(self, *cli(fixture_path, "-m", "R@2", "--plot", self.tmp), "it is a directory")
+        rejected(self, *cli(fixture_path, "-m", "R@2", "--plot", self.tmp), "it names a directory")
         rejected(self, *cli(self.write("bad.json", "{"), "-m", "R@2", "--plot", self.tmp / "p.svg"), "invalid JSON")
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["bad.json", "f.json"])
 
