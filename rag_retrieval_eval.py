@@ -349,7 +349,8 @@ judged_ranks  sorted ranks of retrieved documents that carry any label
 num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
-bounds        with --ties: (best, worst) Judged over the orders of tied documents
+bounds        with --ties: (best, worst) Judged over the orders of tied documents by grade, then a
+              pair for each table of Options.gain_orders (ordered by gain)
 unjudged_ranks  sorted ranks of retrieved documents with a negative grade (pooled, unjudged)
 num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance level
 """
@@ -360,9 +361,10 @@ num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance 
 Ranking = namedtuple("Ranking", "judged folded sample deduplicated", defaults=(0,))
 
 # How rankings are read; one record instead of a parameter per option.  fields: the
-# JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first".
-Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates",
-                     defaults=(1, None, None, False, False, None, "error"))
+# JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
+# gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain.
+Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders",
+                     defaults=(1, None, None, False, False, None, "error", ()))
 
 
 def least_relevant(level):
@@ -415,17 +417,18 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         docids, folded = fold(docids, opts.separator)
         if scores is not None and opts.ties:
             bounds = rank_scored(docids, [first_score[d] for d in docids], labels, opts.depth,
-                                 None, True)[2]
+                                 None, (None,) + opts.gain_orders)[2]
         scores = None
     if scores is None:
         ranks, num_ret = rank_listed(docids, labels, opts.depth)
     else:
-        ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset, opts.ties)
+        ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset,
+                                             opts.ties and (None,) + opts.gain_orders)
     if opts.judged_only:  # trec_eval -J, after -M: only labeled documents graded >= 0 count
         ranks, *bounds = [_judged_only(found, labels) for found in (ranks,) + (bounds or ())]
         num_ret, bounds = len(ranks), tuple(bounds) or None
-    if bounds:
-        bounds = tuple(judge(b, num_ret, labels, opts.level) for b in bounds)
+    if bounds:  # under --judged-only an order keeps as many documents as it has judged within --depth
+        bounds = tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level) for b in bounds)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
     return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample, removed)
@@ -482,20 +485,20 @@ def rank_listed(docids, labels, depth=None):
     return ranks, num_ret
 
 
-def rank_scored(docids, scores, labels, depth=None, docset=None, ties=False):
+def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
 
     trec_eval's order: score descending, then document ID descending.  A
     labeled document's rank is 1 + the documents scored higher + the tied ones
     with a greater ID, so the ranking itself is never sorted.
 
-    With ties, also the ranks in the best and the worst order of each group
-    of tied documents (labeled first, highest grade first; or unlabeled
-    first, lowest grade first), or None when no labeled document is tied.
+    For each of ``orders`` (None: by grade, or a gains table), also the ranks
+    in the best and the worst order of each group of tied documents (see
+    _best_and_worst_ranks), or None when no labeled document is tied.
 
     >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
     ({'d2': 2, 'd1': 3}, 3, None)
-    >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0}, ties=True)[2]
+    >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0}, orders=(None,))[2]
     ({'d2': 1, 'd1': 3}, {'d2': 2, 'd1': 3})
     """
     n = len(docids)
@@ -515,7 +518,8 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, ties=False):
             rank += sum(1 for d in compress(docids, map(s.__eq__, scores)) if d > doc)
             groups.setdefault((n - high + 1, high - low), []).append(doc)
         ranks[doc] = rank
-    bounds = _best_and_worst_ranks(ranks, groups, labels) if ties and groups else None
+    bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order) for order in orders)
+                   ) if orders and groups else None
     if num_ret < n:
         ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
                           for found in (ranks,) + (bounds or ())]
@@ -542,15 +546,33 @@ def blank_once_cut(ids, separator):
     return next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
 
 
-def _best_and_worst_ranks(ranks, groups, labels):
-    """Best and worst ranks of labeled documents over the orders of their tie groups."""
+def _best_and_worst_ranks(ranks, groups, labels, gains=None):
+    """Best and worst ranks of labeled documents over the orders of their tie groups.
+
+    By grade (gains None): labeled first, highest grade first; the worst order
+    the reverse, unlabeled documents first.  By a gains table, for nDCG: the
+    highest gain first, and a labeled document whose gain is below an
+    unlabeled one's (0) after the unlabeled ones; the worst order the reverse.
+
+    >>> _best_and_worst_ranks({"a": 1, "b": 2}, {(1, 3): ["a", "b"]}, {"a": 1, "b": 2}, ((2, -1.0),))
+    ({'a': 1, 'b': 3}, {'a': 3, 'b': 1})
+    """
+    value = labels.__getitem__ if gains is None else partial(_gain, dict(gains), labels)
+    unlabeled = -math.inf if gains is None else 0.0
     best, worst = dict(ranks), dict(ranks)
     for (first, size), docs in groups.items():
-        docs.sort(key=labels.__getitem__, reverse=True)
+        docs = sorted(docs, key=value, reverse=True)
+        below = [d for d in docs if value(d) < unlabeled]  # after the unlabeled documents
         for i, doc in enumerate(docs):
-            best[doc] = first + i
-            worst[doc] = first + size - 1 - i  # unlabeled first, then the lowest grades
+            best[doc] = first + i + (size - len(docs) if doc in below else 0)
+            worst[doc] = first + size - 1 - best[doc] + first
     return best, worst
+
+
+def _gain(gains, labels, doc):
+    """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
+    grade = labels[doc]
+    return gains.get(grade, float(grade) if grade >= 1 else 0.0) if grade >= 0 else 0.0
 
 
 # === Measures ===
@@ -1076,17 +1098,38 @@ def seed_result(result, k):
                           for q, row in result["per_query"].items()}}
 
 
-def tie_bounds(judged, specs, per_query):
+def tie_bounds(judged, specs, per_query, opts=Options()):
     """Lowest and highest mean of each measure over the orders of tied documents; a query
-    without ties that matter keeps its values in per_query."""
+    without ties that matter keeps its values in per_query.  A measure that no order
+    bounds for sure (not_bounded) gets None for both, and a reason."""
     tied = {q: j.bounds for q, j in judged.items() if j.bounds}
-    best, worst = dict(per_query), dict(per_query)
-    best.update(score_queries({q: bounds[0] for q, bounds in tied.items()}, specs))
-    worst.update(score_queries({q: bounds[1] for q, bounds in tied.items()}, specs))
+    loose = not_bounded(specs, opts)
+    best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
+    for i, order in enumerate((None,) + opts.gain_orders):
+        mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
+                and s.name not in loose]
+        for side, values in enumerate((best, worst)):
+            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine).items():
+                values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
-    return {"measures": {s.name: {"low": min(means[0][s.name], means[1][s.name]),
-                                  "high": max(means[0][s.name], means[1][s.name])} for s in specs},
-            "queries": [q for q in judged if best[q] != worst[q]]}
+    return {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
+                         {"low": min(means[0][s.name], means[1][s.name]),
+                          "high": max(means[0][s.name], means[1][s.name])} for s in specs},
+            "queries": [q for q in judged if best[q] != worst[q]], "not_bounded": loose}
+
+
+def not_bounded(specs, opts):
+    """{name: why} of the measures whose lowest or highest value over the orders of tied
+    documents is not reached by the orders --ties tries: infAP, which can rise when an
+    unjudged document moves above a relevant one; and, under --judged-only with
+    --depth, the set measures, whose count of retrieved documents depends on the order."""
+    loose = {}
+    for s in specs:
+        if s.base == "infAP":
+            loose[s.name] = "a document moved above a relevant one can raise it"
+        elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
+            loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
+    return loose
 
 
 def mean_intervals(per_query, specs, seed=0):
@@ -2907,6 +2950,8 @@ def format_json(result):
 
 
 def _number(value, digits=None):
+    if value is None:  # a tie bound --ties could not give
+        return "-"
     if isinstance(value, int):
         return str(value)
     return repr(value) if digits is None else "%.*f" % (digits, value)
@@ -2998,7 +3043,7 @@ def format_table(result, per_query=False):
     names = list(result["measures"])
     ties = result.get("ties", {}).get("measures", {})
     # a * marks a measure whose mean depends on how tied scores are ordered
-    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] > ties[n]["low"] else "") for n in names],
+    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "") for n in names],
             ["all"] + [_number(v, 4) for v in result["measures"].values()]]
     if "ci95" in result:
         rows.append(["95% CI"] + ["[%.4f, %.4f]" % tuple(result["ci95"][n]) if n in result["ci95"] else ""
@@ -3272,6 +3317,8 @@ def notes(result):
                          % (n_queries(len(missing)), first_few(missing)))
     lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
+    lines += ["--ties does not bound %s: %s" % (name, why)
+              for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     for key, whose in (("deduplicated", ""), ("baseline_deduplicated", "the baseline's ")):
         removed = result.get(key)
         if removed:
@@ -3845,9 +3892,10 @@ def plan(args):
     specs = parse_measures(args.measure or [])
     if args.k or not specs:
         specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
+    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if args.ties else ()
     opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties, args.judged_only,
                    fields_table({role: key for named in args.fields or () for role, key in named.items()}),
-                   args.duplicates)
+                   args.duplicates, gain_orders)
     return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
 
 
@@ -3922,7 +3970,7 @@ def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=N
     if opts.duplicates == "first":
         result["deduplicated"] = deduplicated(ranked, judged)
     if opts.ties:
-        result["ties"] = tie_bounds(judged, specs, result["per_query"])
+        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts)
     if args.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, args.seed)
     return result
