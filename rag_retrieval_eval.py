@@ -55,6 +55,7 @@ import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import namedtuple
+from decimal import Decimal
 from functools import partial
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
@@ -251,8 +252,8 @@ def check_grade(value, where, query=None):
 
 
 def check_score(value, where, query=None):
-    """A finite score of any real number type (numpy's too) but bool, as a float."""
-    if type(value) is not float and isinstance(value, numbers.Real) and not isinstance(value, bool):
+    """A finite score of any real number type (numpy's, Decimal too) but bool, as a float."""
+    if type(value) is not float and isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, bool):
         try:
             value = float(value)
         except (OverflowError, ValueError):
@@ -509,15 +510,17 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
         return {}, num_ret, None
     ordered = sorted(scores)
     index = dict(zip(docids, range(n))) if len(present) > 8 else None
-    ranks, groups = {}, {}
+    ranks, groups, tied_at = {}, {}, {}
     for doc in present:
         s = scores[index[doc] if index else docids.index(doc)]
         low, high = bisect_left(ordered, s), bisect_right(ordered, s)
-        rank = n - high + 1
+        ranks[doc] = n - high + 1
         if high - low > 1:
-            rank += sum(1 for d in compress(docids, map(s.__eq__, scores)) if d > doc)
+            tied_at.setdefault(s, []).append(doc)
             groups.setdefault((n - high + 1, high - low), []).append(doc)
-        ranks[doc] = rank
+    for s, ids in _tied_ids(docids, scores, tied_at).items():  # the greater IDs of a tie come first
+        for doc in tied_at[s]:
+            ranks[doc] += len(ids) - bisect_right(ids, doc)
     bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order) for order in orders)
                    ) if orders and groups else None
     if num_ret < n:
@@ -525,6 +528,19 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
                           for found in (ranks,) + (bounds or ())]
         bounds = tuple(bounds) or None
     return ranks, num_ret, bounds
+
+
+def _tied_ids(docids, scores, wanted):
+    """{score: the sorted IDs of every document with that score} for the wanted scores, in
+    one pass over the ranking (one per labeled document would be quadratic in a large tie)."""
+    if len(wanted) == 1:
+        (s,) = wanted
+        return {s: sorted(compress(docids, map(s.__eq__, scores)))}
+    found = {s: [] for s in wanted}
+    for doc, s in zip(docids, scores):
+        if s in found:
+            found[s].append(doc)
+    return {s: sorted(ids) for s, ids in found.items()}
 
 
 def fold(docids, separator):
@@ -703,6 +719,9 @@ def ndcg_with_gains(q, k, gains):
     graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
     ideal = sorted(map(gain, graded), reverse=True)[:k]
     best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
+    if not math.isfinite(dcg) or not math.isfinite(best):
+        raise EvalError("nDCG gains: a sum of gains is not a finite number (the largest gain is %r): "
+                        "give smaller gains" % max(gains.values(), key=abs))
     return dcg / best if best > 0 else 0.0
 
 
@@ -912,7 +931,8 @@ def _params_text(rel, gains):
     if rel is not None:
         return "(rel=%d)" % rel
     if gains is not None:
-        return "(gains={%s})" % ",".join("%d:%s" % (g, int(v) if v == int(v) else repr(v)) for g, v in gains)
+        return "(gains={%s})" % ",".join("%d:%s" % (g, int(v) if v == int(v) and abs(v) < 1e16 else repr(v))
+                                         for g, v in gains)
     return ""
 
 
@@ -1386,10 +1406,10 @@ def group_results(groups, result, specs, args, where):
     """The "groups" block of a result: each group's means over the evaluated queries it
     holds, its intervals under --ci and, with a baseline, its comparison, with Holm's
     correction over groups x measures.  --max-group-drop breaches join the result's."""
-    blocks, base = {}, result.get("baseline_per_query")
+    blocks, base, per_query = {}, result.get("baseline_per_query"), result["per_query"]
+    order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
     for name, qids in groups.items():
-        members = set(qids)  # rows in evaluation order: the same sums as the queries alone
-        rows = {q: row for q, row in result["per_query"].items() if q in members}
+        rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
@@ -1663,19 +1683,25 @@ def parse_score(text, where, query):
 
 def read_trec_qrels(stream, source):
     """{qid: {doc: grade}} of text qrels, one label a line: TREC's QID ITER DOCID GRADE, or
-    BEIR's QID DOCID GRADE (with or without its header line), one width throughout."""
-    qrels, first_line, width = {}, {}, None
+    BEIR's QID DOCID GRADE (with or without its header line), one width throughout.  After
+    BEIR's header, written with tabs, lines are split on tabs only: an ID may hold a space."""
+    qrels, first_line, width, tabs = {}, {}, None, False
     for number, line in text_lines(stream, source):
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#") or width is None and cols == TSV_HEADER:
+        cols = [c.strip(" ") for c in line.split("\t")] if tabs and line.strip() else split_columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        if width is None and not tabs and cols == TSV_HEADER:
+            tabs = "\t" in line
             continue
         where = "%s:%d" % (source, number)
         if width is None and len(cols) in QRELS_WIDTHS:
             width, width_line = len(cols), number
         if len(cols) != width:
-            expected = (QRELS_WIDTHS[width] + " as on line %d" % width_line if width
+            expected = ("tab-separated " * tabs + QRELS_WIDTHS[width] + " as on line %d" % width_line if width
                         else " or ".join(QRELS_WIDTHS.values()))
             fail(where, "expected %s, found %d: %s" % (expected, len(cols), show(line.strip(ASCII_SPACE))))
+        if tabs and "" in cols:
+            fail(where, "an empty column in a tab-separated line: %s" % show(line.strip(ASCII_SPACE)))
         qid, doc, grade = (cols[0], cols[2], cols[3]) if width == 4 else cols
         labels = qrels.setdefault(qid, {})
         if doc in labels:
@@ -3557,9 +3583,12 @@ def _library_plan(measures, options, with_baseline):
     if unknown:
         raise TypeError("unexpected keyword argument %r" % unknown[0])
     args = argparse.Namespace(**dict(DEFAULTS, **options))
+    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
+            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
+        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
+    if measures is not None and not measures:  # as -m '' is
+        raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
     args.measure = None if measures is None else [measures] if isinstance(measures, str) else list(measures)
-    if any(not isinstance(m, str) for m in args.measure or ()):
-        raise EvalError("measures must be names such as 'R@10', not %s" % show(measures))
     args.baseline = "baseline" if with_baseline else None
     _check_library_values(args)
     check_options(args, set(options))

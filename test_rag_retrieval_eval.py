@@ -701,7 +701,7 @@ TREC_REJECTIONS = [
     ("qrels mixing 4 and 3 columns", "q1 0 d1 1\nq1 d2 1\n", GOOD_RUN, [],
      ["qrels.txt:2", "expected 4 columns (QID ITER DOCID GRADE) as on line 1", "found 3"]),
     ("qrels mixing 3 and 4 columns", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 0 d2 1\n", GOOD_RUN, [],
-     ["qrels.txt:3", "expected 3 columns (QID DOCID GRADE) as on line 2", "found 4"]),
+     ["qrels.txt:3", "expected tab-separated 3 columns (QID DOCID GRADE) as on line 2", "found 1"]),
     ("qrels with 5 columns", "q1 0 d1 1 x\n", GOOD_RUN, [], ["qrels.txt:1", "found 5"]),
     ("TSV header twice", "query-id\tcorpus-id\tscore\nq1\td1\t1\nquery-id\tcorpus-id\tscore\n", GOOD_RUN,
      [], ["qrels.txt:3", "query 'query-id'", "grade 'score' is not an integer"]),
