@@ -845,8 +845,10 @@ def set_f(q, k):
 
 @measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=())
 def interpolated_precision(q, level):
-    """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i from the rank
-    where round(r * R) relevant documents are found on (trec_eval 10's lround).
+    """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
+
+    The best P@i from the rank where round(r * R) relevant documents are found
+    on (trec_eval 10's lround).
 
     >>> interpolated_precision(_example(None, 1, 1, None, 1), 0.5)   # R 3: 2 found at rank 3
     0.6666666666666666
@@ -3641,13 +3643,19 @@ input forms, three lines each (a file whose first non-blank character is '{' is 
     {"qrels": {"q1": ["d1", "d2"], "q2": {"d3": 2, "d7": 0}},
      "runs": {"q1": ["d9", "d1"], "q2": {"d3": 12.5, "d7": 3.0}}}
   JSON Lines, a record a query (Ragas: reference_context_ids, retrieved_context_ids;
-  LlamaIndex: expected_ids, retrieved_ids; other fields are ignored):
+  LlamaIndex: expected_ids, retrieved_ids; other fields are ignored; other names with
+  --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids); a JSON array of
+  such records, or one record, too:
     {"query_id": "q1", "question": "...", "relevant": ["d1"], "retrieved": ["d9", "d1"]}
     {"query_id": "q2", "relevant": {"d3": 2}, "retrieved": {"d3": 12.5, "d7": 3.0}}
   Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
   ranked in its order, scores descending with ties by ID descending (trec_eval).
   UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
   are comments; an explicitly empty ranking is valid and scores zero.
+
+output shape: a FIXTURE with at most one --k and no other option than --format json
+  prints the seed's {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
+  anything else prints {"queries", "measures", "per_query", ...}.
 
 measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 %s

@@ -2137,5 +2137,386 @@ def statistics_sd(values):
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
+# --- Issue 18: the first real file works ---
+
+def parsed_svg(path):
+    import xml.etree.ElementTree as ET
+    return ET.parse(str(path)).getroot()
+
+
+class SideOutputsTest(TempDirTestCase):
+    """--plot and --summary in every mode: one run from a fixture, one --run, a baseline,
+    several runs, each with and without groups; names escaped in every format."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", GROUP_QRELS)
+        self.write("fixture.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
+        self.write("cand.json", CAND_GROUP_RUN)
+        self.write("base.json", BASE_GROUP_RUN)
+        self.write("groups.json", GROUPS)
+        for name, run in three_runs().items():
+            self.write(name, run)
+
+    MODES = {"fixture": ["fixture.json"], "one run": ["--qrels", "qrels.json", "--run", "cand.json"],
+             "baseline": ["--qrels", "qrels.json", "--run", "cand.json", "--baseline", "base.json"],
+             "several": ["--qrels", "qrels.json", "--run", "a.json", "--run", "b.json"],
+             "several, baseline": ["--qrels", "qrels.json", "--run", "a.json", "--run", "b.json",
+                                   "--baseline", "base.json"]}
+
+    def test_every_mode_with_and_without_groups(self):
+        for (mode, args), groups in itertools.product(self.MODES.items(), ([], ["--groups", "groups.json"])):
+            with self.subTest(mode=mode, groups=bool(groups)):
+                for old in ("p.svg", "s.md"):
+                    if os.path.exists(old):
+                        os.remove(old)
+                status, out, err = cli(*args, *groups, "-m", "R@3,RR@2", "--plot", "p.svg", "--summary", "s.md")
+                self.assertEqual(status, 0, err)
+                self.assertNotIn("Traceback", err)
+                root = parsed_svg("p.svg")
+                legend = " ".join(root.itertext())
+                for measure in ("R@k", "RR@k"):
+                    self.assertIn(measure, legend)
+                self.assertEqual("baseline" in legend, "--baseline" in args)
+                summary = Path("s.md").read_text(encoding="utf-8")
+                self.assertTrue(summary.startswith("### Retrieval evaluation"), summary)
+                self.assertEqual("Groups" in summary, bool(groups), summary)
+                self.assertTrue(summary.endswith("\n\n"))
+
+    def test_run_labels_are_unique_and_whole_somewhere(self):
+        os.makedirs("x")
+        self.write("x/a.json", group_run(lambda i: 2))
+        self.write("baseline", BASE_GROUP_RUN)
+        status, out, err = cli("--qrels", "qrels.json", "--run", "a.json", "--run", "x/a.json", "--run", "baseline",
+                               "--baseline", "base.json", "-m", "RR@2", "--format", "table", "--plot", "p.svg")
+        self.assertEqual(status, 0, err)
+        labels = [line.split()[0] for line in out.splitlines()[1:5]]
+        self.assertEqual(labels, ["baseline", "a.json", "x/a.json", "baseline"][:1] + labels[1:])
+        self.assertEqual(out.splitlines()[1].split()[:2], ["baseline", "base.json"])  # not two rows "baseline"
+        self.assertEqual(len(set(out.splitlines()[1:5])), 4)
+        self.assertEqual(rre.run_labels(["a", "baseline"], "b.json"), {None: "baseline b.json", "a": "a", "baseline": "baseline"})
+        legend = rre._legend({1: "long/path/one/" + "x" * 30 + "/run.json", 2: "long/path/two/" + "x" * 30 + "/run.json"})
+        self.assertEqual(len(set(legend.values())), 2, legend)
+        self.assertTrue(all(len(v) <= 26 for v in legend.values()), legend)
+        title = parsed_svg("p.svg").find("{http://www.w3.org/2000/svg}title").text
+        for name in ("base.json", "a.json", "x/a.json"):
+            self.assertIn(name, title)
+
+    def test_names_with_line_breaks_and_bytes_that_are_not_utf8_are_escaped(self):
+        odd = ["line\nbreak.json", "tab\there.json", os.fsdecode(b"bad\xffname.json"), "star*|pipe.json"]
+        for name in odd:
+            Path(name).write_text(json.dumps(CAND_GROUP_RUN), encoding="utf-8")
+        args = ["--qrels", "qrels.json"] + [a for name in odd for a in ("--run", name)] + ["-m", "RR@2"]
+        status, out, err = cli(*args, "--baseline", "base.json", "--plot", "p.svg", "--summary", "s.md",
+                               "--format", "markdown")
+        self.assertEqual(status, 0, err)
+        parsed_svg("p.svg")  # valid XML
+        summary = Path("s.md").read_text(encoding="utf-8")
+        self.assertIn(rre._md("line\\nbreak.json"), summary)
+        self.assertIn(rre._md("bad\\udcffname.json"), summary)
+        self.assertNotIn("line\nbreak", summary + out)
+        self.assertIn("star\\*&#124;pipe.json", summary)
+        rows = table_rows(out)
+        self.assertEqual({len(row) for row in rows}, {len(rows[0])})
+        status, text, _ = cli(*args, "--format", "csv")
+        self.assertEqual(len(next(csv.reader(io.StringIO(text)))), 1 + len(odd))
+
+    def test_several_runs_keep_intervals_and_group_columns(self):
+        args = ["--qrels", "qrels.json", "--run", "a.json", "--run", "b.json", "-m", "RR@2", "--ci"]
+        alone = json.loads(cli("--qrels", "qrels.json", "--run", "b.json", "-m", "RR@2", "--ci")[1])
+        interval = "[%.4f, %.4f]" % tuple(alone["ci95"]["RR@2"])
+        for fmt in ("table", "markdown"):
+            with self.subTest(fmt):
+                self.assertIn(interval, cli(*args, "--format", fmt)[1])
+        _, table, _ = cli(*args, "--baseline", "base.json", "--format", "table")
+        versus = json.loads(cli("--qrels", "qrels.json", "--run", "b.json", "-m", "RR@2", "--ci",
+                                "--baseline", "base.json")[1])["comparison"]["RR@2"]["ci95"]
+        self.assertIn("[%.4f, %.4f]" % tuple(versus), table)
+        _, text, _ = cli(*args, "--groups", "groups.json", "--format", "csv")
+        rows = list(csv.reader(io.StringIO(text)))
+        self.assertEqual(rows[0][-len(GROUPS):], ["group:" + g for g in GROUPS])
+        by_query = {row[0]: row for row in rows[1:]}
+        self.assertEqual(by_query["q6"][rows[0].index("group:multi-hop")], "1")
+        self.assertEqual(by_query["q0"][rows[0].index("group:multi-hop")], "0")
+
+    def test_output_paths_are_refused_before_any_work(self):
+        cases = [(["--summary", ""], "--summary '' is empty", "GITHUB_STEP_SUMMARY"),
+                 (["--plot", ""], "--plot '' is empty", "give a file name"),
+                 (["--summary", "-"], "--summary -: standard output", "give --summary a file"),
+                 (["--plot", "missing/"], "--plot missing/ cannot be written", "names a directory"),
+                 (["--plot", "nowhere/p.svg"], "does not exist", ""),
+                 (["--summary", "r.md", "--plot", "r.md"], "--plot r.md names r.md", "a file of its own"),
+                 (["--summary", "cand.json"], "--summary cand.json names cand.json", ""),
+                 (["--plot", "./qrels.json"], "--plot ./qrels.json names qrels.json", "")]
+        for extra, *fragments in cases:
+            with self.subTest(extra):
+                before = sorted(os.listdir("."))
+                rejected(self, *cli("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3", *extra), *fragments)
+                self.assertEqual(sorted(os.listdir(".")), before)  # a refused run creates no summary
+        rejected(self, *cli("--qrels", "qrels.json", "--run", "missing.json", "--summary", "new.md"), "cannot read")
+        self.assertFalse(os.path.exists("new.md"))
+
+    def test_summary_starts_on_a_line_of_its_own(self):
+        Path("s.md").write_bytes(b"earlier text without a newline")
+        self.assertEqual(cli("fixture.json", "-m", "RR", "--summary", "s.md")[0], 0)
+        text = Path("s.md").read_text(encoding="utf-8")
+        self.assertTrue(text.startswith("earlier text without a newline\n### Retrieval evaluation"), text[:80])
+        self.assertEqual(cli("fixture.json", "-m", "RR", "--summary", "s.md")[0], 0)
+        self.assertEqual(Path("s.md").read_text(encoding="utf-8").count("\n\n### Retrieval"), 1)
+
+    @unittest.skipUnless(hasattr(os, "fork") and sys.platform != "win32", "needs resource limits")
+    def test_a_write_that_fails_half_way_leaves_the_files_as_they_were(self):
+        import resource
+        Path("s.md").write_text("# earlier\n", encoding="utf-8")
+        Path("p.svg").write_text("<svg/>\n", encoding="utf-8")
+        limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))  # noqa: E731
+        status, out, err = cli_process("--qrels", "qrels.json", "--run", "cand.json", "--baseline", "base.json",
+                                       "-m", "R@3,RR@2,AP,nDCG@3", "--per-query", "--format", "markdown",
+                                       "--summary", "s.md", "--plot", "p.svg", cwd=str(self.tmp), preexec_fn=limit)
+        self.assertEqual(status, 3, err)
+        self.assertEqual(Path("s.md").read_text(encoding="utf-8"), "# earlier\n")
+        self.assertEqual(Path("p.svg").read_text(encoding="utf-8"), "<svg/>\n")
+        self.assertEqual(sorted(p for p in os.listdir(".") if p.endswith(".tmp")), [])
+        self.assertEqual(len(err.splitlines()), 2, err)
+
+
+def digits_run():
+    """Ten queries labeled with digit IDs; q8 and q9 rank only documents labeled for other queries."""
+    qrels = {"q%d" % i: {str(100 + i): 1} for i in range(10)}
+    runs = {"q%d" % i: [str(100 + i), "900"] for i in range(8)}
+    runs.update({"q8": ["100", "101"], "q9": ["102", "103"]})
+    return qrels, runs
+
+
+class FilesAsTheyComeTest(TempDirTestCase):
+    """Section 15 of the contract: files as other tools write them."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+
+    def test_no_letter_case_hint_for_ids_labeled_for_other_queries(self):
+        qrels, runs = digits_run()
+        status, out, err = cli(self.write("f.json", {"qrels": qrels, "runs": runs}), "-m", "RR")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(json.loads(out)["warnings"], [])
+        hint = rre.id_mismatch({q: rre.Ranking(rre.judge({}, 2, {}), 0, ("D%d" % i,)) for i, q in enumerate("abcd")},
+                               {q: {"d%d" % i: 1} for i, q in enumerate("abcd")})
+        self.assertIn("differ in letter case", hint)
+
+    def test_wrapped_halves_of_a_fixture(self):
+        self.write("q.json", {"qrels": {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]}})
+        self.write("r.json", {"runs": {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}})
+        status, out, err = cli("--qrels", "q.json", "--run", "r.json", "--baseline", "r.json", "-m", "R@3,RR@3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5}, err)
+        self.assertEqual(rre.read_qrels("q.json")["q1"], {"d1": 1, "d2": 1})
+        self.assertEqual(rre.read_run(Path("r.json"))["q3"], ["d8", "d9", "d10"])
+        rejected(self, *cli("--qrels", "r.json", "--run", "r.json"), "r.json", 'without "qrels"', 'it has "runs"')
+        rejected(self, *cli("--qrels", "q.json", "--run", "q.json"), 'without "runs"', "a file of rankings")
+
+    def test_arrays_and_single_records(self):
+        records = [{"query_id": q, "relevant": rel, "retrieved": ret} for q, rel, ret in SEED_RECORDS]
+        self.write("all.json", json.dumps(records, indent=2))
+        self.assertEqual(cli("all.json", "--k", "3"), (0, SEED_STDOUT, ""))
+        self.write("labels.json", [{"qid": q, "expected_ids": rel} for q, rel, _ in SEED_RECORDS])
+        self.write("ranks.json", [{"qid": q, "retrieved_ids": ret} for q, _, ret in SEED_RECORDS])
+        status, out, _ = cli("--qrels", "labels.json", "--run", "ranks.json", "--baseline", "all.json", "-m", "R@3")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@3": 2 / 3}))
+        self.write("one.jsonl", json.dumps(records[0]) + "\n")
+        status, out, _ = cli("one.jsonl", "-m", "R@3,RR@3")
+        self.assertEqual(json.loads(out)["per_query"], {"q1": {"R@3": 1.0, "RR@3": 0.5}})
+        self.assertEqual(rre.read_run("one.jsonl"), {"q1": ["d9", "d2", "d1"]})
+        rejected(self, *cli(self.write("empty.json", "[]"), "-m", "R@3"), "empty.json", "no records")
+        rejected(self, *cli(self.write("bad.json", [records[0], {"query_id": "q2", "retrieved": "d1"}]), "-m", "R@3"),
+                 "bad.json: [1]: retrieved", "expected an object of document IDs")
+
+    def test_fields_name_a_logs_own_keys(self):
+        log = [{"question": "q?", "page": "p%d" % i, "expected_chunk_ids": rel, "retrieved_chunk_ids": ret, "qid": q}
+               for i, (q, rel, ret) in enumerate(SEED_RECORDS)]
+        self.write("log.jsonl", "\n".join(map(json.dumps, log)) + "\n")
+        rejected(self, *cli("log.jsonl", "--k", "3"), "log.jsonl:1", "neither labels", "'expected_chunk_ids'",
+                 "--fields relevant=KEY,retrieved=KEY")
+        fields = ["--fields", "relevant=expected_chunk_ids", "--fields", "retrieved=retrieved_chunk_ids"]
+        self.assertEqual(cli("log.jsonl", "-m", "R@3,RR@3", *fields)[1], cli(FIXTURE, "-m", "R@3,RR@3")[1])
+        self.assertEqual(cli("--qrels", "log.jsonl", "--run", "log.jsonl", "-m", "RR", *fields)[1],
+                         cli(FIXTURE, "-m", "RR")[1])
+        self.assertEqual(rre.read_qrels("log.jsonl", fields={"relevant": "expected_chunk_ids"})["q2"], {"d3": 1})
+        rejected(self, *cli("--qrels", "log.jsonl", "--run", "log.jsonl", "--fields", "relevant=expected_chunk_ids"),
+                 "no rankings: no record has retrieved", "the first record's keys", "--fields retrieved=KEY")
+        rejected(self, *cli("log.jsonl", "--fields", "retrieved=retrieved_chunk_ids"),
+                 "no labels: no record has relevant", "--fields relevant=KEY")
+        rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
+                 "query 'p0': the record has neither labels (x) nor a ranking (y)")
+        for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
+                              ("relevant=", "ROLE=KEY pairs"), ("evidence=gold", "this version reads no evidence")):
+            with self.subTest(bad):
+                rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
+        self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
+
+    def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
+        lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
+        rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
+                 "neither labels", "'qid', 'question'")
+        misspelled = '{"qid": "q2", "relevnt": ["d3"], "retreived": ["d3"]}'
+        rejected(self, *cli("--qrels", self.write("m.jsonl", lines[0] + "\n" + misspelled + "\n"), "--run",
+                            "m.jsonl"), "m.jsonl:2", "'relevnt', 'retreived'")
+
+    def test_duplicates_first_keeps_the_best_place_in_every_input(self):
+        qrels = {"q1": ["d1"], "q2": ["d3"]}
+        listed = {"q1": ["d9", "d1", "d9", "d1"], "q2": ["d3"]}
+        self.write("f.json", {"qrels": qrels, "runs": listed})
+        self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        self.write("r.txt", "q1 Q0 d9 1 1.0\nq1 Q0 d1 2 0.5\nq1 Q0 d1 3 2.0\nq2 Q0 d3 1 1\n")
+        self.write("l.jsonl", '{"id": "q1", "relevant": ["d1"], "retrieved": ["d9", "d1", "d9"]}\n'
+                              '{"id": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n')
+        rejected(self, *cli("f.json", "-m", "RR"), "runs.q1[2]", "'d9' appears twice", "--duplicates first")
+        rejected(self, *cli("--qrels", "q.txt", "--run", "r.txt"), "r.txt:3", "ranked twice", "--duplicates first")
+        status, out, err = cli("f.json", "-m", "RR,NumRet", "--duplicates", "first")
+        result = json.loads(out)
+        self.assertEqual((result["per_query"]["q1"], result["deduplicated"]), ({"RR": 0.5, "NumRet": 2}, {"q1": 2}))
+        self.assertIn("--duplicates first removed 2 repeated documents from 1 query ('q1')", err)
+        for fast in (True, False):  # the TREC run: d1's best line (2.0) ranks it first
+            rre.FAST_PATHS = fast
+            try:
+                status, out, err = cli("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
+                                       "--duplicates", "first")
+            finally:
+                rre.FAST_PATHS = True
+            result = json.loads(out)
+            self.assertEqual((result["per_query"]["q1"], result["deduplicated"], result["baseline_deduplicated"]),
+                             ({"RR": 1.0}, {"q1": 1}, {"q1": 2}), fast)
+            self.assertIn("the baseline's 1 query", err)
+        status, out, _ = cli("l.jsonl", "-m", "RR", "--duplicates", "first")
+        self.assertEqual(json.loads(out)["deduplicated"], {"q1": 1})
+        self.assertEqual(rre.score_run(qrels, listed, "RR", duplicates="first")["deduplicated"], {"q1": 2})
+        labeled_twice = {"qrels": {"q1": ["d1", "d1"]}, "runs": {"q1": ["d1"]}}
+        status, out, err = cli(self.write("g.json", labeled_twice), "--duplicates", "first")
+        rejected(self, status, out, err, "qrels.q1[1]", "appears twice")
+        self.assertNotIn("--duplicates", err)
+
+    def test_seed_shape_rule(self):
+        self.assertEqual(cli(FIXTURE, "--k", "3", "--format", "json"), (0, SEED_STDOUT, ""))
+        self.assertEqual(cli(FIXTURE, "--format", "json"), (0, SEED_STDOUT, ""))
+        for other in (["--format", "table"], ["-m", "R@3"], ["--k", "3", "5"], ["--depth", "10"]):
+            with self.subTest(other):
+                self.assertNotEqual(cli(FIXTURE, *other)[1], SEED_STDOUT)
+        self.assertIn("no other option than --format json", " ".join(rre.build_parser().format_help().split()))
+
+    def test_beir_tsv_with_its_header_is_split_on_tabs(self):
+        self.write("test.tsv", b"query-id\tcorpus-id\tscore\r\nq1\tdoc one\t1\r\nq2\td3\t1\r\n")
+        self.write("results.json", {"q1": {"doc one": 3.0, "d2": 1.0}, "q2": {"d9": 2.0, "d3": 1.0}})
+        status, out, err = cli("--qrels", "test.tsv", "--run", "results.json", "-m", "RR,nDCG@10,R@100")
+        self.assertEqual((status, json.loads(out)["measures"]["RR"]), (0, 0.75), err)
+        rejected(self, *cli("--qrels", self.write("e.tsv", "query-id\tcorpus-id\tscore\nq1\t\t1\n"),
+                            "--run", "results.json"), "e.tsv:2", "an empty column")
+
+    def test_too_large_gains_are_refused(self):
+        path = self.write("f.json", {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 1}}, "runs": {"q1": ["d1", "d2", "d3"]}})
+        for extra in ([], ["--baseline", path]):
+            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a sum of gains is not a finite number")
+
+    def test_library_arguments(self):
+        qrels, run = {"q1": ["d1"]}, {"q1": ["d1"]}
+        for bad in (None, 5, b"q.txt"):
+            with self.subTest(bad):
+                self.assertRaises(rre.EvalError, rre.read_qrels, bad)
+                self.assertRaises(rre.EvalError, rre.read_run, bad)
+        self.assertRaisesRegex(rre.EvalError, "not 5", rre.score_run, qrels, run, 5)
+        self.assertRaisesRegex(rre.EvalError, "unknown measure ''", rre.score_run, qrels, run, [])
+        self.assertRaisesRegex(rre.EvalError, "duplicates must be one of", rre.score_run, qrels, run, duplicates="last")
+        from decimal import Decimal
+        self.assertEqual(rre.score_run(qrels, {"q1": {"d1": Decimal("0.3"), "d2": Decimal("0.5")}}, "RR")["measures"],
+                         {"RR": 0.5})
+        self.assertRaises(rre.EvalError, rre.score_run, qrels, {"q1": {"d1": Decimal("NaN")}}, "RR")
+
+    def test_tied_ranks_agree_with_a_sort(self):
+        rng = random.Random(18)
+        for _ in range(50):
+            docs = ["d%02d" % i for i in rng.sample(range(60), 30)]
+            scores = [float(rng.choice([1, 2, 3, 4])) for _ in docs]
+            labels = {d: 1 for d in rng.sample(docs, rng.randint(1, 12))}
+            order = sorted(zip(scores, docs), reverse=True)
+            expected = {d: i for i, (_, d) in enumerate(order, 1) if d in labels}
+            self.assertEqual(rre.rank_scored(docs, scores, labels)[0], expected)
+
+
+class OlderPythonTest(unittest.TestCase):
+    def test_an_older_python_is_told_which_version_is_needed(self):
+        code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
+        saved, err = sys.version_info, io.StringIO()
+        sys.version_info = (3, 8, 10)
+        try:
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as ctx:
+                exec(code, {"__name__": "__main__"})
+            with self.assertRaisesRegex(ImportError, "needs Python 3.9 or newer, not 3.8"):
+                exec(code, {"__name__": "rag_retrieval_eval"})
+        finally:
+            sys.version_info = saved
+        self.assertEqual((ctx.exception.code, err.getvalue()),
+                         (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
+
+
+class TieBoundsTest(unittest.TestCase):
+    MEASURES = ["R@2", "P@3", "RR", "AP", "nDCG@3", "Rprec", "Judged@3", "Bpref", "SetP", "SetF", "IPrec@0.5",
+                "nDCG(gains={0:0,1:3,2:1,3:7})@3", "nDCG(gains={1:-1,2:2})", "nDCG(gains={0:2})@2", "AP(rel=2)"]
+
+    def test_bounds_are_the_extremes_over_every_order(self):
+        rng = random.Random(7)
+        for trial in range(40):
+            docs = ["d%d" % i for i in range(rng.randint(2, 5))]
+            scores = {d: float(rng.choice([1, 2, 2])) for d in docs}
+            labels = {d: rng.choice([-1, 0, 1, 2, 3]) for d in docs if rng.random() < 0.7}
+            labels["zz"] = 1
+            opts = rng.choice([{}, {"depth": rng.randint(1, len(docs))}, {"judged_only": True}])
+            bounds = rre.score_run({"q": labels}, {"q": scores}, self.MEASURES, ties=True, **opts)["ties"]["measures"]
+            tied = [list(g) for _, g in itertools.groupby(sorted(docs, key=scores.get, reverse=True), key=scores.get)]
+            values = [rre.score_run({"q": labels}, {"q": [d for part in combo for d in part]}, self.MEASURES,
+                                    **opts)["per_query"]["q"]
+                      for combo in itertools.product(*map(itertools.permutations, tied))]
+            for name in self.MEASURES:
+                with self.subTest(trial=trial, measure=name):
+                    self.assertAlmostEqual(bounds[name]["low"], min(v[name] for v in values), delta=1e-12)
+                    self.assertAlmostEqual(bounds[name]["high"], max(v[name] for v in values), delta=1e-12)
+
+    def test_what_no_order_bounds_is_said(self):
+        status, out, err = cli(FIXTURE, "-m", "infAP,SetP,RR", "--ties", "--depth", "2", "--judged-only",
+                               "--format", "table")
+        self.assertEqual(status, 0, err)
+        self.assertIn("--ties does not bound infAP", err)
+        self.assertIn("--ties does not bound SetP", err)
+        self.assertNotIn("bound RR", err)
+        result = rre.score_run(rre.read_qrels(str(FIXTURE)), {"q1": {"d1": 1.0}, "q2": {}, "q3": {}}, "infAP",
+                               ties=True)
+        self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
+
+
+class InterruptTest(TempDirTestCase):
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "needs named pipes")
+    def test_ctrl_c_and_sigterm_say_one_line(self):
+        import signal
+        run = self.write("r.txt", RUN_TXT)
+        for sig, status, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+            with self.subTest(word):
+                fifo = self.tmp / word
+                os.mkfifo(str(fifo))
+                proc = subprocess.Popen([sys.executable, str(SCRIPT), "--qrels", str(fifo), "--run", str(run)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                deadline = time.monotonic() + 20
+                while True:  # the writer's end opens once the tool is reading the pipe
+                    try:
+                        writer = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
+                        break
+                    except OSError:
+                        self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
+                        time.sleep(0.01)
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=20)
+                os.close(writer)
+                self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
+
+
 if __name__ == "__main__":
     unittest.main()
