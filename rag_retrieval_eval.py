@@ -1134,10 +1134,13 @@ def tie_bounds(judged, specs, per_query, opts=Options()):
             for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine).items():
                 values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
-    return {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
-                         {"low": min(means[0][s.name], means[1][s.name]),
-                          "high": max(means[0][s.name], means[1][s.name])} for s in specs},
-            "queries": [q for q in judged if best[q] != worst[q]], "not_bounded": loose}
+    out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
+                        {"low": min(means[0][s.name], means[1][s.name]),
+                         "high": max(means[0][s.name], means[1][s.name])} for s in specs},
+           "queries": [q for q in judged if best[q] != worst[q]]}
+    if loose:
+        out["not_bounded"] = loose
+    return out
 
 
 def not_bounded(specs, opts):
@@ -3898,7 +3901,8 @@ def _append(path, text):
                 while done < len(data):  # a raw write may take part of it
                     done += summary.write(data[done:])
             except OSError:
-                summary.truncate(start)
+                with contextlib.suppress(OSError):  # a device such as /dev/full cannot be cut
+                    summary.truncate(start)
                 raise
         return True
     except OSError as exc:
