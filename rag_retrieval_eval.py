@@ -77,7 +77,6 @@ FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
-DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
@@ -94,6 +93,7 @@ TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.
 JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "relevant": ("relevant", "reference_context_ids", "expected_ids"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking"}  # what each role gives
 LATER_ROLES = ("evidence", "tokens", "answerable")  # roles of the interface that this version does not read
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
@@ -101,6 +101,7 @@ MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not da
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
 PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
+DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"  # what a refused repeat suggests
 
 # Query policies, options and formats (the command line's and the library's)
 POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
@@ -533,9 +534,8 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
 def _tied_ids(docids, scores, wanted):
     """{score: the sorted IDs of every document with that score} for the wanted scores, in
     one pass over the ranking (one per labeled document would be quadratic in a large tie)."""
-    if len(wanted) == 1:
-        (s,) = wanted
-        return {s: sorted(compress(docids, map(s.__eq__, scores)))}
+    if len(wanted) <= 1:
+        return {s: sorted(compress(docids, map(s.__eq__, scores))) for s in wanted}
     found = {s: [] for s in wanted}
     for doc, s in zip(docids, scores):
         if s in found:
@@ -2096,7 +2096,12 @@ def load_qrels(path, separator=None, fields=None):
     records = json_records_in(obj, source, fields)
     if records is not None:
         return fold_labels(records_labels(records, source, fields), separator, source)
-    labels, root = fixture_part(obj, "qrels", source) if is_fixture(obj) else (obj, "")
+    if is_fixture(obj):
+        labels, root = fixture_part(obj, "qrels", source)
+    elif isinstance(obj, dict) and all(isinstance(obj.get(k), dict) for k in LLAMAINDEX_DATASET):
+        labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
+    else:
+        labels, root = obj, ""
     return fold_labels(qrels_from_json(labels, source, root), separator, source)
 
 

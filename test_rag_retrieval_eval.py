@@ -2356,6 +2356,15 @@ class FilesAsTheyComeTest(TempDirTestCase):
                 rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
         self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
 
+    def test_llamaindex_dataset_gives_its_labels(self):
+        dataset = {"queries": {"q1": "What is X?", "q2": "Who made Y?"}, "corpus": {"n1": "X is ...", "n2": "Y ..."},
+                   "relevant_docs": {"q1": ["n1"], "q2": ["n2"]}, "mode": "text"}
+        self.write("train_dataset.json", dataset)
+        self.assertEqual(rre.read_qrels("train_dataset.json"), {"q1": {"n1": 1}, "q2": {"n2": 1}})
+        self.write("r.json", {"q1": ["n2", "n1"], "q2": ["n2"]})
+        status, out, err = cli("--qrels", "train_dataset.json", "--run", "r.json", "-m", "RR")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.75}), err)
+
     def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
         lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
         rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
