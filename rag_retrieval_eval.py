@@ -3676,7 +3676,8 @@ examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
   python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
   python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
-  python3 rag_retrieval_eval.py --qrels qrels/test.tsv --run results.json -m nDCG@10,R@100
+  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m nDCG@10,R@100 --unlabeled skip
+  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
   python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
       --summary "$GITHUB_STEP_SUMMARY" > report.json
   python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\

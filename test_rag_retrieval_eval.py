@@ -2356,6 +2356,22 @@ class FilesAsTheyComeTest(TempDirTestCase):
                 rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
         self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
 
+    def test_the_help_examples_for_beir_and_logs_run_as_printed(self):
+        examples = [line.split("rag_retrieval_eval.py ", 1)[1].split() for line in
+                    rre.build_parser().format_help().splitlines() if "scifact/" in line or "--fields" in line
+                    and line.strip().startswith("python3")]
+        self.assertEqual(len(examples), 2, examples)
+        os.makedirs("scifact/qrels")
+        self.write("scifact/qrels/test.tsv", b"query-id\tcorpus-id\tscore\r\n1\t31715818\t1\r\n3\t14717500\t1\r\n")
+        self.write("results.json", {"1": {"31715818": 12.5, "1234": 3.0}, "3": {"99": 4.0}, "5": {"7": 1.0}})
+        self.write("log.jsonl", '{"qid": "q1", "expected_chunk_ids": ["c1"], "retrieved_chunk_ids": ["c2", "c1"]}\n'
+                                '{"qid": "q2", "expected_chunk_ids": ["c3"], "retrieved_chunk_ids": ["c3"]}\n')
+        for args in examples:
+            with self.subTest(args):
+                status, out, err = cli(*args)
+                self.assertEqual(status, 0, err)
+                self.assertTrue(json.loads(out)["measures"])
+
     def test_llamaindex_dataset_gives_its_labels(self):
         dataset = {"queries": {"q1": "What is X?", "q2": "Who made Y?"}, "corpus": {"n1": "X is ...", "n2": "Y ..."},
                    "relevant_docs": {"q1": ["n1"], "q2": ["n2"]}, "mode": "text"}
