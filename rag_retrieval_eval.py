@@ -578,7 +578,7 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
     best, worst = dict(ranks), dict(ranks)
     for (first, size), docs in groups.items():
         docs = sorted(docs, key=value, reverse=True)
-        below = [d for d in docs if value(d) < unlabeled]  # after the unlabeled documents
+        below = {d for d in docs if value(d) < unlabeled}  # after the unlabeled documents
         for i, doc in enumerate(docs):
             best[doc] = first + i + (size - len(docs) if doc in below else 0)
             worst[doc] = first + size - 1 - best[doc] + first
@@ -2656,8 +2656,8 @@ def fast_json_rankings(text, source, qrels, opts, parallel_bytes=PARALLEL_BYTES,
             if close is None or close.group(1) != "}":
                 raise _Decline
             end = close.end()
-        if not ranked or text[end:].strip(" \t\n\r") or not root and set(FIXTURE_KEYS) <= ranked.keys():
-            raise _Decline  # no ranking; trailing text; or a fixture with its keys in another order
+        if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
+            raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
     except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
         return None
     if served is not None:

@@ -2315,6 +2315,10 @@ class FilesAsTheyComeTest(TempDirTestCase):
         self.assertEqual(rre.read_qrels("q.json")["q1"], {"d1": 1, "d2": 1})
         self.assertEqual(rre.read_run(Path("r.json"))["q3"], ["d8", "d9", "d10"])
         rejected(self, *cli("--qrels", "r.json", "--run", "r.json"), "r.json", 'without "qrels"', 'it has "runs"')
+        self.write("empty.json", {"runs": {}})  # read by the reference reader, not as a query named "runs"
+        status, out, err = cli("--qrels", "q.json", "--run", "empty.json", "-m", "RR", "--missing-run", "zero")
+        self.assertEqual((status, json.loads(out)["measures"], json.loads(out)["zeroed"]["missing_run"]),
+                         (0, {"RR": 0.0}, ["q1", "q2", "q3"]), err)
         rejected(self, *cli("--qrels", "q.json", "--run", "q.json"), 'without "runs"', "a file of rankings")
 
     def test_arrays_and_single_records(self):
@@ -2490,7 +2494,7 @@ class TieBoundsTest(unittest.TestCase):
 
     def test_bounds_are_the_extremes_over_every_order(self):
         rng = random.Random(7)
-        for trial in range(40):
+        for trial in range(25):
             docs = ["d%d" % i for i in range(rng.randint(2, 5))]
             scores = {d: float(rng.choice([1, 2, 2])) for d in docs}
             labels = {d: rng.choice([-1, 0, 1, 2, 3]) for d in docs if rng.random() < 0.7}
