@@ -44,13 +44,10 @@ import json
 import math
 import numbers
 import os
-import pickle
 import random
 import re
 import signal
-import threading
 import time
-import traceback
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
@@ -72,7 +69,7 @@ INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
 BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
-BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own: work for two processes
+BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
 FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
@@ -99,7 +96,6 @@ LATER_ROLES = ("evidence", "tokens", "answerable")  # roles of the interface tha
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
-PARALLEL_BYTES = 32 << 20  # below this, a second process costs more than it saves
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
 DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"  # what a refused repeat suggests
 
@@ -1192,16 +1188,21 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
         return sum(1 for x in sums if abs(x) >= reach) / len(sums)
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
-    tables, hits = None, 0
+    hits = 0
     for start in range(0, permutations, FLIP_ROUND):
         draws = min(FLIP_ROUND, permutations - start)
-        columns = [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks]
-        counted = flip_hits(blocks, columns, reach) if FAST_PATHS else None
-        if counted is None:
-            tables = tables or [flip_table(block) for block in blocks]
-            counted = sum(abs(sum(map(getitem, tables, flips))) >= reach for flips in zip(*columns))
-        hits += counted
+        hits += flip_hits(blocks, [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks], reach)
     return (hits + 1) / (permutations + 1)
+
+
+def reference_flip_hits(blocks, columns, reach):
+    """How many draws reach the observed |sum|: columns hold one random byte a draw for
+    each block, whose bits flip the block's values (see flip_blocks)."""
+    tables = [flip_table(block) for block in blocks]
+    return sum(abs(sum(map(getitem, tables, flips))) >= reach for flips in zip(*columns))
+
+
+flip_hits = reference_flip_hits  # the fast section may choose its twin
 
 
 def flip_blocks(moved):
@@ -1255,23 +1256,12 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP):
 
 def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP):
     """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs,
-    then of each column of means]).
-
-    Each test draws from random.Random(seed), and the resamples are drawn in
-    BOOTSTRAP_ROUNDS rounds, round r from random.Random("seed/r"): pieces of work
-    that do not depend on one another, which the fast path runs in two processes.
-    """
+    then of each column of means]); each test draws from random.Random(seed)."""
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
-    packed = packed_columns(fixed) if FAST_PATHS and fixed else None
-    work = [partial(sign_flip_p, column, permutations, random.Random(seed)) for column in diffs]
-    work += [partial(resample_sums, fixed, random.Random("%d/%d" % (seed, r)),
-                     resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS, packed)
-             for r in range(BOOTSTRAP_ROUNDS) if fixed]
-    done = work_in_two(work, work_cost(diffs, permutations, n, len(columns), resamples)) if FAST_PATHS else None
-    done = done if done is not None else [job() for job in work]
-    pvalues, sums = done[:len(diffs)], [row for part in done[len(diffs):] for row in part]
+    pvalues = [sign_flip_p(column, permutations, random.Random(seed)) for column in diffs]
+    sums = bootstrap_sums(fixed, seed, resamples) if fixed else []
     if not sums:
         return pvalues, [[0.0, 0.0] for _ in columns]
     low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
@@ -1279,14 +1269,22 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP):
     return pvalues, [[m[low], m[high]] for m in means]
 
 
-def resample_sums(fixed, rng, resamples, packed=None):
-    """[the sum of each column's picked ints] of each of ``resamples`` resamples (packed:
-    the fast path's packed_columns(fixed), or None)."""
-    sums = bootstrap_sums(packed, rng, resamples) if packed is not None else None
-    if sums is None:
-        sums = [[sum(map(ints.__getitem__, picks)) for ints, _ in fixed]
-                for picks in resample_picks(len(fixed[0][0]), rng, resamples)]
-    return sums
+def reference_bootstrap_sums(fixed, seed, resamples):
+    """[the sum of each column's picked ints] of each resample (see resample_picks), for
+    fixed-point columns (see fixed_point), drawn in bootstrap_rounds."""
+    return [[sum(map(ints.__getitem__, picks)) for ints, _ in fixed]
+            for rng, count in bootstrap_rounds(seed, resamples)
+            for picks in resample_picks(len(fixed[0][0]), rng, count)]
+
+
+bootstrap_sums = reference_bootstrap_sums  # the fast section may choose its twin
+
+
+def bootstrap_rounds(seed, resamples):
+    """(generator, resamples) of each of BOOTSTRAP_ROUNDS rounds, round r seeded "seed/r"."""
+    return [(random.Random("%d/%d" % (seed, r)),
+             resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS)
+            for r in range(BOOTSTRAP_ROUNDS)]
 
 
 def fixed_point(column):
@@ -2051,7 +2049,7 @@ def judge_run(rankings, qrels, opts, source, root=None):
     return ranked
 
 
-def json_rankings(text, source, qrels, opts):
+def reference_json_rankings(text, source, qrels, opts):
     """(the file's own labels or None, {qid: Ranking or None}, its "groups" member or None,
     unread) of a JSON run, fixture (or part of one) or array of records.
 
@@ -2105,21 +2103,29 @@ def load_qrels(path, separator=None, fields=None):
     return fold_labels(qrels_from_json(labels, source, root), separator, source)
 
 
-def load_fixture(path, opts=Options(), **tuning):
-    """(qrels, {qid: Ranking or None}, its "groups" member or None, unread) of a fixture
-    file, JSON Lines or an array of records; labels folded by opts.separator.
+json_rankings = reference_json_rankings  # the fast section may choose its twin
 
-    tuning: keyword parameters of the fast paths (tests drive them with it).
-    """
+
+def reference_judged_trec_run(stream, source, qrels, opts):
+    """{qid: Ranking or None} of a TREC run's stream."""
+    return judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
+
+
+judged_trec_run = reference_judged_trec_run  # the fast section may choose its twin
+
+
+def load_fixture(path, opts=Options()):
+    """(qrels, {qid: Ranking or None}, its "groups" member or None, unread) of a fixture
+    file, JSON Lines or an array of records; labels folded by opts.separator."""
     source = place(path)
     with open_input(path) as stream:
         if input_kind(stream, source) == "json lines":
-            return _json_lines_rankings(stream, source, None, opts, tuning) + (None,)
+            return json_lines_rankings(_read_lines(stream, source), source, None, opts) + (None,)
         text = read_json_text(stream, source)
-    return _json_rankings(text, source, None, opts, tuning)
+    return json_rankings(text, source, None, opts)
 
 
-def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
+def load_run(path, qrels, opts=Options(), same_labels=False):
     """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
     fixture), JSON Lines or an array of records.
 
@@ -2129,15 +2135,11 @@ def load_run(path, qrels, opts=Options(), same_labels=False, **tuning):
     with open_input(path) as stream:
         kind = input_kind(stream, source)
         if kind == "text":
-            ranked = fast_trec_run(stream, source, qrels, opts, **tuning) if FAST_PATHS else None
-            if ranked is None:
-                stream.seek(0)
-                ranked = judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
-            return ranked
+            return judged_trec_run(stream, source, qrels, opts)
         if kind == "json lines":
-            theirs, ranked = _json_lines_rankings(stream, source, qrels, opts, tuning)
+            theirs, ranked = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
         else:
-            theirs, ranked, _ = _json_rankings(read_json_text(stream, source), source, qrels, opts, tuning)
+            theirs, ranked, _ = json_rankings(read_json_text(stream, source), source, qrels, opts)
     if same_labels and theirs is not None:
         check_same_labels(theirs, qrels, "%s: qrels" % source)
     return ranked
@@ -2257,732 +2259,18 @@ def check_groups(groups, qrels):
     return {name: list(members) for name, members in groups.items()}
 
 
-def _json_lines_rankings(stream, source, qrels, opts, tuning):
-    tuning = {key: value for key, value in tuning.items() if key != "chunk"}
-    fast = fast_json_lines(stream, source, qrels, opts, **tuning) if FAST_PATHS else None
-    if fast is not None:
-        return fast
-    stream.seek(0)
-    return json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
-
-
-def _json_rankings(text, source, qrels, opts, tuning):
-    tuning = {key: value for key, value in tuning.items() if key != "chunk"}  # JSON is read whole
-    fast = fast_json_rankings(text, source, qrels, opts, **tuning) if FAST_PATHS else None
-    return fast if fast is not None else json_rankings(text, source, qrels, opts)
-
-
-# === Fast paths ===
-
-# The contract: each function here returns exactly what its reference twin
-# returns, or None.  Deleting this section (and FAST_PATHS with it) changes no
-# output, no message and no exit status.  On any doubt (a line it cannot vouch
-# for, an error, an odd layout) a fast path declines, and the reference reader
-# reads the input again and decides; a second process that fails for any other
-# reason is our bug, and says so.  Tuning values (chunk, parallel_bytes) are
-# parameters, so that the tests drive every branch on small inputs.
-
-class _Decline(Exception):
-    """A fast path cannot vouch for this input: the reference reader takes it."""
-
-
-def _can_fork():
-    """Whether a second process may be forked: never from a process with threads (a
-    library caller's), whose locks a child could inherit held."""
-    return hasattr(os, "fork") and threading.active_count() == 1
-
-
-def fast_trec_run(stream, source, qrels, opts, chunk=BLOCK, parallel_bytes=PARALLEL_BYTES, served=None):
-    """= judge_run(read_trec_run(stream, source), qrels, opts, source), or None.
-
-    A run is read in chunks of whole lines, and a query is judged as soon as
-    its last line is read, so memory holds one query's lines at a time (a
-    query whose lines come back later is declined).  A plain file of
-    parallel_bytes or more is read by two processes, a half each, cut at a
-    query boundary.  ``served``, a list, gets "one process" or "two
-    processes" for each read answered.
-    """
-    progress = _progress(source)
-    try:
-        size = _plain_size(stream)
-        cut = _query_boundary(stream, size // 2, chunk) if (
-            size >= parallel_bytes and _can_fork()) else None
-        if cut is None:
-            ranked, how = _fast_pass(stream, qrels, opts, chunk, 0, None, progress), "one process"
-        else:
-            ranked, how = _fast_halves(stream, qrels, opts, chunk, cut, progress), "two processes"
-    except _Decline:
-        return None
-    finally:
-        progress(None, None)
-    if not ranked:  # no ranking at all: the reference words the refusal
-        return None
-    if served is not None:
-        served.append(how)
-    return ranked
-
-
-def _fast_halves(stream, qrels, opts, chunk, cut, progress):
-    """Both halves of a run file at once: the parent reads up to cut, a child from there."""
-    def second_half():  # its own file: a forked descriptor would share the parent's offset
-        with open(stream.name, "rb") as own:
-            return _fast_pass(own, qrels, opts, chunk, cut, None)
-
-    def first_half(lines, queries):  # the parent sees only its own half
-        progress(lines, queries, " (first of 2 halves)")
-    first, second = _in_two(lambda: _fast_pass(stream, qrels, opts, chunk, 0, cut, first_half),
-                            second_half)
-    if second is None or not first.keys().isdisjoint(second):
-        raise _Decline
-    first.update(second)
-    return first
-
-
-def _plain_size(stream):
-    """The size of a plain file; 0 for stdin, pipes and gzip, which one process reads."""
-    if not isinstance(stream, io.BufferedReader):  # a gzip file's fileno() is the packed file's
-        return 0
-    try:
-        return os.fstat(stream.fileno()).st_size
-    except (OSError, io.UnsupportedOperation):
-        return 0
-
-
-def _fast_pass(stream, qrels, opts, chunk, start, end, progress=None):
-    """{qid: Ranking or None} of the lines from byte ``start`` to ``end``."""
-    ranked, current, docs, values = {}, None, [], []
-    for lines_read, piece, lines in _chunks(stream, chunk, start, end):
-        if progress:
-            progress(lines_read, len(ranked))
-        qids, docids, scores = _fast_columns(piece, lines)
-        for q, first, stop in _segments(qids):
-            if q != current:
-                if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
-                if q.decode() in ranked:  # the query came back: only the reference keeps all
-                    raise _Decline
-                current, docs, values = q, [], []
-            docs.append(docids[first:stop])
-            values.append(scores[first:stop])
-    if current is not None:
-        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
-    return ranked
-
-
-def _fast_judge(q, docs, values, qrels, opts):
-    """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
-    docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
-                      for part in (docs, values))
-    docset = set(docids)
-    if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
-        raise _Decline
-    labels = qrels.get(q.decode())
-    if opts.separator:  # chunk IDs are cut as text
-        docids = [d.decode() for d in docids]
-        if blank_once_cut(docids, opts.separator) is not None:
-            raise _Decline
-        return None if labels is None else judge_ranking(docids, scores, labels, opts)
-    if labels is None:
-        return None
-    ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
-    return ranking._replace(sample=tuple(d.decode() for d in ranking.sample)) if ranking.sample else ranking
-
-
-def _chunks(stream, chunk, start=0, end=None):
-    """Yield (lines so far, bytes of whole lines, their number) from byte start to end.
-
-    start and end are offsets at line starts; a line over MAX_LINE declines.
-    """
-    rest, count, left = b"", 0, math.inf if end is None else end - start
-    try:
-        stream.seek(start)
-        if start == 0 and stream.read(3) != _BOM:
-            stream.seek(0)
-        left -= stream.tell() - start
-        while left > 0:
-            block = stream.read(int(min(chunk, left)))
-            if not block:
-                break
-            left -= len(block)
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            piece, rest = block[:cut], block[cut:]
-            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
-                raise _Decline
-            if piece:
-                lines = piece.count(b"\n")
-                count += lines
-                yield count, piece, lines
-    except (OSError, EOFError, zlib.error):
-        raise _Decline from None
-    if rest:
-        yield count + 1, rest + b"\n", 1
-
-
-# Every line break becomes a marker token, so that one split() of a chunk both
-# tokenizes it and proves that every line has the same number of columns.
-_MARK = b"\x00"
-
-
-def _fast_columns(piece, lines):
-    """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
-    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
-            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
-        raise _Decline  # a control character (NUL too), or a lone CR ending a line
-    try:
-        text = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Decline from None
-    if not text.isascii() and _CONTROLS.search(text):
-        raise _Decline
-    tokens = piece.replace(b"\n", b" \x00 ").split()
-    width = len(tokens) // lines
-    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
-        raw = tokens[4::width]
-        try:
-            scores = list(map(float, raw))
-        except ValueError:
-            scores = None
-        qids = tokens[0::width]
-        # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
-        # width looks like data but for its '#': such chunks go line by line
-        if scores is not None and math.isfinite(sum(scores)) and (
-                b"_" not in piece or b"_" not in b"".join(raw)) and (
-                b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
-            return qids, tokens[2::width], scores
-    return _fast_lines(piece)
-
-
-def _fast_lines(piece):
-    """The same columns, line by line: for chunks with comments, blank lines or mixed widths."""
-    qids, docids, scores = [], [], []
-    for raw in piece.split(b"\n")[:-1]:
-        cols = raw.split()
-        if not cols or cols[0].startswith(b"#"):
-            continue
-        if len(cols) < 5 or b"_" in cols[4]:
-            raise _Decline
-        try:
-            value = float(cols[4])
-        except ValueError:
-            raise _Decline from None
-        if not math.isfinite(value):
-            raise _Decline
-        qids.append(cols[0])
-        docids.append(cols[2])
-        scores.append(value)
-    return qids, docids, scores
-
-
-def _query_boundary(stream, offset, chunk, limit=4 << 20):
-    """The offset of the first line at or after ``offset`` that starts a new query, or None.
-
-    Reads a chunk at a time, so that memory stays small, and gives up after
-    about ``limit`` bytes.
-    """
-    stream.seek(offset)
-    block, start, first = b"", -1, None  # start -1: the first whole line is still ahead
-    while True:
-        end = block.find(b"\n", max(start, 0))
-        if end < 0:  # keep the unread rest, read on
-            more = stream.read(chunk) if limit > 0 else b""
-            if not more:
-                return None
-            limit -= len(more)
-            keep = max(start, 0)
-            offset, block, start = offset + keep, block[keep:] + more, min(start, 0)
-        elif start < 0:
-            start = end + 1
-        else:  # comments and blank lines stay with the query before them
-            cols = block[start:end].split(None, 1)[:1]
-            if cols and not cols[0].startswith(b"#"):
-                if first is not None and cols != first:
-                    return offset + start
-                first = cols
-            start = end + 1
-
-
-def _segments(qids):
-    """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
-
-    A query's lines are nearly always contiguous, and usually as many as the
-    last query's, so each run's end is first guessed from the last run, else
-    found by galloping and bisecting, then proven in C by one count; a chunk
-    where that proof fails is split by groupby, element by element.
-    """
-    out, n, start, size = [], len(qids), 0, 1
-    while start < n:
-        q, high = qids[start], start + size
-        if not (high <= n and qids[high - 1] == q and (high == n or qids[high] != q)):
-            low, high, step = start, start + 1, 1
-            while high < n and qids[high] == q:
-                low, step = high, step * 2
-                high = min(n, high + step)
-            while high - low > 1:
-                mid = (low + high) // 2
-                low, high = (mid, high) if qids[mid] == q else (low, mid)
-        if qids[start:high].count(q) != high - start:
-            out, start = [], 0
-            for q, group in groupby(qids):
-                stop = start + len(list(group))
-                out.append((q, start, stop))
-                start = stop
-            return out
-        out.append((q, start, high))
-        start, size = high, high - start
-    return out
-
-
-def _progress(source):
-    """A callback that shows reading progress on a terminal's stderr (never in a pipe).
-
-    part names what is counted when it is not the whole file.
-    """
-    if sys.stderr is None or not sys.stderr.isatty():
-        return lambda *counts: None
-    state = {"last": 0.0, "shown": False}
-
-    def shown(lines, queries, part=""):
-        now = time.monotonic()
-        if lines is None:
-            if state["shown"]:
-                sys.stderr.write("\r\033[K")
-        elif now - state["last"] > 0.5:
-            state["last"], state["shown"] = now, True
-            sys.stderr.write("\r%s: reading %s%s: %s lines, %s queries scored" % (
-                PROG, source, part, format(lines, ","), format(queries, ",")))
-        sys.stderr.flush()
-    return shown
-
-
-def _in_two(first, second):
-    """(first(), second()), the second called in a forked child and sent back pickled.
-
-    fork() shares the labels with the child without copying.  The child's
-    part is None when it declined; anything else that fails in the child is
-    our bug: its traceback is printed and the parent raises.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:
-            os.close(reader)
-            try:
-                result = second()
-            except _Decline:
-                result = None
-            with os.fdopen(writer, "wb") as pipe:
-                pickle.dump(result, pipe, pickle.HIGHEST_PROTOCOL)
-            status = 0
-        except KeyboardInterrupt:  # Ctrl-C reaches both processes: the parent says it, once
-            pass
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(status)
-    os.close(writer)
-    with os.fdopen(reader, "rb") as pipe:
-        try:
-            mine = first()
-            try:
-                theirs = pickle.load(pipe) if pipe.peek(1) else None
-            except (EOFError, pickle.UnpicklingError):  # the child failed mid-way: see its status
-                theirs = None
-        except BaseException:  # no child outlives its parent, Ctrl-C and SIGTERM included
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise
-    if os.waitpid(pid, 0)[1] != 0:
-        raise RuntimeError("the second process failed (its traceback is above)")
-    return mine, theirs
-
-
-# json.loads would build every ranking before the first is judged: memory ten
-# times the file's.  Instead the rankings object is parsed one query at a time
-# by json's own scanner, and each query is validated, judged and dropped; a
-# large one is parsed by two processes, the second starting at a likely member
-# boundary that the first must then reach exactly.
-
-_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
-_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
-_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
-_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % FIXTURE_KEYS[0])
-_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
-_CUT = re.compile(r'[\]}][ \t\n\r]*,[ \t\n\r]*"')  # after this, likely a query's key
-
-
-def _unique_pairs(pairs):
-    obj = dict(pairs)
-    if len(obj) < len(pairs):
-        raise _Decline
-    return obj
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-
-
-def fast_json_rankings(text, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, served=None):
-    """= json_rankings(text, source, qrels, opts), or None.
-
-    Declines unless the text is the usual {"qrels": ..., "runs": {...}} or
-    {qid: ranking}; any error, JSON's or ours, is left to the reference,
-    which finds it again and words it.
-    """
-    try:
-        theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
-        if head:
-            labels, i = _DECODER.raw_decode(text, head.end())
-            theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
-            runs, root = _RUNS_NEXT.match(text, i), "runs"
-            if runs is None:
-                raise _Decline
-            i = runs.end()
-        elif qrels is None or not text.startswith("{", start):
-            raise _Decline
-        else:
-            i, root = start, ""
-        labels = theirs if qrels is None else qrels
-
-        def judged(qid, value):
-            docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
-            return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
-        ranked, end, how = _rankings(text, i, judged, parallel_bytes)
-        if root:  # the fixture's closing brace, not another member
-            close = _NEXT.match(text, end)
-            if close is None or close.group(1) != "}":
-                raise _Decline
-            end = close.end()
-        if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
-            raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
-    except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
-        return None
-    if served is not None:
-        served.append(how)
-    return theirs, ranked, None  # a fixture with groups (or any other member) was declined
-
-
-def _rankings(text, i, read, parallel_bytes):
-    """({qid: read(qid, value)}, offset past it, how) of the JSON object at offset i.
-
-    A large one is read in two processes: the child from a likely member
-    boundary past the middle, the parent up to it.  Only if the parent lands
-    on it exactly is it a boundary, and the child's part is taken.
-    """
-    found = _CUT.search(text, (i + len(text)) // 2) if (
-        len(text) - i >= parallel_bytes and _can_fork()) else None
-    if found is None:
-        return _members(text, i, read)[:2] + ("one process",)
-    cut = found.end() - 1
-
-    def second():
-        try:
-            return _members(text, cut, read)
-        except (ValueError, RecursionError):
-            raise _Decline from None
-    (ranked, end, whole), theirs = _in_two(lambda: _members(text, i, read, cut), second)
-    if whole:  # the parent passed the child's start by: it was inside a string
-        return ranked, end, "one process"
-    if theirs is None or not ranked.keys().isdisjoint(theirs[0]):
-        raise _Decline
-    ranked.update(theirs[0])
-    return ranked, theirs[1], "two processes"
-
-
-def _members(text, i, read, cut=None):
-    """({key: read(key, value)}, end, whole) of a JSON object's members, parsed in turn.
-
-    i is at the object's '{', or at a member's key when a second process
-    starts mid-object.  The walk stops before a member starting at cut
-    (whole False, end = cut), else after the closing '}' (whole True).
-    """
-    out = {}
-    if text.startswith("{", i):
-        i = _SPACE.match(text, i + 1).end()
-        if text.startswith("}", i):
-            return out, i + 1, True
-    while i != cut:
-        if not text.startswith('"', i):
-            raise _Decline
-        key, i = scanstring(text, i + 1)
-        colon = _COLON.match(text, i)
-        if colon is None or key in out:
-            raise _Decline
-        value, i = _DECODER.raw_decode(text, colon.end())
-        out[key] = read(key, value)
-        after = _NEXT.match(text, i)
-        if after is None:
-            raise _Decline
-        if after.group(1) == "}":
-            return out, after.start(1) + 1, True
-        i = after.end()
-    return out, cut, False
-
-
-def fast_json_lines(stream, source, qrels, opts, parallel_bytes=PARALLEL_BYTES, served=None):
-    """= json_lines_rankings(the stream's lines, source, qrels, opts), or None.
-
-    Records are independent lines, so a plain file of parallel_bytes or more is
-    read by two processes, a half each, cut at a line break; smaller ones are
-    declined (the reference reader is as fast on them).
-    """
-    size = _plain_size(stream)
-    if size < parallel_bytes or not _can_fork():
-        return None
-    stream.seek(size // 2)
-    stream.readline()
-    cut = stream.tell()
-
-    def part(start, end):  # each reads its own file: a forked descriptor shares its offset
-        seen = {}
-        with open(stream.name, "rb") as own:
-            own.seek(start)
-            lines = iter(lambda: own.readline() if own.tell() < end else b"", b"")
-            try:
-                return json_lines_rankings(lines, source, qrels, opts, seen) + (set(seen),)
-            except (EvalError, OSError):  # the reference finds it again, with its line number
-                raise _Decline from None
-    try:
-        first, second = _in_two(lambda: part(0, cut), lambda: part(cut, size))
-    except _Decline:
-        return None
-    if second is None or not first[2].isdisjoint(second[2]):
-        return None  # a query ID on both sides: the reference names both lines
-    theirs = dict(first[0] or {}, **(second[0] or {}))
-    if served is not None:
-        served.append("two processes")
-    return theirs or None, dict(first[1], **second[1])
-
-
-# --- Statistics in bulk: the same draws, the same integer sums, many at once ---
-
-def flip_hits(blocks, columns, reach):
-    """= the hits of sign_flip_p's draws (its reference loop), or None.
-
-    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
-    a byte of every draw's entry at once (one translation table a byte of the
-    entries, made non-negative), and placing those bytes 8 apart makes one
-    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
-    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
-    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
-    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
-    adds up to 31 such blocks in one byte a draw.
-    """
-    draws = len(columns[0])
-    fields, offset, i = 0, 0, 0
-    spread, counts = bytearray(8 * draws), bytearray(8 * draws)  # their unwritten bytes stay 0
-    while i < len(blocks):
-        if blocks[i][0] == blocks[i][-1]:  # sorted: all 8 are equal
-            i, sums, low = _equal_blocks(blocks, columns, i, counts)
-        else:
-            sums, low = _table_block(flip_table(blocks[i]), columns[i], spread)
-            i += 1
-        fields += sums
-        offset += low
-    sums = array("Q")
-    sums.frombytes(fields.to_bytes(8 * draws, "little"))
-    if sys.byteorder == "big":
-        sums.byteswap()
-    return sum(1 for total in sums if abs(total + offset) >= reach)
-
-
-_UNFLIPPED = bytes(8 - bin(byte).count("1") for byte in range(256))
-
-
-def _equal_blocks(blocks, columns, i, counts):
-    """(next block, the fields, their offset) of up to 31 blocks of 8 values equal to v:
-    each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
-    value, count, start = blocks[i][0], 0, i
-    while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
-        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
-        i += 1
-    counts[0::8] = count.to_bytes(len(columns[0]), "little")
-    return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
-
-
-def _table_block(table, column, spread):
-    """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
-    low = min(table)
-    entries = array("Q", map((-low).__add__, table))
-    if sys.byteorder == "big":
-        entries.byteswap()
-    entries = entries.tobytes()
-    for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
-        spread[byte::8] = column.translate(entries[byte::8])
-    return int.from_bytes(spread, "little"), low
-
-
-def runs_in_two(loaders, paths):
-    """= [load() for load in loaders], the later half read by a second process; or None.
-
-    Only for files that their reader reads in one process (smaller ones), and never
-    for standard input or a pipe, which only one process can read.  An error there
-    is left to the first process, which reads the second half again, in order, so
-    that the first error in the order given is the one reported.
-    """
-    if len(loaders) < 2 or not _can_fork() or not all(
-            path not in STDIN_NAMES and os.path.isfile(path) and os.path.getsize(path) < PARALLEL_BYTES
-            for path in paths):
-        return None
-    cut = (len(loaders) + 1) // 2
-
-    def second():
-        try:
-            return [load() for load in loaders[cut:]]
-        except EvalError:
-            raise _Decline from None
-    mine, theirs = _in_two(lambda: [load() for load in loaders[:cut]], second)
-    return mine + (theirs if theirs is not None else [load() for load in loaders[cut:]])
-
-
-STATISTICS_IN_TWO = 40_000_000  # nanoseconds of statistics (as work_cost guesses) worth a second process
-
-
-def work_cost(diffs, permutations, n, columns, resamples):
-    """Rough nanoseconds of paired_statistics' jobs (measured on this machine's kind).  A
-    sign-flip test costs, a draw, 40 for each block of 8 differences that needs a table
-    (about a quarter of the distinct |differences|) and 4 for each block of equal ones;
-    a round of resamples 40 + 11 a column for each pick."""
-    costs = []
-    for column in diffs:
-        blocks = sum(1 for d in column if d) // 8 + 1
-        tables = min(blocks, len(set(map(abs, column))) // 4 + 1)
-        costs.append((40 * tables + 4 * (blocks - tables)) * permutations)
-    return costs + [(40 + 11 * columns) * n * (resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS)
-                    for r in range(BOOTSTRAP_ROUNDS) if n]
-
-
-def work_in_two(work, costs):
-    """= [job() for job in work], done by two processes; or None.
-
-    The jobs' numbers wait in a pipe, the costliest first (costs: rough guesses), and
-    each process takes the next one whenever it is free: however wrong the guesses,
-    neither process idles while the other still has more than one job to do.
-    """
-    if sum(costs) < STATISTICS_IN_TWO or not 2 <= len(work) <= 2048 or not _can_fork():
-        return None
-    queue, fill = os.pipe()
-    order = sorted(range(len(work)), key=lambda i: -costs[i])
-    os.write(fill, b"".join(i.to_bytes(2, "little") for i in order))  # 4 KB at most: a pipe holds it
-    os.close(fill)
-
-    def take():
-        done = {}
-        for token in iter(lambda: os.read(queue, 2), b""):  # a read of 2 bytes is never split
-            i = int.from_bytes(token, "little")
-            done[i] = work[i]()
-        return done
-    try:
-        mine, theirs = _in_two(take, take)
-    finally:
-        os.close(queue)
-    mine.update(theirs)
-    return [mine[i] for i in range(len(work))]
-
-
-def packed_columns(fixed):
-    """(table, field, lows) for bootstrap_sums: see there."""
-    n, columns = len(fixed[0][0]), len(fixed)
-    lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
-    packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
-              for row in zip(*(ints for ints, _ in fixed))]
-    shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
-    packed = [shared.setdefault(v, v) for v in packed]
-    bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
-
-
-def bootstrap_sums(packed, rng, resamples):
-    """= [[sum of each column's picked ints] for resample_picks(n, rng, resamples)], or None.
-
-    Every column's int of a query goes in one integer, a field a column (made
-    non-negative, wide enough for a sum of n), and one more field counts rejected
-    words; a table maps each possible word to its query's integer, so that one
-    sum() of looked-up integers sums all columns at once, and says how many words
-    to draw again.  Narrow fields matter: the integers of 50,000 queries must
-    stay in the CPU's caches.
-    """
-    table, field, lows, n = packed
-    columns, bits = len(lows), index_bits(n)
-    mask = (1 << field) - 1
-    out = []
-    for _ in range(resamples):
-        total, need, drawn = 0, n, 0
-        while need:
-            words = random_words(rng, need, bits)  # itemgetter looks them all up in C
-            found = sum(itemgetter(*words)(table)) if need > 1 else table[words[0]]
-            rejected = found >> (field * columns)
-            total += found - (rejected << (field * columns))
-            drawn += need - rejected
-            need = rejected
-        out.append([((total >> (field * c)) & mask) + drawn * low for c, low in enumerate(lows)])
-    return out
-
-
-_ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
-
-
-_FLAT = 64  # a flat object of numbers or list of strings this long comes from json's C encoder
-_MARKER = re.compile(r'"\\u0000(\d+)\\u0000"')  # what json.dumps writes for "\0<n>\0": no ID holds a NUL
-
-
-def fast_json_text(result):
-    """= json.dumps(result, indent=2), byte for byte, at a fraction of its cost; or None.
-
-    json indents in pure Python; with a row per query that is most of a large
-    evaluation's time.  Every row of a table has the same keys, so the rows are
-    filled into one template (float repr is what json writes) and spliced in;
-    long flat objects and lists (a comparison's improved and regressed queries, a
-    group's members) are written by json's C encoder, whose separators can carry
-    the indentation, and spliced in too.
-    """
-    spliced, bodies = {}, []
-    for key, value in result.items():
-        if key in _ROW_TABLES:
-            bodies.append(_rows_text(value))
-            if bodies[-1] is None:
-                return None
-            spliced[key] = "\0%d\0" % (len(bodies) - 1)
-        else:
-            spliced[key] = _flat_spliced(value, 1, bodies)
-    return _MARKER.sub(lambda m: bodies[int(m.group(1))], json.dumps(spliced, indent=2))
-
-
-def _flat_spliced(value, depth, bodies):
-    """value, each long flat object of numbers or list of strings within it replaced by a
-    marker, its indented text (at that depth) appended to bodies."""
-    if isinstance(value, dict):
-        if len(value) < _FLAT or not all(type(v) in (int, float) for v in value.values()):
-            return {k: _flat_spliced(v, depth + 1, bodies) for k, v in value.items()}
-    elif not isinstance(value, list) or len(value) < _FLAT or not all(type(v) is str for v in value):
-        return value
-    indent = "\n" + "  " * depth
-    text = json.dumps(value, separators=("," + indent + "  ", ": "))
-    bodies.append(text[0] + indent + "  " + text[1:-1] + indent + text[-1])
-    return "\0%d\0" % (len(bodies) - 1)
-
-
-def _rows_text(rows):
-    """The indented JSON of {qid: {measure: value}} at the second level, or None when rows differ."""
-    names = list(next(iter(rows.values()), {}))
-    if not names or any(list(row) != names for row in rows.values()):
-        return None
-    row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
-                                      for n in names) + "\n    }"
-    return "{\n%s\n  }" % ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
-                                     for q, values in rows.items())
-
-
 # === Output ===
 
-def format_json(result):
+def reference_json_text(result):
     """json.dumps(result, indent=2): the JSON that every mode prints."""
-    text = fast_json_text(result) if FAST_PATHS else None
-    return json.dumps(result, indent=2) if text is None else text
+    return json.dumps(result, indent=2)
+
+
+json_text = reference_json_text  # the fast section may choose its twin
+
+
+def format_json(result):
+    return json_text(result)
 
 
 def _number(value, digits=None):
@@ -3378,6 +2666,453 @@ def skipped_text(skipped, whose=""):
         return None
     total = sum(len(q) for q in skipped.values())
     return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+
+
+# === Fast paths ===
+
+# The contract: each fast twin returns exactly what its reference twin returns;
+# when it cannot vouch for an input (a line it does not know, an error, an odd
+# layout) it hands the input to the reference, which decides and words any
+# message.  The twins are chosen once, at the end of this section: with
+# FAST_PATHS False, or with this section deleted, every output, message and exit
+# status is the same.
+
+class _Decline(Exception):
+    """A fast path cannot vouch for this input: the reference reader takes it."""
+
+
+def fast_judged_trec_run(stream, source, qrels, opts):
+    """= reference_judged_trec_run(stream, source, qrels, opts).
+
+    A run is read in chunks of whole lines, and a query is judged as soon as
+    its last line is read, so memory holds one query's lines at a time (a
+    query whose lines come back later is declined).
+    """
+    progress = _progress(source)
+    try:
+        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress)
+    except _Decline:
+        ranked = None
+    finally:
+        progress(None, None)
+    if not ranked:  # declined, or no ranking at all: the reference words the refusal
+        stream.seek(0)
+        return reference_judged_trec_run(stream, source, qrels, opts)
+    return ranked
+
+
+def _fast_pass(stream, qrels, opts, chunk, progress=None):
+    """{qid: Ranking or None} of a TREC run's lines, read ``chunk`` bytes at a time."""
+    ranked, current, docs, values = {}, None, [], []
+    for lines_read, piece, lines in _chunks(stream, chunk):
+        if progress:
+            progress(lines_read, len(ranked))
+        qids, docids, scores = _fast_columns(piece, lines)
+        for q, first, stop in _segments(qids):
+            if q != current:
+                if current is not None:
+                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+                if q.decode() in ranked:  # the query came back: only the reference keeps all
+                    raise _Decline
+                current, docs, values = q, [], []
+            docs.append(docids[first:stop])
+            values.append(scores[first:stop])
+    if current is not None:
+        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+    return ranked
+
+
+def _fast_judge(q, docs, values, qrels, opts):
+    """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
+    docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
+                      for part in (docs, values))
+    docset = set(docids)
+    if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
+        raise _Decline
+    labels = qrels.get(q.decode())
+    if opts.separator:  # chunk IDs are cut as text
+        docids = [d.decode() for d in docids]
+        if blank_once_cut(docids, opts.separator) is not None:
+            raise _Decline
+        return None if labels is None else judge_ranking(docids, scores, labels, opts)
+    if labels is None:
+        return None
+    ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
+    return ranking._replace(sample=tuple(d.decode() for d in ranking.sample)) if ranking.sample else ranking
+
+
+def _chunks(stream, chunk):
+    """Yield (lines so far, bytes of whole lines, their number) of a stream; a line
+    over MAX_LINE, or a stream that cannot be read, declines."""
+    rest, count = b"", 0
+    try:
+        if stream.read(3) != _BOM:
+            stream.seek(0)
+        while True:
+            block = stream.read(chunk)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            piece, rest = block[:cut], block[cut:]
+            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
+                raise _Decline
+            if piece:
+                lines = piece.count(b"\n")
+                count += lines
+                yield count, piece, lines
+    except (OSError, EOFError, zlib.error):
+        raise _Decline from None
+    if rest:
+        yield count + 1, rest + b"\n", 1
+
+
+# Every line break becomes a marker token, so that one split() of a chunk both
+# tokenizes it and proves that every line has the same number of columns.
+_MARK = b"\x00"
+
+
+def _fast_columns(piece, lines):
+    """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
+    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
+            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
+        raise _Decline  # a control character (NUL too), or a lone CR ending a line
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Decline from None
+    if not text.isascii() and _CONTROLS.search(text):
+        raise _Decline
+    tokens = piece.replace(b"\n", b" \x00 ").split()
+    width = len(tokens) // lines
+    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
+        raw = tokens[4::width]
+        try:
+            scores = list(map(float, raw))
+        except ValueError:
+            scores = None
+        qids = tokens[0::width]
+        # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
+        # width looks like data but for its '#': such chunks go line by line
+        if scores is not None and math.isfinite(sum(scores)) and (
+                b"_" not in piece or b"_" not in b"".join(raw)) and (
+                b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
+            return qids, tokens[2::width], scores
+    return _fast_lines(piece)
+
+
+def _fast_lines(piece):
+    """The same columns, line by line: for chunks with comments, blank lines or mixed widths."""
+    qids, docids, scores = [], [], []
+    for raw in piece.split(b"\n")[:-1]:
+        cols = raw.split()
+        if not cols or cols[0].startswith(b"#"):
+            continue
+        if len(cols) < 5 or b"_" in cols[4]:
+            raise _Decline
+        try:
+            value = float(cols[4])
+        except ValueError:
+            raise _Decline from None
+        if not math.isfinite(value):
+            raise _Decline
+        qids.append(cols[0])
+        docids.append(cols[2])
+        scores.append(value)
+    return qids, docids, scores
+
+
+def _segments(qids):
+    """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
+
+    A query's lines are nearly always contiguous, and usually as many as the
+    last query's, so each run's end is first guessed from the last run, else
+    found by galloping and bisecting, then proven in C by one count; a chunk
+    where that proof fails is split by groupby, element by element.
+    """
+    out, n, start, size = [], len(qids), 0, 1
+    while start < n:
+        q, high = qids[start], start + size
+        if not (high <= n and qids[high - 1] == q and (high == n or qids[high] != q)):
+            low, high, step = start, start + 1, 1
+            while high < n and qids[high] == q:
+                low, step = high, step * 2
+                high = min(n, high + step)
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if qids[mid] == q else (low, mid)
+        if qids[start:high].count(q) != high - start:
+            out, start = [], 0
+            for q, group in groupby(qids):
+                stop = start + len(list(group))
+                out.append((q, start, stop))
+                start = stop
+            return out
+        out.append((q, start, high))
+        start, size = high, high - start
+    return out
+
+
+def _progress(source):
+    """A callback that shows reading progress on a terminal's stderr (never in a pipe)."""
+    if sys.stderr is None or not sys.stderr.isatty():
+        return lambda *counts: None
+    state = {"last": 0.0, "shown": False}
+
+    def shown(lines, queries):
+        now = time.monotonic()
+        if lines is None:
+            if state["shown"]:
+                sys.stderr.write("\r\033[K")
+        elif now - state["last"] > 0.5:
+            state["last"], state["shown"] = now, True
+            sys.stderr.write("\r%s: reading %s: %s lines, %s queries scored" % (
+                PROG, source, format(lines, ","), format(queries, ",")))
+        sys.stderr.flush()
+    return shown
+
+
+# json.loads would build every ranking before the first is judged: memory ten
+# times the file's.  Instead the rankings object is parsed one query at a time
+# by json's own scanner, and each query is validated, judged and dropped.
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
+_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % FIXTURE_KEYS[0])
+_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
+
+
+def _unique_pairs(pairs):
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise _Decline
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def fast_json_rankings(text, source, qrels, opts):
+    """= reference_json_rankings(text, source, qrels, opts).
+
+    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other
+    layout and any error, JSON's or ours, go to the reference, which finds it
+    again and words it.
+    """
+    try:
+        return _fast_json_rankings(text, source, qrels, opts)
+    except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
+        return reference_json_rankings(text, source, qrels, opts)
+
+
+def _fast_json_rankings(text, source, qrels, opts):
+    theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
+    if head:
+        labels, i = _DECODER.raw_decode(text, head.end())
+        theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
+        runs, root = _RUNS_NEXT.match(text, i), "runs"
+        if runs is None:
+            raise _Decline
+        i = runs.end()
+    elif qrels is None or not text.startswith("{", start):
+        raise _Decline
+    else:
+        i, root = start, ""
+    labels = theirs if qrels is None else qrels
+
+    def judged(qid, value):
+        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
+        return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
+    ranked, end = _members(text, i, judged)
+    if root:  # the fixture's closing brace, not another member
+        close = _NEXT.match(text, end)
+        if close is None or close.group(1) != "}":
+            raise _Decline
+        end = close.end()
+    if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
+        raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
+    return theirs, ranked, None  # a fixture with groups (or any other member) was declined
+
+
+def _members(text, i, read):
+    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member at a time."""
+    out = {}
+    i = _SPACE.match(text, i + 1).end() if text.startswith("{", i) else i
+    if text.startswith("}", i):
+        return out, i + 1
+    while True:
+        if not text.startswith('"', i):
+            raise _Decline
+        key, i = scanstring(text, i + 1)
+        colon = _COLON.match(text, i)
+        if colon is None or key in out:
+            raise _Decline
+        value, i = _DECODER.raw_decode(text, colon.end())
+        out[key] = read(key, value)
+        after = _NEXT.match(text, i)
+        if after is None:
+            raise _Decline
+        if after.group(1) == "}":
+            return out, after.start(1) + 1
+        i = after.end()
+
+
+# --- Statistics in bulk: the same draws, the same integer sums, many at once ---
+
+def fast_flip_hits(blocks, columns, reach):
+    """= reference_flip_hits(blocks, columns, reach).
+
+    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
+    a byte of every draw's entry at once (one translation table a byte of the
+    entries, made non-negative), and placing those bytes 8 apart makes one
+    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
+    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
+    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
+    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
+    adds up to 31 such blocks in one byte a draw.
+    """
+    draws = len(columns[0])
+    fields, offset, i = 0, 0, 0
+    spread, counts = bytearray(8 * draws), bytearray(8 * draws)  # their unwritten bytes stay 0
+    while i < len(blocks):
+        if blocks[i][0] == blocks[i][-1]:  # sorted: all 8 are equal
+            i, sums, low = _equal_blocks(blocks, columns, i, counts)
+        else:
+            sums, low = _table_block(flip_table(blocks[i]), columns[i], spread)
+            i += 1
+        fields += sums
+        offset += low
+    sums = array("Q")
+    sums.frombytes(fields.to_bytes(8 * draws, "little"))
+    if sys.byteorder == "big":
+        sums.byteswap()
+    return sum(1 for total in sums if abs(total + offset) >= reach)
+
+
+_UNFLIPPED = bytes(8 - bin(byte).count("1") for byte in range(256))
+
+
+def _equal_blocks(blocks, columns, i, counts):
+    """(next block, the fields, their offset) of up to 31 blocks of 8 values equal to v:
+    each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
+    value, count, start = blocks[i][0], 0, i
+    while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
+        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
+        i += 1
+    counts[0::8] = count.to_bytes(len(columns[0]), "little")
+    return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
+
+
+def _table_block(table, column, spread):
+    """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
+    low = min(table)
+    entries = array("Q", map((-low).__add__, table))
+    if sys.byteorder == "big":
+        entries.byteswap()
+    entries = entries.tobytes()
+    for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
+        spread[byte::8] = column.translate(entries[byte::8])
+    return int.from_bytes(spread, "little"), low
+
+
+def fast_bootstrap_sums(fixed, seed, resamples):
+    """= reference_bootstrap_sums(fixed, seed, resamples).
+
+    Every column's int of a query goes in one integer, a field a column (made
+    non-negative, wide enough for a sum of n), and one more field counts rejected
+    words; a table maps each possible word to its query's integer, so that one
+    sum() of looked-up integers sums all columns at once, and says how many words
+    to draw again.  Narrow fields matter: the integers of 50,000 queries must
+    stay in the CPU's caches.
+    """
+    table, field, lows, n = _packed_columns(fixed)
+    columns, bits = len(lows), index_bits(n)
+    mask, out = (1 << field) - 1, []
+    for rng, count in bootstrap_rounds(seed, resamples):
+        for _ in range(count):
+            total, need, drawn = 0, n, 0
+            while need:
+                words = random_words(rng, need, bits)  # itemgetter looks them all up in C
+                found = sum(itemgetter(*words)(table)) if need > 1 else table[words[0]]
+                rejected = found >> (field * columns)
+                total += found - (rejected << (field * columns))
+                drawn += need - rejected
+                need = rejected
+            out.append([((total >> (field * c)) & mask) + drawn * low for c, low in enumerate(lows)])
+    return out
+
+
+def _packed_columns(fixed):
+    """(table, field, lows, n) for fast_bootstrap_sums: see there."""
+    n, columns = len(fixed[0][0]), len(fixed)
+    lows = [min(ints) for ints, _ in fixed]
+    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
+              for row in zip(*(ints for ints, _ in fixed))]
+    shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
+    packed = [shared.setdefault(v, v) for v in packed]
+    bits = index_bits(n)
+    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+
+
+_ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
+
+
+_FLAT = 64  # a flat object of numbers or list of strings this long comes from json's C encoder
+_MARKER = re.compile(r'"\\u0000(\d+)\\u0000"')  # what json.dumps writes for "\0<n>\0": no ID holds a NUL
+
+
+def fast_json_text(result):
+    """= reference_json_text(result), byte for byte, at a fraction of its cost.
+
+    json indents in pure Python; with a row per query that is most of a large
+    evaluation's time.  Every row of a table has the same keys, so the rows are
+    filled into one template (float repr is what json writes) and spliced in;
+    long flat objects and lists (a comparison's improved and regressed queries, a
+    group's members) are written by json's C encoder, whose separators can carry
+    the indentation, and spliced in too.
+    """
+    spliced, bodies = {}, []
+    for key, value in result.items():
+        if key in _ROW_TABLES:
+            bodies.append(_rows_text(value))
+            if bodies[-1] is None:  # rows with other keys: json writes them
+                return reference_json_text(result)
+            spliced[key] = "\0%d\0" % (len(bodies) - 1)
+        else:
+            spliced[key] = _flat_spliced(value, 1, bodies)
+    return _MARKER.sub(lambda m: bodies[int(m.group(1))], json.dumps(spliced, indent=2))
+
+
+def _flat_spliced(value, depth, bodies):
+    """value, each long flat object of numbers or list of strings within it replaced by a
+    marker, its indented text (at that depth) appended to bodies."""
+    if isinstance(value, dict):
+        if len(value) < _FLAT or not all(type(v) in (int, float) for v in value.values()):
+            return {k: _flat_spliced(v, depth + 1, bodies) for k, v in value.items()}
+    elif not isinstance(value, list) or len(value) < _FLAT or not all(type(v) is str for v in value):
+        return value
+    indent = "\n" + "  " * depth
+    text = json.dumps(value, separators=("," + indent + "  ", ": "))
+    bodies.append(text[0] + indent + "  " + text[1:-1] + indent + text[-1])
+    return "\0%d\0" % (len(bodies) - 1)
+
+
+def _rows_text(rows):
+    """The indented JSON of {qid: {measure: value}} at the second level, or None when rows differ."""
+    names = list(next(iter(rows.values()), {}))
+    if not names or any(list(row) != names for row in rows.values()):
+        return None
+    row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
+                                      for n in names) + "\n    }"
+    return "{\n%s\n  }" % ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
+                                     for q, values in rows.items())
+
+
+if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the definition
+    judged_trec_run, json_rankings, json_text = fast_judged_trec_run, fast_json_rankings, fast_json_text
+    flip_hits, bootstrap_sums = fast_flip_hits, fast_bootstrap_sums
 
 
 # === Plot (--plot FILE.svg) ===
@@ -3969,8 +3704,7 @@ def load_inputs(args, opts, seed=False):
     if args.baseline is not None:
         loaders.append(partial(load_run, args.baseline, qrels, opts, same_labels=True))
         paths.append(args.baseline)
-    loaded = runs_in_two(loaders, paths) if FAST_PATHS else None
-    loaded = loaded if loaded is not None else [load() for load in loaders]
+    loaded = [load() for load in loaders]
     baseline = (loaded.pop(), place(args.baseline), {}) if args.baseline is not None else None
     runs += [(path, ranked, (place(args.qrels), place(path))) for path, ranked in zip(paths, loaded)]
     return qrels, runs, baseline, groups

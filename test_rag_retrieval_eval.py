@@ -75,6 +75,28 @@ def cli(*args, stdin=None):
     return status, out.getvalue(), err.getvalue()
 
 
+@functools.lru_cache(maxsize=None)
+def reference_module():
+    """The module with FAST_PATHS = False: a copy whose twins are the reference ones."""
+    module = types.ModuleType("rag_retrieval_eval_reference")
+    module.__file__ = str(SCRIPT)
+    source = SCRIPT.read_text(encoding="utf-8").replace("\nFAST_PATHS = True", "\nFAST_PATHS = False", 1)
+    exec(compile(source, str(SCRIPT), "exec"), module.__dict__)
+    return module
+
+
+def both_paths(*args, stdin=None):
+    """cli(...) through the fast twins and through the reference ones."""
+    reference = reference_module()
+    saved, rre_main = rre.main, reference.main
+    fast = cli(*args, stdin=stdin)
+    rre.main = rre_main
+    try:
+        return fast, cli(*args, stdin=stdin)
+    finally:
+        rre.main = saved
+
+
 def cli_process(*args, stdin=None, **popen):
     """Run the real script in its own process; return (status, stdout, stderr)."""
     proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], input=stdin,
@@ -871,55 +893,46 @@ class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
 
 
 class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
-    """The fast path with tiny chunks and a forced second process; where it declines,
-    load_run's reference read answers, as in the CLI."""
+    """The fast twin, also at tiny chunk sizes; where it declines, the reference answers."""
 
     def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
-        path, served = self.write(name, data), []
-        chunk = random.Random(len(data)).choice([1, 7, 64, 1 << 16])
-        try:
-            ranked = rre.load_run(str(path), qrels or QRELS_FOR_RANDOM, opts, chunk=chunk,
-                                  parallel_bytes=1, served=served)
-        except rre.EvalError as exc:  # messages name the file as the reference's do
-            raise rre.EvalError(str(exc).replace(str(self.tmp) + os.sep, "")) from None
-        self.served.extend(served)
-        return ranked
+        path, qrels = self.write(name, data), qrels or QRELS_FOR_RANDOM
+        with rre.open_input(str(path)) as stream:
+            try:
+                ranked = rre._fast_pass(stream, qrels, opts, random.Random(len(data)).choice([1, 7, 64, 1 << 16]))
+            except rre._Decline:
+                ranked = None
+            if ranked:
+                self.served += 1
+                stream.seek(0)
+                self.assertEqual(rre.fast_judged_trec_run(stream, name, qrels, opts), ranked)
+                return ranked
+            stream.seek(0)
+            return rre.fast_judged_trec_run(stream, name, qrels, opts)
 
     def setUp(self):
         super().setUp()
-        self.served = []
-
-    def test_two_processes_serve_a_grouped_run(self):
-        # fails when the child's half is silently redone by the parent (or by the reference)
-        for chunk in (7, 1 << 16):
-            served = []
-            path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
-            with open(path, "rb") as stream:
-                ranked = rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(),
-                                           chunk=chunk, parallel_bytes=1, served=served)
-            self.assertEqual(served, ["two processes"])
-            self.assertEqual(ranked, self.reference(path.read_bytes()))
+        self.served = 0
 
     def test_fast_path_serves_every_valid_contiguous_run(self):
         rng = random.Random(3)
-        for _ in range(20):
-            self.served = []
-            data = random_trec_run(rng)
-            self.read(data)
-            self.assertEqual(len(self.served), 1, data)
+        for i in range(20):
+            self.read(random_trec_run(rng))
+            self.assertEqual(self.served, i + 1)
 
     def test_declines_what_the_reference_must_word(self):
         for data in (b"q1 Q0 d1 1 1\nq2 Q0 d1 1 1\nq1 Q0 d2 1 1\n",  # q1 comes back
                      b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1\n", b"q1 Q0 d1 1 1\rq1 Q0 d2 1 1\n", b"# q1 Q0 d1 1 1 t\n",
                      b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
             with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
-                self.assertIsNone(rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(), chunk=7))
+                try:
+                    self.assertEqual(rre._fast_pass(stream, QRELS_FOR_RANDOM, rre.Options(), 7), {})
+                except rre._Decline:
+                    pass
 
-    def test_gzip_is_read_by_one_process(self):
-        # a child cannot start mid-stream in a packed file (its fileno() is the packed file's)
+    def test_gzip_is_read_like_the_plain_file(self):
         plain = "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)).encode()
         self.assertEqual(self.read(gzip.compress(plain)), self.reference(plain))
-        self.assertEqual(self.served, ["one process"])
 
     def test_segments_equal_groupby(self):
         rng = random.Random(11)
@@ -932,27 +945,14 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                 start = expected[-1][2]
             self.assertEqual(rre._segments(qids), expected, qids)
 
-    def test_query_boundary(self):
-        text = "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq2 Q0 a 1 1 t\n"
-        for chunk in (8, 64, 1 << 16):  # the search reads on, chunk by chunk
-            with self.subTest(chunk=chunk), open(self.write("run.txt", text), "rb") as f:
-                self.assertEqual(rre._query_boundary(f, 3, chunk), text.index("q2"))
-                self.assertIsNone(rre._query_boundary(f, text.index("q2") + 1, chunk))  # no later query
-                if chunk == 8:  # a long query: the search gives up
-                    self.assertIsNone(rre._query_boundary(f, 3, chunk, limit=8))
-        text = "q1 Q0 a 1 1 t\n# c\n\nq1 Q0 b 2 1 t\n# c\nq2 Q0 a 1 1 t\n"  # comments are no boundary
-        with open(self.write("run.txt", text), "rb") as f:
-            for offset in range(text.index("q1 Q0 b")):  # then a line of q1 is the first whole one
-                self.assertEqual(rre._query_boundary(f, offset, 64), text.index("q2"), offset)
-
-    def test_progress_names_the_half_it_counts(self):
+    def test_progress_on_a_terminal(self):
         class Terminal(io.StringIO):
             def isatty(self):
                 return True
         path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
         with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
-            rre.fast_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options(), chunk=64, parallel_bytes=1)
-        self.assertRegex(shown.getvalue(), r"reading run.txt \(first of 2 halves\): \d+ lines, 0 queries scored")
+            rre.fast_judged_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options())
+        self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
         self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
 
 
@@ -1014,43 +1014,41 @@ class JsonReaderCases:
 
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
     def read(self, text, qrels=None, opts=rre.Options()):
-        theirs, ranked, groups = rre.json_rankings(text, "f.json", qrels, opts)
+        theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", qrels, opts)
         self.assertIsNone(groups)  # none of these texts has "groups"
         return theirs, ranked
 
 
 class FastJsonTest(JsonReaderCases, TempDirTestCase):
-    """The member walker with a forced second process; the reference where it declines."""
+    """The member walker; the reference where it declines."""
 
     def read(self, text, qrels=None, opts=rre.Options()):
-        served = []
-        fast = rre.fast_json_rankings(text, "f.json", qrels, opts, parallel_bytes=1, served=served)
+        try:
+            fast = rre._fast_json_rankings(text, "f.json", qrels, opts)
+        except (rre._Decline, ValueError, RecursionError):
+            fast = None
         if fast is not None:
-            self.assertEqual(fast, rre.json_rankings(text, "f.json", qrels, opts))
-            self.assertEqual(len(served), 1)
-            self.served.extend(served)
-            return fast[:2]
-        return rre.json_rankings(text, "f.json", qrels, opts)[:2]
+            self.assertEqual(fast, rre.reference_json_rankings(text, "f.json", qrels, opts))
+            self.served += 1
+        return rre.fast_json_rankings(text, "f.json", qrels, opts)[:2]
 
     def setUp(self):
         super().setUp()
-        self.served = []
+        self.served = 0
 
-    def test_two_processes_serve_the_usual_layouts(self):
+    def test_the_walker_serves_the_usual_layouts(self):
         self.read(json.dumps(json_fixture()))
         self.read(json.dumps(json_fixture(), indent=2))
-        # every ID ends in '],': the likely boundary past the middle is inside a string, so
-        # the parent, passing it by, reads on alone
         self.read(json.dumps(json_fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)])))
-        self.assertEqual(self.served, ["two processes", "two processes", "one process"])
+        self.assertEqual(self.served, 3)
 
     def test_declines_layouts_it_does_not_know(self):
         for text, qrels in [('"a": ["d1"]}', {"a": {}}), ('{"a": ["d1"],}', {"a": {}}),
                             ('[["d1"]]', {"a": {}}), ('{"a": ["d1"], "a": ["d2"]}', {"a": {}}),
                             ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
-                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None)]:
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}})]:
             with self.subTest(text=text):
-                self.assertIsNone(rre.fast_json_rankings(text, "f", qrels, rre.Options()))
+                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", qrels, rre.Options())
 
 
 class FastJsonPrinterTest(unittest.TestCase):
@@ -1059,7 +1057,7 @@ class FastJsonPrinterTest(unittest.TestCase):
         result = {"queries": 2, "measures": {"R@1": 0.75}, "per_query": rows, "skipped": {"x": ["q3"]}}
         self.assertEqual(rre.fast_json_text(result), json.dumps(result, indent=2))
         ragged = dict(result, per_query=dict(rows, q3={"R@1": 1.0}))
-        self.assertIsNone(rre.fast_json_text(ragged))  # rows with other keys: json.dumps prints
+        self.assertEqual(rre.fast_json_text(ragged), json.dumps(ragged, indent=2))  # rows with other keys
         self.assertEqual(rre.format_json(ragged), json.dumps(ragged, indent=2))
 
     def test_long_flat_objects_and_lists_at_any_depth(self):
@@ -1076,13 +1074,7 @@ class FastJsonPrinterTest(unittest.TestCase):
 class FastPathSwitchTest(TempDirTestCase):
     """FAST_PATHS = False: every output byte, message and status is the same."""
 
-    def both(self, *args):
-        fast = cli(*args)
-        rre.FAST_PATHS = False
-        try:
-            return fast, cli(*args)
-        finally:
-            rre.FAST_PATHS = True
+    both = staticmethod(both_paths)
 
     def test_cli_is_byte_identical_either_way(self):
         rng = random.Random(5)
@@ -1731,39 +1723,6 @@ class LibraryApiTest(unittest.TestCase):
             rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
 
 
-class FastJsonLinesTest(TempDirTestCase):
-    """JSON Lines in two processes equal the reference reader, or decline."""
-
-    def both(self, text, qrels=None, **tuning):
-        path, served = self.write("log.jsonl", text), []
-        read = rre.load_fixture if qrels is None else lambda p, **kw: rre.load_run(p, qrels, **kw)
-        fast = outcome(lambda: read(str(path), parallel_bytes=1, served=served, **tuning))
-        rre.FAST_PATHS = False
-        try:
-            return fast, outcome(lambda: read(str(path))), served
-        finally:
-            rre.FAST_PATHS = True
-
-    def test_two_processes_agree_with_the_reference(self):
-        records = [("q%d" % q, ["d%d" % d for d in range(q, q + 3)], ["d%d" % d for d in range(q + 1, q + 9)])
-                   for q in range(40)]
-        text = json_lines(records=records)
-        fast, reference, served = self.both(text)
-        self.assertEqual((fast, served), (reference, ["two processes"]))
-        fast, reference, served = self.both(json_lines(labels=None, records=records),
-                                            {q: dict.fromkeys(r, 1) for q, r, _ in records})
-        self.assertEqual((fast, served), (reference, ["two processes"]))
-
-    def test_errors_in_either_half_are_worded_by_the_reference(self):
-        lines = json_lines(records=[("q%d" % q, ["d1"], ["d1"]) for q in range(40)]).splitlines()
-        for name, edit in {"a query in both halves": lambda ls: ls[:35] + [ls[2]] + ls[35:],
-                           "bad record late": lambda ls: ls[:38] + ["[1]"] + ls[38:],
-                           "bad record early": lambda ls: ["{\"id\": 1}"] + ls}.items():
-            with self.subTest(name):
-                fast, reference, served = self.both("\n".join(edit(lines)) + "\n")
-                self.assertEqual((fast[0], fast, served), ("error", reference, []))
-
-
 # --- Query groups, several runs, the plot, statistics at scale ---
 
 GROUP_QRELS = {"q%d" % i: {"d%d" % i: 1, "x%d" % i: 0} for i in range(12)}
@@ -1950,18 +1909,14 @@ class SeveralRunsTest(TempDirTestCase):
         rejected(self, *cli(*self.args, "--format", "trec"), "--format trec holds one run")
         rejected(self, *cli(*self.args, "--format", "table", "--per-query"), "--per-query holds one run")
 
-    def test_runs_read_side_by_side_equal_one_after_another_errors_included(self):
+    def test_both_paths_agree_errors_included_the_first_in_the_order_given(self):
         bad = self.write("bad.json", {"q1": ["d1", "d1"]})
         for args in (self.args + ["--baseline", self.base], self.args + ["--baseline", bad],
                      ["--qrels", self.qrels, "--run", bad, "--run", self.paths[0], "--baseline", bad]):
             with self.subTest(args=args):
-                fast = cli(*args, "-m", "RR", "--missing-run", "zero", "--unlabeled", "skip")
-                rre.FAST_PATHS = False
-                try:
-                    self.assertEqual(fast, cli(*args, "-m", "RR", "--missing-run", "zero", "--unlabeled", "skip"))
-                finally:
-                    rre.FAST_PATHS = True
-        self.assertEqual(rre.runs_in_two([lambda: 1, lambda: 2, lambda: 3], [str(p) for p in self.paths]), [1, 2, 3])
+                fast, reference = both_paths(*args, "-m", "RR", "--missing-run", "zero", "--unlabeled", "skip")
+                self.assertEqual(fast, reference)
+        self.assertIn("bad.json: q1[1]", both_paths(*self.args[:2], "--run", self.paths[0], "--run", bad)[0][2])
 
 
 class PlotTest(TempDirTestCase):
@@ -2073,18 +2028,16 @@ class StatisticsAtScaleTest(unittest.TestCase):
                 diffs = [0.5] * 270 + [-1 / 3] * 9 + [1e-30]  # a run of more than 31 equal blocks, a value that rounds to 0
             permutations = 9000 if trial < 2 else rng.choice([1, 99, 1000])  # 9000: more than one round of draws
             columns = [diffs, [abs(d) for d in diffs]]
-            rre.FAST_PATHS = False
-            try:
-                reference = rre.sign_flip_p(diffs, permutations, random.Random(trial)), rre.bootstrap_intervals(columns, trial, 40)
-            finally:
-                rre.FAST_PATHS = True
-            self.assertEqual((rre.sign_flip_p(diffs, permutations, random.Random(trial)),
-                              rre.bootstrap_intervals(columns, trial, 40)), reference)
+            fixed = [rre.fixed_point(column) for column in columns]
+            blocks, reach = rre.flip_blocks([d for d in diffs if d])
+            draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
+            self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
+            self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
 
     def test_the_bootstrap_draws_as_todays_method_did(self):
         column = [0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0, 1.0, 0.2, 0.7, 0.05, 0.9]
         fixed = rre.fixed_point(column)
-        new = [s[0] / fixed[1] / len(column) for s in rre.resample_sums([fixed], random.Random(1), 4000)]
+        new = [s[0] / fixed[1] / len(column) for s in rre.bootstrap_sums([fixed], 1, 4000)]
         old = old_bootstrap_means(column, random.Random(1), 4000)
         for stat in (statistics_mean, statistics_sd):
             self.assertAlmostEqual(stat(new), stat(old), delta=0.01)
@@ -2095,37 +2048,6 @@ class StatisticsAtScaleTest(unittest.TestCase):
             for i in picks:
                 counts[i] += 1
         self.assertLess(sum((c - 2000) ** 2 / 2000 for c in counts), 18.5)  # chi-square, 4 degrees: p < 0.001
-
-    def test_two_processes_give_the_one_processs_numbers(self):
-        rng = random.Random(9)
-        diffs = [[rng.choice([0.0, 0.5, -0.25, rng.random()]) for _ in range(60)] for _ in range(3)]
-        saved = rre.STATISTICS_IN_TWO
-        try:
-            rre.STATISTICS_IN_TWO = 1
-            both = rre.paired_statistics(diffs, 500, 7, diffs[:1])
-            rre.STATISTICS_IN_TWO = 10 ** 9
-            self.assertEqual(rre.paired_statistics(diffs, 500, 7, diffs[:1]), both)
-        finally:
-            rre.STATISTICS_IN_TWO = saved
-
-
-class SecondProcessTest(unittest.TestCase):
-    def test_no_second_process_beside_a_callers_threads(self):
-        def job(i):
-            time.sleep(0.2)  # long enough that the second process takes the second job
-            return i, os.getpid()
-        work = [functools.partial(job, i) for i in range(2)]
-        (first, one), (second, other) = rre.work_in_two(work, [10 ** 9, 10 ** 9])
-        self.assertEqual((first, second), (0, 1))  # in the order given, whoever did them
-        self.assertNotEqual(one, other)
-        stop = threading.Event()
-        thread = threading.Thread(target=stop.wait)
-        thread.start()
-        try:
-            self.assertIsNone(rre.work_in_two(work, [10 ** 9, 10 ** 9]))
-        finally:
-            stop.set()
-            thread.join()
 
 
 def statistics_mean(values):
@@ -2407,16 +2329,11 @@ class FilesAsTheyComeTest(TempDirTestCase):
         result = json.loads(out)
         self.assertEqual((result["per_query"]["q1"], result["deduplicated"]), ({"RR": 0.5, "NumRet": 2}, {"q1": 2}))
         self.assertIn("--duplicates first removed 2 repeated documents from 1 query ('q1')", err)
-        for fast in (True, False):  # the TREC run: d1's best line (2.0) ranks it first
-            rre.FAST_PATHS = fast
-            try:
-                status, out, err = cli("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
-                                       "--duplicates", "first")
-            finally:
-                rre.FAST_PATHS = True
+        for status, out, err in both_paths("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
+                                           "--duplicates", "first"):  # the TREC run: d1's best line (2.0) ranks it first
             result = json.loads(out)
             self.assertEqual((result["per_query"]["q1"], result["deduplicated"], result["baseline_deduplicated"]),
-                             ({"RR": 1.0}, {"q1": 1}, {"q1": 2}), fast)
+                             ({"RR": 1.0}, {"q1": 1}, {"q1": 2}))
             self.assertIn("the baseline's 1 query", err)
         status, out, _ = cli("l.jsonl", "-m", "RR", "--duplicates", "first")
         self.assertEqual(json.loads(out)["deduplicated"], {"q1": 1})
