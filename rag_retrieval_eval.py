@@ -1717,14 +1717,12 @@ def read_trec_qrels(stream, source):
     return qrels
 
 
-def read_trec_run(stream, source, duplicates="error"):
-    """{qid: (docids, scores)} of a TREC run: QID Q0 DOCID RANK SCORE [TAG], one a line.
+def trec_run_lines(stream, source):
+    """(line number, qid, docid, score) of each line of a TREC run: QID Q0 DOCID RANK SCORE [TAG].
 
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
-    scores), and so is anything after the tag.  Every error names its line,
-    and a document ranked twice both of its lines.
+    scores), and so is anything after the tag.  Every error names its line.
     """
-    rankings, first_line = {}, {}
     for number, line in text_lines(stream, source):
         cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
@@ -1734,11 +1732,22 @@ def read_trec_run(stream, source, duplicates="error"):
             fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
                  % (len(cols), show(line.strip(ASCII_SPACE))))
         qid, _, doc, _, score = cols[:5]
-        value = parse_score(score, where, qid)
+        yield number, qid, doc, parse_score(score, where, qid)
+
+
+def _ranked_twice(source, number, qid, doc, first, duplicates):
+    fail("%s:%d" % (source, number), "document %s is ranked twice (first at line %d)%s"
+         % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+
+
+def read_trec_run(stream, source, duplicates="error"):
+    """{qid: (docids, scores)} of a TREC run, every line kept; a document ranked twice names
+    both of its lines (unless duplicates is "first")."""
+    rankings, first_line = {}, {}
+    for number, qid, doc, value in trec_run_lines(stream, source):
         first = first_line.setdefault((qid, doc), number)
         if first != number and duplicates != "first":
-            fail(where, "document %s is ranked twice (first at line %d)%s"
-                 % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+            _ranked_twice(source, number, qid, doc, first, duplicates)
         docids, scores = rankings.setdefault(qid, ([], []))
         docids.append(doc)
         scores.append(value)
@@ -2107,8 +2116,33 @@ json_rankings = reference_json_rankings  # the fast section may choose its twin
 
 
 def reference_judged_trec_run(stream, source, qrels, opts):
-    """{qid: Ranking or None} of a TREC run's stream."""
-    return judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
+    """{qid: Ranking or None} of a TREC run's stream: each query judged when its lines end,
+    so that memory holds one query's lines.  Messages come as if every line were read
+    first: the first bad line, else the first query that cannot be judged.  A run whose
+    queries are not contiguous is read again, whole (read_trec_run)."""
+    ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
+    for number, qid, doc, value in chain(trec_run_lines(stream, source), [(None, None, None, None)]):
+        if qid != current:
+            if current is not None:
+                try:
+                    ranked.update(judge_run({current: (docids, scores)}, qrels, opts, source))
+                except EvalError as exc:
+                    judging_error, ranked[current] = judging_error or exc, None
+            if qid in ranked:  # the query comes back
+                stream.seek(0)
+                return judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
+            current, docids, scores, line_of = qid, [], [], {}
+        if qid is not None:
+            first = line_of.setdefault(doc, number)
+            if first != number and opts.duplicates != "first":
+                _ranked_twice(source, number, qid, doc, first, opts.duplicates)
+            docids.append(doc)
+            scores.append(value)
+    if not ranked:
+        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+    if judging_error:
+        raise judging_error
+    return ranked
 
 
 judged_trec_run = reference_judged_trec_run  # the fast section may choose its twin

@@ -885,10 +885,19 @@ class TrecRunReaderCases:
 
 
 class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
+    """The streaming reference reader against the whole read (TrecRunReaderCases.reference)."""
+
     def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
         path = self.write(name, data)
         with rre.open_input(str(path)) as stream:
-            return rre.judge_run(rre.read_trec_run(stream, name), qrels or QRELS_FOR_RANDOM, opts, name)
+            return rre.reference_judged_trec_run(stream, name, qrels or QRELS_FOR_RANDOM, opts)
+
+    def test_a_query_that_cannot_be_judged_waits_for_the_lines_after_it(self):
+        data = b"q1 Q0 #1 1 3 t\nq2 Q0 b 1 x t\n"
+        with self.assertRaisesRegex(rre.EvalError, "run.txt:2: query 'q2': score 'x'"):
+            self.read(data, {"q1": {"a": 1}}, rre.Options(separator="#"))
+        with self.assertRaisesRegex(rre.EvalError, "ranked ID '#1' is blank"):
+            self.read(data.replace(b" x ", b" 1 "), {"q1": {"a": 1}}, rre.Options(separator="#"))
 
 
 class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
