@@ -2457,7 +2457,8 @@ class InterruptTest(TempDirTestCase):
                 fifo = self.tmp / word
                 os.mkfifo(str(fifo))
                 proc = subprocess.Popen([sys.executable, str(SCRIPT), "--qrels", str(fifo), "--run", str(run)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # a background job ignores
+                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C
                 deadline = time.monotonic() + 20
                 while True:  # the writer's end opens once the tool is reading the pipe
                     try:
@@ -2467,8 +2468,12 @@ class InterruptTest(TempDirTestCase):
                         self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
                         time.sleep(0.01)
                 proc.send_signal(sig)
-                out, err = proc.communicate(timeout=20)
-                os.close(writer)
+                try:
+                    out, err = proc.communicate(timeout=20)
+                finally:
+                    os.close(writer)
+                    proc.kill()
+                    proc.wait()
                 self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
 
 
