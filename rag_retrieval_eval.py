@@ -23,7 +23,7 @@ Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the
 output could not be written.
 Standard library only; Python 3.9 or newer.
 """
-__all__ = ["evaluate", "score_run", "compare_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
+__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
 
 import sys
 
@@ -112,9 +112,9 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
             "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
             **DEFAULT_POLICIES}
-LIBRARY_OPTIONS = ("relevance_level", "depth", "missing_run", "unlabeled", "no_relevant",
-                   "chunk_separator", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                   "max_query_drop", "judged_only", "groups", "max_group_drop", "duplicates")
+PLAN_OPTIONS = ("k", "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant",
+                "chunk_separator", "duplicates", "ties", "ci", "seed", "permutations", "max_mean_drop",
+                "max_query_drop", "max_group_drop")  # the options given to make_plan as they are parsed
 FORMATS = ("json", "table", "trec", "markdown", "csv")
 DUPLICATES = ("error", "first")  # a document ranked twice in one query: refused, or its best place kept
 
@@ -1405,11 +1405,11 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, specs, args, where):
+def group_results(groups, result, plan, where):
     """The "groups" block of a result: each group's means over the evaluated queries it
     holds, its intervals under --ci and, with a baseline, its comparison, with Holm's
     correction over groups x measures.  --max-group-drop breaches join the result's."""
-    blocks, base, per_query = {}, result.get("baseline_per_query"), result["per_query"]
+    blocks, base, per_query, specs = {}, result.get("baseline_per_query"), result["per_query"], plan.specs
     order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
     for name, qids in groups.items():
         rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
@@ -1418,14 +1418,14 @@ def group_results(groups, result, specs, args, where):
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         block = blocks[name] = {"queries": len(rows), "small": len(rows) < SMALL_GROUP,
                                 "members": list(rows), "measures": aggregated(rows, specs)}
-        if args.ci and base is None:
-            block["ci95"] = mean_intervals(rows, specs, args.seed)
+        if plan.ci and base is None:
+            block["ci95"] = mean_intervals(rows, specs, plan.seed)
         if base is not None:
             theirs = {q: base[q] for q in rows}
             out = compare({"per_query": theirs, "measures": aggregated(theirs, specs)},
-                          {"per_query": rows, "measures": block["measures"]}, specs, args.seed,
-                          args.permutations, args.max_group_drop, None, where, "--max-group-drop", args.ci)
-            if args.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+                          {"per_query": rows, "measures": block["measures"]}, specs, plan.seed,
+                          plan.permutations, plan.max_group_drop, None, where, "--max-group-drop", plan.ci)
+            if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
                 block["ci95"] = out["ci95"]
             block["comparison"] = out["comparison"]
             result["breaches"] += [dict(b, group=name) for b in out["breaches"]]
@@ -2284,13 +2284,264 @@ def _add_member(members, qid, name, where):
     members[qid] = where
 
 
-def check_groups(groups, qrels):
-    """{group: [qid, ...]} of read groups whose queries are all labeled."""
+def check_groups(groups, qrels, max_group_drop=None):
+    """{group: [qid, ...]} of read groups whose queries are all labeled; None when there are
+    none, which a group gate (max_group_drop) cannot do without."""
+    if groups is None:
+        if max_group_drop is not None:
+            raise EvalError('--max-group-drop needs query groups: --groups FILE, or a fixture\'s "groups"')
+        return None
     for name, members in groups.items():
         for qid, where in members.items():
             if qid not in qrels:
                 fail(where, "group %s names a query that has no labels" % show(name), qid)
     return {name: list(members) for name, members in groups.items()}
+
+
+# === Pipeline: plan, load, evaluate ===
+
+# What one evaluation asks for: the measures, how rankings are read, the query
+# policies, the statistics and the gates.  The command line and the library both
+# build it with make_plan, from the same keywords.
+Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
+                          "max_group_drop")
+
+
+def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
+              unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
+              ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
+              max_group_drop=None, curves=False):
+    """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
+    options whose values are checked already (fields: {role: [key]} or None)."""
+    specs = parse_measures(measures or [])
+    if k or not specs:
+        specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
+    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if ties else ()
+    opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
+                   duplicates, gain_orders)
+    policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
+    return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
+                max_group_drop)
+
+
+def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None):
+    """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
+    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
+        if name in given and baseline is None:
+            raise EvalError("--%s needs --baseline: a gate compares against an approved run"
+                            % name.replace("_", "-"))
+    if format == "trec" and baseline is not None:
+        raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
+    if runs > 1 and (format == "trec" or per_query):
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
+                        "run's per_query" % ("--format trec" if format == "trec" else "--per-query"))
+    if chunk_separator == "":
+        raise EvalError("--chunk-separator needs a non-empty separator")
+
+
+def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, groups=None, seed=False):
+    """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
+    baseline's (rankings, place, {}) or None, groups or None) of the files named: labels
+    and groups first, then each run, reduced to its judged ranks as it is read.  In seed
+    mode a fixture's "groups" is ignored, as the seed script ignored every other key."""
+    opts = plan.opts
+    if fixture is not None:
+        labels, ranked, inline = load_fixture(fixture, opts)
+        inline = None if inline is None or seed else groups_from_json(inline, place(fixture), "groups")
+        loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
+    else:
+        labels, inline, loaded = load_qrels(qrels, opts.separator, opts.fields), None, []
+    if groups is not None and inline is not None:
+        raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
+    groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
+    loaded += [(path, load_run(path, labels, opts), (place(qrels), place(path))) for path in runs]
+    if baseline is not None:
+        baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {})
+    return labels, loaded, baseline, groups
+
+
+def evaluate_runs(plan, qrels, runs, baseline=None, groups=None):
+    """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
+    and several runs, Holm's correction is over all of them: one family."""
+    results = {name: evaluate_loaded(plan, qrels, ranked, where, baseline, groups) for name, ranked, where in runs}
+    if len(results) > 1 and baseline is not None:
+        holm_over(row for r in results.values() for row in r["comparison"].values())
+        holm_over(row for r in results.values() for block in r.get("groups", {}).values()
+                  for row in block["comparison"].values())
+    return results
+
+
+def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None):
+    """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
+    keeps its evaluation) or None, groups {name: [qid, ...]} or None."""
+    specs, opts = plan.specs, plan.opts
+    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, plan.policies, where)
+    result = run_evaluation(judged, specs, skipped, zeroed)
+    intervals = None
+    if baseline is not None:
+        result.update(compare_with_baseline(plan, qrels, judged, result, (where[0],) + baseline))
+        intervals = result.pop("mean_ci95")
+    if groups is not None:
+        result["groups"] = group_results(groups, result, plan, where[1])
+    if plan.curves:  # drawn by the plot, and taken out of the result
+        result["curves"] = curves(judged, specs)
+    result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
+                                      coverage_warning(result.get("coverage"))) if w]
+    if opts.separator:
+        folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
+        result["folded"] = {"total": sum(folded.values()), "per_query": folded}
+    if opts.duplicates == "first":
+        result["deduplicated"] = deduplicated(ranked, judged)
+    if opts.ties:
+        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts)
+    if plan.ci:
+        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
+    return result
+
+
+def compare_with_baseline(plan, qrels, judged, result, baseline):
+    """The comparison block of the candidate's result against the baseline's, on the same labels.
+
+    baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
+    that keeps the baseline's evaluation from one run to the next).
+    """
+    specs, opts = plan.specs, plan.opts
+    qrels_place, base_ranked, base_place, kept = baseline
+    if not kept:  # judged with the first run, where its errors come up as they always did
+        base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, plan.policies,
+                                                     (qrels_place, base_place))
+        kept.update(judged=base_judged, skipped=skipped, zeroed=zeroed,
+                    result=run_evaluation(base_judged, specs, skipped, zeroed),
+                    curves=curves(base_judged, specs) if plan.curves else None)
+    out = compare(kept["result"], result, specs, plan.seed, plan.permutations,
+                  plan.max_mean_drop, plan.max_query_drop, base_place, ci=plan.ci)
+    out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
+    out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
+               baseline_per_query=kept["result"]["per_query"])
+    if opts.duplicates == "first":
+        out["baseline_deduplicated"] = deduplicated(base_ranked, kept["judged"])
+    if plan.curves:
+        out["baseline_curves"] = kept["curves"]
+    if any(g < opts.level for labels in qrels.values() for g in labels.values()):
+        out["coverage"] = coverage(kept["judged"], judged, specs)
+    return out
+
+
+# === Library ===
+
+# The command line's answers as calls: each returns the dict that --format json
+# prints for the same inputs and options (breaches included: a failed gate is
+# no exception).  Inputs are JSON-shaped, as in a fixture; they are never modified.
+
+def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
+              missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
+              duplicates="error", ties=False, ci=False, seed=0, groups=None):
+    """Score one run: the dict that ``--format json`` prints.
+
+    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}; run: {qid: [doc, ...]} in rank
+    order or {qid: {doc: score}}; measures: names as for -m (a list, or one comma-separated
+    string), default R@3 and RR@3; groups: {name: [qid, ...]}; the other options are the
+    command line's long options, with underscores.
+
+    >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
+    {'R@1': 0.0, 'RR': 0.5}
+    """
+    options = dict(locals())  # the keywords above, as given
+    return _library_call(options.pop("qrels"), {"run": options.pop("run")}, None, options)["run"]
+
+
+def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
+                 judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
+                 chunk_separator=None, duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
+                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None):
+    """Compare a candidate run with a baseline on the same labels: the dict that
+    ``--format json --baseline`` prints, gate breaches under "breaches".
+
+    >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
+    ['q1']
+    """
+    options = dict(locals())  # the keywords above, as given
+    qrels, baseline, candidate = options.pop("qrels"), options.pop("baseline"), options.pop("candidate")
+    return _library_call(qrels, {"candidate": candidate}, baseline, options)["candidate"]
+
+
+def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
+               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
+               duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
+               max_query_drop=None, groups=None, max_group_drop=None):
+    """Score several runs {name: run} (and compare each with a baseline, when given): the
+    dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
+    Holm's correction over every run and measure.
+
+    >>> score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}}, "R@1")["runs"]["b"]["measures"]
+    {'R@1': 0.0}
+    """
+    options = dict(locals())  # the keywords above, as given
+    qrels, runs, baseline = options.pop("qrels"), options.pop("runs"), options.pop("baseline")
+    check_object(runs, "runs", "run names to runs")
+    if not runs:
+        raise EvalError("runs: no run to score")
+    return {"runs": _library_call(qrels, {name: runs[name] for name in runs}, baseline, options, "runs.")}
+
+
+def _library_call(qrels, runs, baseline, options, root=""):
+    """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
+    measures, groups = options.pop("measures"), options.pop("groups")
+    plan = make_plan(_measure_names(measures), **_checked_library_options(options))
+    check_options({n for n in options if options[n] is not None}, baseline=baseline,
+                  chunk_separator=options["chunk_separator"])
+    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), plan.opts.separator, "qrels")
+    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), labels,
+                          plan.max_group_drop)
+    judged = [(name, judge_run(rankings_from_json(run, None, root + name, plan.opts.duplicates), labels,
+                               plan.opts, None, root + name), ("qrels", root + name)) for name, run in runs.items()]
+    if baseline is not None:
+        baseline = (judge_run(rankings_from_json(baseline, None, "baseline", plan.opts.duplicates), labels,
+                              plan.opts, None, "baseline"), "baseline", {})
+    return evaluate_runs(plan, labels, judged, baseline, groups)
+
+
+def _measure_names(measures):
+    """A library call's measures as a list of names, or None."""
+    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
+            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
+        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
+    if measures is not None and not measures:  # as -m '' is
+        raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
+    return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
+
+
+def _checked_library_options(options):
+    """The options of a library call, refused when the command line's parser could not have
+    produced them, and converted as it converts them."""
+    def refuse(name, rule):
+        raise EvalError("%s must be %s, not %s" % (name, rule, show(options[name])))
+    checked = dict(options)
+    for name, lowest in (("relevance_level", 0), ("seed", 0), ("permutations", 1)):
+        if name in options:
+            checked[name] = _integral(options[name])
+            if checked[name] is None or checked[name] < lowest:
+                refuse(name, "an integer >= %d" % lowest)
+    if options["depth"] is not None:
+        checked["depth"] = check_cutoff(options["depth"])
+    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
+        if options.get(name) is not None:
+            try:
+                real = isinstance(options[name], numbers.Real) and not isinstance(options[name], bool)
+                checked[name] = float(options[name]) if real else -1.0
+            except OverflowError:
+                checked[name] = -1.0
+            if not 0 <= checked[name] < math.inf:
+                refuse(name, "a number >= 0")
+    for name, choices in dict(POLICIES, duplicates=DUPLICATES).items():
+        if options[name] not in choices:
+            refuse(name, "one of " + ", ".join(choices))
+    for name in ("ties", "ci", "judged_only"):
+        if not isinstance(options[name], bool):
+            refuse(name, "True or False")
+    if options["chunk_separator"] is not None and not isinstance(options["chunk_separator"], str):
+        refuse("chunk_separator", "a string")
+    return checked
 
 
 # === Output ===
@@ -2377,7 +2628,7 @@ def _comparison_rows(result):
 
 
 def _breach_lines(result):
-    return [line[len("gate failed: "):] for line in notes(result) if line.startswith("gate failed: ")]
+    return [breach_text(b) for b in result.get("breaches", [])]
 
 
 def _worst_regressed(result, worst):
@@ -2487,8 +2738,7 @@ def format_markdown(result, per_query=False, worst=10):
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
-    lines += ["- " + _md(line[len("note: "):]) for line in notes(result) if line.startswith("note: ")]
-    lines += ["- " + _md(line) for line in result.get("warnings", [])]
+    lines += ["- " + _md(text) for kind, text in notes(result) if kind != "gate failed"]
     if "groups" in result:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
         lines += ["- " + _md(line) for line in _group_footnotes(result)]
@@ -2665,7 +2915,8 @@ def _runs_csv(results, labels):
 
 
 def notes(result):
-    """Lines for stderr: what was left out (of the baseline too), warnings, each gate breach."""
+    """What a report says beside the numbers, as (kind, text) records: "note" (what was left
+    out, of the baseline too, and how), "warning" and "gate failed" (one per breach)."""
     lines = [skipped_text(result["skipped"])]
     if "baseline_skipped" in result:
         lines.append(skipped_text(result["baseline_skipped"], "the baseline "))
@@ -2683,13 +2934,21 @@ def notes(result):
             lines.append("--duplicates first removed %d repeated document%s from %s%s (%s)" % (
                 sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose,
                 n_queries(len(removed)), first_few(removed)))
-    lines = ["note: " + line for line in lines if line] + result.get("warnings", [])
-    lines += ["gate failed: %s %s: %s -> %s (drop %s > %s %s)"
-              % (b["measure"], "query " + show(b["query"]) if b["query"] is not None else
-                 "group %s mean" % show(b["group"]) if "group" in b else "mean",
-                 _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4),
-                 b["gate"], b["limit"]) for b in result.get("breaches", [])]
-    return lines
+    return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
+            + [("gate failed", breach_text(b)) for b in result.get("breaches", [])])
+
+
+def breach_text(b):
+    """One gate breach: what dropped, from what to what, past which limit."""
+    return "%s %s: %s -> %s (drop %s > %s %s)" % (
+        b["measure"], "query " + show(b["query"]) if b["query"] is not None else
+        "group %s mean" % show(b["group"]) if "group" in b else "mean",
+        _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4), b["gate"], b["limit"])
+
+
+def stderr_lines(result):
+    """The notes as stderr prints them: a warning is its own text."""
+    return [text if kind == "warning" else "%s: %s" % (kind, text) for kind, text in notes(result)]
 
 
 def skipped_text(skipped, whose=""):
@@ -3307,105 +3566,6 @@ def write_plot(path, text):
         return False
 
 
-# === Library ===
-
-# The command line's answers as calls: each returns the dict that --format json
-# prints for the same inputs and options (breaches included: a failed gate is
-# no exception).  Inputs are JSON-shaped, as in a fixture; they are never modified.
-
-def score_run(qrels, run, measures=None, **options):
-    """Score one run: the dict that ``--format json`` prints.
-
-    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}; run: {qid: [doc, ...]} in rank
-    order or {qid: {doc: score}}; measures: names as for -m (a list, or one comma-separated
-    string), default R@3 and RR@3; options: the long options with underscores.
-
-    >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
-    {'R@1': 0.0, 'RR': 0.5}
-    """
-    args, planned = _library_plan(measures, options, with_baseline=False)
-    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
-    ranked = judge_run(rankings_from_json(run, None, "run", planned.opts.duplicates), labels, planned.opts,
-                       None, "run")
-    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "run"), None, _library_groups(args, labels))
-
-
-def compare_runs(qrels, baseline, candidate, measures=None, **options):
-    """Compare a candidate run with a baseline on the same labels: the dict that
-    ``--format json --baseline`` prints, gate breaches under "breaches".
-
-    >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
-    ['q1']
-    """
-    args, planned = _library_plan(measures, options, with_baseline=True)
-    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), planned.opts.separator, "qrels")
-    ranked = judge_run(rankings_from_json(candidate, None, "candidate", planned.opts.duplicates), labels,
-                       planned.opts, None, "candidate")
-    base = judge_run(rankings_from_json(baseline, None, "baseline", planned.opts.duplicates), labels,
-                     planned.opts, None, "baseline")
-    return evaluate_loaded(args, planned, labels, ranked, ("qrels", "candidate"), (base, "baseline", {}),
-                           _library_groups(args, labels))
-
-
-def _library_groups(args, qrels):
-    """The groups option, {name: [qid, ...]}, checked as a groups file is; or None."""
-    if args.groups is None:
-        if args.max_group_drop is not None:
-            raise EvalError("max_group_drop needs groups: {name: [query ID, ...]}")
-        return None
-    return check_groups(groups_from_json(args.groups, None, "groups"), qrels)
-
-
-def _library_plan(measures, options, with_baseline):
-    """(arguments, Plan) of a library call, its options checked as the command line checks them."""
-    unknown = sorted(set(options) - set(LIBRARY_OPTIONS))
-    if unknown:
-        raise TypeError("unexpected keyword argument %r" % unknown[0])
-    args = argparse.Namespace(**dict(DEFAULTS, **options))
-    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
-            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
-        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
-    if measures is not None and not measures:  # as -m '' is
-        raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    args.measure = None if measures is None else [measures] if isinstance(measures, str) else list(measures)
-    args.baseline = "baseline" if with_baseline else None
-    _check_library_values(args)
-    check_options(args, set(options))
-    return args, plan(args)
-
-
-def _check_library_values(args):
-    """Refuse option values that the command line's parser could not have produced."""
-    def refuse(name, rule):
-        raise EvalError("%s must be %s, not %s" % (name, rule, show(getattr(args, name))))
-    for name, lowest in (("relevance_level", 0), ("seed", 0), ("permutations", 1)):
-        value = _integral(getattr(args, name))
-        if value is None or value < lowest:
-            refuse(name, "an integer >= %d" % lowest)
-        setattr(args, name, value)
-    if args.depth is not None:
-        args.depth = check_cutoff(args.depth)
-    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
-        value = getattr(args, name)
-        if value is not None:
-            try:
-                real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-                limit = float(value) if real else -1.0
-            except OverflowError:
-                limit = -1.0
-            if not 0 <= limit < math.inf:
-                refuse(name, "a number >= 0")
-            setattr(args, name, limit)
-    for name, choices in dict(POLICIES, duplicates=DUPLICATES).items():
-        if getattr(args, name) not in choices:
-            refuse(name, "one of " + ", ".join(choices))
-    for name in ("ties", "ci", "judged_only"):
-        if not isinstance(getattr(args, name), bool):
-            refuse(name, "True or False")
-    if args.chunk_separator is not None and not isinstance(args.chunk_separator, str):
-        refuse("chunk_separator", "a string")
-
-
 # === Command line ===
 
 EPILOG = """\
@@ -3553,7 +3713,8 @@ def check_usage(args, given):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
     if args.fixture is None and not (args.qrels and args.run):
         raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
-    check_options(args, given)
+    check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
+                  per_query=args.per_query, chunk_separator=args.chunk_separator)
     named = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups) if p]
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
                if path is not None]
@@ -3600,21 +3761,6 @@ def check_output_path(flag, path):
         raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
 
 
-def check_options(args, given):
-    """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
-    lost = [("--max-mean-drop", "max_mean_drop"), ("--max-query-drop", "max_query_drop"),
-            ("--max-group-drop", "max_group_drop")]
-    for flag in [flag for flag, name in lost if name in given and args.baseline is None]:
-        raise EvalError("%s needs --baseline: a gate compares against an approved run" % flag)
-    if args.format == "trec" and args.baseline is not None:
-        raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
-    if len(args.run or ()) > 1 and (args.format == "trec" or args.per_query):
-        raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
-                        "run's per_query" % ("--format trec" if args.format == "trec" else "--per-query"))
-    if args.chunk_separator == "":
-        raise EvalError("--chunk-separator needs a non-empty separator")
-
-
 def main(argv=None):
     """Parse, load, compute, print; return the exit status."""
     try:
@@ -3633,7 +3779,7 @@ def main(argv=None):
         for key in ("curves", "baseline_curves"):
             r.pop(key, None)
     for name, r in runs.items():
-        for line in notes(r):
+        for line in stderr_lines(r):
             _say("%s: %s" % (labels[name], line) if several else line)
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
@@ -3700,123 +3846,19 @@ def _print(text, status):
     return status
 
 
-Plan = namedtuple("Plan", "specs opts policies")
-
-
-def plan(args):
-    """The Plan of parsed arguments: measure specs, reading options, query policies."""
-    specs = parse_measures(args.measure or [])
-    if args.k or not specs:
-        specs = list(dict.fromkeys(specs + [s for k in (args.k or [DEFAULT_K]) for s in seed_specs(k)]))
-    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if args.ties else ()
-    opts = Options(args.relevance_level, args.depth, args.chunk_separator, args.ties, args.judged_only,
-                   fields_table({role: key for named in args.fields or () for role, key in named.items()}),
-                   args.duplicates, gain_orders)
-    return Plan(specs, opts, {name: getattr(args, name) for name in POLICIES})
-
-
-def load_inputs(args, opts, seed=False):
-    """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place, {}) or None, groups or None) of the inputs named: labels and
-    groups first, then each run, reduced to its judged ranks as it is read.  In seed mode
-    a fixture's "groups" is ignored, as the seed script ignored every other key."""
-    if args.fixture is not None:
-        qrels, ranked, groups = load_fixture(args.fixture, opts)
-        groups = None if groups is None or seed else groups_from_json(groups, place(args.fixture), "groups")
-        runs, paths = [(args.fixture, ranked, (place(args.fixture), place(args.fixture)))], []
-    else:
-        qrels, groups, runs, paths = load_qrels(args.qrels, opts.separator, opts.fields), None, [], list(args.run)
-    if args.groups is not None:
-        if groups is not None:
-            raise EvalError('%s has "groups" and --groups is given too: give the groups once'
-                            % place(args.fixture))
-        groups = load_groups(args.groups)
-    if groups is None and args.max_group_drop is not None:
-        raise EvalError('--max-group-drop needs query groups: --groups FILE, or a fixture\'s "groups"')
-    groups = None if groups is None else check_groups(groups, qrels)
-    loaders = [partial(load_run, path, qrels, opts) for path in paths]
-    if args.baseline is not None:
-        loaders.append(partial(load_run, args.baseline, qrels, opts, same_labels=True))
-        paths.append(args.baseline)
-    loaded = [load() for load in loaders]
-    baseline = (loaded.pop(), place(args.baseline), {}) if args.baseline is not None else None
-    runs += [(path, ranked, (place(args.qrels), place(path))) for path, ranked in zip(paths, loaded)]
-    return qrels, runs, baseline, groups
-
-
 def compute(args, seed=False):
     """Load the inputs named by parsed arguments and evaluate them: the general result, or
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
-    planned = plan(args)
-    if args.plot is not None and not curve_specs(planned.specs):
+    fields = {role: key for named in args.fields or () for role, key in named.items()}
+    plan = make_plan(args.measure, fields=fields, curves=args.plot is not None,
+                     **{name: getattr(args, name) for name in PLAN_OPTIONS})
+    if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
-                        % ", ".join(s.name for s in planned.specs))
-    qrels, runs, baseline, groups = load_inputs(args, planned.opts, seed)
-    results = {name: evaluate_loaded(args, planned, qrels, ranked, where, baseline, groups)
-               for name, ranked, where in runs}
-    if len(results) == 1:
-        return results[runs[0][0]]
-    if baseline is not None:  # one family: every run's measures, and every run's groups
-        holm_over(row for r in results.values() for row in r["comparison"].values())
-        holm_over(row for r in results.values() for block in r.get("groups", {}).values()
-                  for row in block["comparison"].values())
-    return {"runs": results}
-
-
-def evaluate_loaded(args, planned, qrels, ranked, where, baseline=None, groups=None):
-    """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
-    keeps its evaluation) or None, groups {name: [qid, ...]} or None."""
-    specs, opts, policies = planned
-    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, policies, where)
-    result = run_evaluation(judged, specs, skipped, zeroed)
-    intervals = None
-    if baseline is not None:
-        result.update(compare_with_baseline(args, planned, qrels, judged, result, (where[0],) + baseline))
-        intervals = result.pop("mean_ci95")
-    if groups is not None:
-        result["groups"] = group_results(groups, result, specs, args, where[1])
-    if args.plot is not None:  # main draws them, and takes them out of the result
-        result["curves"] = curves(judged, specs)
-    result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
-                                      coverage_warning(result.get("coverage"))) if w]
-    if opts.separator:
-        folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
-        result["folded"] = {"total": sum(folded.values()), "per_query": folded}
-    if opts.duplicates == "first":
-        result["deduplicated"] = deduplicated(ranked, judged)
-    if opts.ties:
-        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts)
-    if args.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, args.seed)
-    return result
-
-
-def compare_with_baseline(args, planned, qrels, judged, result, baseline):
-    """The comparison block of the candidate's result against the baseline's, on the same labels.
-
-    baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
-    that keeps the baseline's evaluation from one run to the next).
-    """
-    specs, opts, policies = planned
-    qrels_place, base_ranked, base_place, kept = baseline
-    if not kept:  # judged with the first run, where its errors come up as they always did
-        base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, policies,
-                                                     (qrels_place, base_place))
-        kept.update(judged=base_judged, skipped=skipped, zeroed=zeroed,
-                    result=run_evaluation(base_judged, specs, skipped, zeroed),
-                    curves=curves(base_judged, specs) if args.plot is not None else None)
-    out = compare(kept["result"], result, specs, args.seed, args.permutations,
-                  args.max_mean_drop, args.max_query_drop, base_place, ci=args.ci)
-    out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
-    out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
-               baseline_per_query=kept["result"]["per_query"])
-    if opts.duplicates == "first":
-        out["baseline_deduplicated"] = deduplicated(base_ranked, kept["judged"])
-    if args.plot is not None:
-        out["baseline_curves"] = kept["curves"]
-    if any(g < opts.level for labels in qrels.values() for g in labels.values()):
-        out["coverage"] = coverage(kept["judged"], judged, specs)
-    return out
+                        % ", ".join(s.name for s in plan.specs))
+    qrels, runs, baseline, groups = load_inputs(plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (),
+                                                baseline=args.baseline, groups=args.groups, seed=seed)
+    results = evaluate_runs(plan, qrels, runs, baseline, groups)
+    return results[runs[0][0]] if len(results) == 1 else {"runs": results}
 
 
 def _run_script():

@@ -1691,8 +1691,19 @@ class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
 
     def test_public_names(self):
-        self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "read_qrels",
-                                                      "read_run", "check_ids", "EvalError"]))
+        self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
+                                                      "read_qrels", "read_run", "check_ids", "EvalError"]))
+
+    def test_options_are_keywords_with_their_real_defaults(self):
+        import inspect
+        parser = rre.build_parser()
+        for call in (rre.score_run, rre.compare_runs, rre.score_runs):
+            options = [p for p in inspect.signature(call).parameters.values() if p.kind == p.KEYWORD_ONLY]
+            self.assertGreater(len(options), 10)
+            for option in options:
+                with self.subTest(call=call.__name__, option=option.name):
+                    expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
+                    self.assertEqual(option.default, expected)
 
     def test_score_run_equals_the_cli(self):
         data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
@@ -1721,12 +1732,16 @@ class LibraryApiTest(unittest.TestCase):
         self.assertEqual(json.dumps([qrels, BASE_RUNS, CAND_RUNS]), saved)
 
     def test_bad_options_and_data(self):
-        for options in ({"missing_run": "ignore"}, {"depth": 0}, {"ties": 1}, {"max_mean_drop": 0.1},
-                        {"relevance_level": -1}, {"chunk_separator": ""}, {"permutations": 0}):
+        for options in ({"missing_run": "ignore"}, {"depth": 0}, {"ties": 1}, {"max_mean_drop": -0.1},
+                        {"relevance_level": -1}, {"chunk_separator": ""}, {"permutations": 0},
+                        {"max_query_drop": float("nan")}, {"seed": 1.5}, {"duplicates": "last"}):
             with self.subTest(options=options), self.assertRaises(rre.EvalError):
+                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **options)
+        for options in ({"judged_too": True}, {"max_mean_drop": 0.1}, {"permutations": 10}):
+            with self.subTest(options=options), self.assertRaises(TypeError):  # score_run has no gate
                 rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, **options)
-        with self.assertRaises(TypeError):
-            rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, judged_too=True)
+        with self.assertRaisesRegex(rre.EvalError, "--max-mean-drop needs --baseline"):
+            rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
         with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
             rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
 
@@ -1852,10 +1867,9 @@ class GroupsTest(TempDirTestCase):
                          self.run_json("--groups", self.groups, "-m", "RR"))
         result = rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", groups=GROUPS, max_group_drop=0.1)
         self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
-        with self.assertRaisesRegex(rre.EvalError, "max_group_drop needs groups"):
+        with self.assertRaisesRegex(rre.EvalError, "--max-group-drop needs query groups"):
             rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", max_group_drop=0.1)
-        for options, message in (({"max_group_drop": 0.1}, "--max-group-drop needs --baseline"),
-                                 ({"groups": {"g": ["q99"]}}, "groups.g[0]: query 'q99': group 'g' names a query"),
+        for options, message in (({"groups": {"g": ["q99"]}}, "groups.g[0]: query 'q99': group 'g' names a query"),
                                  ({"groups": {"g": []}}, "groups.g: group 'g' is empty"),
                                  ({"groups": ["q1"]}, "groups: expected an object")):
             with self.subTest(options=options), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
@@ -1891,6 +1905,19 @@ class SeveralRunsTest(TempDirTestCase):
                 together["comparison"][name]["p_holm"] = alone["comparison"][name]["p_holm"]
             self.assertEqual(together, alone)
         self.assertEqual([r["p_holm"] for r in rows], rre.holm([r["p_value"] for r in rows]))
+
+    def test_the_library_call_for_several_runs_answers_as_the_cli(self):
+        options = ("-m", "RR,R@1", "--ci", "--groups", self.write("g.json", GROUPS), "--max-group-drop", "0.1")
+        status, out, _ = cli(*self.args, "--baseline", self.base, *options)
+        runs = {str(p): run for p, run in zip(self.paths, three_runs().values())}
+        result = rre.score_runs(GROUP_QRELS, runs, ["RR", "R@1"], baseline=BASE_GROUP_RUN, ci=True, groups=GROUPS,
+                                max_group_drop=0.1)
+        self.assertEqual((status, result), (1, json.loads(out)))
+        self.assertEqual(rre.score_runs(GROUP_QRELS, runs, "RR"), json.loads(cli(*self.args, "-m", "RR")[1]))
+        for bad, message in (([], "runs: expected an object"), ({}, "runs: no run to score"),
+                             ({"a": {"q1": 5}}, "runs.a.q1: query 'q1'")):
+            with self.subTest(bad=bad), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
+                rre.score_runs(GROUP_QRELS, bad, "RR")
 
     def test_a_gate_failing_for_any_run_exits_1_and_names_the_run(self):
         status, out, err = cli(*self.args, "--baseline", self.base, "-m", "RR", "--max-query-drop", "0.9")
