@@ -72,6 +72,7 @@ BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the la
 BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
 FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
+PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
@@ -1158,6 +1159,33 @@ def mean_intervals(per_query, specs, seed=0):
     means = [s.name for s in specs if MEASURES[s.base].aggregate == "mean"]
     columns = [[row[name] for row in per_query.values()] for name in means]
     return dict(zip(means, bootstrap_intervals(columns, seed)))
+
+
+def curve_specs(specs):
+    """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
+    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None]
+    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains)): s for s in cut}
+
+
+def plot_cutoffs(specs):
+    """The k at which curves are drawn: 1 .. the largest requested cutoff (sampled past
+    PLOT_POINTS), the requested cutoffs always among them."""
+    top = max(s.k for s in curve_specs(specs).values())
+    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
+    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
+           if top > PLOT_POINTS}
+    return sorted(ks)
+
+
+def curves(judged, specs):
+    """{'R@k': [(k, mean), ...]} of judged queries, at plot_cutoffs(specs)."""
+    families, ks = curve_specs(specs), plot_cutoffs(specs)
+    out = {label: [] for label in families}
+    for k in ks:
+        at_k = [s._replace(name=label, k=k) for label, s in families.items()]
+        for label, mean in aggregated(score_queries(judged, at_k), at_k).items():
+            out[label].append((k, mean))
+    return out
 
 
 # === Comparison and statistics ===
@@ -2961,6 +2989,327 @@ def skipped_text(skipped, whose=""):
     return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
 
 
+# === Command line ===
+
+EPILOG = """\
+input forms, three lines each (a file whose first non-blank character is '{' is JSON):
+  TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
+    q1 0 d1 2                               q1 Q0 d9 1 12.5 bm25
+    q1 0 d7 0                               q1 Q0 d1 2 11.0 bm25
+  BEIR/MTEB qrels: QID DOCID GRADE, tab-separated, header optional
+    query-id  corpus-id  score
+    q1        d1         1
+  JSON fixture (--qrels and --run also take either half, or a whole fixture):
+    {"qrels": {"q1": ["d1", "d2"], "q2": {"d3": 2, "d7": 0}},
+     "runs": {"q1": ["d9", "d1"], "q2": {"d3": 12.5, "d7": 3.0}}}
+  JSON Lines, a record a query (Ragas: reference_context_ids, retrieved_context_ids;
+  LlamaIndex: expected_ids, retrieved_ids; other fields are ignored; other names with
+  --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids); a JSON array of
+  such records, or one record, too:
+    {"query_id": "q1", "question": "...", "relevant": ["d1"], "retrieved": ["d9", "d1"]}
+    {"query_id": "q2", "relevant": {"d3": 2}, "retrieved": {"d3": 12.5, "d7": 3.0}}
+  Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
+  ranked in its order, scores descending with ties by ID descending (trec_eval).
+  UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
+  are comments; an explicitly empty ranking is valid and scores zero.
+
+output shape: a FIXTURE with at most one --k and no other option than --format json
+  prints the seed's {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
+  anything else prints {"queries", "measures", "per_query", ...}.
+
+measures (-m, comma-separated, repeatable; values as trec_eval computes them):
+%s
+
+exit statuses:
+  0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
+  3 the output, the --summary or the --plot file could not be written (disk full, stdout closed)
+
+examples:
+  python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
+  python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
+  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m nDCG@10,R@100 --unlabeled skip
+  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
+  python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
+      --summary "$GITHUB_STEP_SUMMARY" > report.json
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
+      -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
+"""
+
+
+def _arg(parse):
+    """An argparse type that reports our one-line message for bad values."""
+    def convert(text):
+        try:
+            return parse(text)
+        except EvalError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = parse.__name__
+    return convert
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line and exit status 2."""
+
+    def error(self, message):
+        raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
+
+
+def measure_help():
+    return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
+
+
+def build_parser(defaults=True):
+    """The parser; with defaults False, the namespace holds only the options given."""
+    parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
+                     argument_default=argparse.SUPPRESS)
+    add = parser.add_argument
+    add("fixture", nargs="?", help="JSON fixture with qrels and runs, or JSON Lines records with both")
+    add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
+    add("--run", action="append", metavar="FILE",
+        help="the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several")
+    add("-m", "--measure", action="append", metavar="NAMES",
+        help="measures to compute, comma-separated (see below)")
+    add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
+        help="cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K)
+    add("--relevance-level", type=_arg(lambda text: parse_cutoff(text, 0, "relevance level")), metavar="L",
+        help="a grade >= L counts as relevant (default 1; trec_eval -l)")
+    add("--depth", type=_arg(parse_cutoff), metavar="N",
+        help="only the first N ranked documents of each query count (trec_eval -M)")
+    add("--judged-only", action="store_true",
+        help="drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)")
+    for name, case in POLICY_CASES.items():
+        add("--" + name.replace("_", "-"), choices=POLICIES[name],
+            help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
+    add("--baseline", metavar="FILE",
+        help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
+    add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
+        help="seed of the sampled test and the bootstrap (default 0)")
+    add("--permutations", type=_arg(lambda text: parse_cutoff(text, 1, "permutations")), metavar="N",
+        help="sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT)
+    add("--max-mean-drop", type=_arg(parse_limit), metavar="X",
+        help="with --baseline: exit 1 when a measure's mean drops by more than X")
+    add("--max-query-drop", type=_arg(parse_limit), metavar="X",
+        help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
+    add("--groups", metavar="FILE",
+        help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
+    add("--max-group-drop", type=_arg(parse_limit), metavar="X",
+        help="with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X")
+    add("--fields", action="append", type=_arg(parse_fields), metavar="ROLE=KEY,...",
+        help="JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)"
+        % ", ".join(ROLES))
+    add("--duplicates", choices=DUPLICATES,
+        help="a document ranked twice in one query: error, or first (keep its best-ranked place; "
+             "reported) (default error)")
+    add("--chunk-separator", metavar="SEP",
+        help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
+    add("--ties", action="store_true",
+        help="also the lowest and highest mean over all orders of tied scores")
+    add("--ci", action="store_true",
+        help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
+    add("--format", choices=FORMATS, help="output format (default json)")
+    add("--per-query", action="store_true", help="with --format table or markdown, add a row per query")
+    add("--summary", metavar="FILE",
+        help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
+    add("--plot", metavar="FILE.svg",
+        help="also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG")
+    if defaults:
+        parser.set_defaults(**DEFAULTS)
+    return parser
+
+
+def parse_command_line(argv):
+    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and no other
+    option than --format json, whose stdout keeps the seed script's bytes."""
+    args = build_parser().parse_args(argv)
+    given = set(vars(build_parser(defaults=False).parse_args(argv)))
+    seed = ("fixture" in given and given <= {"fixture", "k", "format"} and args.format == "json"
+            and len(args.k or ()) <= 1)
+    check_usage(args, given)
+    return args, seed
+
+
+def check_usage(args, given):
+    """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
+    if args.fixture is not None and (args.qrels or args.run):
+        raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
+    if args.fixture is None and not (args.qrels and args.run):
+        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
+    check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
+                  per_query=args.per_query, chunk_separator=args.chunk_separator)
+    named = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups) if p]
+    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
+               if path is not None]
+    for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
+        check_output_path(flag, path)
+        twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
+        if twin is not None:
+            raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
+                            % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
+    inputs = [p for p in named if p in STDIN_NAMES]
+    if len(inputs) > 1:
+        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
+            map(show, inputs)))
+    runs = args.run or ()
+    for i, path in enumerate(runs):
+        twin = next((other for other in runs[:i] if _same_file(path, other)), None)
+        if twin is not None:
+            raise EvalError("--run %s and --run %s name the same file: give each run once"
+                            % (place(twin), place(path)))
+
+
+def _same_file(one, other):
+    if one in STDIN_NAMES or other in STDIN_NAMES:
+        return one == other
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
+def check_output_path(flag, path):
+    """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
+    if not path:
+        raise EvalError("%s '' is empty: give a file name%s" % (flag, (
+            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
+    if path in STDIN_NAMES:
+        raise EvalError("%s %s: standard output holds the main output; give %s a file" % (flag, path, flag))
+    folder = os.path.dirname(os.path.abspath(path))
+    problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
+               "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
+               "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
+               "its directory is not writable" if not os.access(folder, os.W_OK) else None)
+    if problem:
+        raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
+
+
+def main(argv=None):
+    """Parse, load, compute, print; return the exit status."""
+    try:
+        args, seed = parse_command_line(argv)
+        result = compute(args, seed)
+    except EvalError as exc:
+        _say("error: %s" % exc)
+        return 2
+    except SystemExit as exc:  # --help
+        return exc.code
+    several = "runs" in result
+    runs = result["runs"] if several else {args.fixture or args.run[0]: result}
+    labels = run_labels(list(runs), args.baseline)
+    svg = format_svg(runs, labels) if args.plot is not None else None
+    for r in runs.values():  # the curves are drawn, not printed
+        for key in ("curves", "baseline_curves"):
+            r.pop(key, None)
+    for name, r in runs.items():
+        for line in stderr_lines(r):
+            _say("%s: %s" % (labels[name], line) if several else line)
+    if seed:  # stdout keeps the seed script's bytes; notes went to stderr
+        return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
+    if several:
+        text = format_runs(runs, args.format, args.per_query, labels)
+        summary = format_runs(runs, "markdown", labels=labels)
+    else:
+        text = {"json": format_json, "trec": format_trec, "csv": format_csv,
+                "table": lambda r: format_table(r, args.per_query),
+                "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
+        summary = format_markdown(result, args.per_query)
+    status = 1 if any(r.get("breaches") for r in runs.values()) else 0
+    if args.summary is not None and not _append(args.summary, summary):
+        status = 3
+    if svg is not None and not write_plot(args.plot, svg):
+        status = 3
+    return max(_print(text, status), status)
+
+
+def _say(line):
+    """A line on stderr; a closed or failing stderr is no further error."""
+    try:
+        sys.stderr.write("%s: %s\n" % (PROG, line))
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _append(path, text):
+    """Append a report to a file, all of it or nothing (what a failed write added is cut
+    off again), on a line of its own; say so and return False when it cannot be."""
+    try:
+        with open(path, "a+b", buffering=0) as summary:
+            start = summary.seek(0, os.SEEK_END)
+            if start:
+                summary.seek(start - 1)
+                text = ("" if summary.read(1) == b"\n" else "\n") + text
+            data, done = (text + "\n\n").encode("utf-8"), 0
+            try:
+                while done < len(data):  # a raw write may take part of it
+                    done += summary.write(data[done:])
+            except OSError:
+                with contextlib.suppress(OSError):  # a device such as /dev/full cannot be cut
+                    summary.truncate(start)
+                raise
+        return True
+    except OSError as exc:
+        _say("error: cannot append the summary to %s: %s" % (place(path), exc.strerror or exc))
+        return False
+
+
+def _print(text, status):
+    """Write the output; return the evaluation's status, or 3 when the output could not be written."""
+    try:
+        if sys.stdout is None:
+            raise OSError("standard output is closed")
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away early (`| head`): the evaluation's status stands
+        return status
+    except (OSError, ValueError) as exc:
+        _say("error: cannot write the output: %s" % (getattr(exc, "strerror", None) or exc))
+        return 3
+    return status
+
+
+def compute(args, seed=False):
+    """Load the inputs named by parsed arguments and evaluate them: the general result, or
+    with several runs {"runs": {name: result}}, Holm's correction over all of them."""
+    fields = {role: key for named in args.fields or () for role, key in named.items()}
+    plan = make_plan(args.measure, fields=fields, curves=args.plot is not None,
+                     **{name: getattr(args, name) for name in PLAN_OPTIONS})
+    if args.plot is not None and not curve_specs(plan.specs):
+        raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
+                        % ", ".join(s.name for s in plan.specs))
+    qrels, runs, baseline, groups = load_inputs(plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (),
+                                                baseline=args.baseline, groups=args.groups, seed=seed)
+    results = evaluate_runs(plan, qrels, runs, baseline, groups)
+    return results[runs[0][0]] if len(results) == 1 else {"runs": results}
+
+
+def _run_script():
+    # The tool builds no reference cycles, so the cyclic collector would only walk
+    # its many live records again and again (10-20% of a large run); refcounting
+    # frees everything.  Only the script does this, never a library user.
+    gc.disable()
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        status = main()
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback
+        terminated = exc.args == ("terminated",)
+        _say("terminated" if terminated else "interrupted")
+        status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except OSError:
+        pass
+    # Freeing millions of IDs one by one at exit takes a third of a second and
+    # serves nobody: the output is flushed (or failed, and said so), so leave at once.
+    os._exit(status)
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("terminated")
+
+
 # === Fast paths ===
 
 # The contract: each fast twin returns exactly what its reference twin returns;
@@ -3414,37 +3763,9 @@ if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the d
 # the curve of its mean over k for each run (and the baseline), then with a
 # baseline each query's change, sorted, as a strip of bars.  Every name is text,
 # and the picture carries a title and a description, for screen readers too.
-PLOT_POINTS = 20  # every k up to this; past it, about as many again, spread evenly
 PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
-
-
-def curve_specs(specs):
-    """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None]
-    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains)): s for s in cut}
-
-
-def plot_cutoffs(specs):
-    """The k at which curves are drawn: 1 .. the largest requested cutoff (sampled past
-    PLOT_POINTS), the requested cutoffs always among them."""
-    top = max(s.k for s in curve_specs(specs).values())
-    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
-    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
-           if top > PLOT_POINTS}
-    return sorted(ks)
-
-
-def curves(judged, specs):
-    """{'R@k': [(k, mean), ...]} of judged queries, at plot_cutoffs(specs)."""
-    families, ks = curve_specs(specs), plot_cutoffs(specs)
-    out = {label: [] for label in families}
-    for k in ks:
-        at_k = [s._replace(name=label, k=k) for label, s in families.items()]
-        for label, mean in aggregated(score_queries(judged, at_k), at_k).items():
-            out[label].append((k, mean))
-    return out
 
 
 def format_svg(runs, labels):
@@ -3564,327 +3885,6 @@ def write_plot(path, text):
             os.remove(temporary)
         _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
         return False
-
-
-# === Command line ===
-
-EPILOG = """\
-input forms, three lines each (a file whose first non-blank character is '{' is JSON):
-  TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
-    q1 0 d1 2                               q1 Q0 d9 1 12.5 bm25
-    q1 0 d7 0                               q1 Q0 d1 2 11.0 bm25
-  BEIR/MTEB qrels: QID DOCID GRADE, tab-separated, header optional
-    query-id  corpus-id  score
-    q1        d1         1
-  JSON fixture (--qrels and --run also take either half, or a whole fixture):
-    {"qrels": {"q1": ["d1", "d2"], "q2": {"d3": 2, "d7": 0}},
-     "runs": {"q1": ["d9", "d1"], "q2": {"d3": 12.5, "d7": 3.0}}}
-  JSON Lines, a record a query (Ragas: reference_context_ids, retrieved_context_ids;
-  LlamaIndex: expected_ids, retrieved_ids; other fields are ignored; other names with
-  --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids); a JSON array of
-  such records, or one record, too:
-    {"query_id": "q1", "question": "...", "relevant": ["d1"], "retrieved": ["d9", "d1"]}
-    {"query_id": "q2", "relevant": {"d3": 2}, "retrieved": {"d3": 12.5, "d7": 3.0}}
-  Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
-  ranked in its order, scores descending with ties by ID descending (trec_eval).
-  UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
-  are comments; an explicitly empty ranking is valid and scores zero.
-
-output shape: a FIXTURE with at most one --k and no other option than --format json
-  prints the seed's {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
-  anything else prints {"queries", "measures", "per_query", ...}.
-
-measures (-m, comma-separated, repeatable; values as trec_eval computes them):
-%s
-
-exit statuses:
-  0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
-  3 the output, the --summary or the --plot file could not be written (disk full, stdout closed)
-
-examples:
-  python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
-  python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
-  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m nDCG@10,R@100 --unlabeled skip
-  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
-  python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
-      --summary "$GITHUB_STEP_SUMMARY" > report.json
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
-      -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
-"""
-
-
-def _arg(parse):
-    """An argparse type that reports our one-line message for bad values."""
-    def convert(text):
-        try:
-            return parse(text)
-        except EvalError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    convert.__name__ = parse.__name__
-    return convert
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line and exit status 2."""
-
-    def error(self, message):
-        raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
-
-
-def measure_help():
-    return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
-
-
-def build_parser(defaults=True):
-    """The parser; with defaults False, the namespace holds only the options given."""
-    parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
-                     description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
-                     argument_default=argparse.SUPPRESS)
-    add = parser.add_argument
-    add("fixture", nargs="?", help="JSON fixture with qrels and runs, or JSON Lines records with both")
-    add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
-    add("--run", action="append", metavar="FILE",
-        help="the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several")
-    add("-m", "--measure", action="append", metavar="NAMES",
-        help="measures to compute, comma-separated (see below)")
-    add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
-        help="cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K)
-    add("--relevance-level", type=_arg(lambda text: parse_cutoff(text, 0, "relevance level")), metavar="L",
-        help="a grade >= L counts as relevant (default 1; trec_eval -l)")
-    add("--depth", type=_arg(parse_cutoff), metavar="N",
-        help="only the first N ranked documents of each query count (trec_eval -M)")
-    add("--judged-only", action="store_true",
-        help="drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)")
-    for name, case in POLICY_CASES.items():
-        add("--" + name.replace("_", "-"), choices=POLICIES[name],
-            help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
-    add("--baseline", metavar="FILE",
-        help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
-    add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
-        help="seed of the sampled test and the bootstrap (default 0)")
-    add("--permutations", type=_arg(lambda text: parse_cutoff(text, 1, "permutations")), metavar="N",
-        help="sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT)
-    add("--max-mean-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline: exit 1 when a measure's mean drops by more than X")
-    add("--max-query-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
-    add("--groups", metavar="FILE",
-        help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
-    add("--max-group-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X")
-    add("--fields", action="append", type=_arg(parse_fields), metavar="ROLE=KEY,...",
-        help="JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)"
-        % ", ".join(ROLES))
-    add("--duplicates", choices=DUPLICATES,
-        help="a document ranked twice in one query: error, or first (keep its best-ranked place; "
-             "reported) (default error)")
-    add("--chunk-separator", metavar="SEP",
-        help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
-    add("--ties", action="store_true",
-        help="also the lowest and highest mean over all orders of tied scores")
-    add("--ci", action="store_true",
-        help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
-    add("--format", choices=FORMATS, help="output format (default json)")
-    add("--per-query", action="store_true", help="with --format table or markdown, add a row per query")
-    add("--summary", metavar="FILE",
-        help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
-    add("--plot", metavar="FILE.svg",
-        help="also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG")
-    if defaults:
-        parser.set_defaults(**DEFAULTS)
-    return parser
-
-
-def parse_command_line(argv):
-    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and no other
-    option than --format json, whose stdout keeps the seed script's bytes."""
-    args = build_parser().parse_args(argv)
-    given = set(vars(build_parser(defaults=False).parse_args(argv)))
-    seed = ("fixture" in given and given <= {"fixture", "k", "format"} and args.format == "json"
-            and len(args.k or ()) <= 1)
-    check_usage(args, given)
-    return args, seed
-
-
-def check_usage(args, given):
-    """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
-    if args.fixture is not None and (args.qrels or args.run):
-        raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if args.fixture is None and not (args.qrels and args.run):
-        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
-    check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
-                  per_query=args.per_query, chunk_separator=args.chunk_separator)
-    named = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups) if p]
-    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
-               if path is not None]
-    for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
-        check_output_path(flag, path)
-        twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
-        if twin is not None:
-            raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
-                            % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
-    inputs = [p for p in named if p in STDIN_NAMES]
-    if len(inputs) > 1:
-        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
-            map(show, inputs)))
-    runs = args.run or ()
-    for i, path in enumerate(runs):
-        twin = next((other for other in runs[:i] if _same_file(path, other)), None)
-        if twin is not None:
-            raise EvalError("--run %s and --run %s name the same file: give each run once"
-                            % (place(twin), place(path)))
-
-
-def _same_file(one, other):
-    if one in STDIN_NAMES or other in STDIN_NAMES:
-        return one == other
-    try:
-        return os.path.samefile(one, other)
-    except (OSError, ValueError):
-        return os.path.realpath(one) == os.path.realpath(other)
-
-
-def check_output_path(flag, path):
-    """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
-    if not path:
-        raise EvalError("%s '' is empty: give a file name%s" % (flag, (
-            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
-    if path in STDIN_NAMES:
-        raise EvalError("%s %s: standard output holds the main output; give %s a file" % (flag, path, flag))
-    folder = os.path.dirname(os.path.abspath(path))
-    problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
-               "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
-               "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
-               "its directory is not writable" if not os.access(folder, os.W_OK) else None)
-    if problem:
-        raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
-
-
-def main(argv=None):
-    """Parse, load, compute, print; return the exit status."""
-    try:
-        args, seed = parse_command_line(argv)
-        result = compute(args, seed)
-    except EvalError as exc:
-        _say("error: %s" % exc)
-        return 2
-    except SystemExit as exc:  # --help
-        return exc.code
-    several = "runs" in result
-    runs = result["runs"] if several else {args.fixture or args.run[0]: result}
-    labels = run_labels(list(runs), args.baseline)
-    svg = format_svg(runs, labels) if args.plot is not None else None
-    for r in runs.values():  # the curves are drawn, not printed
-        for key in ("curves", "baseline_curves"):
-            r.pop(key, None)
-    for name, r in runs.items():
-        for line in stderr_lines(r):
-            _say("%s: %s" % (labels[name], line) if several else line)
-    if seed:  # stdout keeps the seed script's bytes; notes went to stderr
-        return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
-    if several:
-        text = format_runs(runs, args.format, args.per_query, labels)
-        summary = format_runs(runs, "markdown", labels=labels)
-    else:
-        text = {"json": format_json, "trec": format_trec, "csv": format_csv,
-                "table": lambda r: format_table(r, args.per_query),
-                "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
-        summary = format_markdown(result, args.per_query)
-    status = 1 if any(r.get("breaches") for r in runs.values()) else 0
-    if args.summary is not None and not _append(args.summary, summary):
-        status = 3
-    if svg is not None and not write_plot(args.plot, svg):
-        status = 3
-    return max(_print(text, status), status)
-
-
-def _say(line):
-    """A line on stderr; a closed or failing stderr is no further error."""
-    try:
-        sys.stderr.write("%s: %s\n" % (PROG, line))
-        sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
-def _append(path, text):
-    """Append a report to a file, all of it or nothing (what a failed write added is cut
-    off again), on a line of its own; say so and return False when it cannot be."""
-    try:
-        with open(path, "a+b", buffering=0) as summary:
-            start = summary.seek(0, os.SEEK_END)
-            if start:
-                summary.seek(start - 1)
-                text = ("" if summary.read(1) == b"\n" else "\n") + text
-            data, done = (text + "\n\n").encode("utf-8"), 0
-            try:
-                while done < len(data):  # a raw write may take part of it
-                    done += summary.write(data[done:])
-            except OSError:
-                with contextlib.suppress(OSError):  # a device such as /dev/full cannot be cut
-                    summary.truncate(start)
-                raise
-        return True
-    except OSError as exc:
-        _say("error: cannot append the summary to %s: %s" % (place(path), exc.strerror or exc))
-        return False
-
-
-def _print(text, status):
-    """Write the output; return the evaluation's status, or 3 when the output could not be written."""
-    try:
-        if sys.stdout is None:
-            raise OSError("standard output is closed")
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away early (`| head`): the evaluation's status stands
-        return status
-    except (OSError, ValueError) as exc:
-        _say("error: cannot write the output: %s" % (getattr(exc, "strerror", None) or exc))
-        return 3
-    return status
-
-
-def compute(args, seed=False):
-    """Load the inputs named by parsed arguments and evaluate them: the general result, or
-    with several runs {"runs": {name: result}}, Holm's correction over all of them."""
-    fields = {role: key for named in args.fields or () for role, key in named.items()}
-    plan = make_plan(args.measure, fields=fields, curves=args.plot is not None,
-                     **{name: getattr(args, name) for name in PLAN_OPTIONS})
-    if args.plot is not None and not curve_specs(plan.specs):
-        raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
-                        % ", ".join(s.name for s in plan.specs))
-    qrels, runs, baseline, groups = load_inputs(plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (),
-                                                baseline=args.baseline, groups=args.groups, seed=seed)
-    results = evaluate_runs(plan, qrels, runs, baseline, groups)
-    return results[runs[0][0]] if len(results) == 1 else {"runs": results}
-
-
-def _run_script():
-    # The tool builds no reference cycles, so the cyclic collector would only walk
-    # its many live records again and again (10-20% of a large run); refcounting
-    # frees everything.  Only the script does this, never a library user.
-    gc.disable()
-    signal.signal(signal.SIGTERM, _terminated)
-    try:
-        status = main()
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback
-        terminated = exc.args == ("terminated",)
-        _say("terminated" if terminated else "interrupted")
-        status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
-    try:
-        if sys.stderr is not None:
-            sys.stderr.flush()
-    except OSError:
-        pass
-    # Freeing millions of IDs one by one at exit takes a third of a second and
-    # serves nobody: the output is flushed (or failed, and said so), so leave at once.
-    os._exit(status)
-
-
-def _terminated(signum, frame):
-    raise KeyboardInterrupt("terminated")
 
 
 if __name__ == "__main__":
