@@ -1558,6 +1558,15 @@ def _join(root, key):
     return "%s.%s" % (root, key) if root else key
 
 
+@contextlib.contextmanager
+def reading(source):
+    """Turn a broken file (or gzip stream) into EvalError: the one place that words it."""
+    try:
+        yield
+    except (OSError, EOFError, zlib.error) as exc:
+        fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
+
+
 def open_input(path):
     """A seekable binary stream of a file's bytes.
 
@@ -1565,7 +1574,7 @@ def open_input(path):
     read into memory first.  Gzip is unpacked, whatever the file's name.
     """
     source = place(path)
-    try:
+    with reading(source):
         if path == "-":
             if sys.stdin is None:
                 fail(source, "cannot read standard input: it is closed")
@@ -1577,8 +1586,6 @@ def open_input(path):
                     raw = io.BytesIO(raw.read())
         magic = raw.read(2)
         raw.seek(0)
-    except OSError as exc:
-        fail(source, "cannot read: %s" % (exc.strerror or exc))
     if magic != b"\x1f\x8b":
         return raw
     if isinstance(raw, io.BytesIO):
@@ -1589,10 +1596,8 @@ def open_input(path):
 
 def read_bytes(stream, source, size=-1):
     """stream.read(size), a broken file (or gzip stream) turned into EvalError."""
-    try:
+    with reading(source):
         return stream.read(size)
-    except (OSError, EOFError, zlib.error) as exc:
-        fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -1898,14 +1903,8 @@ def fixture_part(obj, key, source):
 
 def _read_lines(stream, source):
     """The lines of a binary stream, as bytes; a broken file (or gzip stream) is an EvalError."""
-    while True:
-        try:
-            raw = stream.readline()
-        except (OSError, EOFError, zlib.error) as exc:
-            fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
-        if not raw:
-            return
-        yield raw
+    with reading(source):
+        yield from iter(stream.readline, b"")
 
 
 def is_json_lines(stream, source):
@@ -3525,14 +3524,7 @@ _QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % F
 _RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
 
 
-def _unique_pairs(pairs):
-    obj = dict(pairs)
-    if len(obj) < len(pairs):
-        raise _Decline
-    return obj
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key fails a check, and declines
 
 
 def fast_json_rankings(text, source, qrels, opts):
