@@ -1531,7 +1531,16 @@ class ProcessTest(TempDirTestCase):
         proc = subprocess.run([sys.executable, str(SCRIPT), "--qrels", str(q), "--run", str(r), "-m", "RR"],
                               stdout=subprocess.PIPE, stderr=child)
         os.close(child)
-        shown = os.read(main, 4096).decode()
+        shown = b""
+        while True:  # until the terminal reports the end: a busy machine delivers the last bytes late
+            try:
+                data = os.read(main, 4096)
+            except OSError:  # EIO: every byte read, the other side closed
+                break
+            if not data:
+                break
+            shown += data
+        shown = shown.decode()
         os.close(main)
         self.assertEqual(proc.returncode, 0)
         self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
@@ -2470,6 +2479,130 @@ class TieBoundsTest(unittest.TestCase):
         result = rre.score_run(rre.read_qrels(str(FIXTURE)), {"q1": {"d1": 1.0}, "q2": {}, "q3": {}}, "infAP",
                                ties=True)
         self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
+
+
+# --- Rules pinned one by one: each test kills a change that no other test saw ---
+
+class PinnedStatisticsTest(unittest.TestCase):
+    """Golden p-values and intervals for fixed seeds, Holm below 1, gates at equality."""
+    QRELS = {"q%d" % i: ["d%d" % i] for i in range(20)}
+    BASE = {"q%d" % i: ["f%d" % j for j in range(i % 4)] + ["d%d" % i] for i in range(20)}
+    CAND = {"q%d" % i: ["f%d" % j for j in range(i * 7 % 5)] + ["d%d" % i] for i in range(20)}
+
+    def test_golden_p_values_and_intervals(self):
+        qrels, base = self.QRELS, {q: ["x"] + ranking[-1:] for q, ranking in self.BASE.items()}
+        cand = {"q%d" % i: ["d%d" % i] if i % 3 else ["x", "y", "d%d" % i] for i in range(20)}
+        result = rre.compare_runs(qrels, base, cand, ["RR", "R@1"], seed=7, ci=True)
+        rr, r1 = result["comparison"]["RR"], result["comparison"]["R@1"]
+        self.assertEqual(r1["p_value"], 2 / 2 ** 13)  # 13 queries 0 -> 1, enumerated: both all-same signs
+        self.assertEqual(rr["p_value"], 34 / 10001)  # 20 changed: sampled, (hits + 1) / (draws + 1)
+        self.assertEqual(rre.compare_runs(qrels, base, cand, "RR", seed=7, permutations=500)["comparison"]["RR"]
+                         ["p_value"], 3 / 501)
+        self.assertEqual((rr["ci95"], r1["ci95"]), ([0.13333333333333333, 0.4], [0.45, 0.85]))
+        for seed, delta_ci, mean_ci in ((0, [-0.23333333333333334, 0.1075], [0.3441666666666666, 0.5891666666666666]),
+                                        (7, [-0.25166666666666665, 0.11083333333333334],
+                                         [0.3358333333333333, 0.5900000000000001])):
+            with self.subTest(seed=seed):
+                result = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "RR", seed=seed, ci=True)
+                self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)  # 12 changed: exact
+                self.assertEqual((result["comparison"]["RR"]["ci95"], result["ci95"]["RR"]), (delta_ci, mean_ci))
+                self.assertEqual(rre.score_run(self.QRELS, self.CAND, "RR", seed=seed, ci=True)["ci95"]["RR"], mean_ci)
+
+    def test_holm_below_one(self):
+        self.assertEqual(rre.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+        self.assertEqual(rre.holm([0.2, 0.5]), [0.4, 0.5])
+        self.assertEqual(rre.holm([0.6, 0.6]), [1.0, 1.0])
+
+    def test_gates_pass_at_equality_and_fail_past_it(self):
+        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["x", "d1"], "q2": ["d2"]}
+        groups = {"g": ["q1"]}
+        for gate, drop in (("max_mean_drop", 0.25), ("max_query_drop", 0.5), ("max_group_drop", 0.5)):
+            for limit, breached in ((drop, False), (drop - 1e-9, True)):
+                with self.subTest(gate=gate, limit=limit):
+                    result = rre.compare_runs(qrels, base, cand, "RR", groups=groups, **{gate: limit})
+                    self.assertEqual(bool(result["breaches"]), breached)
+
+    def test_an_unchanged_zero_is_not_lost_and_groups_have_intervals_only_with_ci(self):
+        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["x"]}, {"q1": ["x"], "q2": ["y"]}
+        result = rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1", "q2"]})
+        self.assertEqual(result["comparison"]["R@1"]["lost"], ["q1"])
+        self.assertNotIn("ci95", result["groups"]["g"])
+        self.assertNotIn("ci95", result)
+        self.assertIn("ci95", rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1"]}, ci=True)["groups"]["g"])
+
+
+class PinnedRulesTest(TempDirTestCase):
+    """Messages, limits and report details that one changed token would alter."""
+
+    def test_number_limits(self):
+        self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
+        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
+                              ("abc", "cutoff must be a positive integer, not 'abc'"),
+                              ("0", "cutoff must be a positive integer, not '0'")):
+            with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
+                rre.parse_cutoff(text)
+        top = 2 ** 63 - 1
+        self.assertEqual(rre.score_run({"q1": {"d1": top}}, {"q1": ["d1"]}, "RR")["measures"], {"RR": 1.0})
+        for grade in (2 ** 63, -2 ** 63 - 1):
+            with self.subTest(grade=grade), self.assertRaisesRegex(rre.EvalError, "out of range"):
+                rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
+        path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
+        self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
+
+    def test_fields_must_be_an_object_and_labels_must_be_somewhere(self):
+        path = self.write("log.jsonl", json_lines(labels=None))
+        for fields in (["relevant"], "relevant=x"):
+            with self.subTest(fields=fields), self.assertRaisesRegex(rre.EvalError, "fields must be {role: field name}"):
+                rre.read_qrels(str(path), fields=fields)
+        with self.assertRaisesRegex(rre.EvalError, "no labels: no record has relevant or reference_context_ids or "
+                                                   "expected_ids"):
+            rre.read_qrels(str(path))
+
+    def test_tie_bounds_say_not_bounded_only_when_something_is(self):
+        result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
+        self.assertEqual(result["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
+
+    def test_markdown_lists_the_ten_worst_drops_largest_first_and_counts_breaches(self):
+        qrels = {"q%02d" % i: ["d"] for i in range(14)}
+        base = {q: ["d"] for q in qrels}
+        cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
+        result = rre.compare_runs(qrels, base, cand, "RR", max_mean_drop=0.1)
+        text = rre.format_markdown(result)
+        self.assertIn("**1 gate breach**", text)
+        worst = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| RR | q")]
+        self.assertEqual(worst, ["q%02d" % i for i in range(13, 3, -1)])
+
+    def test_legends_keep_the_end_of_long_labels(self):
+        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 23
+        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-25:], 2: short})
+        self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
+                         {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
+
+    def test_the_plot_keeps_curves_in_their_area_and_legends_beside_it(self):
+        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli(fixture_path, "-m", "R@4", "--baseline", self.write("b.json", BASE_GROUP_RUN),
+                             "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        right = rre._SVG_WIDTH - rre._RIGHT
+        for line in root.iter(ns + "polyline"):
+            xs = [float(point.split(",")[0]) for point in line.get("points").split()]
+            self.assertEqual((xs[0], xs[-1]), (rre._LEFT, right))
+        legend = [e for e in root.iter() if e.get("stroke-width") == "3"]
+        self.assertEqual(len(legend), 2)
+        for mark in legend:
+            self.assertEqual((float(mark.get("x1")), float(mark.get("x2"))), (right + 12, right + 30))
+            self.assertEqual(mark.get("y1"), mark.get("y2"))
+        self.assertEqual([float(m.get("y1")) for m in legend][1] - float(legend[0].get("y1")), 18)
+        self.assertGreater(float(legend[0].get("y1")), 56)
+        for element in root.iter():
+            for name in ("x", "x1", "x2", "width"):
+                if element.get(name) not in (None, "100%"):
+                    self.assertLessEqual(float(element.get(name)), rre._SVG_WIDTH, (element.tag, element.attrib))
+
+    def test_standard_input_is_the_same_file_as_itself_only(self):
+        self.assertTrue(rre._same_file("-", "-"))
+        self.assertFalse(rre._same_file("-", str(self.write("a.txt", ""))))
 
 
 class InterruptTest(TempDirTestCase):
