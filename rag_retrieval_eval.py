@@ -15,9 +15,10 @@ Library use (after copying this one file into a repo):
   evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)          the seed's result
   score_run(qrels, run, ["R@5", "nDCG@10"], depth=100)          what --format json prints
   compare_runs(qrels, approved, candidate, "R@5", max_query_drop=0.5)   ... with --baseline
+  score_runs(qrels, {"bm25": run, "dense": other}, "R@5", baseline=approved)   several runs
   read_qrels("qrels/test.tsv"), read_run("run.trec.gz")         files in the JSON forms
-Options are the long options with underscores; bad data raises EvalError (a
-ValueError) with the command line's one-line message.
+Options are keyword-only: the long options with underscores, with their defaults;
+bad data raises EvalError (a ValueError) with the command line's one-line message.
 
 Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the
 output could not be written.
@@ -487,13 +488,10 @@ def rank_listed(docids, labels, depth=None):
 def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
 
-    trec_eval's order: score descending, then document ID descending.  A
-    labeled document's rank is 1 + the documents scored higher + the tied ones
-    with a greater ID, so the ranking itself is never sorted.
-
-    For each of ``orders`` (None: by grade, or a gains table), also the ranks
-    in the best and the worst order of each group of tied documents (see
-    _best_and_worst_ranks), or None when no labeled document is tied.
+    trec_eval's order: score descending, then ID descending.  A labeled document's rank is
+    1 + the documents scored higher + the tied ones with a greater ID: nothing is sorted.
+    For each of ``orders`` (None: by grade, or a gains table), also the ranks in the best and
+    the worst order of tied documents (_best_and_worst_ranks), or None when none is tied.
 
     >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
     ({'d2': 2, 'd1': 3}, 3, None)
@@ -2155,7 +2153,7 @@ def reference_judged_trec_run(stream, source, qrels, opts):
                     ranked.update(judge_run({current: (docids, scores)}, qrels, opts, source))
                 except EvalError as exc:
                     judging_error, ranked[current] = judging_error or exc, None
-            if qid in ranked:  # the query comes back
+            if qid is not None and qid in ranked:  # the query comes back
                 stream.seek(0)
                 return judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
             current, docids, scores, line_of = qid, [], [], {}
@@ -3081,6 +3079,14 @@ def build_parser(defaults=True):
     for name, case in POLICY_CASES.items():
         add("--" + name.replace("_", "-"), choices=POLICIES[name],
             help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
+    _add_comparison_and_output(add)
+    if defaults:
+        parser.set_defaults(**DEFAULTS)
+    return parser
+
+
+def _add_comparison_and_output(add):
+    """build_parser's options for a comparison, its gates, groups, logs and the outputs."""
     add("--baseline", metavar="FILE",
         help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
     add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
@@ -3113,9 +3119,6 @@ def build_parser(defaults=True):
         help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
     add("--plot", metavar="FILE.svg",
         help="also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG")
-    if defaults:
-        parser.set_defaults(**DEFAULTS)
-    return parser
 
 
 def parse_command_line(argv):

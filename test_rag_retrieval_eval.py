@@ -2600,9 +2600,87 @@ class PinnedRulesTest(TempDirTestCase):
                 if element.get(name) not in (None, "100%"):
                     self.assertLessEqual(float(element.get(name)), rre._SVG_WIDTH, (element.tag, element.attrib))
 
+    def test_judging_details(self):
+        ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
+        self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
+        with self.assertRaisesRegex(rre.EvalError, "not a finite number"):  # the ideal sum alone overflows
+            rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
+        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
+        self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
+        q, r = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q2": ["d1"]})
+        rejected(self, *cli("--qrels", q, "--run", r, "--missing-run", "skip", "--unlabeled", "skip"),
+                 "error: %s: no query left to evaluate" % r)
+
+    def test_reports_of_several_runs_with_groups_and_a_baseline(self):
+        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
+        runs = [self.write(name, run) for name, run in three_runs().items()]
+        args = ["--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base, "-m", "RR",
+                "--groups", self.write("g.json", GROUPS)]
+        _, table, _ = cli(*args, "--format", "table")
+        self.assertEqual(table.count("groups of "), 3)
+        self.assertIn("(few): fewer than 5 queries", table)
+        _, text, _ = cli(*args, "--format", "csv")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        c = "RR %s" % runs[2]
+        self.assertEqual([(row["query"], row[c], row[c + " delta"]) for row in rows[:5]],
+                         [("q0", "0.0", "-1.0"), ("q1", "0.0", "-0.5"), ("q2", "0.0", "-0.3333333333333333"),
+                          ("q3", "0.0", "-1.0"), ("q4", "0.5", "0.0")])
+
+    def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
+        result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
+                                  unlabeled="skip", max_mean_drop=0.1)
+        text = rre.format_markdown(result)
+        self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
+        notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
+        self.assertEqual(notes, ["- skipped 1 query: 1 unlabeled ('q3')", "- the baseline skipped 1 query: 1 "
+                                 "unlabeled ('q3')", "- warning: no query retrieved any labeled document (ranked "
+                                 "IDs such as 'x'): do the run and the labels use the same IDs?"])
+
+    def test_usage_messages_show_what_cannot_be_printed(self):
+        status, out, err = cli(self.write("f.json", {"qrels": ONE, "runs": ONE}), "--format", "j\x01")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("invalid choice: 'j\\x01' (choose from", err)
+
+    def test_the_plot_of_one_cutoff_and_its_change_strip(self):
+        import xml.etree.ElementTree as ET
+        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli(fixture_path, "-m", "R@1", "--baseline", self.write("b.json", BASE_GROUP_RUN),
+                             "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
+        (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
+        x, y = map(float, curve.get("points").split(",")[:2])
+        self.assertEqual(x, rre._LEFT + width / 2)  # one cutoff: one point, in the middle
+        self.assertEqual(y, 56 + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9) on a 0..1 axis
+        titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold" and "over" not in e.text[:9]]
+        self.assertEqual(titles[0].get("y"), "46")
+        # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
+        self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
+        middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
+        (bar,) = root.iter(ns + "rect")
+        self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
+
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
-        self.assertFalse(rre._same_file("-", str(self.write("a.txt", ""))))
+        dash, saved = self.write("-", ""), os.getcwd()
+        os.chdir(self.tmp)
+        try:  # a file named '-' is not standard input
+            self.assertFalse(rre._same_file(str(dash), "-"))
+        finally:
+            os.chdir(saved)
+
+
+def wait_until_blocked_reading(proc, deadline):
+    """Return once the process sleeps in a read of a pipe.  A signal that comes between
+    Python's check for signals and the read() call is only seen when the read returns:
+    the tool would wait for input forever.  Without /proc, a pause stands in."""
+    wchan = Path("/proc/%d/wchan" % proc.pid)
+    if not wchan.exists():
+        time.sleep(0.5)
+        return
+    while "pipe_read" not in wchan.read_text() and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 class InterruptTest(TempDirTestCase):
@@ -2625,6 +2703,7 @@ class InterruptTest(TempDirTestCase):
                     except OSError:
                         self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
                         time.sleep(0.01)
+                wait_until_blocked_reading(proc, deadline)  # else the signal can come before the read
                 proc.send_signal(sig)
                 try:
                     out, err = proc.communicate(timeout=20)
