@@ -1378,8 +1378,8 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
     Per measure: means, delta, sign-flip p (and Holm's across measures), a
     bootstrap interval of the mean delta, the queries that improved and
     regressed (largest change first) and, for R/RR/Success, the queries
-    "lost": a hit before, nothing relevant found now.  With ci, also "ci95":
-    the candidate's mean_intervals, from the same resamples.
+    "lost": a hit before, nothing relevant found now.  Also "ci95": with ci, the
+    candidate's mean_intervals from the same resamples (else empty).
     """
     qids = list(candidate["per_query"])
     if set(qids) != set(baseline["per_query"]):
@@ -1404,17 +1404,14 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
                                  "--max-query-drop", max_query_drop)
                          for q, d in row["regressed"].items() if -d > max_query_drop + 1e-12]
     holm_over(comparison.values())
-    out = {"comparison": comparison, "breaches": breaches}
-    if ci:
-        out["ci95"] = dict(zip(means, intervals[len(specs):]))
-    return out
+    return {"comparison": comparison, "breaches": breaches, "ci95": dict(zip(means, intervals[len(specs):]))}
 
 
 def _comparison_row(baseline, candidate, spec, diffs, p, interval):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
     change first, equal ones in query order) and, for R/RR/Success, those lost."""
     before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
-    moved = [(d, q) for q, d in zip(candidate["per_query"], diffs) if d]
+    moved = list(zip(diffs, candidate["per_query"]))
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
@@ -2440,7 +2437,7 @@ def compare_with_baseline(plan, qrels, judged, result, baseline):
                     curves=curves(base_judged, specs) if plan.curves else None)
     out = compare(kept["result"], result, specs, plan.seed, plan.permutations,
                   plan.max_mean_drop, plan.max_query_drop, base_place, ci=plan.ci)
-    out["mean_ci95"] = out.pop("ci95", None)  # evaluate_loaded puts it last, as without a baseline
+    out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
                baseline_per_query=kept["result"]["per_query"])
     if opts.duplicates == "first":

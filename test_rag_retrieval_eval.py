@@ -25,6 +25,8 @@ import tempfile
 import time
 import types
 import unittest
+import zlib
+from functools import partial
 from pathlib import Path
 
 import rag_retrieval_eval as rre
@@ -853,6 +855,7 @@ class TrecRunReaderCases:
             "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
             "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
             "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not a finite number",
+            "q2 Q0 d\u0085 1 1 t\n": "run.txt:5: control character '\\x85': not text",
         }
         for tail, message in cases.items():
             with self.subTest(tail), self.assertRaises(rre.EvalError) as ctx:
@@ -874,6 +877,17 @@ class TrecRunReaderCases:
                 data = random_damage(rng, data)
             with self.subTest(i=i):
                 self.assertEqual(outcome(lambda: self.read(data)), outcome(lambda: self.reference(data)))
+
+    def test_a_broken_gzip_run_is_refused(self):
+        packer = zlib.compressobj(wbits=31)  # gzip, cut after whole lines: no end-of-stream marker
+        packed = packer.compress("".join("q%d Q0 d%d 1 1.5 t\n" % (i // 9, i) for i in range(3000)).encode())
+        packed += packer.flush(zlib.Z_FULL_FLUSH)
+        with self.assertRaisesRegex(rre.EvalError, "^run.gz: cannot read: Compressed file ended before"):
+            self.read(packed, name="run.gz")
+        path = self.write("cut.gz", packed)
+        for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
+            with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
+                self.assertRaises(rre._Decline, rre._fast_pass, stream, QRELS_FOR_RANDOM, rre.Options(), chunk)
 
     def test_chunk_separator_agrees(self):
         data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
@@ -910,10 +924,10 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                 ranked = rre._fast_pass(stream, qrels, opts, random.Random(len(data)).choice([1, 7, 64, 1 << 16]))
             except rre._Decline:
                 ranked = None
-            if ranked:
+            if ranked:  # what it serves, the whole fast twin gives too (and does not refuse)
                 self.served += 1
                 stream.seek(0)
-                self.assertEqual(rre.fast_judged_trec_run(stream, name, qrels, opts), ranked)
+                self.assertEqual(outcome(lambda: rre.fast_judged_trec_run(stream, name, qrels, opts)), ("ok", ranked))
                 return ranked
             stream.seek(0)
             return rre.fast_judged_trec_run(stream, name, qrels, opts)
@@ -999,6 +1013,7 @@ class JsonReaderCases:
             "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'), "runs.q18: query 'q18': key 'd1' appears twice"),
             "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'), "invalid JSON: Expecting ',' delimiter"),
             "trailing text": (text + " x", "invalid JSON: Extra data"),
+            "one trailing character": (text + "x", "invalid JSON: Extra data"),
             "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'), "document ID 'd\\t18' holds a control character"),
             "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['), "query ID 'q\\ud800' holds a lone surrogate"),
             "no labels": ('{"qrels": {}, "runs": {}}', "f.json: qrels: no labels"),
@@ -1035,8 +1050,8 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
             fast = rre._fast_json_rankings(text, "f.json", qrels, opts)
         except (rre._Decline, ValueError, RecursionError):
             fast = None
-        if fast is not None:
-            self.assertEqual(fast, rre.reference_json_rankings(text, "f.json", qrels, opts))
+        if fast is not None:  # what it serves, the reference gives too (and does not refuse)
+            self.assertEqual(("ok", fast), outcome(lambda: rre.reference_json_rankings(text, "f.json", qrels, opts)))
             self.served += 1
         return rre.fast_json_rankings(text, "f.json", qrels, opts)[:2]
 
@@ -1647,7 +1662,7 @@ class ReportFormatsTest(TempDirTestCase):
         self.assertLess(out.index("gate breach"), out.index("| measure | baseline"))  # breaches first
         rows = table_rows(out)
         self.assertGreater(len(rows), 10)
-        tables, width = [], None
+        width = None
         for line in out.splitlines():  # every row of a table has its header's column count
             if line.startswith("|"):
                 width = width or len(table_rows(line)[0])
@@ -2077,6 +2092,14 @@ class StatisticsAtScaleTest(unittest.TestCase):
             draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
             self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
             self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
+
+    def test_blocks_of_equal_values_count_every_draw(self):
+        rng = random.Random(11)
+        blocks = [[5] * 8] * 3 + [[1, 2, 3, 4, 5, 6, 7, 8]]
+        draws = [bytes(rng.getrandbits(8) for _ in range(64)) for _ in blocks]
+        for reach in range(0, 160, 2):  # every threshold: one draw counted wrong shows at one of them
+            with self.subTest(reach=reach):
+                self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
 
     def test_the_bootstrap_draws_as_todays_method_did(self):
         column = [0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0, 1.0, 0.2, 0.7, 0.05, 0.9]
@@ -2660,6 +2683,64 @@ class PinnedRulesTest(TempDirTestCase):
         middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
         (bar,) = [e for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
         self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
+
+    def test_measure_and_comparison_edges(self):
+        half = rre.score_run({"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}, {"q1": ["d1"], "q2": ["x", "d3"]},
+                             "nDCG(gains={1:0.5})")
+        self.assertEqual(half["per_query"]["q1"], {"nDCG(gains={1:0.5})": 1.0})  # an ideal sum below 1
+        self.assertEqual(rre.score_run({"q1": {"d1": 1}}, {"q1": ["d1"]}, "nDCG(gains={1:0})")["measures"],
+                         {"nDCG(gains={1:0})": 0.0})  # no gain to reach: 0, as trec_eval
+        result = rre.compare_runs({"q%d" % i: ["d"] for i in range(4)}, {"q%d" % i: ["x", "d"] for i in range(4)},
+                                  {"q0": ["d"], "q1": ["x", "d"], "q2": ["x", "y", "d"], "q3": ["d"]}, "RR",
+                                  groups={"five": ["q0", "q1", "q2", "q3"]})
+        self.assertEqual(result["comparison"]["RR"]["improved"], {"q0": 0.5, "q3": 0.5})
+        self.assertEqual(result["comparison"]["RR"]["regressed"], {"q2": 1 / 3 - 1 / 2})
+        self.assertTrue(result["groups"]["five"]["small"])
+        five = rre.score_run({"q%d" % i: ["d"] for i in range(5)}, {"q%d" % i: ["d"] for i in range(5)}, "RR",
+                             groups={"g": ["q%d" % i for i in range(5)]})
+        self.assertFalse(five["groups"]["g"]["small"])  # SMALL_GROUP queries are enough
+        for limit, accepted in ((0, True), (float("inf"), False), (-0.0, True)):
+            with self.subTest(limit=limit):
+                call = partial(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, max_mean_drop=limit)
+                if accepted:
+                    self.assertEqual(call()["breaches"], [])
+                else:
+                    self.assertRaisesRegex(rre.EvalError, "max_mean_drop must be a number >= 0", call)
+
+    def test_labels_and_lines_refused(self):
+        with self.assertRaisesRegex(rre.EvalError, "^qrels: query 'q1': label '#1' is blank once cut at '#'"):
+            rre.score_run({"q1": ["#1"]}, {"q1": ["d1"]}, chunk_separator="#")
+        self.assertEqual(rre.run_labels(["a\n", "a\\n"]), {"a\n": "a\\n", "a\\n": "a\\n (2)"})
+
+    def test_report_details(self):
+        result = rre.score_run({"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]},
+                               {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
+        self.assertIn("| RR | 0.6111 | 0.6111 | 0.7778 |", rre.format_markdown(result))
+        dedup = rre.score_run({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, "RR", duplicates="first")
+        self.assertIn(("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
+                      rre.notes(dedup))
+        compared = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
+        self.assertIn("| --- | --- | ---: | ---: | ---: |", rre.format_markdown(compared).split("Worst regressed")[1])
+        path = self.tmp / "summary.md"
+        path.write_bytes(b"ab\n")
+        self.assertTrue(rre._append(str(path), "text"))
+        self.assertEqual(path.read_bytes(), b"ab\ntext\n\n")
+
+    def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
+        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
+        runs = [self.write(name, run) for name, run in list(three_runs().items())[:2]]
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli("--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base,
+                             "-m", "R@2,P@3", "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        titles = [float(e.get("y")) for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]
+        steps = [b - a for a, b in zip(titles, titles[1:])]
+        self.assertEqual(steps, [rre._PANEL + 70] * 2 + [rre._STRIP + 60] * 3)  # 2 panels, then 2 x 2 strips
+        captions = [float(e.get("y")) for e in root.iter(ns + "text") if e.text == "queries, sorted by change"]
+        self.assertEqual(captions, [y + 10 + rre._STRIP + 18 for y in titles[2:]])
+        right = rre._SVG_WIDTH - rre._RIGHT
+        legend = [e for e in root.iter(ns + "text") if e.get("x") == str(right + 36)]
+        self.assertEqual(len(legend), 2 * 3)  # baseline and two runs, in each panel
 
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
