@@ -1163,6 +1163,54 @@ class StatisticsTest(unittest.TestCase):
         self.assertEqual(rre.bootstrap_intervals([[0.2] * 9]), [[0.2, 0.2]])
 
 
+class StatisticsGoldenTest(unittest.TestCase):
+    """Golden p-values and intervals for fixed seeds, Holm below 1, gates at equality."""
+    QRELS = {"q%d" % i: ["d%d" % i] for i in range(20)}
+    BASE = {"q%d" % i: ["f%d" % j for j in range(i % 4)] + ["d%d" % i] for i in range(20)}
+    CAND = {"q%d" % i: ["f%d" % j for j in range(i * 7 % 5)] + ["d%d" % i] for i in range(20)}
+
+    def test_golden_p_values_and_intervals(self):
+        qrels, base = self.QRELS, {q: ["x"] + ranking[-1:] for q, ranking in self.BASE.items()}
+        cand = {"q%d" % i: ["d%d" % i] if i % 3 else ["x", "y", "d%d" % i] for i in range(20)}
+        result = rre.compare_runs(qrels, base, cand, ["RR", "R@1"], seed=7, ci=True)
+        rr, r1 = result["comparison"]["RR"], result["comparison"]["R@1"]
+        self.assertEqual(r1["p_value"], 2 / 2 ** 13)  # 13 queries 0 -> 1, enumerated: both all-same signs
+        self.assertEqual(rr["p_value"], 34 / 10001)  # 20 changed: sampled, (hits + 1) / (draws + 1)
+        self.assertEqual(rre.compare_runs(qrels, base, cand, "RR", seed=7, permutations=500)["comparison"]["RR"]
+                         ["p_value"], 3 / 501)
+        self.assertEqual((rr["ci95"], r1["ci95"]), ([0.13333333333333333, 0.4], [0.45, 0.85]))
+        for seed, delta_ci, mean_ci in ((0, [-0.23333333333333334, 0.1075], [0.3441666666666666, 0.5891666666666666]),
+                                        (7, [-0.25166666666666665, 0.11083333333333334],
+                                         [0.3358333333333333, 0.5900000000000001])):
+            with self.subTest(seed=seed):
+                result = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "RR", seed=seed, ci=True)
+                self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)  # 12 changed: exact
+                self.assertEqual((result["comparison"]["RR"]["ci95"], result["ci95"]["RR"]), (delta_ci, mean_ci))
+                self.assertEqual(rre.score_run(self.QRELS, self.CAND, "RR", seed=seed, ci=True)["ci95"]["RR"], mean_ci)
+
+    def test_holm_below_one(self):
+        self.assertEqual(rre.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+        self.assertEqual(rre.holm([0.2, 0.5]), [0.4, 0.5])
+        self.assertEqual(rre.holm([0.6, 0.6]), [1.0, 1.0])
+
+    def test_gates_pass_at_equality_and_fail_past_it(self):
+        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["x", "d1"], "q2": ["d2"]}
+        groups = {"g": ["q1"]}
+        for gate, drop in (("max_mean_drop", 0.25), ("max_query_drop", 0.5), ("max_group_drop", 0.5)):
+            for limit, breached in ((drop, False), (drop - 1e-9, True)):
+                with self.subTest(gate=gate, limit=limit):
+                    result = rre.compare_runs(qrels, base, cand, "RR", groups=groups, **{gate: limit})
+                    self.assertEqual(bool(result["breaches"]), breached)
+
+    def test_an_unchanged_zero_is_not_lost_and_groups_have_intervals_only_with_ci(self):
+        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["x"]}, {"q1": ["x"], "q2": ["y"]}
+        result = rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1", "q2"]})
+        self.assertEqual(result["comparison"]["R@1"]["lost"], ["q1"])
+        self.assertNotIn("ci95", result["groups"]["g"])
+        self.assertNotIn("ci95", result)
+        self.assertIn("ci95", rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1"]}, ci=True)["groups"]["g"])
+
+
 def fixture(runs, qrels=None):
     return {"qrels": qrels or {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": ["d3"], "q3": ["d4"]},
             "runs": runs}
@@ -1286,6 +1334,30 @@ class ComparisonTest(TempDirTestCase):
             self.assertAlmostEqual(value * 501, round(value * 501), places=9)
             self.assertAlmostEqual(value, exact, delta=0.04)  # 4 standard errors of 500 draws
 
+    def test_measure_and_comparison_edges(self):
+        half = rre.score_run({"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}, {"q1": ["d1"], "q2": ["x", "d3"]},
+                             "nDCG(gains={1:0.5})")
+        self.assertEqual(half["per_query"]["q1"], {"nDCG(gains={1:0.5})": 1.0})  # an ideal sum below 1
+        self.assertEqual(rre.score_run({"q1": {"d1": 1}}, {"q1": ["d1"]}, "nDCG(gains={1:0})")["measures"],
+                         {"nDCG(gains={1:0})": 0.0})  # no gain to reach: 0, as trec_eval
+        result = rre.compare_runs({"q%d" % i: ["d"] for i in range(4)}, {"q%d" % i: ["x", "d"] for i in range(4)},
+                                  {"q0": ["d"], "q1": ["x", "d"], "q2": ["x", "y", "d"], "q3": ["d"]}, "RR",
+                                  groups={"five": ["q0", "q1", "q2", "q3"]})
+        self.assertEqual(result["comparison"]["RR"]["improved"], {"q0": 0.5, "q3": 0.5})
+        self.assertEqual(result["comparison"]["RR"]["regressed"], {"q2": 1 / 3 - 1 / 2})
+        self.assertTrue(result["groups"]["five"]["small"])
+        five = rre.score_run({"q%d" % i: ["d"] for i in range(5)}, {"q%d" % i: ["d"] for i in range(5)}, "RR",
+                             groups={"g": ["q%d" % i for i in range(5)]})
+        self.assertFalse(five["groups"]["g"]["small"])  # SMALL_GROUP queries are enough
+        for limit, accepted in ((0, True), (float("inf"), False), (-0.0, True)):
+            with self.subTest(limit=limit):
+                call = partial(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, max_mean_drop=limit)
+                if accepted:
+                    self.assertEqual(call()["breaches"], [])
+                else:
+                    self.assertRaisesRegex(rre.EvalError, "max_mean_drop must be a number >= 0", call)
+
+
 class RagRealitiesTest(TempDirTestCase):
     """Chunk folding, ID mismatch hints, tie bounds and bootstrap intervals, through the CLI."""
 
@@ -1395,6 +1467,22 @@ class RagRealitiesTest(TempDirTestCase):
             again = self.run_cli(data(copies), "-m", "RR,NumRet", "--ci", "--seed", "3")[1]
             self.assertEqual(again["ci95"], result["ci95"])
         self.assertLess(widths[1], widths[0] / 2)
+
+    def test_judging_details(self):
+        ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
+        self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
+        with self.assertRaisesRegex(rre.EvalError, "not a finite number"):  # the ideal sum alone overflows
+            rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
+        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
+        self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
+        q, r = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q2": ["d1"]})
+        rejected(self, *cli("--qrels", q, "--run", r, "--missing-run", "skip", "--unlabeled", "skip"),
+                 "error: %s: no query left to evaluate" % r)
+
+    def test_labels_and_lines_refused(self):
+        with self.assertRaisesRegex(rre.EvalError, "^qrels: query 'q1': label '#1' is blank once cut at '#'"):
+            rre.score_run({"q1": ["#1"]}, {"q1": ["d1"]}, chunk_separator="#")
+        self.assertEqual(rre.run_labels(["a\n", "a\\n"]), {"a\n": "a\\n", "a\\n": "a\\n (2)"})
 
 
 ONE = {"q1": ["d1"]}
@@ -1506,6 +1594,35 @@ class EdgeTest(TempDirTestCase):
 
     def test_file_names_stay_on_one_line(self):
         rejected(self, *cli(self.tmp / "no\nsuch.json"), "no\\nsuch.json: cannot read")
+
+    def test_number_limits(self):
+        self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
+        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
+                              ("abc", "cutoff must be a positive integer, not 'abc'"),
+                              ("0", "cutoff must be a positive integer, not '0'")):
+            with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
+                rre.parse_cutoff(text)
+        top = 2 ** 63 - 1
+        self.assertEqual(rre.score_run({"q1": {"d1": top}}, {"q1": ["d1"]}, "RR")["measures"], {"RR": 1.0})
+        for grade in (2 ** 63, -2 ** 63 - 1):
+            with self.subTest(grade=grade), self.assertRaisesRegex(rre.EvalError, "out of range"):
+                rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
+        path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
+        self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
+
+    def test_usage_messages_show_what_cannot_be_printed(self):
+        status, out, err = cli(self.write("f.json", {"qrels": ONE, "runs": ONE}), "--format", "j\x01")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("invalid choice: 'j\\x01' (choose from", err)
+
+    def test_standard_input_is_the_same_file_as_itself_only(self):
+        self.assertTrue(rre._same_file("-", "-"))
+        dash, saved = self.write("-", ""), os.getcwd()
+        os.chdir(self.tmp)
+        try:  # a file named '-' is not standard input
+            self.assertFalse(rre._same_file(str(dash), "-"))
+        finally:
+            os.chdir(saved)
 
 
 class ProcessTest(TempDirTestCase):
@@ -1636,6 +1753,15 @@ class MoreInputsTest(TempDirTestCase):
             with self.subTest(name):
                 rejected(self, *cli(self.write("log.jsonl", "\n".join(lines) + "\n")), *fragments)
 
+    def test_fields_must_be_an_object_and_labels_must_be_somewhere(self):
+        path = self.write("log.jsonl", json_lines(labels=None))
+        for fields in (["relevant"], "relevant=x"):
+            with self.subTest(fields=fields), self.assertRaisesRegex(rre.EvalError, "fields must be {role: field name}"):
+                rre.read_qrels(str(path), fields=fields)
+        with self.assertRaisesRegex(rre.EvalError, "no labels: no record has relevant or reference_context_ids or "
+                                                   "expected_ids"):
+            rre.read_qrels(str(path))
+
 
 def table_rows(markdown):
     """The cells of each Markdown table row: even a naive split at every pipe must hold."""
@@ -1709,6 +1835,40 @@ class ReportFormatsTest(TempDirTestCase):
         summary = self.write("s.md", "")
         rejected(self, *cli(self.write("bad.json", b"{"), "--summary", summary), "invalid JSON")
         self.assertEqual(summary.read_text(), "")  # nothing appended on an error
+
+    def test_markdown_lists_the_ten_worst_drops_largest_first_and_counts_breaches(self):
+        qrels = {"q%02d" % i: ["d"] for i in range(14)}
+        base = {q: ["d"] for q in qrels}
+        cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
+        result = rre.compare_runs(qrels, base, cand, "RR", max_mean_drop=0.1)
+        text = rre.format_markdown(result)
+        self.assertIn("**1 gate breach**", text)
+        worst = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| RR | q")]
+        self.assertEqual(worst, ["q%02d" % i for i in range(13, 3, -1)])
+
+    def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
+        result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
+                                  unlabeled="skip", max_mean_drop=0.1)
+        text = rre.format_markdown(result)
+        self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
+        notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
+        self.assertEqual(notes, ["- skipped 1 query: 1 unlabeled ('q3')", "- the baseline skipped 1 query: 1 "
+                                 "unlabeled ('q3')", "- warning: no query retrieved any labeled document (ranked "
+                                 "IDs such as 'x'): do the run and the labels use the same IDs?"])
+
+    def test_report_details(self):
+        result = rre.score_run({"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]},
+                               {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
+        self.assertIn("| RR | 0.6111 | 0.6111 | 0.7778 |", rre.format_markdown(result))
+        dedup = rre.score_run({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, "RR", duplicates="first")
+        self.assertIn(("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
+                      rre.notes(dedup))
+        compared = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
+        self.assertIn("| --- | --- | ---: | ---: | ---: |", rre.format_markdown(compared).split("Worst regressed")[1])
+        path = self.tmp / "summary.md"
+        path.write_bytes(b"ab\n")
+        self.assertTrue(rre._append(str(path), "text"))
+        self.assertEqual(path.read_bytes(), b"ab\ntext\n\n")
 
 
 class LibraryApiTest(unittest.TestCase):
@@ -1977,6 +2137,21 @@ class SeveralRunsTest(TempDirTestCase):
                 self.assertEqual(fast, reference)
         self.assertIn("bad.json: q1[1]", both_paths(*self.args[:2], "--run", self.paths[0], "--run", bad)[0][2])
 
+    def test_reports_of_several_runs_with_groups_and_a_baseline(self):
+        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
+        runs = [self.write(name, run) for name, run in three_runs().items()]
+        args = ["--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base, "-m", "RR",
+                "--groups", self.write("g.json", GROUPS)]
+        _, table, _ = cli(*args, "--format", "table")
+        self.assertEqual(table.count("groups of "), 3)
+        self.assertIn("(few): fewer than 5 queries", table)
+        _, text, _ = cli(*args, "--format", "csv")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        c = "RR %s" % runs[2]
+        self.assertEqual([(row["query"], row[c], row[c + " delta"]) for row in rows[:5]],
+                         [("q0", "0.0", "-1.0"), ("q1", "0.0", "-0.5"), ("q2", "0.0", "-0.3333333333333333"),
+                          ("q3", "0.0", "-1.0"), ("q4", "0.5", "0.0")])
+
 
 class PlotTest(TempDirTestCase):
     def test_the_svg_parses_and_names_every_measure_and_run(self):
@@ -2017,6 +2192,70 @@ class PlotTest(TempDirTestCase):
         rejected(self, *cli(fixture_path, "-m", "R@2", "--plot", self.tmp), "it names a directory")
         rejected(self, *cli(self.write("bad.json", "{"), "-m", "R@2", "--plot", self.tmp / "p.svg"), "invalid JSON")
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["bad.json", "f.json"])
+
+    def test_legends_keep_the_end_of_long_labels(self):
+        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 23
+        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-25:], 2: short})
+        self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
+                         {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
+
+    def test_the_plot_keeps_curves_in_their_area_and_legends_beside_it(self):
+        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli(fixture_path, "-m", "R@4", "--baseline", self.write("b.json", BASE_GROUP_RUN),
+                             "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        right = rre._SVG_WIDTH - rre._RIGHT
+        for line in root.iter(ns + "polyline"):
+            xs = [float(point.split(",")[0]) for point in line.get("points").split()]
+            self.assertEqual((xs[0], xs[-1]), (rre._LEFT, right))
+        legend = [e for e in root.iter() if e.get("stroke-width") == "3"]
+        self.assertEqual(len(legend), 2)
+        for mark in legend:
+            self.assertEqual((float(mark.get("x1")), float(mark.get("x2"))), (right + 12, right + 30))
+            self.assertEqual(mark.get("y1"), mark.get("y2"))
+        self.assertEqual([float(m.get("y1")) for m in legend][1] - float(legend[0].get("y1")), 18)
+        self.assertGreater(float(legend[0].get("y1")), 56)
+        for element in root.iter():
+            for name in ("x", "x1", "x2", "width"):
+                if element.get(name) not in (None, "100%"):
+                    self.assertLessEqual(float(element.get(name)), rre._SVG_WIDTH, (element.tag, element.attrib))
+
+    def test_the_plot_of_one_cutoff_and_its_change_strip(self):
+        import xml.etree.ElementTree as ET
+        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli(fixture_path, "-m", "R@1", "--baseline", self.write("b.json", BASE_GROUP_RUN),
+                             "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
+        (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
+        x, y = map(float, curve.get("points").split(",")[:2])
+        self.assertEqual(x, rre._LEFT + width / 2)  # one cutoff: one point, in the middle
+        self.assertEqual(y, 56 + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9) on a 0..1 axis
+        titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]  # the picture's own first
+        self.assertEqual((titles[0].get("y"), titles[0].text), ("46", "R@k, mean over queries"))
+        # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
+        self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
+        middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
+        (bar,) = [e for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
+        self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
+
+    def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
+        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
+        runs = [self.write(name, run) for name, run in list(three_runs().items())[:2]]
+        plot = self.tmp / "p.svg"
+        self.assertEqual(cli("--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base,
+                             "-m", "R@2,P@3", "--plot", plot)[0], 0)
+        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        titles = [float(e.get("y")) for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]
+        steps = [b - a for a, b in zip(titles, titles[1:])]
+        self.assertEqual(steps, [rre._PANEL + 70] * 2 + [rre._STRIP + 60] * 3)  # 2 panels, then 2 x 2 strips
+        captions = [float(e.get("y")) for e in root.iter(ns + "text") if e.text == "queries, sorted by change"]
+        self.assertEqual(captions, [y + 10 + rre._STRIP + 18 for y in titles[2:]])
+        right = rre._SVG_WIDTH - rre._RIGHT
+        legend = [e for e in root.iter(ns + "text") if e.get("x") == str(right + 36)]
+        self.assertEqual(len(legend), 2 * 3)  # baseline and two runs, in each panel
 
 
 GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
@@ -2503,253 +2742,9 @@ class TieBoundsTest(unittest.TestCase):
                                ties=True)
         self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
 
-
-# --- Rules pinned one by one: each test kills a change that no other test saw ---
-
-class PinnedStatisticsTest(unittest.TestCase):
-    """Golden p-values and intervals for fixed seeds, Holm below 1, gates at equality."""
-    QRELS = {"q%d" % i: ["d%d" % i] for i in range(20)}
-    BASE = {"q%d" % i: ["f%d" % j for j in range(i % 4)] + ["d%d" % i] for i in range(20)}
-    CAND = {"q%d" % i: ["f%d" % j for j in range(i * 7 % 5)] + ["d%d" % i] for i in range(20)}
-
-    def test_golden_p_values_and_intervals(self):
-        qrels, base = self.QRELS, {q: ["x"] + ranking[-1:] for q, ranking in self.BASE.items()}
-        cand = {"q%d" % i: ["d%d" % i] if i % 3 else ["x", "y", "d%d" % i] for i in range(20)}
-        result = rre.compare_runs(qrels, base, cand, ["RR", "R@1"], seed=7, ci=True)
-        rr, r1 = result["comparison"]["RR"], result["comparison"]["R@1"]
-        self.assertEqual(r1["p_value"], 2 / 2 ** 13)  # 13 queries 0 -> 1, enumerated: both all-same signs
-        self.assertEqual(rr["p_value"], 34 / 10001)  # 20 changed: sampled, (hits + 1) / (draws + 1)
-        self.assertEqual(rre.compare_runs(qrels, base, cand, "RR", seed=7, permutations=500)["comparison"]["RR"]
-                         ["p_value"], 3 / 501)
-        self.assertEqual((rr["ci95"], r1["ci95"]), ([0.13333333333333333, 0.4], [0.45, 0.85]))
-        for seed, delta_ci, mean_ci in ((0, [-0.23333333333333334, 0.1075], [0.3441666666666666, 0.5891666666666666]),
-                                        (7, [-0.25166666666666665, 0.11083333333333334],
-                                         [0.3358333333333333, 0.5900000000000001])):
-            with self.subTest(seed=seed):
-                result = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "RR", seed=seed, ci=True)
-                self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)  # 12 changed: exact
-                self.assertEqual((result["comparison"]["RR"]["ci95"], result["ci95"]["RR"]), (delta_ci, mean_ci))
-                self.assertEqual(rre.score_run(self.QRELS, self.CAND, "RR", seed=seed, ci=True)["ci95"]["RR"], mean_ci)
-
-    def test_holm_below_one(self):
-        self.assertEqual(rre.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
-        self.assertEqual(rre.holm([0.2, 0.5]), [0.4, 0.5])
-        self.assertEqual(rre.holm([0.6, 0.6]), [1.0, 1.0])
-
-    def test_gates_pass_at_equality_and_fail_past_it(self):
-        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["x", "d1"], "q2": ["d2"]}
-        groups = {"g": ["q1"]}
-        for gate, drop in (("max_mean_drop", 0.25), ("max_query_drop", 0.5), ("max_group_drop", 0.5)):
-            for limit, breached in ((drop, False), (drop - 1e-9, True)):
-                with self.subTest(gate=gate, limit=limit):
-                    result = rre.compare_runs(qrels, base, cand, "RR", groups=groups, **{gate: limit})
-                    self.assertEqual(bool(result["breaches"]), breached)
-
-    def test_an_unchanged_zero_is_not_lost_and_groups_have_intervals_only_with_ci(self):
-        qrels, base, cand = {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["x"]}, {"q1": ["x"], "q2": ["y"]}
-        result = rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1", "q2"]})
-        self.assertEqual(result["comparison"]["R@1"]["lost"], ["q1"])
-        self.assertNotIn("ci95", result["groups"]["g"])
-        self.assertNotIn("ci95", result)
-        self.assertIn("ci95", rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1"]}, ci=True)["groups"]["g"])
-
-
-class PinnedRulesTest(TempDirTestCase):
-    """Messages, limits and report details that one changed token would alter."""
-
-    def test_number_limits(self):
-        self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
-        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
-                              ("abc", "cutoff must be a positive integer, not 'abc'"),
-                              ("0", "cutoff must be a positive integer, not '0'")):
-            with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
-                rre.parse_cutoff(text)
-        top = 2 ** 63 - 1
-        self.assertEqual(rre.score_run({"q1": {"d1": top}}, {"q1": ["d1"]}, "RR")["measures"], {"RR": 1.0})
-        for grade in (2 ** 63, -2 ** 63 - 1):
-            with self.subTest(grade=grade), self.assertRaisesRegex(rre.EvalError, "out of range"):
-                rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
-        path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
-        self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
-
-    def test_fields_must_be_an_object_and_labels_must_be_somewhere(self):
-        path = self.write("log.jsonl", json_lines(labels=None))
-        for fields in (["relevant"], "relevant=x"):
-            with self.subTest(fields=fields), self.assertRaisesRegex(rre.EvalError, "fields must be {role: field name}"):
-                rre.read_qrels(str(path), fields=fields)
-        with self.assertRaisesRegex(rre.EvalError, "no labels: no record has relevant or reference_context_ids or "
-                                                   "expected_ids"):
-            rre.read_qrels(str(path))
-
     def test_tie_bounds_say_not_bounded_only_when_something_is(self):
         result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
         self.assertEqual(result["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
-
-    def test_markdown_lists_the_ten_worst_drops_largest_first_and_counts_breaches(self):
-        qrels = {"q%02d" % i: ["d"] for i in range(14)}
-        base = {q: ["d"] for q in qrels}
-        cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
-        result = rre.compare_runs(qrels, base, cand, "RR", max_mean_drop=0.1)
-        text = rre.format_markdown(result)
-        self.assertIn("**1 gate breach**", text)
-        worst = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| RR | q")]
-        self.assertEqual(worst, ["q%02d" % i for i in range(13, 3, -1)])
-
-    def test_legends_keep_the_end_of_long_labels(self):
-        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 23
-        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-25:], 2: short})
-        self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
-                         {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
-
-    def test_the_plot_keeps_curves_in_their_area_and_legends_beside_it(self):
-        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
-        plot = self.tmp / "p.svg"
-        self.assertEqual(cli(fixture_path, "-m", "R@4", "--baseline", self.write("b.json", BASE_GROUP_RUN),
-                             "--plot", plot)[0], 0)
-        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
-        right = rre._SVG_WIDTH - rre._RIGHT
-        for line in root.iter(ns + "polyline"):
-            xs = [float(point.split(",")[0]) for point in line.get("points").split()]
-            self.assertEqual((xs[0], xs[-1]), (rre._LEFT, right))
-        legend = [e for e in root.iter() if e.get("stroke-width") == "3"]
-        self.assertEqual(len(legend), 2)
-        for mark in legend:
-            self.assertEqual((float(mark.get("x1")), float(mark.get("x2"))), (right + 12, right + 30))
-            self.assertEqual(mark.get("y1"), mark.get("y2"))
-        self.assertEqual([float(m.get("y1")) for m in legend][1] - float(legend[0].get("y1")), 18)
-        self.assertGreater(float(legend[0].get("y1")), 56)
-        for element in root.iter():
-            for name in ("x", "x1", "x2", "width"):
-                if element.get(name) not in (None, "100%"):
-                    self.assertLessEqual(float(element.get(name)), rre._SVG_WIDTH, (element.tag, element.attrib))
-
-    def test_judging_details(self):
-        ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
-        self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
-        with self.assertRaisesRegex(rre.EvalError, "not a finite number"):  # the ideal sum alone overflows
-            rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
-        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
-        self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
-        q, r = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q2": ["d1"]})
-        rejected(self, *cli("--qrels", q, "--run", r, "--missing-run", "skip", "--unlabeled", "skip"),
-                 "error: %s: no query left to evaluate" % r)
-
-    def test_reports_of_several_runs_with_groups_and_a_baseline(self):
-        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
-        runs = [self.write(name, run) for name, run in three_runs().items()]
-        args = ["--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base, "-m", "RR",
-                "--groups", self.write("g.json", GROUPS)]
-        _, table, _ = cli(*args, "--format", "table")
-        self.assertEqual(table.count("groups of "), 3)
-        self.assertIn("(few): fewer than 5 queries", table)
-        _, text, _ = cli(*args, "--format", "csv")
-        rows = list(csv.DictReader(io.StringIO(text)))
-        c = "RR %s" % runs[2]
-        self.assertEqual([(row["query"], row[c], row[c + " delta"]) for row in rows[:5]],
-                         [("q0", "0.0", "-1.0"), ("q1", "0.0", "-0.5"), ("q2", "0.0", "-0.3333333333333333"),
-                          ("q3", "0.0", "-1.0"), ("q4", "0.5", "0.0")])
-
-    def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
-        result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
-                                  unlabeled="skip", max_mean_drop=0.1)
-        text = rre.format_markdown(result)
-        self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
-        notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
-        self.assertEqual(notes, ["- skipped 1 query: 1 unlabeled ('q3')", "- the baseline skipped 1 query: 1 "
-                                 "unlabeled ('q3')", "- warning: no query retrieved any labeled document (ranked "
-                                 "IDs such as 'x'): do the run and the labels use the same IDs?"])
-
-    def test_usage_messages_show_what_cannot_be_printed(self):
-        status, out, err = cli(self.write("f.json", {"qrels": ONE, "runs": ONE}), "--format", "j\x01")
-        self.assertEqual((status, out), (2, ""))
-        self.assertIn("invalid choice: 'j\\x01' (choose from", err)
-
-    def test_the_plot_of_one_cutoff_and_its_change_strip(self):
-        import xml.etree.ElementTree as ET
-        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
-        plot = self.tmp / "p.svg"
-        self.assertEqual(cli(fixture_path, "-m", "R@1", "--baseline", self.write("b.json", BASE_GROUP_RUN),
-                             "--plot", plot)[0], 0)
-        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
-        width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
-        (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
-        x, y = map(float, curve.get("points").split(",")[:2])
-        self.assertEqual(x, rre._LEFT + width / 2)  # one cutoff: one point, in the middle
-        self.assertEqual(y, 56 + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9) on a 0..1 axis
-        titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]  # the picture's own first
-        self.assertEqual((titles[0].get("y"), titles[0].text), ("46", "R@k, mean over queries"))
-        # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
-        self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
-        middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
-        (bar,) = [e for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
-        self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
-
-    def test_measure_and_comparison_edges(self):
-        half = rre.score_run({"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}, {"q1": ["d1"], "q2": ["x", "d3"]},
-                             "nDCG(gains={1:0.5})")
-        self.assertEqual(half["per_query"]["q1"], {"nDCG(gains={1:0.5})": 1.0})  # an ideal sum below 1
-        self.assertEqual(rre.score_run({"q1": {"d1": 1}}, {"q1": ["d1"]}, "nDCG(gains={1:0})")["measures"],
-                         {"nDCG(gains={1:0})": 0.0})  # no gain to reach: 0, as trec_eval
-        result = rre.compare_runs({"q%d" % i: ["d"] for i in range(4)}, {"q%d" % i: ["x", "d"] for i in range(4)},
-                                  {"q0": ["d"], "q1": ["x", "d"], "q2": ["x", "y", "d"], "q3": ["d"]}, "RR",
-                                  groups={"five": ["q0", "q1", "q2", "q3"]})
-        self.assertEqual(result["comparison"]["RR"]["improved"], {"q0": 0.5, "q3": 0.5})
-        self.assertEqual(result["comparison"]["RR"]["regressed"], {"q2": 1 / 3 - 1 / 2})
-        self.assertTrue(result["groups"]["five"]["small"])
-        five = rre.score_run({"q%d" % i: ["d"] for i in range(5)}, {"q%d" % i: ["d"] for i in range(5)}, "RR",
-                             groups={"g": ["q%d" % i for i in range(5)]})
-        self.assertFalse(five["groups"]["g"]["small"])  # SMALL_GROUP queries are enough
-        for limit, accepted in ((0, True), (float("inf"), False), (-0.0, True)):
-            with self.subTest(limit=limit):
-                call = partial(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, max_mean_drop=limit)
-                if accepted:
-                    self.assertEqual(call()["breaches"], [])
-                else:
-                    self.assertRaisesRegex(rre.EvalError, "max_mean_drop must be a number >= 0", call)
-
-    def test_labels_and_lines_refused(self):
-        with self.assertRaisesRegex(rre.EvalError, "^qrels: query 'q1': label '#1' is blank once cut at '#'"):
-            rre.score_run({"q1": ["#1"]}, {"q1": ["d1"]}, chunk_separator="#")
-        self.assertEqual(rre.run_labels(["a\n", "a\\n"]), {"a\n": "a\\n", "a\\n": "a\\n (2)"})
-
-    def test_report_details(self):
-        result = rre.score_run({"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]},
-                               {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
-        self.assertIn("| RR | 0.6111 | 0.6111 | 0.7778 |", rre.format_markdown(result))
-        dedup = rre.score_run({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, "RR", duplicates="first")
-        self.assertIn(("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
-                      rre.notes(dedup))
-        compared = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
-        self.assertIn("| --- | --- | ---: | ---: | ---: |", rre.format_markdown(compared).split("Worst regressed")[1])
-        path = self.tmp / "summary.md"
-        path.write_bytes(b"ab\n")
-        self.assertTrue(rre._append(str(path), "text"))
-        self.assertEqual(path.read_bytes(), b"ab\ntext\n\n")
-
-    def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
-        qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
-        runs = [self.write(name, run) for name, run in list(three_runs().items())[:2]]
-        plot = self.tmp / "p.svg"
-        self.assertEqual(cli("--qrels", qrels, *[a for p in runs for a in ("--run", p)], "--baseline", base,
-                             "-m", "R@2,P@3", "--plot", plot)[0], 0)
-        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
-        titles = [float(e.get("y")) for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]
-        steps = [b - a for a, b in zip(titles, titles[1:])]
-        self.assertEqual(steps, [rre._PANEL + 70] * 2 + [rre._STRIP + 60] * 3)  # 2 panels, then 2 x 2 strips
-        captions = [float(e.get("y")) for e in root.iter(ns + "text") if e.text == "queries, sorted by change"]
-        self.assertEqual(captions, [y + 10 + rre._STRIP + 18 for y in titles[2:]])
-        right = rre._SVG_WIDTH - rre._RIGHT
-        legend = [e for e in root.iter(ns + "text") if e.get("x") == str(right + 36)]
-        self.assertEqual(len(legend), 2 * 3)  # baseline and two runs, in each panel
-
-    def test_standard_input_is_the_same_file_as_itself_only(self):
-        self.assertTrue(rre._same_file("-", "-"))
-        dash, saved = self.write("-", ""), os.getcwd()
-        os.chdir(self.tmp)
-        try:  # a file named '-' is not standard input
-            self.assertFalse(rre._same_file(str(dash), "-"))
-        finally:
-            os.chdir(saved)
 
 
 def wait_until_blocked_reading(proc, deadline):
