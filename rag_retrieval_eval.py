@@ -281,10 +281,11 @@ def check_cutoff(value):
 def parse_cutoff(text, minimum=1, what="cutoff"):
     """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
     digits = text.strip()
-    if digits.isascii() and digits.isdigit() and len(digits) <= 18 and int(digits) >= minimum:
-        return int(digits)
+    number = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
+    if number is not None and number >= minimum:
+        return number
     rule = "a positive integer" if minimum == 1 else "an integer >= %d" % minimum
-    if digits.isascii() and digits.isdigit() and len(digits) > 18:
+    if number is None and digits.isascii() and digits.isdigit():
         rule += " below 10**18"
     raise EvalError("%s must be %s, not %s" % (what, rule, show(text)))
 
@@ -1668,7 +1669,7 @@ def _decode_lines(whole, rest, number, source):
         fail("%s:%d" % (source, number + whole.count(b"\n", 0, exc.start)),
              "not UTF-8: byte 0x%02x" % whole[exc.start])
     bad = None
-    if len(whole.translate(None, _CONTROL_BYTES)) < len(whole) or not text.isascii():
+    if whole.translate(None, _CONTROL_BYTES) != whole or not text.isascii():
         bad = _CONTROLS.search(text)
     if bad is not None:
         fail("%s:%d" % (source, number + text.count("\n", 0, bad.start())),
@@ -2721,8 +2722,9 @@ def _change_cell(c):
     return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if c["p_holm"] < 0.05 else "")
 
 
-def _group_footnotes(result):
-    blocks = result["groups"].values()
+def _group_footnotes(*results):
+    """What the marks of the group rows of these results mean."""
+    blocks = [block for r in results for block in r["groups"].values()]
     lines = []
     if any(block["small"] for block in blocks):
         lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding (still gated)"
@@ -2869,13 +2871,13 @@ def format_runs(results, fmt, per_query=False, labels=None):
         lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
         for name, r in groups:
             lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
-        return "\n".join(lines + (_group_footnotes(groups[0][1]) if groups else []))
+        return "\n".join(lines + (_group_footnotes(*(r for _, r in groups)) if groups else []))
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(breaches)
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
     for name, r in groups:
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
     if groups:
-        lines += [""] + ["- " + _md(line) for line in _group_footnotes(groups[0][1])]
+        lines += [""] + ["- " + _md(line) for line in _group_footnotes(*(r for _, r in groups))]
     return "\n".join(lines).rstrip("\n")
 
 

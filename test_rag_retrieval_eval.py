@@ -941,6 +941,8 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
         for i in range(20):
             self.read(random_trec_run(rng))
             self.assertEqual(self.served, i + 1)
+        self.read(b"q1 Q0 d1 1 2\nq1 Q0 d2 2 1\nq2 Q0 d3 1 1\n")  # five columns, no tag
+        self.assertEqual(self.served, 21)
 
     def test_declines_what_the_reference_must_word(self):
         for data in (b"q1 Q0 d1 1 1\nq2 Q0 d1 1 1\nq1 Q0 d2 1 1\n",  # q1 comes back
@@ -1060,6 +1062,9 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
         self.served = 0
 
     def test_the_walker_serves_the_usual_layouts(self):
+        self.read(json.dumps(json_fixture()["runs"]), rre.qrels_from_json(json_fixture()["qrels"], "f", "qrels"))
+        self.assertEqual(self.served, 1)  # a file of rankings alone, its labels read before
+        self.served = 0
         self.read(json.dumps(json_fixture()))
         self.read(json.dumps(json_fixture(), indent=2))
         self.read(json.dumps(json_fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)])))
@@ -1187,6 +1192,11 @@ class StatisticsGoldenTest(unittest.TestCase):
                 self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)  # 12 changed: exact
                 self.assertEqual((result["comparison"]["RR"]["ci95"], result["ci95"]["RR"]), (delta_ci, mean_ci))
                 self.assertEqual(rre.score_run(self.QRELS, self.CAND, "RR", seed=seed, ci=True)["ci95"]["RR"], mean_ci)
+
+    def test_one_sampled_draw_counts(self):
+        balanced = [1.0, -1.0] * 9  # every draw reaches |sum| = 0: p = (1 + 1) / (1 + 1)
+        self.assertEqual(rre.sign_flip_p(balanced, 1, random.Random(0)), 1.0)
+        self.assertEqual(rre.sign_flip_p(balanced, rre.FLIP_ROUND + 1, random.Random(0)), 1.0)
 
     def test_holm_below_one(self):
         self.assertEqual(rre.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
@@ -1597,6 +1607,8 @@ class EdgeTest(TempDirTestCase):
 
     def test_number_limits(self):
         self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
+        self.assertEqual(rre.read_qrels(str(self.write("low.txt", "q1 0 d1 %d\nq1 0 d2 1\n" % -2 ** 63))),
+                         {"q1": {"d1": -2 ** 63, "d2": 1}})
         for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
                               ("abc", "cutoff must be a positive integer, not 'abc'"),
                               ("0", "cutoff must be a positive integer, not '0'")):
@@ -1609,6 +1621,12 @@ class EdgeTest(TempDirTestCase):
                 rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
         path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
         self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
+
+    def test_two_runs_have_no_trec_output(self):
+        q, a, b = self.write("q.json", ONE), self.write("a.json", ONE), self.write("b.json", ONE)
+        rejected(self, *cli("--qrels", q, "--run", a, "--run", b, "--format", "trec"), "--format trec holds one run")
+        self.assertEqual(rre.read_run(str(self.write("r.txt", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\n"))),
+                         {"q1": {"d1": 2.5, "d2": 1.0}})
 
     def test_usage_messages_show_what_cannot_be_printed(self):
         status, out, err = cli(self.write("f.json", {"qrels": ONE, "runs": ONE}), "--format", "j\x01")
@@ -1845,6 +1863,20 @@ class ReportFormatsTest(TempDirTestCase):
         self.assertIn("**1 gate breach**", text)
         worst = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| RR | q")]
         self.assertEqual(worst, ["q%02d" % i for i in range(13, 3, -1)])
+
+    def test_report_parts_appear_only_when_they_have_something_to_say(self):
+        same = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, "RR")
+        self.assertNotIn("worst regressed", rre.format_table(same))
+        alone = rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "RR", groups=GROUPS)
+        self.assertNotIn("change from the baseline", rre.format_table(alone))
+        self.assertIn("change from the baseline", rre.format_table(rre.compare_runs(
+            GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", groups=GROUPS)))
+        big = {"all": list(GROUP_QRELS)}
+        runs = {"a": CAND_GROUP_RUN, "b": {q: r for q, r in CAND_GROUP_RUN.items() if q in ("q1", "q2")}}
+        several = rre.score_runs(GROUP_QRELS, runs, "RR", groups=big, missing_run="skip")["runs"]
+        self.assertEqual([r["groups"]["all"]["small"] for r in several.values()], [False, True])
+        for fmt in ("table", "markdown"):  # the second run's (few) is explained too
+            self.assertIn("(few): fewer than 5 queries", rre.format_runs(several, fmt))
 
     def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
         result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
@@ -2256,6 +2288,13 @@ class PlotTest(TempDirTestCase):
         right = rre._SVG_WIDTH - rre._RIGHT
         legend = [e for e in root.iter(ns + "text") if e.get("x") == str(right + 36)]
         self.assertEqual(len(legend), 2 * 3)  # baseline and two runs, in each panel
+        marks = [e for e in root.iter(ns + "line") if e.get("stroke-width") == "3"]
+        self.assertEqual([float(e.get("y")) for e in legend], [float(m.get("y1")) + 4 for m in marks])
+        axis = [e for e in root.iter(ns + "text") if e.get("text-anchor") == "end"]
+        self.assertEqual({e.get("x") for e in axis}, {str(rre._LEFT - 6)})  # the values beside the y axes
+        bars = [float(e.get("x")) for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
+        self.assertGreater(len(set(bars)), 2)
+        self.assertTrue(all(rre._LEFT <= x < right for x in bars), bars)
 
 
 GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
@@ -2290,7 +2329,8 @@ class GroupRejectionTest(TempDirTestCase):
                 rejected(self, *cli("--qrels", "qrels.json", "--run", "run.json", *args), *fragments)
         partial_run = self.write("partial.json", {q: r for q, r in CAND_GROUP_RUN.items() if q not in GROUPS["names"]})
         rejected(self, *cli("--qrels", "qrels.json", "--run", partial_run, "--groups", self.write("g.json", GROUPS),
-                            "--missing-run", "skip"), "group 'names': none of its 2 queries is left to evaluate")
+                            "--missing-run", "skip"), "error: %s: group 'names': none of its 2 queries is left to evaluate"
+                 % partial_run)
         both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
         rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
 
