@@ -1478,6 +1478,14 @@ class RagRealitiesTest(TempDirTestCase):
             self.assertEqual(again["ci95"], result["ci95"])
         self.assertLess(widths[1], widths[0] / 2)
 
+    def test_the_mismatch_hint_leaves_a_run_missing_fewer_than_one_query_in_ten(self):
+        for queries, warned in ((10, True), (11, False)):
+            qrels = {"q%d" % i: ["d%d" % i] for i in range(queries)}
+            run = dict({"q%d" % i: ["d%d" % i] for i in range(1, queries)}, q0=["d0#%d" % c for c in range(5)])
+            with self.subTest(queries=queries):
+                self.assertEqual(bool(rre.score_run(qrels, run, "RR")["warnings"]), warned)
+        self.assertNotIn("deduplicated", rre.score_run(qrels, run, "RR"))
+
     def test_judging_details(self):
         ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
         self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
@@ -1485,6 +1493,9 @@ class RagRealitiesTest(TempDirTestCase):
             rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
         lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
         self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
+        self.assertFalse(rre.is_json(io.BytesIO(b" " * 65536 + b"\xef\xbb\xbf{}"), "f"))
+        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\r\ny\r\n"), "f"))  # CRLF across two blocks
+        self.assertEqual([(n, line[:1]) for n, line in lines], [(1, "x"), (2, "y")])
         q, r = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q2": ["d1"]})
         rejected(self, *cli("--qrels", q, "--run", r, "--missing-run", "skip", "--unlabeled", "skip"),
                  "error: %s: no query left to evaluate" % r)
@@ -1629,9 +1640,11 @@ class EdgeTest(TempDirTestCase):
                          {"q1": {"d1": 2.5, "d2": 1.0}})
 
     def test_usage_messages_show_what_cannot_be_printed(self):
-        status, out, err = cli(self.write("f.json", {"qrels": ONE, "runs": ONE}), "--format", "j\x01")
+        path = self.write("f.json", {"qrels": ONE, "runs": ONE})
+        status, out, err = cli(path, "--format", "j\x01")
         self.assertEqual((status, out), (2, ""))
-        self.assertIn("invalid choice: 'j\\x01' (choose from", err)
+        self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
+        self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
 
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
@@ -2546,6 +2559,11 @@ class SideOutputsTest(TempDirTestCase):
         self.assertEqual(Path("p.svg").read_text(encoding="utf-8"), "<svg/>\n")
         self.assertEqual(sorted(p for p in os.listdir(".") if p.endswith(".tmp")), [])
         self.assertEqual(len(err.splitlines()), 2, err)
+        status, out, err = cli_process("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3", "--plot", "p.svg",
+                                       cwd=str(self.tmp), preexec_fn=limit)
+        self.assertEqual((status, err.count("cannot write the plot")), (3, 1), err)  # the plot alone: 3 too
+        self.assertEqual(json.loads(out)["measures"]["R@3"], json.loads(cli_process(
+            "--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3", cwd=str(self.tmp))[1])["measures"]["R@3"])
 
 
 def digits_run():
