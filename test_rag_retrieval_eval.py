@@ -1645,6 +1645,9 @@ class EdgeTest(TempDirTestCase):
         self.assertEqual((status, out), (2, ""))
         self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
         self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
+        self.assertEqual(cli(path, "--baseline", path, "--permutations", "1", "-m", "R@1")[0], 0)
+        status, out, err = cli(path, "b\x01")
+        self.assertEqual(err, "rag_retrieval_eval: error: unrecognized arguments: b\\x01 (see --help)\n")
 
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
@@ -2241,6 +2244,7 @@ class PlotTest(TempDirTestCase):
     def test_legends_keep_the_end_of_long_labels(self):
         long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 23
         self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-25:], 2: short})
+        self.assertEqual(rre._legend({1: "y" * 26}), {1: "y" * 26})  # the limit itself fits
         self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
                          {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
 
@@ -2286,6 +2290,14 @@ class PlotTest(TempDirTestCase):
         (bar,) = [e for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
         self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
 
+    def test_a_strip_of_many_queries_shows_the_mean_of_neighbours(self):
+        import xml.etree.ElementTree as ET
+        per_query = {"q%04d" % i: {"R@1": 0.0} for i in range(1000)}  # 1000 queries in 600 bars of 1 or 2
+        result = {"per_query": per_query, "baseline_per_query": {q: {"R@1": float(q < "q0500")} for q in per_query}}
+        svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "R@1", result, 100))
+        heights = [float(e.get("height")) for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
+        self.assertEqual((len(heights), set(heights)), (300, {rre._STRIP / 2}))  # 500 drops of 1 in 300 bars
+
     def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
         qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
         runs = [self.write(name, run) for name, run in list(three_runs().items())[:2]]
@@ -2305,6 +2317,7 @@ class PlotTest(TempDirTestCase):
         self.assertEqual([float(e.get("y")) for e in legend], [float(m.get("y1")) + 4 for m in marks])
         axis = [e for e in root.iter(ns + "text") if e.get("text-anchor") == "end"]
         self.assertEqual({e.get("x") for e in axis}, {str(rre._LEFT - 6)})  # the values beside the y axes
+        self.assertEqual([e.text for e in axis[:5]], ["0.00", "0.25", "0.50", "0.75", "1.00"])
         bars = [float(e.get("x")) for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
         self.assertGreater(len(set(bars)), 2)
         self.assertTrue(all(rre._LEFT <= x < right for x in bars), bars)
