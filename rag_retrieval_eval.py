@@ -59,7 +59,6 @@ from itertools import chain, compress, groupby
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
 from operator import getitem, itemgetter, truediv
-from xml.sax.saxutils import escape
 
 PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
@@ -3806,7 +3805,8 @@ def _legend(labels, limit=26):
 
 def _xml(text):
     """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
-    return escape(str(text), {'"': "&quot;"}).replace("\ufffe", "?").replace("\uffff", "?")
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return text.replace("\ufffe", "?").replace("\uffff", "?")
 
 
 def _curve_panel(label, series, top):
