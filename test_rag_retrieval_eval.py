@@ -2305,6 +2305,17 @@ class PlotTest(TempDirTestCase):
         heights = [float(e.get("height")) for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
         self.assertEqual((len(heights), set(heights)), (300, {rre._STRIP / 2}))  # 500 drops of 1 in 300 bars
 
+    def test_a_negative_mean_widens_the_axis(self):
+        data = {"qrels": {"q1": {"d1": 1, "d2": 2}, "q2": {"d3": 2}}, "runs": {"q1": ["d1", "x"], "q2": ["x", "d3"]}}
+        plot, name = self.tmp / "p.svg", "nDCG(gains={1:-1,2:1})@%d"
+        self.assertEqual(cli(self.write("f.json", data), "-m", name % 2, "--plot", plot)[0], 0)
+        means = [rre.score_run(data["qrels"], data["runs"], name % k)["measures"][name % k] for k in (1, 2)]
+        self.assertLess(means[0], means[1])
+        self.assertLess(means[1], 0)  # the axis runs from means[0] to 1
+        points = next(parsed_svg(plot).iter("{http://www.w3.org/2000/svg}polyline")).get("points").split()
+        expected = [56 + rre._PANEL - rre._PANEL * (v - means[0]) / (1 - means[0]) for v in means]
+        self.assertEqual([float(p.split(",")[1]) for p in points], [round(y, 1) for y in expected])
+
     def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
         qrels, base = self.write("qrels.json", GROUP_QRELS), self.write("base.json", BASE_GROUP_RUN)
         runs = [self.write(name, run) for name, run in list(three_runs().items())[:2]]
