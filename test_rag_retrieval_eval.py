@@ -2255,12 +2255,16 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
                          {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
 
-    def test_the_plot_keeps_curves_in_their_area_and_legends_beside_it(self):
+    def compared_plot(self, measure):
+        """The parsed SVG of the group fixture against its baseline, with one measure."""
         fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
         plot = self.tmp / "p.svg"
-        self.assertEqual(cli(fixture_path, "-m", "R@4", "--baseline", self.write("b.json", BASE_GROUP_RUN),
+        self.assertEqual(cli(fixture_path, "-m", measure, "--baseline", self.write("b.json", BASE_GROUP_RUN),
                              "--plot", plot)[0], 0)
-        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        return parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+
+    def test_the_plot_keeps_curves_in_their_area_and_legends_beside_it(self):
+        root, ns = self.compared_plot("R@4")
         right = rre._SVG_WIDTH - rre._RIGHT
         for line in root.iter(ns + "polyline"):
             xs = [float(point.split(",")[0]) for point in line.get("points").split()]
@@ -2279,11 +2283,7 @@ class PlotTest(TempDirTestCase):
 
     def test_the_plot_of_one_cutoff_and_its_change_strip(self):
         import xml.etree.ElementTree as ET
-        fixture_path = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN})
-        plot = self.tmp / "p.svg"
-        self.assertEqual(cli(fixture_path, "-m", "R@1", "--baseline", self.write("b.json", BASE_GROUP_RUN),
-                             "--plot", plot)[0], 0)
-        root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
+        root, ns = self.compared_plot("R@1")
         width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
         (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
         x, y = map(float, curve.get("points").split(",")[:2])
