@@ -2334,7 +2334,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
               max_group_drop=None, curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
-    options whose values are checked already (fields: {role: [key]} or None)."""
+    options whose values are checked already (fields: {role: field name} or None)."""
     specs = parse_measures(measures or [])
     if k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
@@ -2500,7 +2500,8 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
     """
     options = dict(locals())  # the keywords above, as given
     qrels, runs, baseline = options.pop("qrels"), options.pop("runs"), options.pop("baseline")
-    check_object(runs, "runs", "run names to runs")
+    for name in check_object(runs, "runs", "run names to runs"):
+        check_id(name, "runs", what="run name")
     if not runs:
         raise EvalError("runs: no run to score")
     return {"runs": _library_call(qrels, {name: runs[name] for name in runs}, baseline, options, "runs.")}

@@ -2154,7 +2154,8 @@ class SeveralRunsTest(TempDirTestCase):
         self.assertEqual((status, result), (1, json.loads(out)))
         self.assertEqual(rre.score_runs(GROUP_QRELS, runs, "RR"), json.loads(cli(*self.args, "-m", "RR")[1]))
         for bad, message in (([], "runs: expected an object"), ({}, "runs: no run to score"),
-                             ({"a": {"q1": 5}}, "runs.a.q1: query 'q1'")):
+                             ({"a": {"q1": 5}}, "runs.a.q1: query 'q1'"), ({5: {}}, "runs: run name must be a string"),
+                             ({"": {}}, "runs: run name '' is blank")):
             with self.subTest(bad=bad), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
                 rre.score_runs(GROUP_QRELS, bad, "RR")
 
