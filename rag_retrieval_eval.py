@@ -2504,7 +2504,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
         check_id(name, "runs", what="run name")
     if not runs:
         raise EvalError("runs: no run to score")
-    return {"runs": _library_call(qrels, {name: runs[name] for name in runs}, baseline, options, "runs.")}
+    return {"runs": _library_call(qrels, runs, baseline, options, "runs.")}
 
 
 def _library_call(qrels, runs, baseline, options, root=""):
