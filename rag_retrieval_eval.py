@@ -74,7 +74,7 @@ FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
-LOSABLE = ("R", "RR", "Success")  # measures where 0 means "nothing relevant found"
+LOSABLE = ("R", "RR", "Success", "EvidenceRecall")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
@@ -90,10 +90,12 @@ TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.
 # --fields ROLE=KEY names them when a log uses others.
 JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "relevant": ("relevant", "reference_context_ids", "expected_ids"),
-                "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids")}
+                "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
+                "evidence": ("evidence", "retrieval_gt")}  # retrieval_gt: AutoRAG's AND-of-OR lists
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
-ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking"}  # what each role gives
-LATER_ROLES = ("evidence", "tokens", "answerable")  # roles of the interface that this version does not read
+ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
+         "evidence": "evidence sets"}  # what each role gives
+LATER_ROLES = ("tokens", "answerable")  # roles of the interface that this version does not read
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
@@ -112,6 +114,7 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
             "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
+            "evidence": None,
             **DEFAULT_POLICIES}
 PLAN_OPTIONS = ("k", "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant",
                 "chunk_separator", "duplicates", "ties", "ci", "seed", "permutations", "max_mean_drop",
@@ -340,7 +343,7 @@ def fields_table(named):
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel", defaults=(None, (), 0))
+                              "num_nonrel evidence", defaults=(None, (), 0, None))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -353,6 +356,8 @@ bounds        with --ties: (best, worst) Judged over the orders of tied document
               pair for each table of Options.gain_orders (ordered by gain)
 unjudged_ranks  sorted ranks of retrieved documents with a negative grade (pooled, unjudged)
 num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance level
+evidence      with evidence sets: per set, the rank of each slot's first document (math.inf when
+              none is ranked); None when the query has none, or nothing was ranked
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the
@@ -362,9 +367,10 @@ Ranking = namedtuple("Ranking", "judged folded sample deduplicated", defaults=(0
 
 # How rankings are read; one record instead of a parameter per option.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
-# gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain.
-Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders",
-                     defaults=(1, None, None, False, False, None, "error", ()))
+# gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
+# evidence: {qid: evidence sets} (folded) when known before the rankings are read, else None.
+Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence",
+                     defaults=(1, None, None, False, False, None, "error", (), None))
 
 
 def least_relevant(level):
@@ -372,8 +378,9 @@ def least_relevant(level):
     return max(level, 0)
 
 
-def judge(ranks, num_ret, labels, level=1, bounds=None):
-    """Build a Judged record from {doc: rank} of the labeled retrieved documents.
+def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None):
+    """Build a Judged record from {doc: rank} of the labeled retrieved documents (evidence:
+    the slot ranks of the query's evidence sets, or None).
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
     [2, 3]
@@ -385,7 +392,7 @@ def judge(ranks, num_ret, labels, level=1, bounds=None):
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
                   sorted([g for g in grades if g > 0], reverse=True), bounds,
-                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]))
+                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence)
 
 
 def at_level(q, level):
@@ -404,8 +411,9 @@ def at_level(q, level):
     return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel, bounds=bounds)
 
 
-def judge_ranking(docids, scores, labels, opts, docset=None):
-    """The Ranking record of one ranking: IDs in list order, or with their scores."""
+def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
+    """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
+    query's evidence sets (folded), or None."""
     folded, bounds, removed = 0, None, 0
     if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
@@ -429,9 +437,26 @@ def judge_ranking(docids, scores, labels, opts, docset=None):
         num_ret, bounds = len(ranks), tuple(bounds) or None
     if bounds:  # under --judged-only an order keeps as many documents as it has judged within --depth
         bounds = tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level) for b in bounds)
+    evidence = sets and evidence_ranks(sets, ranks, docids, scores, labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds), folded, sample, removed)
+    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds, evidence), folded, sample, removed)
+
+
+def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
+    """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
+    the ranking the other measures see: ``ranks`` of the labeled documents serve when every
+    evidence ID is labeled, or under --judged-only (which removes the unlabeled ones).
+
+    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, ["d4", "d2", "d5", "d3"], None, {}, Options())
+    ((2, 4), (inf,))
+    """
+    ids = {d for s in sets for slot in s for d in slot}
+    if not (opts.judged_only or ids <= labels.keys()):
+        wanted = dict.fromkeys(ids, 1)
+        ranks = (rank_listed(docids, wanted, opts.depth) if scores is None else
+                 rank_scored(docids, scores, wanted, opts.depth, docset))[0]
+    return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
 def best_occurrences(docids, scores):
@@ -854,6 +879,53 @@ def interpolated_precision(q, level):
     return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
 
 
+# Evidence sets (multi-hop questions): a query is answered by any one of its sets, and a
+# set only once each of its slots holds one of the slot's documents.  q.evidence holds, per
+# set, the rank of each slot's first document; the section 16 example: sets {{d1, d2}, {d3}}
+# and {{d9}}, ranking d4 d2 d5 d3 d9.
+_EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
+
+
+def _cut(k):
+    """A cutoff for slot ranks: k, or past every rank (math.inf is not) when there is none."""
+    return sys.maxsize if k is None else k
+
+
+@measure("EvidenceRecall", "required", ("", ""), params=())
+def evidence_recall(q, k):
+    """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
+
+    >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
+    (0.5, 1.0)
+    """
+    cut = _cut(k)
+    return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
+
+
+@measure("EvidenceSuccess", "required", ("", ""), params=())
+def evidence_success(q, k):
+    """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
+
+    >>> evidence_success(_EVIDENCE_EXAMPLE, 3), evidence_success(_EVIDENCE_EXAMPLE, 4)
+    (0.0, 1.0)
+    """
+    return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
+
+
+@measure("EvidenceRR", "optional", ("", ""), params=())
+def evidence_rr(q, k):
+    """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
+
+    >>> evidence_rr(_EVIDENCE_EXAMPLE, None), evidence_rr(_EVIDENCE_EXAMPLE, 3)
+    (0.25, 0.0)
+    """
+    complete = min(map(max, q.evidence)) if q.evidence else math.inf
+    return 1.0 / complete if complete <= _cut(k) else 0.0
+
+
+EVIDENCE_MEASURES = ("EvidenceRecall", "EvidenceSuccess", "EvidenceRR")
+
+
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
 # (or recall level) or None, its own relevance level or None, its gains or None.
 Spec = namedtuple("Spec", "name base k rel gains", defaults=(None, None))
@@ -1147,6 +1219,8 @@ def not_bounded(specs, opts):
     for s in specs:
         if s.base == "infAP":
             loose[s.name] = "a document moved above a relevant one can raise it"
+        elif s.base in EVIDENCE_MEASURES:
+            loose[s.name] = "the orders by grade are not the best and worst orders of evidence"
         elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
             loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
     return loose
@@ -1869,16 +1943,21 @@ def rankings_from_json(obj, source, root, duplicates="error"):
             for qid, value in obj.items()}
 
 
-def split_fixture(obj, source):
-    """The "qrels", "runs" and "groups" (or None) members of a fixture object."""
+def split_fixture(obj, source, evidence_given=False):
+    """(its "qrels" or None, its "runs", {"groups": ..., "evidence": ...} as far as it has
+    them) of a fixture object; evidence sets (its own, or given: evidence_given) stand in
+    for missing "qrels"."""
     if not isinstance(obj, dict):
         fail(source, 'expected a JSON object with "qrels" and "runs", not %s' % type(obj).__name__)
     check_object(obj, source, '"qrels" and "runs"')
-    missing = [key for key in FIXTURE_KEYS if key not in obj]
+    if "evidence" in obj and evidence_given:
+        fail(source, 'the fixture has "evidence" and --evidence is given too: give the evidence sets once')
+    missing = [key for key in FIXTURE_KEYS if key not in obj and not (
+        key == "qrels" and ("evidence" in obj or evidence_given))]
     if missing:
         fail(source, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
              % " and ".join('"%s"' % m for m in missing))
-    return obj["qrels"], obj["runs"], obj.get("groups")
+    return obj.get("qrels"), obj["runs"], {key: obj[key] for key in ("groups", "evidence") if key in obj}
 
 
 def is_fixture(obj):
@@ -1945,18 +2024,18 @@ def json_records_in(obj, source, fields=None):
             fail(source, "no records: the array is empty")
         return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
     if isinstance(obj, dict) and any(isinstance(obj.get(k), str) for k in fields["query"]) and any(
-            k in obj for k in fields["relevant"] + fields["retrieved"]):
+            k in obj for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
         return [(source, obj, "")]
     return None
 
 
 def json_records(objects, fields=None, line_of=None, first_keys=None):
-    """(place, qid, labels field, ranking field) of each record, as read.
+    """(place, qid, labels field, ranking field, evidence field) of each record, as read.
 
     A field is (its name, its value), or None when the record has none.  A
     record that is not an object, has no query ID, names a role twice, has
-    neither labels nor a ranking, or repeats another record's query ID is
-    refused.  objects: (place, value, where) of each record; line_of: {qid:
+    neither labels, a ranking nor evidence sets, or repeats another record's
+    query ID is refused.  objects: (place, value, where) of each record; line_of: {qid:
     where} of the records read; first_keys, a list, gets the first record's keys.
     """
     fields = fields or JSONL_FIELDS
@@ -1974,11 +2053,12 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         if qid in line_of:
             fail(where, "query %s has a record %s already" % (show(qid), line_of[qid]))
         line_of[qid] = mark
-        labels, ranking = _field(record, "relevant", where, fields), _field(record, "retrieved", where, fields)
-        if labels is None and ranking is None:
+        labels, ranking, evidence = (_field(record, role, where, fields) for role in ("relevant", "retrieved",
+                                                                                      "evidence"))
+        if labels is None and ranking is None and evidence is None:
             fail(where, "the record has neither labels (%s) nor a ranking (%s)%s" % (
                 " or ".join(fields["relevant"]), " or ".join(fields["retrieved"]), fields_hint(record)), qid)
-        yield where, qid, labels, ranking
+        yield where, qid, labels, ranking, evidence
 
 
 def _field(record, role, where, fields):
@@ -1997,33 +2077,46 @@ def fields_hint(keys, role=None, whose="the record's"):
 
 
 def records_labels(records, source, fields=None):
-    """{qid: {doc: grade}} of the records (place, record, where) that hold labels."""
-    qrels, keys = {}, []
-    for where, qid, labels, _ in json_records(records, fields, first_keys=keys):
+    """({qid: {doc: grade}}, {qid: evidence sets} or None) of the records (place, record,
+    where) that hold labels or evidence sets (which stand in for missing labels)."""
+    qrels, evidence, keys = {}, {}, []
+    for where, qid, labels, _, sets in json_records(records, fields, first_keys=keys):
+        if sets is not None:
+            evidence[qid] = evidence_entry(sets[1], loc(where, sets[0]), qid)
         if labels is not None:
             name, value = labels
             qrels[qid] = _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))
+        elif sets is not None:
+            qrels[qid] = evidence_labels(evidence[qid])
     if not qrels:
         fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
-    return qrels
+    return qrels, evidence or None
 
 
 def records_rankings(records, source, qrels, opts, line_of=None):
-    """(the records' own labels or None, {qid: Ranking or None}) of records (place, record,
-    where) read as a fixture (qrels None: judged by each record's own labels) or a run.
-    Each record is judged as it is read, so that memory follows queries, not lines."""
-    theirs, ranked, keys = {}, {}, []
-    for where, qid, labels, ranking in json_records(records, opts.fields, line_of, keys):
+    """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
+    sets} or {}) of records (place, record, where) read as a fixture (qrels None: judged by
+    each record's own labels, or its evidence sets standing in) or a run (whose evidence sets
+    are not read).  Each record is judged as it is read, so that memory follows queries."""
+    theirs, ranked, keys, evidence = {}, {}, [], {}
+    for where, qid, labels, ranking, sets in json_records(records, opts.fields, line_of, keys):
+        if sets is not None and qrels is None:
+            if opts.evidence is not None:
+                fail(where, "the record has evidence sets and --evidence is given too: give them once", qid)
+            evidence.update(fold_evidence({qid: evidence_entry(sets[1], loc(where, sets[0]), qid)},
+                                          opts.separator, where))
         if labels is not None:
             name, value = labels
             own = {qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))}
             theirs.update(fold_labels(own, opts.separator, where))
+        elif sets is not None and qrels is None:
+            theirs[qid] = evidence_labels(evidence[qid])
         if ranking is not None:
             name, value = ranking
             docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
             ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels,
-                                    opts, loc(where, name)))
+                                    opts._replace(evidence=evidence) if evidence else opts, loc(where, name)))
     fields = opts.fields or JSONL_FIELDS
     if qrels is None and not theirs:
         fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
@@ -2031,7 +2124,7 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     if not ranked and keys:
         fail(source, "no rankings: no record has %s%s" % (" or ".join(fields["retrieved"]),
                                                          fields_hint(keys, "retrieved", "the first record's")))
-    return theirs or None, ranked
+    return theirs or None, ranked, {"evidence": evidence} if evidence else {}
 
 
 def json_lines_rankings(lines, source, qrels, opts, line_of=None):
@@ -2076,30 +2169,38 @@ def judge_run(rankings, qrels, opts, source, root=None):
                 fail(source if root is None else loc(source, _join(root, qid)),
                      "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
         labels = qrels.get(qid)
-        ranked[qid] = None if labels is None else judge_ranking(docids, scores, labels, opts)
+        ranked[qid] = None if labels is None else judge_ranking(docids, scores, labels, opts, None,
+                                                                opts.evidence and opts.evidence.get(qid))
     return ranked
 
 
 def reference_json_rankings(text, source, qrels, opts):
-    """(the file's own labels or None, {qid: Ranking or None}, its "groups" member or None,
-    unread) of a JSON run, fixture (or part of one) or array of records.
+    """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
+    "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or
+    part of one) or array of records.
 
-    qrels None: the text must be a fixture or records, judged by its own (folded) labels.
+    qrels None: the text must be a fixture or records, judged by its own (folded) labels, or
+    its evidence sets (or those of opts) standing in for them.
     """
-    obj, theirs, root, groups = parse_json(text, source), None, "", None
+    obj, theirs, root, extras = parse_json(text, source), None, "", {}
     records = json_records_in(obj, source, opts.fields)
     if records is not None:
-        return records_rankings(records, source, qrels, opts) + (None,)
+        return records_rankings(records, source, qrels, opts)
     if qrels is None:
-        labels, obj, groups = split_fixture(obj, source)
-        theirs, root = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source), "runs"
+        labels, obj, extras = split_fixture(obj, source, opts.evidence is not None)
+        if "evidence" in extras:
+            extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence"),
+                                               opts.separator, source)
+            opts = opts._replace(evidence=extras["evidence"])
+        theirs, root = (evidence_labels_of(opts.evidence) if labels is None else
+                        fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)), "runs"
     elif is_fixture(obj):
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
         obj, root = fixture_part(obj, "runs", source)
     rankings = rankings_from_json(obj, source, root, opts.duplicates)
     ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
-    return theirs, ranked, groups
+    return theirs, ranked, extras
 
 
 def input_kind(stream, source):
@@ -2111,27 +2212,29 @@ def input_kind(stream, source):
 
 
 def load_qrels(path, separator=None, fields=None):
-    """{qid: {doc: grade}} from TREC or BEIR qrels, JSON labels, a fixture (or part of one),
-    JSON Lines or an array of records."""
+    """({qid: {doc: grade}}, {qid: evidence sets} or None) from TREC or BEIR qrels, JSON
+    labels, a fixture (or part of one), JSON Lines or an array of records (whose evidence
+    sets stand in for missing labels)."""
     source = place(path)
     with open_input(path) as stream:
         kind = input_kind(stream, source)
         if kind == "text":
-            return fold_labels(read_trec_qrels(stream, source), separator, source)
-        if kind == "json lines":
-            objects = json_line_objects(_read_lines(stream, source), source)
-            return fold_labels(records_labels(objects, source, fields), separator, source)
-        obj = parse_json(read_json_text(stream, source), source)
-    records = json_records_in(obj, source, fields)
-    if records is not None:
-        return fold_labels(records_labels(records, source, fields), separator, source)
+            return fold_labels(read_trec_qrels(stream, source), separator, source), None
+        records = json_line_objects(_read_lines(stream, source), source) if kind == "json lines" else None
+        if records is None:
+            obj = parse_json(read_json_text(stream, source), source)
+            records = json_records_in(obj, source, fields)
+        if records is not None:
+            labels, evidence = records_labels(records, source, fields)
+            return (fold_labels(labels, separator, source),
+                    evidence and fold_evidence(evidence, separator, source))
     if is_fixture(obj):
         labels, root = fixture_part(obj, "qrels", source)
     elif isinstance(obj, dict) and all(isinstance(obj.get(k), dict) for k in LLAMAINDEX_DATASET):
         labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
     else:
         labels, root = obj, ""
-    return fold_labels(qrels_from_json(labels, source, root), separator, source)
+    return fold_labels(qrels_from_json(labels, source, root), separator, source), None
 
 
 json_rankings = reference_json_rankings  # the fast section may choose its twin
@@ -2171,12 +2274,13 @@ judged_trec_run = reference_judged_trec_run  # the fast section may choose its t
 
 
 def load_fixture(path, opts=Options()):
-    """(qrels, {qid: Ranking or None}, its "groups" member or None, unread) of a fixture
-    file, JSON Lines or an array of records; labels folded by opts.separator."""
+    """(qrels, {qid: Ranking or None}, {"groups": its groups unread, "evidence": its evidence
+    sets}, as far as it has them) of a fixture file, JSON Lines or an array of records;
+    labels folded by opts.separator."""
     source = place(path)
     with open_input(path) as stream:
         if input_kind(stream, source) == "json lines":
-            return json_lines_rankings(_read_lines(stream, source), source, None, opts) + (None,)
+            return json_lines_rankings(_read_lines(stream, source), source, None, opts)
         text = read_json_text(stream, source)
     return json_rankings(text, source, None, opts)
 
@@ -2193,7 +2297,7 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
         if kind == "text":
             return judged_trec_run(stream, source, qrels, opts)
         if kind == "json lines":
-            theirs, ranked = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
+            theirs, ranked, _ = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
         else:
             theirs, ranked, _ = json_rankings(read_json_text(stream, source), source, qrels, opts)
     if same_labels and theirs is not None:
@@ -2207,7 +2311,7 @@ def read_qrels(path, *, fields=None):
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return load_qrels(_path(path), None, fields_table(fields))
+    return load_qrels(_path(path), None, fields_table(fields))[0]
 
 
 def read_run(path, *, fields=None):
@@ -2227,7 +2331,7 @@ def read_run(path, *, fields=None):
         obj, root = fixture_part(obj, "runs", source) if is_fixture(obj) else (obj, "")
         return _json_forms(rankings_from_json(obj, source, root, None))
     return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, _, ranking in json_records(records, fields) if ranking})
+                        for where, qid, _, ranking, _ in json_records(records, fields) if ranking})
 
 
 def _json_forms(rankings):
@@ -2320,6 +2424,160 @@ def check_groups(groups, qrels, max_group_drop=None):
     return {name: list(members) for name, members in groups.items()}
 
 
+# --- Evidence sets: what a multi-hop question needs, all of it (CLI_CONTRACT section 16) ---
+
+def evidence_entry(entry, where, qid):
+    """One query's evidence as sets of slots of IDs, from any of the three nestings: a list
+    of IDs (one set, each ID a slot of its own), a list of slots (one set; a slot is filled
+    by any of its IDs) or a list of sets of slots (alternatives; any one complete set serves).
+
+    >>> evidence_entry(["d1", "d3"], "e", "q")
+    ((('d1',), ('d3',)),)
+    >>> evidence_entry([[["d1", "d2"], ["d3"]], [["d9"]]], "e", "q")
+    ((('d1', 'd2'), ('d3',)), (('d9',),))
+    """
+    nesting = _nesting(entry)
+    if not isinstance(entry, list) or nesting > 3:
+        fail(where, "expected evidence as a list of IDs, of slots (lists of IDs) or of sets (lists of "
+             "slots), not %s %s" % (type(entry).__name__, show(entry)), qid)
+    if not nesting:
+        fail(where, "the evidence is empty: give at least one set of at least one ID", qid)
+    sets = [(where, entry)] if nesting < 3 else _evidence_lists(entry, where, qid, "evidence set")
+    if nesting == 1:
+        nested = next((i for i, doc in enumerate(entry) if isinstance(doc, list)), None)
+        if nested is not None:
+            fail("%s[%d]" % (where, nested), "mixed nesting: expected an ID like the first, not list %s"
+                 % show(entry[nested]), qid)
+        return (tuple((doc,) for doc in check_ids(entry, where, qid)),)
+    return tuple(tuple(tuple(check_ids(slot, at, qid)) for at, slot in _evidence_lists(members, place_, qid, "slot"))
+                 for place_, members in sets)
+
+
+def _nesting(value):
+    """How deep the first ID lies in nested lists (1: a list of IDs); 0 when there is none."""
+    if not isinstance(value, list):
+        return 0
+    for item in value:
+        if not isinstance(item, list):
+            return 1
+        inner = _nesting(item)
+        if inner:
+            return inner + 1
+    return 0
+
+
+def _evidence_lists(value, where, qid, what):
+    """[(place, member)] of a list of lists (sets, or slots), none of them empty."""
+    for i, member in enumerate(value):
+        if not isinstance(member, list):
+            fail("%s[%d]" % (where, i), "mixed nesting: expected %s (a list) like the first, not %s %s"
+                 % ("a slot" if what == "slot" else "an evidence set", type(member).__name__, show(member)), qid)
+        if not member:
+            fail("%s[%d]" % (where, i), "the %s is empty" % what, qid)
+    return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
+
+
+def evidence_from_json(obj, source, root):
+    """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
+    check_object(obj, loc(source, root), "query IDs to evidence sets")
+    if not obj:
+        fail(loc(source, root), "no evidence: the object holds no query")
+    return {check_id(qid, loc(source, root), what="query ID"): evidence_entry(entry, loc(source, _join(root, qid)), qid)
+            for qid, entry in obj.items()}
+
+
+def evidence_from_lines(lines, source):
+    """{qid: evidence sets} of (number, line) pairs QID SET SLOT DOCID, sets and slots in the
+    order they first appear; '#' lines are comments."""
+    named = {}
+    for number, line in lines:
+        cols = split_columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != 4:
+            fail(where, "expected 4 columns (QID SET SLOT DOCID), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
+        qid, set_name, slot_name, doc = cols
+        slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
+        if doc in slot:
+            fail(where, "document %s is listed twice in one slot (first at line %d)" % (show(doc), slot[doc]), qid)
+        slot[doc] = number
+    if not named:
+        fail(source, "no evidence: the file has no QID SET SLOT DOCID lines")
+    return {qid: tuple(tuple(tuple(slot) for slot in slots.values()) for slots in sets.values())
+            for qid, sets in named.items()}
+
+
+def load_evidence(path, separator=None, fields=None):
+    """{qid: evidence sets} of an evidence file, folded by the separator: JSON {qid: evidence}
+    (or a fixture's "evidence"), JSON Lines or an array of records (their evidence field), or
+    text lines QID SET SLOT DOCID."""
+    source = place(path)
+    with open_input(path) as stream:
+        kind = input_kind(stream, source)
+        if kind == "text":
+            return fold_evidence(evidence_from_lines(text_lines(stream, source), source), separator, source)
+        records = json_line_objects(_read_lines(stream, source), source) if kind == "json lines" else None
+        if records is None:
+            obj = parse_json(read_json_text(stream, source), source)
+            records = json_records_in(obj, source, fields)
+        if records is not None:
+            evidence = {qid: evidence_entry(sets[1], loc(where, sets[0]), qid)
+                        for where, qid, _, _, sets in json_records(records, fields) if sets is not None}
+            if not evidence:
+                fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
+            return fold_evidence(evidence, separator, source)
+    inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
+    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else ""),
+                         separator, source)
+
+
+def fold_evidence(evidence, separator, source=""):
+    """Evidence sets with each ID cut at the separator, as labels are (see fold_labels).
+
+    >>> fold_evidence({"q": ((("a#1", "a#2"), ("b#1",)),)}, "#")
+    {'q': ((('a',), ('b',)),)}
+    """
+    if not separator:
+        return evidence
+    folded = {}
+    for qid, sets in evidence.items():
+        blank = blank_once_cut([d for s in sets for slot in s for d in slot], separator)
+        if blank is not None:
+            fail(source, "evidence ID %s is blank once cut at %s" % (show(blank), show(separator)), qid)
+        folded[qid] = tuple(tuple(tuple(dict.fromkeys(d.split(separator, 1)[0] for d in slot)) for slot in s)
+                            for s in sets)
+    return folded
+
+
+def evidence_labels(sets):
+    """The labels evidence sets stand for: every ID of every set, grade 1."""
+    return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
+
+
+def evidence_labels_of(evidence):
+    return {qid: evidence_labels(sets) for qid, sets in evidence.items()}
+
+
+def check_evidence_wanted(specs, evidence, qrels, where):
+    """Refuse evidence measures without evidence sets, and evidence sets that do not name
+    exactly the labeled queries."""
+    wanted = [s.name for s in specs if s.base in EVIDENCE_MEASURES]
+    if wanted and evidence is None:
+        raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a JSON Lines "
+                        "record's evidence field" % (", ".join(wanted), "s" if len(wanted) == 1 else ""))
+    if evidence is not None:
+        check_evidence(evidence, qrels, where)
+
+
+def check_evidence(evidence, qrels, where):
+    """Refuse evidence sets that do not name exactly the labeled queries."""
+    odd = next((q for q in chain(qrels, evidence) if (q in qrels) != (q in evidence)), None)
+    if odd is not None:
+        fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
+             % ("labels but no evidence set" if odd in qrels else "evidence sets but no labels"), odd)
+
+
 # === Pipeline: plan, load, evaluate ===
 
 # What one evaluation asks for: the measures, how rankings are read, the query
@@ -2361,22 +2619,32 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
         raise EvalError("--chunk-separator needs a non-empty separator")
 
 
-def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, groups=None, seed=False):
+def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, groups=None, evidence=None,
+                seed=False):
     """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place, {}) or None, groups or None) of the files named: labels
-    and groups first, then each run, reduced to its judged ranks as it is read.  In seed
-    mode a fixture's "groups" is ignored, as the seed script ignored every other key."""
+    baseline's (rankings, place, {}) or None, groups or None) of the files named: labels,
+    evidence sets (which stand in for missing labels) and groups first, then each run,
+    reduced to its judged ranks as it is read.  In seed mode a fixture's "groups" is
+    ignored, as the seed script ignored every other key."""
     opts = plan.opts
+    if evidence is not None:
+        opts = opts._replace(evidence=load_evidence(evidence, opts.separator, opts.fields))
     if fixture is not None:
-        labels, ranked, inline = load_fixture(fixture, opts)
-        inline = None if inline is None or seed else groups_from_json(inline, place(fixture), "groups")
-        loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
+        labels, ranked, extras = load_fixture(fixture, opts)
+        inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
+        loaded, found, where = [(fixture, ranked, (place(fixture), place(fixture)))], extras.get("evidence"), fixture
+    elif qrels is None:  # the evidence sets stand in for the labels
+        labels, inline, loaded, found, where = evidence_labels_of(opts.evidence), None, [], None, evidence
     else:
-        labels, inline, loaded = load_qrels(qrels, opts.separator, opts.fields), None, []
+        (labels, found), inline, loaded, where = load_qrels(qrels, opts.separator, opts.fields), None, [], qrels
+        if found and opts.evidence is not None:
+            fail(place(qrels), "the records have evidence sets and --evidence is given too: give them once")
+    opts = opts._replace(evidence=found or opts.evidence)
+    check_evidence_wanted(plan.specs, opts.evidence, labels, place(where if evidence is None else evidence))
     if groups is not None and inline is not None:
         raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
     groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
-    loaded += [(path, load_run(path, labels, opts), (place(qrels), place(path))) for path in runs]
+    loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
         baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {})
     return labels, loaded, baseline, groups
@@ -2457,13 +2725,14 @@ def compare_with_baseline(plan, qrels, judged, result, baseline):
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
-              duplicates="error", ties=False, ci=False, seed=0, groups=None):
+              duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None):
     """Score one run: the dict that ``--format json`` prints.
 
-    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}; run: {qid: [doc, ...]} in rank
-    order or {qid: {doc: score}}; measures: names as for -m (a list, or one comma-separated
-    string), default R@3 and RR@3; groups: {name: [qid, ...]}; the other options are the
-    command line's long options, with underscores.
+    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
+    in); run: {qid: [doc, ...]} in rank order or {qid: {doc: score}}; measures: names as for
+    -m (a list, or one comma-separated string), default R@3 and RR@3; groups: {name: [qid,
+    ...]}; evidence: {qid: evidence sets} as in a fixture; the other options are the command
+    line's long options, with underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
@@ -2475,7 +2744,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
                  chunk_separator=None, duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
-                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None):
+                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".
 
@@ -2490,7 +2759,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
                duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
-               max_query_drop=None, groups=None, max_group_drop=None):
+               max_query_drop=None, groups=None, max_group_drop=None, evidence=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -2509,18 +2778,22 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
 
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
-    measures, groups = options.pop("measures"), options.pop("groups")
+    measures, groups, evidence = options.pop("measures"), options.pop("groups"), options.pop("evidence")
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
                   chunk_separator=options["chunk_separator"])
-    labels = fold_labels(qrels_from_json(qrels, None, "qrels"), plan.opts.separator, "qrels")
+    opts = plan.opts._replace(evidence=evidence if evidence is None else fold_evidence(
+        evidence_from_json(evidence, None, "evidence"), plan.opts.separator, "evidence"))
+    labels = (evidence_labels_of(opts.evidence) if qrels is None and evidence is not None else
+              fold_labels(qrels_from_json(qrels, None, "qrels"), opts.separator, "qrels"))
+    check_evidence_wanted(plan.specs, opts.evidence, labels, "evidence")
     groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), labels,
                           plan.max_group_drop)
-    judged = [(name, judge_run(rankings_from_json(run, None, root + name, plan.opts.duplicates), labels,
-                               plan.opts, None, root + name), ("qrels", root + name)) for name, run in runs.items()]
+    judged = [(name, judge_run(rankings_from_json(run, None, root + name, opts.duplicates), labels,
+                               opts, None, root + name), ("qrels", root + name)) for name, run in runs.items()]
     if baseline is not None:
-        baseline = (judge_run(rankings_from_json(baseline, None, "baseline", plan.opts.duplicates), labels,
-                              plan.opts, None, "baseline"), "baseline", {})
+        baseline = (judge_run(rankings_from_json(baseline, None, "baseline", opts.duplicates), labels,
+                              opts, None, "baseline"), "baseline", {})
     return evaluate_runs(plan, labels, judged, baseline, groups)
 
 
@@ -3004,6 +3277,10 @@ input forms, three lines each (a file whose first non-blank character is '{' is 
   such records, or one record, too:
     {"query_id": "q1", "question": "...", "relevant": ["d1"], "retrieved": ["d9", "d1"]}
     {"query_id": "q2", "relevant": {"d3": 2}, "retrieved": {"d3": 12.5, "d7": 3.0}}
+  Evidence sets (--evidence, a fixture's "evidence", a record's evidence or retrieval_gt):
+    {"q1": ["d1", "d3"]}   {"q1": [["d1", "d2"], ["d3"]]}   {"q1": [[["d1"], ["d3"]], [["d9"]]]}
+    one set of IDs, one set of slots (any ID fills its slot), or alternative sets;
+    text lines QID SET SLOT DOCID; without --qrels, every ID in them is a relevant label.
   Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
   ranked in its order, scores descending with ties by ID descending (trec_eval).
   UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
@@ -3096,6 +3373,9 @@ def _add_comparison_and_output(add):
         help="with --baseline: exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
         help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
+    add("--evidence", metavar="FILE",
+        help="evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
+             "they stand in for --qrels when it is not given")
     add("--groups", metavar="FILE",
         help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
     add("--max-group-drop", type=_arg(parse_limit), metavar="X",
@@ -3135,11 +3415,11 @@ def check_usage(args, given):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if args.fixture is not None and (args.qrels or args.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if args.fixture is None and not (args.qrels and args.run):
-        raise EvalError("give a FIXTURE, or both --qrels and --run (see --help)")
+    if args.fixture is None and not ((args.qrels or args.evidence) and args.run):
+        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator)
-    named = [p for p in (args.fixture, args.qrels, *(args.run or ()), args.baseline, args.groups) if p]
+    named = [p for p in (args.fixture, args.qrels, args.evidence, *(args.run or ()), args.baseline, args.groups) if p]
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
                if path is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
@@ -3280,7 +3560,8 @@ def compute(args, seed=False):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     qrels, runs, baseline, groups = load_inputs(plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (),
-                                                baseline=args.baseline, groups=args.groups, seed=seed)
+                                                baseline=args.baseline, groups=args.groups, evidence=args.evidence,
+                                                seed=seed)
     results = evaluate_runs(plan, qrels, runs, baseline, groups)
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}
 
@@ -3373,11 +3654,12 @@ def _fast_judge(q, docs, values, qrels, opts):
     if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
         raise _Decline
     labels = qrels.get(q.decode())
-    if opts.separator:  # chunk IDs are cut as text
+    if opts.separator or opts.evidence:  # chunk IDs are cut, and evidence IDs looked up, as text
         docids = [d.decode() for d in docids]
-        if blank_once_cut(docids, opts.separator) is not None:
+        if opts.separator and blank_once_cut(docids, opts.separator) is not None:
             raise _Decline
-        return None if labels is None else judge_ranking(docids, scores, labels, opts)
+        return None if labels is None else judge_ranking(docids, scores, labels, opts, None,
+                                                         opts.evidence and opts.evidence.get(q.decode()))
     if labels is None:
         return None
     ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
@@ -3568,7 +3850,7 @@ def _fast_json_rankings(text, source, qrels, opts):
         end = close.end()
     if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
         raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
-    return theirs, ranked, None  # a fixture with groups (or any other member) was declined
+    return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
 
 
 def _members(text, i, read):

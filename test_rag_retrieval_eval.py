@@ -405,7 +405,8 @@ class MeasureTest(unittest.TestCase):
 
     def test_every_registered_measure_is_covered(self):
         covered = {"R", "P", "RR", "Success", "AP", "nDCG", "Rprec", "Judged",
-                   "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec"}
+                   "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
+                   "EvidenceRecall", "EvidenceSuccess", "EvidenceRR"}  # the last three: EvidenceTest
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
@@ -756,7 +757,7 @@ TREC_REJECTIONS = [
     ("bad depth", GOOD_QRELS, GOOD_RUN, ["--depth", "0"], ["--depth", "'0'"]),
     ("bad relevance level", GOOD_QRELS, GOOD_RUN, ["--relevance-level", "-1"], ["relevance level", "'-1'"]),
     ("bad policy", GOOD_QRELS, GOOD_RUN, ["--missing-run", "ignore"], ["--missing-run", "'ignore'"]),
-    ("qrels without run", GOOD_QRELS, None, [], ["both --qrels and --run"]),
+    ("qrels without run", GOOD_QRELS, None, [], ["both --qrels (or --evidence) and --run"]),
     ("fixture and files", GOOD_QRELS, GOOD_RUN, ["FIXTURE"], ["not both"]),
     ("run query without labels", GOOD_QRELS, GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
      ["run.txt", "query sets differ", "1 ranked query has no labels ('q2')"]),
@@ -1042,7 +1043,7 @@ class JsonReaderCases:
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
     def read(self, text, qrels=None, opts=rre.Options()):
         theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", qrels, opts)
-        self.assertIsNone(groups)  # none of these texts has "groups"
+        self.assertEqual({}, groups)  # none of these texts has "groups" or "evidence"
         return theirs, ranked
 
 
@@ -2670,7 +2671,7 @@ class FilesAsTheyComeTest(TempDirTestCase):
         rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
                  "query 'p0': the record has neither labels (x) nor a ranking (y)")
         for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
-                              ("relevant=", "ROLE=KEY pairs"), ("evidence=gold", "this version reads no evidence")):
+                              ("relevant=", "ROLE=KEY pairs"), ("tokens=n", "this version reads no tokens")):
             with self.subTest(bad):
                 rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
         self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
@@ -2780,6 +2781,205 @@ class FilesAsTheyComeTest(TempDirTestCase):
             order = sorted(zip(scores, docs), reverse=True)
             expected = {d: i for i, (_, d) in enumerate(order, 1) if d in labels}
             self.assertEqual(rre.rank_scored(docs, scores, labels)[0], expected)
+
+
+# --- Evidence sets (CLI_CONTRACT section 16) ---
+
+EVIDENCE_EXAMPLE = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]]}  # sets A = {{d1, d2}, {d3}}, B = {{d9}}
+EVIDENCE_RANKING = ["d4", "d2", "d5", "d3", "d9"]
+EVIDENCE_VALUES = {"EvidenceRecall@3": 0.5, "EvidenceSuccess@3": 0.0, "EvidenceRecall@4": 1.0,
+                   "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25}  # the contract's worked example
+EVIDENCE_NAMES = ",".join(EVIDENCE_VALUES)
+
+
+def evidence_by_loops(sets, ranking, k=None):
+    """(EvidenceRecall, EvidenceSuccess, EvidenceRR) within k of a ranking of document IDs,
+    from section 16's words, one prefix at a time: the independent implementation."""
+    top = ranking if k is None else ranking[:k]
+
+    def complete(prefix, evidence_set):
+        return all(any(d in prefix for d in slot) for slot in evidence_set)
+    recall = max(sum(1 for slot in s if any(d in top for d in slot)) / len(s) for s in sets)
+    success = 1.0 if any(complete(top, s) for s in sets) else 0.0
+    rr = next((1.0 / r for r in range(1, len(top) + 1) if any(complete(top[:r], s) for s in sets)), 0.0)
+    return recall, success, rr
+
+
+def random_evidence(rng, docs, chunked):
+    """One query's evidence in a random one of the three nestings, and as sets of slots."""
+    def slot():
+        ids = rng.sample(docs, rng.randint(1, 3))
+        return [d + "#%d" % rng.randint(1, 2) if chunked and rng.random() < 0.5 else d for d in ids]
+    nesting = rng.choice((1, 2, 3))
+    if nesting == 1:
+        entry = rng.sample(docs, rng.randint(1, 3))
+        return entry, [[[d] for d in entry]]
+    sets = [[slot() for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 3) if nesting == 3 else 1)]
+    return (sets[0] if nesting == 2 else sets), sets
+
+
+class EvidenceTest(TempDirTestCase):
+    def test_the_worked_example_in_every_input_form(self):
+        run = {"q1": EVIDENCE_RANKING}
+        trec = "".join("q1 Q0 %s %d %d\n" % (d, r, 10 - r) for r, d in enumerate(EVIDENCE_RANKING, 1))
+        forms = {
+            "fixture, evidence standing in for qrels": [self.write("f.json", {"evidence": EVIDENCE_EXAMPLE,
+                                                                              "runs": run})],
+            "fixture with qrels": [self.write("fq.json", {"qrels": {"q1": ["d1", "d9"]}, "runs": run,
+                                                          "evidence": EVIDENCE_EXAMPLE})],
+            "text lines, TREC run": ["--evidence", self.write("e.txt", "# QID SET SLOT DOCID\nq1 A a d1\nq1 A a d2\n"
+                                                                       "q1 A b d3\nq1 B x d9\n"),
+                                     "--run", self.write("run.txt", trec)],
+            "JSON with --qrels": ["--evidence", self.write("e.json", EVIDENCE_EXAMPLE), "--qrels",
+                                  self.write("q.txt", "q1 0 d1 1\n"), "--run", self.write("r.json", run)],
+            "JSON Lines, AutoRAG's field": [self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in (
+                {"qid": "q1", "retrieval_gt": [["d1", "d2"], ["d3"]], "retrieved": EVIDENCE_RANKING},
+                {"qid": "q2", "evidence": [["d9"]], "retrieved": ["d9"]})))],
+            "JSON Lines for --evidence": ["--evidence", self.write("ev.jsonl", json.dumps(
+                {"query_id": "q1", "evidence": EVIDENCE_EXAMPLE["q1"]}) + "\n\n"), "--run", self.write("r2.json", run)],
+        }
+        for form, args in forms.items():
+            with self.subTest(form):
+                (status, out, err), reference = both_paths(*args, "-m", EVIDENCE_NAMES)
+                self.assertEqual((status, out, err), reference)
+                self.assertEqual(status, 0, err)
+                expected = dict(EVIDENCE_VALUES)
+                if form.startswith("JSON Lines, AutoRAG"):  # q1 has set A only; q2 finds its one slot first
+                    expected = {"EvidenceRecall@3": 0.75, "EvidenceSuccess@3": 0.5, "EvidenceRecall@4": 1.0,
+                                "EvidenceSuccess@4": 1.0, "EvidenceRR": (0.25 + 1.0) / 2}
+                self.assertEqual(json.loads(out)["measures"], expected)
+
+    def test_one_set_of_single_slots_is_recall(self):
+        run = {"q1": ["d3", "x", "d1", "d7"], "q2": ["y", "d5"]}
+        evidence = {"q1": ["d1", "d3", "d8"], "q2": ["d5"]}
+        result = rre.score_run(None, run, ["EvidenceRecall@%d" % k for k in (1, 2, 3, 4)] + ["R@1", "R@2", "R@3", "R@4"],
+                               evidence=evidence)
+        for k in (1, 2, 3, 4):
+            self.assertEqual(result["measures"]["EvidenceRecall@%d" % k], result["measures"]["R@%d" % k])
+        self.assertEqual(result["per_query"]["q1"]["EvidenceRecall@3"], 2 / 3)
+
+    def test_random_rankings_agree_with_plain_loops(self):
+        """Nested sets with alternatives, ties, chunks folded, --depth, --judged-only; the
+        library, and the command line's TREC reader through both twins."""
+        rng = random.Random(16)
+        docs = ["d%d" % i for i in range(12)]
+        for case in range(12):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3, 6)), case % 3 == 2
+            qrels, evidence, entries, run = {}, {}, {}, {}
+            for q in ("q%d" % i for i in range(8)):
+                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
+                ranked = [d + "#%d" % rng.randint(1, 3) if chunked else d for d in rng.sample(docs, rng.randint(0, 9))]
+                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}  # ties
+                qrels[q] = {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 4)}
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
+            names = ["EvidenceRecall@2", "EvidenceSuccess@3", "EvidenceRR", "EvidenceRR@4", "EvidenceRecall@9"]
+            result = rre.score_run(qrels, run, names, evidence=entries, no_relevant="zero", **options)
+            trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
+                                                 for d, s in r.items()))
+            args = ["--qrels", self.write("q.json", qrels), "--evidence", self.write("e.json", entries),
+                    "--run", trec, "-m", ",".join(names), "--no-relevant", "zero", "--missing-run", "zero"] + (
+                ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only)
+            fast, reference = both_paths(*args)
+            self.assertEqual(fast, reference)
+            self.assertEqual(fast[0], 0, fast[2])
+            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
+            for q, scored in run.items():
+                ranking = [d.split("#")[0] for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
+                ranking = list(dict.fromkeys(ranking))[:depth]
+                if judged_only:
+                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
+                sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
+                recall2, _, _ = evidence_by_loops(sets, ranking, 2)
+                _, success3, _ = evidence_by_loops(sets, ranking, 3)
+                _, _, rr = evidence_by_loops(sets, ranking)
+                _, _, rr4 = evidence_by_loops(sets, ranking, 4)
+                recall9, _, _ = evidence_by_loops(sets, ranking, 9)
+                with self.subTest(case=case, query=q):
+                    self.assertEqual(result["per_query"][q], dict(zip(names, (recall2, success3, rr, rr4, recall9))))
+
+    def test_in_every_mode_and_format(self):
+        qrels = {"q%d" % i: ["d%d" % i] for i in range(6)}
+        evidence = self.write("e.json", {q: [["d" + q[1:]], ["x" + q[1:], "y" + q[1:]]] for q in qrels})
+        base = self.write("base.json", {q: ["d" + q[1:], "x" + q[1:]] for q in qrels})
+        cand = self.write("cand.json", {q: ["d" + q[1:]] + ["z"] * 0 + (["y" + q[1:]] if q < "q3" else []) for q in qrels})
+        groups = self.write("g.json", {"early": ["q0", "q1", "q2"], "late": ["q3", "q4", "q5"]})
+        common = ["--evidence", evidence, "--run", cand, "-m", "EvidenceRecall@2,EvidenceSuccess@2"]
+        status, out, err = cli(*common, "--baseline", base, "--groups", groups, "--max-group-drop", "0.4", "--ci")
+        self.assertEqual(status, 1, err)
+        result = json.loads(out)
+        self.assertEqual(result["comparison"]["EvidenceSuccess@2"]["delta"], -0.5)
+        self.assertEqual(result["comparison"]["EvidenceRecall@2"]["regressed"], {"q3": -0.5, "q4": -0.5, "q5": -0.5})
+        self.assertEqual([(b["group"], b["measure"]) for b in result["breaches"]],
+                         [("late", "EvidenceRecall@2"), ("late", "EvidenceSuccess@2")])
+        self.assertEqual(result["groups"]["late"]["measures"], {"EvidenceRecall@2": 0.5, "EvidenceSuccess@2": 0.0})
+        self.assertEqual(set(result["ci95"]), {"EvidenceRecall@2", "EvidenceSuccess@2"})
+        status, out, err = cli(*common, "--run", base, "--baseline", base, "--format", "markdown")
+        self.assertEqual(status, 0, err)
+        self.assertIn("| EvidenceSuccess@2 |", out)
+        for fmt, shown in (("table", "EvidenceRecall@2"), ("csv", "q5,0.5,0.0"), ("trec", "EvidenceSuccess@2\tall\t0.5")):
+            with self.subTest(fmt):
+                status, out, err = cli(*common, "--format", fmt)
+                self.assertEqual(status, 0, err)
+                self.assertIn(shown, out)
+        plot = self.tmp / "p.svg"
+        status, _, err = cli(*common, "--baseline", base, "--plot", plot)
+        self.assertEqual(status, 0, err)
+        self.assertIn("EvidenceRecall@k", plot.read_text())
+        result = rre.score_runs(None, {"b": json.loads(base.read_text()), "c": json.loads(cand.read_text())},
+                                "EvidenceSuccess@2", evidence=json.loads(evidence.read_text()))
+        self.assertEqual([r["measures"]["EvidenceSuccess@2"] for r in result["runs"].values()], [1.0, 0.5])
+
+    def test_ties_do_not_pretend_to_bound_evidence(self):
+        status, out, err = cli(self.write("f.json", {"evidence": {"q1": ["d1", "d2"]},
+                                                     "runs": {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0}}}),
+                               "-m", "EvidenceRecall@1,R@1", "--ties")
+        ties = json.loads(out)["ties"]
+        self.assertEqual(ties["measures"], {"EvidenceRecall@1": {"low": None, "high": None},
+                                            "R@1": {"low": 0.0, "high": 0.5}})
+        self.assertIn("EvidenceRecall@1", ties["not_bounded"])
+
+    def test_chunks_fold_in_the_evidence_as_in_the_labels(self):
+        result = rre.score_run(None, {"q1": ["a#3", "a#1", "b#2"]}, "EvidenceRR,EvidenceRecall@1,R@2",
+                               evidence={"q1": [["a#1", "a#2"], ["b#1"]]}, chunk_separator="#")
+        self.assertEqual(result["per_query"]["q1"], {"EvidenceRR": 0.5, "EvidenceRecall@1": 0.5, "R@2": 1.0})
+        self.assertEqual(result["folded"]["total"], 1)
+
+    def test_rejections(self):
+        run = self.write("run.json", {"q1": ["d1"]})
+        qrels = self.write("qrels.txt", "q1 0 d1 1\n")
+        cases = [  # (evidence file content, extra arguments, fragments of the one line)
+            ({"q1": []}, [], ["e.json: q1", "query 'q1'", "the evidence is empty"]),
+            ({"q1": [[]]}, [], ["the evidence is empty"]),
+            ({"q1": [["d1"], []]}, [], ["e.json: q1[1]", "the slot is empty"]),
+            ({"q1": [[["d1"]], []]}, [], ["e.json: q1[1]", "the evidence set is empty"]),
+            ({"q1": [["d1"], "d2"]}, [], ["e.json: q1[1]", "mixed nesting: expected a slot (a list) like the first, not str 'd2'"]),
+            ({"q1": ["d1", ["d2"]]}, [], ["e.json: q1[1]", "mixed nesting: expected an ID"]),
+            ({"q1": [[["d1"]], ["d2"]]}, [], ["q1[1][0]", "not str 'd2'"]),
+            ({"q1": [["d1", "d1"]]}, [], ["q1[0][1]", "document 'd1' appears twice (first at ", "q1[0][0])"]),
+            ({"q1": [["d1", 7]]}, [], ["q1[0][1]", "document ID must be a string, not int 7"]),
+            ({"q1": [[" "]]}, [], ["q1[0][0]", "document ID ' ' is blank"]),
+            ({"q1": [[[["d1"]]]]}, [], ["expected evidence as a list of IDs"]),
+            ({"q1": {"d1": 1}}, [], ["expected evidence as a list of IDs", "not dict"]),
+            ({}, [], ["no evidence: the object holds no query"]),
+            ({"q1": ["d1"], "q2": ["d2"]}, ["--qrels", qrels], ["query 'q2'", "evidence sets but no labels"]),
+            ({"q9": ["d1"]}, ["--qrels", qrels], ["e.json", "query 'q1'", "labels but no evidence set"]),
+            ({"q1": ["#1"]}, ["--chunk-separator", "#"], ["evidence ID '#1' is blank once cut at '#'"]),
+            ("q1 A a d1\nq1 A a d1\n", [], ["e.txt:2", "document 'd1' is listed twice in one slot (first at line 1)"]),
+            ("q1 A d1\n", [], ["e.txt:1", "expected 4 columns (QID SET SLOT DOCID), found 3"]),
+            ("# nothing\n", [], ["e.txt", "no evidence: the file has no QID SET SLOT DOCID lines"]),
+        ]
+        for content, extra, fragments in cases:
+            with self.subTest(content=content):
+                path = self.write("e.txt" if isinstance(content, str) else "e.json", content)
+                rejected(self, *cli("--evidence", path, "--run", run, "-m", "EvidenceRR", *extra), *fragments)
+        fixture = self.write("f.json", {"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
+        rejected(self, *cli(fixture, "--evidence", self.write("e.json", {"q1": ["d1"]})),
+                 'f.json: the fixture has "evidence" and --evidence is given too')
+        rejected(self, *cli(self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "EvidenceRR@5,R@5"),
+                 "EvidenceRR@5 needs evidence sets: --evidence FILE")
+        rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
+        with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
+            rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
 
 
 class OlderPythonTest(unittest.TestCase):
