@@ -54,7 +54,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from itertools import chain, compress, groupby
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
@@ -70,6 +70,7 @@ EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enume
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
 BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
 BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
+BOOTSTRAP_WORDS = 4096  # random words the fast bootstrap draws at once (one resample's, when more)
 FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
@@ -91,11 +92,12 @@ TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.
 JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "relevant": ("relevant", "reference_context_ids", "expected_ids"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
-                "evidence": ("evidence", "retrieval_gt")}  # retrieval_gt: AutoRAG's AND-of-OR lists
+                "evidence": ("evidence", "retrieval_gt"),  # retrieval_gt: AutoRAG's AND-of-OR lists
+                "tokens": ("tokens",),  # a list parallel to the ranking's IDs
+                "answerable": ("answerable",)}  # false: the corpus holds no answer
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
-         "evidence": "evidence sets"}  # what each role gives
-LATER_ROLES = ("tokens", "answerable")  # roles of the interface that this version does not read
+         "evidence": "evidence sets", "tokens": "token counts", "answerable": "answerability"}  # what each role gives  # roles of the interface that this version does not read
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
@@ -114,7 +116,7 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
             "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
-            "evidence": None,
+            "evidence": None, "lengths": None, "no_answer": None,
             **DEFAULT_POLICIES}
 PLAN_OPTIONS = ("k", "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant",
                 "chunk_separator", "duplicates", "ties", "ci", "seed", "permutations", "max_mean_drop",
@@ -327,8 +329,6 @@ def fields_table(named):
         raise EvalError("fields must be {role: field name}, not %s" % show(named))
     table = dict(JSONL_FIELDS)
     for role, key in named.items():
-        if role in LATER_ROLES:
-            raise EvalError("--fields %s: this version reads no %s; roles: %s" % (role, role, ", ".join(ROLES)))
         if role not in ROLES:
             raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
         if not isinstance(key, str) or not key:
@@ -343,7 +343,7 @@ def fields_table(named):
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel evidence", defaults=(None, (), 0, None))
+                              "num_nonrel evidence filtered ranked", defaults=(None, (), 0, None, None, 0))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -358,6 +358,9 @@ unjudged_ranks  sorted ranks of retrieved documents with a negative grade (poole
 num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance level
 evidence      with evidence sets: per set, the rank of each slot's first document (math.inf when
               none is ranked); None when the query has none, or nothing was ranked
+filtered      {Filter: the Judged record of the ranking the filter leaves} for the measures
+              with thresh= or tokens=; None when nothing was ranked
+ranked        documents ranked, before --depth and --judged-only: 0 for an empty ranking
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the
@@ -368,9 +371,13 @@ Ranking = namedtuple("Ranking", "judged folded sample deduplicated", defaults=(0
 # How rankings are read; one record instead of a parameter per option.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
 # gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
-# evidence: {qid: evidence sets} (folded) when known before the rankings are read, else None.
-Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence",
-                     defaults=(1, None, None, False, False, None, "error", (), None))
+# evidence: {qid: evidence sets} (folded) when known before the rankings are read, else None;
+# filters: the Filters the measures ask for; lengths: {ranked ID: token count} or None;
+# no_answer: the queries known to have no answer (judged without labels), None in seed mode
+# (where a fixture's "no_answer" is not read, as the seed script read no other key).
+Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence "
+                                "filters lengths no_answer",
+                     defaults=(1, None, None, False, False, None, "error", (), None, (), None, frozenset()))
 
 
 def least_relevant(level):
@@ -378,9 +385,9 @@ def least_relevant(level):
     return max(level, 0)
 
 
-def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None):
+def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None, ranked=0):
     """Build a Judged record from {doc: rank} of the labeled retrieved documents (evidence:
-    the slot ranks of the query's evidence sets, or None).
+    the slot ranks of the query's evidence sets, or None; ranked: documents ranked).
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
     [2, 3]
@@ -392,7 +399,8 @@ def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None):
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
                   sorted([g for g in grades if g > 0], reverse=True), bounds,
-                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence)
+                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence, None,
+                  ranked)
 
 
 def at_level(q, level):
@@ -440,7 +448,8 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     evidence = sets and evidence_ranks(sets, ranks, docids, scores, labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds, evidence), folded, sample, removed)
+    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids)), folded, sample,
+                   removed)
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -618,6 +627,13 @@ def _gain(gains, labels, doc):
 Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params")
 MEASURES = {}
 
+# A filter of the ranking, before folding and --depth (CLI_CONTRACT section 17): a score
+# floor (items scoring at least thresh) and a token budget (items, each costing its count
+# plus overhead, while the total stays within tokens: a prefix, or every item that still
+# fits with pack "skip").  None: no floor, or no budget.
+Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
+FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
+
 
 def measure(name, cutoff, trec, aggregate="mean", params=("rel",)):
     """Register a measure.
@@ -626,7 +642,8 @@ def measure(name, cutoff, trec, aggregate="mean", params=("rel",)):
     (IPrec@0.5: a recall level in tenths).
     trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
     params: the parameters it takes, in ir_measures' syntax: rel (its own relevance
-    level, P(rel=2)@10) and gains (nDCG(gains={0:0,1:1,2:3})).
+    level, P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a
+    filter, a required cutoff may be left out (the whole filtered ranking).
     """
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
@@ -640,15 +657,20 @@ def _found(q, k):
     return len(q.rel_ranks) if k is None else bisect_right(q.rel_ranks, k)
 
 
+def _cut(k):
+    """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is none."""
+    return sys.maxsize if k is None else k
+
+
 def _example(*ranked_grades, labels=None, num_ret=None):
     """A Judged record for doctests: grades in rank order, 0 or None = unjudged."""
     ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades.update(labels or {})
-    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades)
+    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, None, len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"))
+@measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -658,7 +680,7 @@ def recall(q, k):
     return _found(q, k) / q.num_rel if q.num_rel else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"))
+@measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
 
@@ -668,7 +690,18 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""))
+def context_precision(q, k):
+    """P with a floor or a budget: relevant documents within k / the documents left within k,
+    0 when none is left: the share of the context that is relevant.
+
+    >>> context_precision(_example(1, None, num_ret=2), 10), precision(_example(1, None, num_ret=2), 10)
+    (0.5, 0.1)
+    """
+    left = q.num_ret if k is None else min(k, q.num_ret)
+    return _found(q, k) / left if left else 0.0
+
+
+@measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -680,17 +713,17 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"))
+@measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
     >>> success(_example(None, 1), 1), success(_example(None, 1), 2)
     (0.0, 1.0)
     """
-    return 1.0 if q.rel_ranks and q.rel_ranks[0] <= k else 0.0
+    return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"))
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -704,7 +737,7 @@ def average_precision(q, k):
     return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
 
 
-@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",))
+@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS)
 def ndcg(q, k):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -886,12 +919,8 @@ def interpolated_precision(q, level):
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-def _cut(k):
-    """A cutoff for slot ranks: k, or past every rank (math.inf is not) when there is none."""
-    return sys.maxsize if k is None else k
 
-
-@measure("EvidenceRecall", "required", ("", ""), params=())
+@measure("EvidenceRecall", "required", ("", ""), params=FILTER_PARAMS)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
 
@@ -902,7 +931,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
 
 
-@measure("EvidenceSuccess", "required", ("", ""), params=())
+@measure("EvidenceSuccess", "required", ("", ""), params=FILTER_PARAMS)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -912,7 +941,7 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), params=())
+@measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
 
@@ -926,9 +955,26 @@ def evidence_rr(q, k):
 EVIDENCE_MEASURES = ("EvidenceRecall", "EvidenceSuccess", "EvidenceRR")
 
 
+# Questions with no answer in the corpus (CLI_CONTRACT section 18): the right retrieval is
+# nothing.  Abstain scores only those queries, and they are left out of every other measure.
+
+@measure("Abstain", "none", ("", ""), params=("thresh",))
+def abstain(q, k):
+    """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X or more), else 0.
+
+    --depth and --judged-only do not change it: what was retrieved reaches the model.
+
+    >>> abstain(_example(num_ret=0), None), abstain(_example(None), None)
+    (1.0, 0.0)
+    """
+    return 0.0 if q.ranked else 1.0
+
+
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
-# (or recall level) or None, its own relevance level or None, its gains or None.
-Spec = namedtuple("Spec", "name base k rel gains", defaults=(None, None))
+# (or recall level) or None, its own relevance level or None, its gains or None, and the
+# Filter of the ranking it sees (thresh=, tokens=) or None.
+Spec = namedtuple("Spec", "name base k rel gains filter", defaults=(None, None, None))
+
 
 _TENTHS = re.compile(r"0?\.[0-9]0*|0|1(\.0*)?")  # trec_eval's recall levels: 0.0, 0.1, ... 1.0
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
@@ -938,7 +984,7 @@ def parse_measure(text):
     """The Spec of a name such as 'R@10' or 'P(rel=2)@10'; case-insensitive, output canonical.
 
     >>> parse_measure("ndcg@05")
-    Spec(name='nDCG@5', base='nDCG', k=5, rel=None, gains=None)
+    Spec(name='nDCG@5', base='nDCG', k=5, rel=None, gains=None, filter=None)
     >>> parse_measure("p(rel=2)@10").name
     'P(rel=2)@10'
     """
@@ -949,13 +995,13 @@ def parse_measure(text):
         raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
                         + (": its parameter list is not closed" if unclosed else ""))
     _, params, at, cut = match.groups()
-    rel, gains = _parse_params(params, registered, text) if params is not None else (None, None)
-    label = registered.name + _params_text(rel, gains)
+    rel, gains, ranking = _parse_params(params, registered, text) if params is not None else (None, None, None)
+    label = registered.name + _params_text(rel, gains, ranking)
     if not at:
-        if registered.cutoff in ("required", "level"):
+        if registered.cutoff == "level" or registered.cutoff == "required" and ranking is None:
             raise EvalError("%s needs a cutoff, as in %s@%s" % (
                 show(text), registered.name, "0.5" if registered.cutoff == "level" else "10"))
-        return Spec(label, registered.name, None, rel, gains)
+        return Spec(label, registered.name, None, rel, gains, ranking)
     if registered.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
     if registered.cutoff == "level":
@@ -966,25 +1012,46 @@ def parse_measure(text):
         k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
-    return Spec("%s@%d" % (label, k), registered.name, k, rel, gains)
+    return Spec("%s@%d" % (label, k), registered.name, k, rel, gains, ranking)
 
 
 _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
+_PARAMS_RULE = "parameters are rel=L, gains={G:V,...} (nDCG), thresh=X, tokens=B, overhead=N and pack=skip"
 
 
 def _parse_params(text, registered, name):
-    """(rel, gains) of a measure's parameters: 'rel=2', or 'gains={0:0,1:1,2:3}' for nDCG."""
-    key, equals, value = text.partition("=")
-    key = key.strip()
-    if not equals or key not in ("rel", "gains"):
-        raise EvalError("%s: parameters are rel=L or, for nDCG, gains={G:V,...}" % show(name))
-    if key not in registered.params:
-        raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
-    if key == "rel":
-        if not value.strip().isdigit() or not value.strip().isascii() or len(value.strip()) > 18:
-            raise EvalError("%s: rel must be an integer >= 0" % show(name))
-        return int(value), None
-    match = _GAINS.fullmatch(value.strip())
+    """(rel, gains, Filter or None) of a measure's comma-separated parameters: 'rel=2',
+    'gains={0:0,1:1,2:3}' (nDCG), 'thresh=0.45', 'tokens=2000', 'overhead=50', 'pack=skip'."""
+    values = {}
+    for item in split_names(text):
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or key not in ("rel", "gains") + FILTER_PARAMS:
+            raise EvalError("%s: %s" % (show(name), _PARAMS_RULE))
+        if key not in registered.params:
+            raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
+        if key in values:
+            raise EvalError("%s: %s is given twice" % (show(name), key))
+        values[key] = _PARAM_VALUES[key](value.strip(), name)
+    if "tokens" not in values and ("overhead" in values or "pack" in values):
+        raise EvalError("%s: overhead= and pack= go with a token budget, tokens=B" % show(name))
+    ranking = None
+    if "thresh" in values or "tokens" in values:
+        ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
+                         values.get("pack", "prefix"))
+    return values.get("rel"), values.get("gains"), ranking
+
+
+def _count_param(key):
+    def parse(value, name):
+        if not value.isdigit() or not value.isascii() or len(value) > 18:
+            raise EvalError("%s: %s must be an integer >= 0" % (show(name), key))
+        return int(value)
+    return parse
+
+
+def _gains_param(value, name):
+    match = _GAINS.fullmatch(value)
     pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()] if match else None
     try:
         gains = {int(g): float(v) for g, v in pairs}
@@ -992,17 +1059,44 @@ def _parse_params(text, registered, name):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
-    return None, tuple(sorted(gains.items()))
+    return tuple(sorted(gains.items()))
 
 
-def _params_text(rel, gains):
-    """'(rel=2)', '(gains={0:0,1:1,2:3})' or '': how a measure's parameters are printed."""
-    if rel is not None:
-        return "(rel=%d)" % rel
+def _thresh_param(value, name):
+    number = value[1:] if value[:1] in "+-" else value
+    if not _DECIMAL.fullmatch(number) or not math.isfinite(float(value)):
+        raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
+    return float(value) + 0.0  # -0.0 is 0
+
+
+def _pack_param(value, name):
+    if value not in ("prefix", "skip"):
+        raise EvalError("%s: pack is prefix (the default: the longest prefix within the budget) or skip "
+                        "(every item that still fits)" % show(name))
+    return value
+
+
+_PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
+                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"), "pack": _pack_param}
+
+
+def _number_text(value):
+    """A parameter's number as it is printed: 3, not 3.0; 0.45 as typed."""
+    return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
+
+
+def _params_text(rel, gains, ranking=None):
+    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)' or
+    '': how a measure's parameters are printed, in this order; defaults are left out."""
+    params = ["rel=%d" % rel] if rel is not None else []
     if gains is not None:
-        return "(gains={%s})" % ",".join("%d:%s" % (g, int(v) if v == int(v) and abs(v) < 1e16 else repr(v))
-                                         for g, v in gains)
-    return ""
+        params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
+    if ranking is not None:
+        params += ["thresh=" + _number_text(ranking.thresh)] if ranking.thresh is not None else []
+        params += ["tokens=%d" % ranking.tokens] if ranking.tokens is not None else []
+        params += ["overhead=%d" % ranking.overhead] if ranking.overhead else []
+        params += ["pack=skip"] if ranking.pack == "skip" else []
+    return "(%s)" % ",".join(params) if params else ""
 
 
 def split_names(text):
@@ -1054,7 +1148,7 @@ def measure_names():
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
-    if spec.rel is not None or spec.gains is not None:
+    if spec.rel is not None or spec.gains is not None or spec.filter is not None:
         return name
     uncut, pattern = MEASURES[spec.base].trec
     label = uncut if spec.k is None else pattern.format(k=spec.k)
@@ -1063,14 +1157,15 @@ def trec_label(name):
 
 # === Evaluation and aggregation ===
 
-def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
+def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer=frozenset()):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
     policies maps each POLICIES key to a choice (default "error"); where is
     (qrels location, run location) for messages.  qids follow the qrels'
     order; skipped and zeroed map a reason to the query IDs it affected, so
     that nothing leaves an average silently.  A skipped query is never also
-    listed as zeroed.
+    listed as zeroed.  A query with no answer (no_answer) has no relevant label
+    by definition: --no-relevant does not apply to it.
     """
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
     missing = [q for q in qrels if q not in ranked]
@@ -1083,7 +1178,7 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", "")):
     if bad:
         fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
     least = least_relevant(level)
-    no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least
+    no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
               and (q in ranked or policies["missing_run"] != "skip")]
     if no_rel and policies["no_relevant"] == "error":
         fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
@@ -1105,27 +1200,53 @@ def _count(ids, adjective):
 
 
 def _scorer(spec):
-    """function(q, k) of a spec: its measure, at the measure's own level or with its gains."""
-    func = MEASURES[spec.base].func
+    """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
+    on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
+    func = context_precision if spec.base == "P" and spec.filter else MEASURES[spec.base].func
     if spec.gains is not None:
         gains = dict(spec.gains)
-        return lambda q, k: ndcg_with_gains(q, k, gains)
+        func = partial(_with_gains, gains)
     if spec.rel is not None:
-        return lambda q, k: func(at_level(q, spec.rel), k)
+        func = partial(_at_level, func, spec.rel)
+    if spec.filter is not None:
+        func = partial(_filtered, func, spec.filter)
     return func
 
 
-def score_queries(judged, specs):
-    """{qid: {measure name: value}} for parsed measure specs."""
-    funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs]
-    return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
+def _with_gains(gains, q, k):
+    return ndcg_with_gains(q, k, gains)
+
+
+def _at_level(func, level, q, k):
+    return func(at_level(q, level), k)
+
+
+def _filtered(func, ranking_filter, q, k):
+    return func(q.filtered[ranking_filter] if q.filtered else q, k)
+
+
+def score_queries(judged, specs, no_answer=frozenset()):
+    """{qid: {measure name: value}} for parsed measure specs: a query without an answer
+    (no_answer) has Abstain measures only, the others every other measure."""
+    funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs if spec.base != "Abstain"]
+    if not no_answer:
+        return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
+    abstain = [(spec.name, _scorer(spec), spec.k) for spec in specs if spec.base == "Abstain"]
+    return {qid: {name: func(j, k) for name, func, k in (abstain if qid in no_answer else funcs)}
+            for qid, j in judged.items()}
+
+
+def domains(specs):
+    """The specs in groups scored on the same queries: the answered ones', then Abstain's."""
+    return [mine for mine in ([s for s in specs if s.base != "Abstain"], [s for s in specs if s.base == "Abstain"])
+            if mine]
 
 
 def aggregated(per_query, specs):
-    """Means (or sums, for counts) over the evaluated queries, in their order."""
+    """Means (or sums, for counts) over the evaluated queries each measure scores, in their order."""
     out = {}
     for spec in specs:
-        values = [row[spec.name] for row in per_query.values()]
+        values = [row[spec.name] for row in per_query.values() if spec.name in row]
         total = sum(values)
         if MEASURES[spec.base].aggregate == "sum":
             out[spec.name] = total
@@ -1134,30 +1255,47 @@ def aggregated(per_query, specs):
     return out
 
 
-def judge_queries(qrels, ranked, level=1, policies=None, where=("", "")):
+def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer=frozenset()):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
     ranked is {qid: Ranking, or None for a query without labels}; a query
     with no ranking is judged as an empty one.  Refused when no query is left:
     a mean over nothing would pass any gate.
     """
-    qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where)
+    qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where, no_answer)
     if not qids:
         fail(where[1], "no query left to evaluate (%s)" % (skipped_text(skipped) or "no labels"))
     judged = {q: ranked[q].judged if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
     return judged, skipped, zeroed
 
 
-def run_evaluation(judged, specs, skipped, zeroed):
-    """The general result of judged queries: means, per-query values, what was left out."""
-    per_query = score_queries(judged, specs)
-    result = {"queries": len(per_query), "measures": aggregated(per_query, specs),
-              "per_query": per_query, "skipped": skipped, "zeroed": zeroed}
+def run_evaluation(judged, specs, skipped, zeroed, no_answer=frozenset()):
+    """The general result of judged queries: means, per-query values, what was left out.
+    "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
+    per_query = score_queries(judged, specs, no_answer)
+    unanswered = len(no_answer.intersection(per_query))
+    result = {"queries": len(per_query) - unanswered}
+    if no_answer:
+        result["no_answer_queries"] = unanswered
+    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
     own_levels = [s for s in specs if s.rel is not None]
     if own_levels:  # scored 0 for want of a relevant label at the measure's own level
-        result["no_relevant_at_level"] = {s.name: sum(1 for j in judged.values() if not at_level(j, s.rel).num_rel)
-                                          for s in own_levels}
+        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items() if q not in no_answer
+                                                      and not at_level(j, s.rel).num_rel) for s in own_levels}
     return result
+
+
+def check_domains(judged, specs, no_answer, where):
+    """Refuse a measure that no evaluated query is scored on: Abstain without a question that has
+    no answer, any other measure without one that has."""
+    unanswered = no_answer.intersection(judged)
+    for abstaining, count in ((True, len(unanswered)), (False, len(judged) - len(unanswered))):
+        names = [s.name for s in specs if (s.base == "Abstain") == abstaining]
+        if names and not count:
+            fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
+                "without an answer" if abstaining else "with an answer"), (
+                ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
+                "false" if abstaining and not no_answer else "")))
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -1187,18 +1325,19 @@ def seed_result(result, k):
                           for q, row in result["per_query"].items()}}
 
 
-def tie_bounds(judged, specs, per_query, opts=Options()):
+def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
     """Lowest and highest mean of each measure over the orders of tied documents; a query
-    without ties that matter keeps its values in per_query.  A measure that no order
-    bounds for sure (not_bounded) gets None for both, and a reason."""
+    without ties that matter keeps its values in per_query, and so does Abstain, which no
+    order changes.  A measure that no order bounds for sure (not_bounded) gets None for
+    both, and a reason."""
     tied = {q: j.bounds for q, j in judged.items() if j.bounds}
     loose = not_bounded(specs, opts)
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
-                and s.name not in loose]
+                and s.name not in loose and s.base != "Abstain"]
         for side, values in enumerate((best, worst)):
-            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine).items():
+            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine, no_answer).items():
                 values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
     out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
@@ -1217,8 +1356,12 @@ def not_bounded(specs, opts):
     --depth, the set measures, whose count of retrieved documents depends on the order."""
     loose = {}
     for s in specs:
+        if s.base == "Abstain":
+            continue
         if s.base == "infAP":
             loose[s.name] = "a document moved above a relevant one can raise it"
+        elif s.filter is not None:
+            loose[s.name] = "the orders of tied items under a floor or a budget are not tried"
         elif s.base in EVIDENCE_MEASURES:
             loose[s.name] = "the orders by grade are not the best and worst orders of evidence"
         elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
@@ -1227,16 +1370,19 @@ def not_bounded(specs, opts):
 
 
 def mean_intervals(per_query, specs, seed=0):
-    """A seeded 95% bootstrap interval for every mean."""
-    means = [s.name for s in specs if MEASURES[s.base].aggregate == "mean"]
-    columns = [[row[name] for row in per_query.values()] for name in means]
-    return dict(zip(means, bootstrap_intervals(columns, seed)))
+    """A seeded 95% bootstrap interval for every mean, over the queries it scores."""
+    out = {}
+    for mine in domains(specs):
+        means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
+        rows = [row for row in per_query.values() if mine[0].name in row]
+        out.update(zip(means, bootstrap_intervals([[row[name] for row in rows] for name in means], seed)))
+    return {s.name: out[s.name] for s in specs if s.name in out}
 
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None]
-    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains)): s for s in cut}
+    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
 def plot_cutoffs(specs):
@@ -1250,7 +1396,7 @@ def plot_cutoffs(specs):
 
 
 def curves(judged, specs):
-    """{'R@k': [(k, mean), ...]} of judged queries, at plot_cutoffs(specs)."""
+    """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at plot_cutoffs(specs)."""
     families, ks = curve_specs(specs), plot_cutoffs(specs)
     out = {label: [] for label in families}
     for k in ks:
@@ -1461,15 +1607,11 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
                if (q in candidate["per_query"]) != (q in baseline["per_query"])]
         fail(where, "the runs were evaluated on different queries (%s); compare on fixed "
              "queries, for example with --missing-run zero" % first_few(odd))
-    diffs = {name: [candidate["per_query"][q][name] - baseline["per_query"][q][name] for q in qids]
-             for name in (spec.name for spec in specs)}
-    means = [s.name for s in specs if ci and MEASURES[s.base].aggregate == "mean"]
-    pvalues, intervals = paired_statistics(list(diffs.values()), permutations, seed,
-                                           [[row[name] for row in candidate["per_query"].values()] for name in means])
+    statistics, means_ci = paired_by_domain(baseline, candidate, specs, seed, permutations, ci)
     comparison, breaches = {}, []
-    for spec, interval, p in zip(specs, intervals, pvalues):
+    for spec in specs:
         name = spec.name
-        row = comparison[name] = _comparison_row(baseline, candidate, spec, diffs[name], p, interval)
+        row = comparison[name] = _comparison_row(baseline, candidate, spec, *statistics[name])
         before, after = row["baseline"], row["candidate"]
         if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
             breaches.append(_breach(name, None, before, after, mean_gate, max_mean_drop))
@@ -1478,19 +1620,35 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
                                  "--max-query-drop", max_query_drop)
                          for q, d in row["regressed"].items() if -d > max_query_drop + 1e-12]
     holm_over(comparison.values())
-    return {"comparison": comparison, "breaches": breaches, "ci95": dict(zip(means, intervals[len(specs):]))}
+    return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
 
 
-def _comparison_row(baseline, candidate, spec, diffs, p, interval):
+def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
+    """({measure: (its queries, the changes on them, sign-flip p, interval of the mean change)},
+    with ci {measure: interval of the candidate's mean}): the measures scored on the same
+    queries (see domains) drawn together, so that paired values stay paired."""
+    cand, base = candidate["per_query"], baseline["per_query"]
+    statistics, means_ci = {}, {}
+    for mine in domains(specs):
+        qids = [q for q in cand if mine[0].name in cand[q]]
+        diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
+        means = [s.name for s in mine if ci and MEASURES[s.base].aggregate == "mean"]
+        pvalues, intervals = paired_statistics(diffs, permutations, seed, [[cand[q][n] for q in qids] for n in means])
+        statistics.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
+        means_ci.update(zip(means, intervals[len(mine):]))
+    return statistics, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
+
+
+def _comparison_row(baseline, candidate, spec, qids, diffs, p, interval):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
     change first, equal ones in query order) and, for R/RR/Success, those lost."""
     before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
-    moved = list(zip(diffs, candidate["per_query"]))
+    moved = list(zip(diffs, qids))
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
     if spec.base in LOSABLE:
-        row["lost"] = [q for q in candidate["per_query"] if baseline["per_query"][q][spec.name] > 0
+        row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
                        and candidate["per_query"][q][spec.name] == 0]
     return row
 
@@ -1502,19 +1660,24 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where):
+def group_results(groups, result, plan, where, no_answer=frozenset()):
     """The "groups" block of a result: each group's means over the evaluated queries it
-    holds, its intervals under --ci and, with a baseline, its comparison, with Holm's
-    correction over groups x measures.  --max-group-drop breaches join the result's."""
-    blocks, base, per_query, specs = {}, result.get("baseline_per_query"), result["per_query"], plan.specs
+    holds (of the measures that score one of them), its intervals under --ci and, with a
+    baseline, its comparison, with Holm's correction over groups x measures.
+    --max-group-drop breaches join the result's."""
+    blocks, base, per_query = {}, result.get("baseline_per_query"), result["per_query"]
     order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
     for name, qids in groups.items():
         rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
-        block = blocks[name] = {"queries": len(rows), "small": len(rows) < SMALL_GROUP,
-                                "members": list(rows), "measures": aggregated(rows, specs)}
+        specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
+        answered = len(rows) - len(no_answer.intersection(rows))
+        block = blocks[name] = {"queries": answered, "small": answered < SMALL_GROUP}
+        if no_answer:
+            block["no_answer_queries"] = len(rows) - answered
+        block.update(members=list(rows), measures=aggregated(rows, specs))
         if plan.ci and base is None:
             block["ci95"] = mean_intervals(rows, specs, plan.seed)
         if base is not None:
@@ -1957,7 +2120,7 @@ def split_fixture(obj, source, evidence_given=False):
     if missing:
         fail(source, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
              % " and ".join('"%s"' % m for m in missing))
-    return obj.get("qrels"), obj["runs"], {key: obj[key] for key in ("groups", "evidence") if key in obj}
+    return obj.get("qrels"), obj["runs"], {key: obj[key] for key in ("groups", "evidence", "no_answer") if key in obj}
 
 
 def is_fixture(obj):
@@ -2030,10 +2193,9 @@ def json_records_in(obj, source, fields=None):
 
 
 def json_records(objects, fields=None, line_of=None, first_keys=None):
-    """(place, qid, labels field, ranking field, evidence field) of each record, as read.
+    """(place, qid, {role: (field name, value)} of the roles it has) of each record, as read.
 
-    A field is (its name, its value), or None when the record has none.  A
-    record that is not an object, has no query ID, names a role twice, has
+    A record that is not an object, has no query ID, names a role twice, has
     neither labels, a ranking nor evidence sets, or repeats another record's
     query ID is refused.  objects: (place, value, where) of each record; line_of: {qid:
     where} of the records read; first_keys, a list, gets the first record's keys.
@@ -2053,12 +2215,12 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         if qid in line_of:
             fail(where, "query %s has a record %s already" % (show(qid), line_of[qid]))
         line_of[qid] = mark
-        labels, ranking, evidence = (_field(record, role, where, fields) for role in ("relevant", "retrieved",
-                                                                                      "evidence"))
-        if labels is None and ranking is None and evidence is None:
+        found = {role: _field(record, role, where, fields) for role in fields if role != "query"}
+        found = {role: field for role, field in found.items() if field is not None}
+        if not found.keys() & {"relevant", "retrieved", "evidence", "answerable"}:
             fail(where, "the record has neither labels (%s) nor a ranking (%s)%s" % (
                 " or ".join(fields["relevant"]), " or ".join(fields["retrieved"]), fields_hint(record)), qid)
-        yield where, qid, labels, ranking, evidence
+        yield where, qid, found
 
 
 def _field(record, role, where, fields):
@@ -2077,46 +2239,64 @@ def fields_hint(keys, role=None, whose="the record's"):
 
 
 def records_labels(records, source, fields=None):
-    """({qid: {doc: grade}}, {qid: evidence sets} or None) of the records (place, record,
-    where) that hold labels or evidence sets (which stand in for missing labels)."""
-    qrels, evidence, keys = {}, {}, []
-    for where, qid, labels, _, sets in json_records(records, fields, first_keys=keys):
-        if sets is not None:
-            evidence[qid] = evidence_entry(sets[1], loc(where, sets[0]), qid)
-        if labels is not None:
-            name, value = labels
-            qrels[qid] = _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))
-        elif sets is not None:
-            qrels[qid] = evidence_labels(evidence[qid])
+    """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
+    as they have them) of the records (place, record, where) that hold labels, evidence sets
+    (which stand in for missing labels) or say that their question has no answer."""
+    qrels, extras, keys = {}, {}, []
+    for where, qid, found in json_records(records, fields, first_keys=keys):
+        _record_truth(found, where, qid, Options(fields=fields), qrels, extras)
     if not qrels:
         fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
-    return qrels, evidence or None
+    return qrels, extras
+
+
+def _record_truth(found, where, qid, opts, labels, extras):
+    """Read a record's labels (or its evidence sets, standing in) into labels, and its evidence
+    sets and whether its question has no answer into extras["evidence"], extras["no_answer"]."""
+    if "evidence" in found:
+        if opts.evidence is not None:
+            fail(where, "the record has evidence sets and --evidence is given too: give them once", qid)
+        name, value = found["evidence"]
+        extras.setdefault("evidence", {}).update(
+            fold_evidence({qid: evidence_entry(value, loc(where, name), qid)}, opts.separator, where))
+    if "relevant" in found:
+        name, value = found["relevant"]
+        labels.update(fold_labels({qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))},
+                                  opts.separator, where))
+    elif "evidence" in found:
+        labels[qid] = evidence_labels(extras["evidence"][qid])
+    if "answerable" in found and opts.no_answer is not None:
+        name, value = found["answerable"]
+        if not isinstance(value, bool):
+            fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
+        if opts.no_answer and not value:
+            fail(where, "the record says it has no answer and --no-answer is given too: give them once", qid)
+        extras.setdefault("no_answer", []).extend([] if value else [qid])
+    if qid in (opts.no_answer or ()) or qid in extras.get("no_answer", ()):
+        labels.setdefault(qid, {})
 
 
 def records_rankings(records, source, qrels, opts, line_of=None):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
-    sets} or {}) of records (place, record, where) read as a fixture (qrels None: judged by
-    each record's own labels, or its evidence sets standing in) or a run (whose evidence sets
-    are not read).  Each record is judged as it is read, so that memory follows queries."""
-    theirs, ranked, keys, evidence = {}, {}, [], {}
-    for where, qid, labels, ranking, sets in json_records(records, opts.fields, line_of, keys):
-        if sets is not None and qrels is None:
-            if opts.evidence is not None:
-                fail(where, "the record has evidence sets and --evidence is given too: give them once", qid)
-            evidence.update(fold_evidence({qid: evidence_entry(sets[1], loc(where, sets[0]), qid)},
-                                          opts.separator, where))
-        if labels is not None:
-            name, value = labels
-            own = {qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))}
-            theirs.update(fold_labels(own, opts.separator, where))
-        elif sets is not None and qrels is None:
-            theirs[qid] = evidence_labels(evidence[qid])
-        if ranking is not None:
-            name, value = ranking
+    sets, "no_answer": their queries without an answer} as far as they have them) of records
+    (place, record, where) read as a fixture (qrels None: judged by each record's own labels,
+    or its evidence sets standing in) or a run (whose labels are read, to be compared).
+    Each record is judged as it is read, so that memory follows queries."""
+    theirs, ranked, keys, extras = {}, {}, [], {}
+    for where, qid, found in json_records(records, opts.fields, line_of, keys):
+        if qrels is None:
+            _record_truth(found, where, qid, opts, theirs, extras)
+        elif "relevant" in found:
+            _record_truth({"relevant": found["relevant"]}, where, qid, opts, theirs, extras)
+        if "retrieved" in found:
+            name, value = found["retrieved"]
             docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
-            ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels,
-                                    opts._replace(evidence=evidence) if evidence else opts, loc(where, name)))
+            own = opts._replace(evidence=extras.get("evidence") or opts.evidence)
+            if "tokens" in found:
+                own = own._replace(lengths=record_lengths(found["tokens"], docids, where, qid))
+            ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels, own,
+                                    loc(where, name)))
     fields = opts.fields or JSONL_FIELDS
     if qrels is None and not theirs:
         fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
@@ -2124,7 +2304,7 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     if not ranked and keys:
         fail(source, "no rankings: no record has %s%s" % (" or ".join(fields["retrieved"]),
                                                          fields_hint(keys, "retrieved", "the first record's")))
-    return theirs or None, ranked, {"evidence": evidence} if evidence else {}
+    return theirs or None, ranked, extras
 
 
 def json_lines_rankings(lines, source, qrels, opts, line_of=None):
@@ -2169,9 +2349,65 @@ def judge_run(rankings, qrels, opts, source, root=None):
                 fail(source if root is None else loc(source, _join(root, qid)),
                      "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
         labels = qrels.get(qid)
-        ranked[qid] = None if labels is None else judge_ranking(docids, scores, labels, opts, None,
-                                                                opts.evidence and opts.evidence.get(qid))
+        if labels is None:
+            ranked[qid] = None
+            continue
+        sets = opts.evidence and opts.evidence.get(qid)
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, sets)
+        if opts.filters and docids:
+            filtered = filtered_judged(docids, scores, labels, opts, sets, qid,
+                                       source if root is None else loc(source, _join(root, qid)))
+            ranked[qid] = ranking._replace(judged=ranking.judged._replace(filtered=filtered))
     return ranked
+
+
+def filtered_judged(docids, scores, labels, opts, sets, qid, where):
+    """{Filter: Judged} of one ranking under each of opts.filters: a floor, then a budget on
+    the items as ranked (chunks, repeats removed under --duplicates first), then judged as
+    any ranking is (folding, --depth, --judged-only)."""
+    if opts.duplicates == "first":
+        docids, scores, _ = best_occurrences(docids, scores)
+    items = list(zip([None] * len(docids), docids)) if scores is None else sorted(zip(scores, docids), reverse=True)
+    if any(f.tokens is not None for f in opts.filters):
+        missing = next((d for d in docids if d not in (opts.lengths or ())), None)
+        if missing is not None:
+            fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
+                 "or a record's tokens)" % show(missing), qid)
+    plain, out = opts._replace(filters=(), ties=False), {}
+    for ranking_filter in opts.filters:
+        if ranking_filter.thresh is not None:
+            if scores is None:
+                fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
+            kept = [item for item in items if item[0] >= ranking_filter.thresh]
+        else:
+            kept = items
+        if ranking_filter.tokens is not None:
+            kept = within_budget(kept, ranking_filter, opts.lengths)
+        out[ranking_filter] = judge_ranking([d for _, d in kept], None if scores is None else [x for x, _ in kept],
+                                            labels, plain, None, sets).judged
+    return out
+
+
+def within_budget(items, budget, lengths):
+    """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
+    whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
+    every item that still fits.  The section 17 example:
+
+    >>> items, lengths = [(None, "d%d" % i) for i in range(1, 6)], {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
+    >>> [d for _, d in within_budget(items, Filter(tokens=1500), lengths)]
+    ['d1', 'd2']
+    >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
+    ['d1', 'd2', 'd4', 'd5']
+    """
+    kept, total = [], 0
+    for item in items:
+        cost = lengths[item[1]] + budget.overhead
+        if total + cost <= budget.tokens:
+            kept.append(item)
+            total += cost
+        elif budget.pack == "prefix":
+            break
+    return kept
 
 
 def reference_json_rankings(text, source, qrels, opts):
@@ -2194,6 +2430,12 @@ def reference_json_rankings(text, source, qrels, opts):
             opts = opts._replace(evidence=extras["evidence"])
         theirs, root = (evidence_labels_of(opts.evidence) if labels is None else
                         fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)), "runs"
+        if "no_answer" in extras and opts.no_answer is not None:  # not read in seed mode
+            if opts.no_answer:
+                fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
+            extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
+            theirs.update((q, theirs.get(q, {})) for q in extras["no_answer"])
+        theirs.update((q, theirs.get(q, {})) for q in opts.no_answer or ())
     elif is_fixture(obj):
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
@@ -2212,29 +2454,35 @@ def input_kind(stream, source):
 
 
 def load_qrels(path, separator=None, fields=None):
-    """({qid: {doc: grade}}, {qid: evidence sets} or None) from TREC or BEIR qrels, JSON
-    labels, a fixture (or part of one), JSON Lines or an array of records (whose evidence
-    sets stand in for missing labels)."""
+    """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture
+    give them) from TREC or BEIR qrels, JSON labels, a fixture (or part of one), JSON Lines
+    or an array of records (whose evidence sets stand in for missing labels)."""
     source = place(path)
     with open_input(path) as stream:
         kind = input_kind(stream, source)
         if kind == "text":
-            return fold_labels(read_trec_qrels(stream, source), separator, source), None
+            return fold_labels(read_trec_qrels(stream, source), separator, source), {}
         records = json_line_objects(_read_lines(stream, source), source) if kind == "json lines" else None
         if records is None:
             obj = parse_json(read_json_text(stream, source), source)
             records = json_records_in(obj, source, fields)
         if records is not None:
-            labels, evidence = records_labels(records, source, fields)
-            return (fold_labels(labels, separator, source),
-                    evidence and fold_evidence(evidence, separator, source))
+            labels, extras = records_labels(records, source, fields)
+            if "evidence" in extras:
+                extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
+            return fold_labels(labels, separator, source), extras
+    extras = {}
     if is_fixture(obj):
         labels, root = fixture_part(obj, "qrels", source)
+        if "evidence" in obj:
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator, source)
+        if "no_answer" in obj:
+            extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
     elif isinstance(obj, dict) and all(isinstance(obj.get(k), dict) for k in LLAMAINDEX_DATASET):
         labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
     else:
         labels, root = obj, ""
-    return fold_labels(qrels_from_json(labels, source, root), separator, source), None
+    return fold_labels(qrels_from_json(labels, source, root), separator, source), extras
 
 
 json_rankings = reference_json_rankings  # the fast section may choose its twin
@@ -2331,7 +2579,8 @@ def read_run(path, *, fields=None):
         obj, root = fixture_part(obj, "runs", source) if is_fixture(obj) else (obj, "")
         return _json_forms(rankings_from_json(obj, source, root, None))
     return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, _, ranking, _ in json_records(records, fields) if ranking})
+                        for where, qid, ranking in ((w, q, f.get("retrieved")) for w, q, f in json_records(records, fields))
+                        if ranking})
 
 
 def _json_forms(rankings):
@@ -2422,6 +2671,58 @@ def check_groups(groups, qrels, max_group_drop=None):
             if qid not in qrels:
                 fail(where, "group %s names a query that has no labels" % show(name), qid)
     return {name: list(members) for name, members in groups.items()}
+
+
+# --- Token counts: what each ranked item costs in the context (CLI_CONTRACT section 17) ---
+
+def check_count(value, where, query=None):
+    """A token count: an integer from 0 to 2**63 - 1 (bools and floats are refused)."""
+    count = _integral(value)
+    if count is None or count < 0:
+        fail(where, "token count %s is not an integer from 0 to 2**63 - 1" % show(value), query)
+    return count
+
+
+def load_lengths(path):
+    """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS."""
+    source, lengths, first = place(path), {}, {}
+    with open_input(path) as stream:
+        if input_kind(stream, source) != "text":
+            return lengths_from_json(parse_json(read_json_text(stream, source), source), source)
+        for number, line in text_lines(stream, source):
+            cols = split_columns(line)
+            if not cols or cols[0].startswith("#"):
+                continue
+            where = "%s:%d" % (source, number)
+            if len(cols) != 2:
+                fail(where, "expected 2 columns (ID TOKENS), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
+            if cols[0] in lengths:
+                fail(where, "ID %s has a token count on line %d already" % (show(cols[0]), first[cols[0]]))
+            digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
+            lengths[cols[0]], first[cols[0]] = check_count(int(cols[1]) if digits else cols[1], where), number
+    if not lengths:
+        fail(source, "no token counts: the file has no ID TOKENS lines")
+    return lengths
+
+
+def lengths_from_json(obj, source):
+    """{ranked ID: token count} of a JSON object {"d1": 300, ...}."""
+    check_object(obj, source, "ranked IDs to token counts")
+    if not obj:
+        fail(source, "no token counts: the object is empty")
+    return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
+
+
+def record_lengths(field, docids, where, qid):
+    """{ranked ID: token count} of a record's tokens list, parallel to its ranking's IDs."""
+    name, counts = field
+    where = loc(where, name)
+    if not isinstance(counts, list) or len(counts) != len(docids):
+        fail(where, "expected a list of %d token counts, one per ranked ID, not %s" % (len(docids), show(counts)), qid)
+    lengths = {}
+    for i, (doc, count) in enumerate(zip(docids, counts)):
+        lengths.setdefault(doc, check_count(count, "%s[%d]" % (where, i), qid))
+    return lengths
 
 
 # --- Evidence sets: what a multi-hop question needs, all of it (CLI_CONTRACT section 16) ---
@@ -2522,8 +2823,8 @@ def load_evidence(path, separator=None, fields=None):
             obj = parse_json(read_json_text(stream, source), source)
             records = json_records_in(obj, source, fields)
         if records is not None:
-            evidence = {qid: evidence_entry(sets[1], loc(where, sets[0]), qid)
-                        for where, qid, _, _, sets in json_records(records, fields) if sets is not None}
+            evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid)
+                        for where, qid, found in json_records(records, fields) if "evidence" in found}
             if not evidence:
                 fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
             return fold_evidence(evidence, separator, source)
@@ -2578,6 +2879,54 @@ def check_evidence(evidence, qrels, where):
              % ("labels but no evidence set" if odd in qrels else "evidence sets but no labels"), odd)
 
 
+# --- Questions with no answer in the corpus (CLI_CONTRACT section 18) ---
+
+def no_answer_from_json(value, source, root):
+    """[qid, ...] of a JSON list of query IDs, none twice."""
+    where = loc(source, root)
+    if not isinstance(value, list):
+        fail(where, "expected a list of query IDs, not %s %s" % (type(value).__name__, show(value)))
+    first = {}
+    for i, qid in enumerate(value):
+        at = loc(source, "%s[%d]" % (root, i))
+        check_id(qid, at, what="query ID")
+        if first.setdefault(qid, i) != i:
+            fail(at, "query %s is listed twice (first at [%d])" % (show(qid), first[qid]))
+    return list(value)
+
+
+def load_no_answer(path):
+    """[qid, ...] of a --no-answer file: query IDs one a line ('#' lines are comments), a JSON
+    list, or a fixture's "no_answer"."""
+    source = place(path)
+    with open_input(path) as stream:
+        if input_kind(stream, source) == "text":
+            lines = [(number, split_columns(line)) for number, line in text_lines(stream, source)]
+            qids = {}
+            for number, cols in lines:
+                if not cols or cols[0].startswith("#"):
+                    continue
+                if len(cols) != 1:
+                    fail("%s:%d" % (source, number), "expected one query ID a line, found %d columns" % len(cols))
+                if qids.setdefault(cols[0], number) != number:
+                    fail("%s:%d" % (source, number), "query %s is listed twice (first on line %d)"
+                         % (show(cols[0]), qids[cols[0]]))
+            return list(qids) or fail(source, "no queries: the file has no query IDs")
+        obj = parse_json(read_json_text(stream, source), source)
+    inside = isinstance(obj, dict) and "no_answer" in obj
+    return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
+
+
+def check_no_answer(no_answer, qrels, level, where):
+    """Refuse a query without an answer that holds a relevant label."""
+    least = least_relevant(level)
+    for qid in no_answer:
+        relevant = next((d for d, g in qrels.get(qid, {}).items() if g >= least), None)
+        if relevant is not None:
+            fail(where, "the query has no answer in the corpus, and %s is labeled relevant: which is it?"
+                 % show(relevant), qid)
+
+
 # === Pipeline: plan, load, evaluate ===
 
 # What one evaluation asks for: the measures, how rankings are read, the query
@@ -2597,8 +2946,9 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     if k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if ties else ()
+    filters = tuple(dict.fromkeys(s.filter for s in specs if s.filter is not None))
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
-                   duplicates, gain_orders)
+                   duplicates, gain_orders, None, filters)
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
                 max_group_drop)
@@ -2620,40 +2970,58 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
 
 
 def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, groups=None, evidence=None,
-                seed=False):
+                lengths=None, no_answer=None, seed=False):
     """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place, {}) or None, groups or None) of the files named: labels,
-    evidence sets (which stand in for missing labels) and groups first, then each run,
-    reduced to its judged ranks as it is read.  In seed mode a fixture's "groups" is
-    ignored, as the seed script ignored every other key."""
-    opts = plan.opts
-    if evidence is not None:
-        opts = opts._replace(evidence=load_evidence(evidence, opts.separator, opts.fields))
-    if fixture is not None:
-        labels, ranked, extras = load_fixture(fixture, opts)
-        inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
-        loaded, found, where = [(fixture, ranked, (place(fixture), place(fixture)))], extras.get("evidence"), fixture
-    elif qrels is None:  # the evidence sets stand in for the labels
-        labels, inline, loaded, found, where = evidence_labels_of(opts.evidence), None, [], None, evidence
-    else:
-        (labels, found), inline, loaded, where = load_qrels(qrels, opts.separator, opts.fields), None, [], qrels
-        if found and opts.evidence is not None:
-            fail(place(qrels), "the records have evidence sets and --evidence is given too: give them once")
-    opts = opts._replace(evidence=found or opts.evidence)
-    check_evidence_wanted(plan.specs, opts.evidence, labels, place(where if evidence is None else evidence))
+    baseline's (rankings, place, {}) or None, groups or None, the queries without an answer
+    (a frozenset)) of the files named: what is true of the queries first (load_truth), then
+    each run, reduced to its judged ranks as it is read.  In seed mode a fixture's "groups"
+    and "no_answer" are ignored, as the seed script ignored every other key."""
+    labels, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
+    inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
         raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
     groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
     loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
         baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {})
-    return labels, loaded, baseline, groups
+    return labels, loaded, baseline, groups, frozenset(opts.no_answer or ())
 
 
-def evaluate_runs(plan, qrels, runs, baseline=None, groups=None):
+def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
+    """(labels, the Options the rankings are read with, [the fixture's run] or [], the
+    fixture's other members, the labels' file): the labels (or evidence sets standing in),
+    evidence sets, token counts and the queries without an answer (labeled with nothing,
+    so that their rankings are read), checked against one another."""
+    opts = plan.opts._replace(lengths=None if lengths is None else load_lengths(lengths), no_answer=None if seed else
+                              dict.fromkeys(() if no_answer is None else load_no_answer(no_answer)))
+    if evidence is not None:
+        opts = opts._replace(evidence=load_evidence(evidence, opts.separator, opts.fields))
+    loaded, where = [], fixture or qrels or evidence
+    if fixture is not None:
+        labels, ranked, extras = load_fixture(fixture, opts)
+        loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
+    elif qrels is None:  # the evidence sets stand in for the labels
+        labels, extras = evidence_labels_of(opts.evidence), {}
+    else:
+        labels, extras = load_qrels(qrels, opts.separator, opts.fields)
+        for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
+            if extras.get(key) and getattr(opts, key):
+                fail(place(qrels), "the records give %s and %s is given too: give them once" % (key.replace("_", "-"), flag))
+    opts = opts._replace(evidence=extras.get("evidence") or opts.evidence)
+    if not seed:
+        opts = opts._replace(no_answer=dict.fromkeys(extras.get("no_answer") or opts.no_answer))
+        labels.update((q, labels.get(q, {})) for q in opts.no_answer)
+        check_no_answer(opts.no_answer, labels, opts.level, place(no_answer or where))
+    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where))
+    return labels, opts, loaded, extras, where
+
+
+def evaluate_runs(plan, qrels, runs, baseline=None, groups=None, no_answer=frozenset()):
     """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
-    and several runs, Holm's correction is over all of them: one family."""
-    results = {name: evaluate_loaded(plan, qrels, ranked, where, baseline, groups) for name, ranked, where in runs}
+    and several runs, Holm's correction is over all of them: one family.  no_answer: the
+    queries with no answer in the corpus, scored by Abstain only."""
+    results = {name: evaluate_loaded(plan, qrels, ranked, where, baseline, groups, no_answer)
+               for name, ranked, where in runs}
     if len(results) > 1 and baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
@@ -2661,21 +3029,22 @@ def evaluate_runs(plan, qrels, runs, baseline=None, groups=None):
     return results
 
 
-def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None):
+def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None, no_answer=frozenset()):
     """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
     keeps its evaluation) or None, groups {name: [qid, ...]} or None."""
     specs, opts = plan.specs, plan.opts
-    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, plan.policies, where)
-    result = run_evaluation(judged, specs, skipped, zeroed)
+    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, plan.policies, where, no_answer)
+    check_domains(judged, specs, no_answer, where[1])
+    result = run_evaluation(judged, specs, skipped, zeroed, no_answer)
     intervals = None
     if baseline is not None:
-        result.update(compare_with_baseline(plan, qrels, judged, result, (where[0],) + baseline))
+        result.update(compare_with_baseline(plan, qrels, judged, result, (where[0],) + baseline, no_answer))
         intervals = result.pop("mean_ci95")
     if groups is not None:
-        result["groups"] = group_results(groups, result, plan, where[1])
+        result["groups"] = group_results(groups, result, plan, where[1], no_answer)
     if plan.curves:  # drawn by the plot, and taken out of the result
-        result["curves"] = curves(judged, specs)
-    result["warnings"] = [w for w in (id_mismatch(ranked, qrels),
+        result["curves"] = curves(with_answer(judged, no_answer), specs)
+    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), qrels),
                                       coverage_warning(result.get("coverage"))) if w]
     if opts.separator:
         folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
@@ -2683,13 +3052,18 @@ def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None):
     if opts.duplicates == "first":
         result["deduplicated"] = deduplicated(ranked, judged)
     if opts.ties:
-        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts)
+        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
     return result
 
 
-def compare_with_baseline(plan, qrels, judged, result, baseline):
+def with_answer(per_query, no_answer):
+    """{qid: value} of the queries that have an answer."""
+    return {q: v for q, v in per_query.items() if q not in no_answer} if no_answer else per_query
+
+
+def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=frozenset()):
     """The comparison block of the candidate's result against the baseline's, on the same labels.
 
     baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
@@ -2699,10 +3073,10 @@ def compare_with_baseline(plan, qrels, judged, result, baseline):
     qrels_place, base_ranked, base_place, kept = baseline
     if not kept:  # judged with the first run, where its errors come up as they always did
         base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, plan.policies,
-                                                     (qrels_place, base_place))
+                                                     (qrels_place, base_place), no_answer)
         kept.update(judged=base_judged, skipped=skipped, zeroed=zeroed,
-                    result=run_evaluation(base_judged, specs, skipped, zeroed),
-                    curves=curves(base_judged, specs) if plan.curves else None)
+                    result=run_evaluation(base_judged, specs, skipped, zeroed, no_answer),
+                    curves=curves(with_answer(base_judged, no_answer), specs) if plan.curves else None)
     out = compare(kept["result"], result, specs, plan.seed, plan.permutations,
                   plan.max_mean_drop, plan.max_query_drop, base_place, ci=plan.ci)
     out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
@@ -2713,7 +3087,7 @@ def compare_with_baseline(plan, qrels, judged, result, baseline):
     if plan.curves:
         out["baseline_curves"] = kept["curves"]
     if any(g < opts.level for labels in qrels.values() for g in labels.values()):
-        out["coverage"] = coverage(kept["judged"], judged, specs)
+        out["coverage"] = coverage(with_answer(kept["judged"], no_answer), with_answer(judged, no_answer), specs)
     return out
 
 
@@ -2725,13 +3099,15 @@ def compare_with_baseline(plan, qrels, judged, result, baseline):
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
-              duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None):
+              duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None, lengths=None,
+              no_answer=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
     in); run: {qid: [doc, ...]} in rank order or {qid: {doc: score}}; measures: names as for
     -m (a list, or one comma-separated string), default R@3 and RR@3; groups: {name: [qid,
-    ...]}; evidence: {qid: evidence sets} as in a fixture; the other options are the command
+    ...]}; evidence: {qid: evidence sets} as in a fixture; lengths: {ranked ID: token count};
+    no_answer: [qid, ...] of the questions with no answer; the other options are the command
     line's long options, with underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
@@ -2744,7 +3120,8 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
                  chunk_separator=None, duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
-                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None):
+                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
+                 lengths=None, no_answer=None):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".
 
@@ -2759,7 +3136,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
                duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
-               max_query_drop=None, groups=None, max_group_drop=None, evidence=None):
+               max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
+               no_answer=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -2778,15 +3156,12 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
 
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
-    measures, groups, evidence = options.pop("measures"), options.pop("groups"), options.pop("evidence")
+    measures, groups = options.pop("measures"), options.pop("groups")
+    truth = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
                   chunk_separator=options["chunk_separator"])
-    opts = plan.opts._replace(evidence=evidence if evidence is None else fold_evidence(
-        evidence_from_json(evidence, None, "evidence"), plan.opts.separator, "evidence"))
-    labels = (evidence_labels_of(opts.evidence) if qrels is None and evidence is not None else
-              fold_labels(qrels_from_json(qrels, None, "qrels"), opts.separator, "qrels"))
-    check_evidence_wanted(plan.specs, opts.evidence, labels, "evidence")
+    labels, opts = _library_truth(qrels, plan, **truth)
     groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), labels,
                           plan.max_group_drop)
     judged = [(name, judge_run(rankings_from_json(run, None, root + name, opts.duplicates), labels,
@@ -2794,7 +3169,22 @@ def _library_call(qrels, runs, baseline, options, root=""):
     if baseline is not None:
         baseline = (judge_run(rankings_from_json(baseline, None, "baseline", opts.duplicates), labels,
                               opts, None, "baseline"), "baseline", {})
-    return evaluate_runs(plan, labels, judged, baseline, groups)
+    return evaluate_runs(plan, labels, judged, baseline, groups, frozenset(opts.no_answer))
+
+
+def _library_truth(qrels, plan, evidence, lengths, no_answer):
+    """(labels, Options) of a library call's JSON: as load_truth, for objects."""
+    opts = plan.opts._replace(evidence=evidence if evidence is None else fold_evidence(
+        evidence_from_json(evidence, None, "evidence"), plan.opts.separator, "evidence"),
+        lengths=lengths if lengths is None else lengths_from_json(lengths, "lengths"),
+        no_answer=dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
+    labels = (evidence_labels_of(opts.evidence) if qrels is None and evidence is not None else
+              fold_labels(qrels_from_json(qrels, None, "qrels"), opts.separator, "qrels"))
+    if opts.no_answer:
+        labels = dict(labels, **{q: labels.get(q, {}) for q in opts.no_answer})
+        check_no_answer(opts.no_answer, labels, opts.level, "no_answer")
+    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), "evidence")
+    return labels, opts
 
 
 def _measure_names(measures):
@@ -2939,7 +3329,8 @@ def _worst_regressed(result, worst):
 def _histogram(result, name):
     """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
     c = result["comparison"][name]
-    deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q in result["per_query"]]
+    deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q, row in result["per_query"].items()
+              if name in row]
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
@@ -2957,9 +3348,9 @@ def format_table(result, per_query=False):
         rows += [["ties: lowest"] + [_number(ties[n]["low"], 4) for n in names],
                  ["ties: highest"] + [_number(ties[n]["high"], 4) for n in names]]
     if per_query:
-        rows += [[qid] + [_number(row[n], 4) for n in names] for qid, row in result["per_query"].items()]
+        rows += [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
     lines = _columns(rows)
-    lines.append("%s evaluated" % n_queries(result["queries"]))
+    lines.append("%s evaluated%s" % (n_queries(result["queries"]), _unanswered(result)))
     if result.get("ties", {}).get("queries"):
         lines.append("* depends on the order of tied scores in %s: %s"
                      % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
@@ -2979,13 +3370,25 @@ def format_table(result, per_query=False):
     return "\n".join(lines)
 
 
+def _cells(row, names):
+    """A query's values of the measures, as a table shows them; empty for a measure that does
+    not score the query (Abstain, or any other, on a query without an answer)."""
+    return [_number(row[n], 4) if n in row else "" for n in names]
+
+
+def _unanswered(result):
+    """', and 2 without an answer' when some queries have no answer in the corpus."""
+    count = result.get("no_answer_queries")
+    return "" if count is None else ", and %d without an answer" % count
+
+
 def _group_rows(result):
     """Header and a row per group: its queries, then each measure's mean or, with a
     baseline, the candidate's mean, the change and a * when Holm's p < 0.05."""
     names, rows = list(result["measures"]), []
     for group, block in result["groups"].items():
-        cells = [_change_cell(block["comparison"][n]) if "comparison" in block else _number(block["measures"][n], 4)
-                 for n in names]
+        cells = ["" if n not in block["measures"] else _change_cell(block["comparison"][n]) if "comparison" in block
+                 else _number(block["measures"][n], 4) for n in names]
         rows.append([group, "%d%s" % (block["queries"], " (few)" if block["small"] else "")] + cells)
     return [["group", "queries"] + names] + rows
 
@@ -3029,7 +3432,7 @@ def _md_table(rows, labels=1):
 def format_markdown(result, per_query=False, worst=10):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
-    lines = ["### Retrieval evaluation: %s" % n_queries(result["queries"]), ""]
+    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result["queries"]), _unanswered(result)), ""]
     lines += _md_breaches(_breach_lines(result))
     if "comparison" in result:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
@@ -3041,8 +3444,7 @@ def format_markdown(result, per_query=False, worst=10):
         lines += ["- " + _md(line) for line in _group_footnotes(result)]
     if per_query:
         names = list(result["measures"])
-        rows = [["query"] + names] + [[qid] + [_number(row[n], 4) for n in names]
-                                      for qid, row in result["per_query"].items()]
+        rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
         lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
     return "\n".join(lines).rstrip("\n")
 
@@ -3095,11 +3497,11 @@ def format_csv(result):
     members = {name: set(block["members"]) for name, block in result.get("groups", {}).items()}
     if base is None:
         header = ["query"] + names
-        cells = ([q] + [row[n] for n in names] for q, row in result["per_query"].items())
+        cells = ([q] + [row.get(n, "") for n in names] for q, row in result["per_query"].items())
     else:
         header = ["query"] + ["%s %s" % (n, part) for n in names for part in ("baseline", "candidate", "delta")]
-        cells = ([q] + [v for n in names for v in (base[q][n], row[n], row[n] - base[q][n])]
-                 for q, row in result["per_query"].items())
+        cells = ([q] + [v for n in names for v in ((base[q][n], row[n], row[n] - base[q][n]) if n in row
+                                                   else ("", "", ""))] for q, row in result["per_query"].items())
     writer.writerow(header + ["group:" + name for name in members])
     writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in cells)
     return out.getvalue().rstrip("\n")
@@ -3195,11 +3597,11 @@ def _runs_csv(results, labels):
         if base is not None:
             header.append("%s %s" % (n, labels[None]))
             for q, row in zip(qids, rows):
-                row.append(base[q][n] if q in base else "")
+                row.append(base[q][n] if n in base.get(q, ()) else "")
         for run, r in results.items():
             header += ["%s %s" % (n, labels[run])] + (["%s %s delta" % (n, labels[run])] if base is not None else [])
             for q, row in zip(qids, rows):
-                value = r["per_query"][q][n] if q in r["per_query"] else ""
+                value = r["per_query"][q][n] if n in r["per_query"].get(q, ()) else ""
                 row += [value] + ([value - base[q][n] if value != "" else ""] if base is not None else [])
     members = {}
     for r in results.values():
@@ -3281,6 +3683,9 @@ input forms, three lines each (a file whose first non-blank character is '{' is 
     {"q1": ["d1", "d3"]}   {"q1": [["d1", "d2"], ["d3"]]}   {"q1": [[["d1"], ["d3"]], [["d9"]]]}
     one set of IDs, one set of slots (any ID fills its slot), or alternative sets;
     text lines QID SET SLOT DOCID; without --qrels, every ID in them is a relevant label.
+  Token counts (--lengths): {"d1": 300, "d2": 900} or lines ID TOKENS; a record's "tokens"
+    list, parallel to its ranking, comes first.  Questions with no answer (--no-answer):
+    query IDs one a line, or ["q3", "q4"]; a fixture's "no_answer"; a record's "answerable": false.
   Listed labels have grade 1; grades <= 0 are judged non-relevant.  A list is
   ranked in its order, scores descending with ties by ID descending (trec_eval).
   UTF-8, gzip unpacked, '-' reads standard input (once), '#' lines in TREC text
@@ -3292,6 +3697,14 @@ output shape: a FIXTURE with at most one --k and no other option than --format j
 
 measures (-m, comma-separated, repeatable; values as trec_eval computes them):
 %s
+
+parameters, in parentheses before any @k: rel=L (a relevance level of its own), gains={G:V,...}
+  (nDCG); on R, P, RR, Success, AP, nDCG and the Evidence measures a filter of the ranking,
+  applied before chunks are folded and before --depth: thresh=X (only items scoring X or more;
+  Abstain takes it too), tokens=B (the items that fit in B tokens, each its count plus
+  overhead=N; pack=skip passes over an item that does not fit and goes on); with a filter @k
+  may be left out, and P divides by the items left:
+  R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
@@ -3332,8 +3745,10 @@ def measure_help():
     return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
 
 
+@lru_cache(maxsize=2)
 def build_parser(defaults=True):
-    """The parser; with defaults False, the namespace holds only the options given."""
+    """The parser; with defaults False, the namespace holds only the options given.  Built
+    once: argparse asks the terminal its size for every option (80% of a small main())."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
                      argument_default=argparse.SUPPRESS)
@@ -3342,6 +3757,13 @@ def build_parser(defaults=True):
     add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
     add("--run", action="append", metavar="FILE",
         help="the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several")
+    add("--evidence", metavar="FILE",
+        help="evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
+             "they stand in for --qrels when it is not given")
+    add("--lengths", metavar="FILE",
+        help="token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)")
+    add("--no-answer", metavar="FILE",
+        help="the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only")
     add("-m", "--measure", action="append", metavar="NAMES",
         help="measures to compute, comma-separated (see below)")
     add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
@@ -3373,9 +3795,6 @@ def _add_comparison_and_output(add):
         help="with --baseline: exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
         help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
-    add("--evidence", metavar="FILE",
-        help="evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
-             "they stand in for --qrels when it is not given")
     add("--groups", metavar="FILE",
         help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
     add("--max-group-drop", type=_arg(parse_limit), metavar="X",
@@ -3419,7 +3838,8 @@ def check_usage(args, given):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator)
-    named = [p for p in (args.fixture, args.qrels, args.evidence, *(args.run or ()), args.baseline, args.groups) if p]
+    named = [p for p in (args.fixture, args.qrels, args.evidence, args.lengths, args.no_answer, *(args.run or ()),
+                         args.baseline, args.groups) if p]
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
                if path is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
@@ -3559,10 +3979,10 @@ def compute(args, seed=False):
     if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
-    qrels, runs, baseline, groups = load_inputs(plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (),
-                                                baseline=args.baseline, groups=args.groups, evidence=args.evidence,
-                                                seed=seed)
-    results = evaluate_runs(plan, qrels, runs, baseline, groups)
+    qrels, runs, baseline, groups, no_answer = load_inputs(
+        plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline, groups=args.groups,
+        evidence=args.evidence, lengths=args.lengths, no_answer=args.no_answer, seed=seed)
+    results = evaluate_runs(plan, qrels, runs, baseline, groups, no_answer)
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}
 
 
@@ -3654,12 +4074,11 @@ def _fast_judge(q, docs, values, qrels, opts):
     if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
         raise _Decline
     labels = qrels.get(q.decode())
-    if opts.separator or opts.evidence:  # chunk IDs are cut, and evidence IDs looked up, as text
-        docids = [d.decode() for d in docids]
-        if opts.separator and blank_once_cut(docids, opts.separator) is not None:
-            raise _Decline
-        return None if labels is None else judge_ranking(docids, scores, labels, opts, None,
-                                                         opts.evidence and opts.evidence.get(q.decode()))
+    if opts.separator or opts.evidence or opts.filters:  # IDs are cut, and looked up, as text
+        try:
+            return judge_run({q.decode(): ([d.decode() for d in docids], scores)}, qrels, opts, "")[q.decode()]
+        except EvalError:  # the reference words it, in its place among the run's errors
+            raise _Decline from None
     if labels is None:
         return None
     ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
@@ -3942,16 +4361,20 @@ def fast_bootstrap_sums(fixed, seed, resamples):
     words; a table maps each possible word to its query's integer, so that one
     sum() of looked-up integers sums all columns at once, and says how many words
     to draw again.  Narrow fields matter: the integers of 50,000 queries must
-    stay in the CPU's caches.
+    stay in the CPU's caches.  A round's words are drawn a few thousand at a time
+    and taken in order: 32 random bits a word, the same words as one draw each.
     """
     table, field, lows, n = _packed_columns(fixed)
     columns, bits = len(lows), index_bits(n)
-    mask, out = (1 << field) - 1, []
+    mask, out, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
     for rng, count in bootstrap_rounds(seed, resamples):
+        stream, at = array("I"), 0
         for _ in range(count):
             total, need, drawn = 0, n, 0
             while need:
-                words = random_words(rng, need, bits)  # itemgetter looks them all up in C
+                if len(stream) - at < need:
+                    stream, at = stream[at:] + random_words(rng, max(need, ahead), bits), 0
+                words, at = stream[at:at + need], at + need  # itemgetter looks them all up in C
                 found = sum(itemgetter(*words)(table)) if need > 1 else table[words[0]]
                 rejected = found >> (field * columns)
                 total += found - (rejected << (field * columns))
@@ -4124,7 +4547,7 @@ def _strip(name, short, measure, result, top):
     """Each query's change of a measure, sorted: losses left in red, gains right in green."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
     base = result["baseline_per_query"]
-    deltas = sorted(row[measure] - base[q][measure] for q, row in result["per_query"].items())
+    deltas = sorted(row[measure] - base[q][measure] for q, row in result["per_query"].items() if measure in row)
     worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
     bins = min(len(deltas), PLOT_BARS)
     bars = [math.fsum(deltas[i * len(deltas) // bins:(i + 1) * len(deltas) // bins])

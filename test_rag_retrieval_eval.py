@@ -406,7 +406,8 @@ class MeasureTest(unittest.TestCase):
     def test_every_registered_measure_is_covered(self):
         covered = {"R", "P", "RR", "Success", "AP", "nDCG", "Rprec", "Judged",
                    "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
-                   "EvidenceRecall", "EvidenceSuccess", "EvidenceRR"}  # the last three: EvidenceTest
+                   "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
+                   "Abstain"}  # NoAnswerTest
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
@@ -414,7 +415,7 @@ class MeasureTest(unittest.TestCase):
         for name in rre.measure_names():
             name = name.replace("@k", "@5").replace("@r", "@0.5")
             with self.subTest(name):
-                self.assertEqual(value(name, q), 1 if name == "NumRel" else 0)
+                self.assertEqual(value(name, q), 1 if name in ("NumRel", "Abstain") else 0)
 
     def test_no_relevant_label_scores_zero_not_a_division_error(self):
         q = judged(0, None, labels={"y": 0})
@@ -845,8 +846,8 @@ class TrecRunReaderCases:
     def test_golden_values(self):
         ranked = self.read(RUN_TXT.encode(), {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 2}})
         # q1 in trec order: d9 (3.5), d2 (2.0, the greater ID of the tie), d1 (2.0)
-        self.assertEqual(ranked["q1"].judged, rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}))
-        self.assertEqual(ranked["q2"], rre.Ranking(rre.judge({"d3": 1}, 2, {"d3": 2}), 0, ()))
+        self.assertEqual(ranked["q1"].judged, rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}, ranked=3))
+        self.assertEqual(ranked["q2"], rre.Ranking(rre.judge({"d3": 1}, 2, {"d3": 2}, ranked=2), 0, ()))
         self.assertIsNone(ranked["q3"])
 
     def test_messages_name_the_line(self):
@@ -1037,7 +1038,7 @@ class JsonReaderCases:
                             ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
             with self.subTest(text=text):
                 self.assertEqual(self.read(text, qrels),
-                                 (None if qrels else labels, {"a": rre.Ranking(rre.judge({"d1": 1}, 1, {"d1": 1}), 0, ())}))
+                                 (None if qrels else labels, {"a": rre.Ranking(rre.judge({"d1": 1}, 1, {"d1": 1})._replace(ranked=1), 0, ())}))
 
 
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
@@ -2417,6 +2418,9 @@ class StatisticsAtScaleTest(unittest.TestCase):
             draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
             self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
             self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
+        for n, resamples in ((130, 1000), (rre.BOOTSTRAP_WORDS + 7, 16)):  # words drawn ahead, and left over
+            fixed = [rre.fixed_point([rng.random() - 0.5 for _ in range(n)])]
+            self.assertEqual(rre.fast_bootstrap_sums(fixed, n, resamples), rre.reference_bootstrap_sums(fixed, n, resamples))
 
     def test_blocks_of_equal_values_count_every_draw(self):
         rng = random.Random(11)
@@ -2671,7 +2675,7 @@ class FilesAsTheyComeTest(TempDirTestCase):
         rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
                  "query 'p0': the record has neither labels (x) nor a ranking (y)")
         for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
-                              ("relevant=", "ROLE=KEY pairs"), ("tokens=n", "this version reads no tokens")):
+                              ("relevant=", "ROLE=KEY pairs")):
             with self.subTest(bad):
                 rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
         self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
@@ -2980,6 +2984,300 @@ class EvidenceTest(TempDirTestCase):
         rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
         with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
             rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
+
+
+# --- Token budgets and score floors (CLI_CONTRACT section 17) ---
+
+BUDGET_QRELS = {"q1": ["d1", "d3", "d5"]}
+BUDGET_RUN = {"q1": ["d1", "d2", "d3", "d4", "d5"]}
+BUDGET_LENGTHS = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
+BUDGET_VALUES = {"R(tokens=1500)": 1 / 3, "R(tokens=1500,pack=skip)": 2 / 3, "R(tokens=1600)": 2 / 3,
+                 "R(tokens=1500,overhead=50)": 1 / 3, "R@5": 1.0}  # the contract's worked example
+
+
+def ranking_by_loops(scored, labels, lengths, thresh=None, tokens=None, overhead=0, pack="prefix",
+                     separator=None, depth=None, judged_only=False):
+    """The document IDs a measure sees, from section 17's words in their order: floor, budget
+    on the chunks as ranked, folding, depth, judged-only."""
+    ranked = [d for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
+    if thresh is not None:
+        ranked = [d for d in ranked if scored[d] >= thresh]
+    if tokens is not None:
+        kept, total = [], 0
+        for d in ranked:
+            if total + lengths[d] + overhead <= tokens:
+                kept.append(d)
+                total += lengths[d] + overhead
+            elif pack == "prefix":
+                break
+        ranked = kept
+    if separator:
+        ranked = list(dict.fromkeys(d.split(separator)[0] for d in ranked))
+    ranked = ranked[:depth]
+    return [d for d in ranked if labels.get(d, -1) >= 0] if judged_only else ranked
+
+
+def measures_by_loops(ranking, labels, k, filtered):
+    """R, P, RR, Success, AP and nDCG within k of a final ranking, with plain loops; P of a
+    filtered ranking divides by the documents left (section 17)."""
+    top = ranking[:k]
+    relevant = [d for d, g in labels.items() if g >= 1]
+    hits = [i for i, d in enumerate(top, 1) if labels.get(d, 0) >= 1]
+    dcg = sum(labels[d] / math.log2(i + 1) for i, d in enumerate(top, 1) if labels.get(d, 0) > 0)
+    ideal = sorted((g for g in labels.values() if g > 0), reverse=True)[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return {"R": len(hits) / len(relevant) if relevant else 0.0,
+            "P": (len(hits) / len(top) if top else 0.0) if filtered else len(hits) / k,
+            "RR": 1.0 / hits[0] if hits else 0.0, "Success": 1.0 if hits else 0.0,
+            "AP": sum(n / i for n, i in enumerate(hits, 1)) / len(relevant) if relevant else 0.0,
+            "nDCG": dcg / best if best else 0.0}
+
+
+class BudgetAndFloorTest(TempDirTestCase):
+    def test_the_worked_example_in_every_input_form(self):
+        names = ",".join(BUDGET_VALUES)
+        fixture = self.write("f.json", {"qrels": BUDGET_QRELS, "runs": BUDGET_RUN})
+        trec = self.write("run.txt", "".join("q1 Q0 d%d %d %d x\n" % (i, i, 10 - i) for i in range(1, 6)))
+        forms = {
+            "JSON lengths, a fixture": [fixture, "--lengths", self.write("l.json", BUDGET_LENGTHS)],
+            "text lengths, a TREC run": ["--qrels", fixture, "--run", trec, "--lengths",
+                                         self.write("l.txt", "# ID TOKENS\n" + "".join("%s %d\n" % x for x in
+                                                                                     BUDGET_LENGTHS.items()))],
+            "a record's tokens": [self.write("log.jsonl", json.dumps(
+                {"qid": "q1", "relevant": BUDGET_QRELS["q1"], "retrieved": BUDGET_RUN["q1"],
+                 "tokens": [300, 900, 400, 100, 200]}) + "\n\n")],
+            "a record's tokens before --lengths": [self.tmp / "log.jsonl", "--lengths",
+                                                   self.write("zero.json", {d: 0 for d in BUDGET_LENGTHS})],
+        }
+        for form, args in forms.items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "-m", names)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                self.assertEqual(json.loads(fast[1])["measures"], BUDGET_VALUES)
+        result = rre.score_run(BUDGET_QRELS, BUDGET_RUN, names, lengths=BUDGET_LENGTHS)
+        self.assertEqual(result["measures"], BUDGET_VALUES)
+
+    def test_random_rankings_agree_with_plain_loops(self):
+        """Floors, budgets with both packings and an overhead, ties, chunks, --depth and
+        --judged-only; the library, and the TREC reader through both twins."""
+        rng = random.Random(17)
+        for case in range(10):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
+            docs = ["d%d" % i for i in range(10)]
+            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
+            lengths = {d: rng.randint(0, 400) for d in ids}
+            qrels, run = {}, {}
+            for q in ("q%d" % i for i in range(6)):
+                qrels[q] = {d: rng.choice((0, 1, 2, -1)) for d in rng.sample(docs, 5)}
+                qrels[q][rng.choice(docs)] = 2  # something relevant
+                run[q] = {d: float(rng.randint(0, 4)) / 4 for d in rng.sample(ids, rng.randint(1, 10))}
+            filters = [dict(thresh=0.5), dict(tokens=900), dict(tokens=700, overhead=40, pack="skip"),
+                       dict(thresh=0.25, tokens=600, pack="skip")]
+            texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip", "thresh=0.25,tokens=600,pack=skip"]
+            names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG")]
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
+            result = rre.score_run(qrels, run, names, lengths=lengths, **options)
+            args = ["--qrels", self.write("q.json", qrels), "--lengths", self.write("l.json", lengths), "--run",
+                    self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
+                                                  for d, s in r.items())), "-m", ",".join(names)]
+            args += ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + [
+                "--judged-only"] * judged_only
+            fast, reference = both_paths(*args)
+            self.assertEqual(fast, reference)
+            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
+            labels = {q: dict(rre.fold_labels({q: l}, None)[q]) for q, l in qrels.items()}
+            for q in run:
+                for f, text in zip(filters, texts):
+                    ranking = ranking_by_loops(run[q], labels[q], lengths, separator="#" if chunked else None,
+                                               depth=depth, judged_only=judged_only, **f)
+                    expected = measures_by_loops(ranking, labels[q], 4, True)
+                    with self.subTest(case=case, query=q, filter=text):
+                        for m, v in expected.items():
+                            self.assertAlmostEqual(result["per_query"][q]["%s(%s)@4" % (m, text)], v, delta=1e-12)
+
+    def test_a_budget_is_a_filter_like_depth(self):
+        """The ideal of nDCG and the R of recall keep every label; P divides by what is left."""
+        result = rre.score_run({"q1": {"d1": 2, "d2": 1, "d3": 1}}, {"q1": ["d1", "d9", "d2"]},
+                               "nDCG(tokens=10),R(tokens=10),P(tokens=10)@10,P@10,EvidenceRecall(tokens=10)@2",
+                               lengths={"d1": 5, "d9": 5, "d2": 5}, evidence={"q1": [["d1"], ["d2", "d3"]]})
+        ideal = 2 + 1 / math.log2(3) + 1 / 2
+        self.assertEqual(result["per_query"]["q1"], {
+            "nDCG(tokens=10)": 2 / ideal, "R(tokens=10)": 1 / 3, "P(tokens=10)@10": 0.5, "P@10": 0.2,
+            "EvidenceRecall(tokens=10)@2": 0.5})
+
+    def test_canonical_names_in_every_format(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]},
+                                        "runs": {"q1": {"d1": 0.9, "d3": 0.2}, "q2": {"d4": 0.8, "d2": 0.7}}})
+        base = self.write("base.json", {"q1": {"d1": 0.9}, "q2": {"d2": 0.9}})
+        lengths = self.write("l.json", {"d1": 10, "d2": 10, "d3": 10, "d4": 10})
+        name = "R(tokens=0010,overhead=0,thresh=.50,pack=prefix)@2"
+        status, out, err = cli(fixture, "--lengths", lengths, "-m", name + ",R(tokens=10,thresh=0.5)@2", "--format", "trec")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out.splitlines()[-1], "R(thresh=0.5,tokens=10)@2\tall\t0.5")  # computed once
+        status, out, err = cli(fixture, "--lengths", lengths, "-m", "P(tokens=10)@2,RR(thresh=0.75)", "--baseline", base,
+                               "--max-query-drop", "0.5", "--groups", self.write("g.json", {"one": ["q2"]}),
+                               "--format", "markdown", "--plot", self.tmp / "p.svg", "--ci")
+        self.assertEqual(status, 1, err)
+        self.assertIn("- RR(thresh=0.75) query 'q2': 1.0000 -\\> 0.0000 (drop 1.0000 \\> --max-query-drop 0.5)", out)
+        self.assertIn("P(tokens=10)@k", (self.tmp / "p.svg").read_text())
+        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
+                               "-m", "Success(thresh=0.75)", "--format", "csv")
+        self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
+                                                          % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
+        ties = json.loads(cli(fixture, "-m", "R(thresh=0.1)@1", "--ties")[1])["ties"]
+        self.assertEqual(ties["measures"]["R(thresh=0.1)@1"], {"low": None, "high": None})
+
+    def test_rejections(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
+        listed = self.write("listed.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
+        cases = [  # (arguments, fragments of the one line)
+            ([listed, "-m", "R(thresh=0.5)@5"], ["listed.json: runs.q1", "query 'q1'", "a score floor (thresh=) needs scores"]),
+            ([listed, "-m", "Abstain(thresh=0.5)"], ["needs scores"]),
+            ([fixture, "-m", "R(tokens=10)"], ["f.json: runs.q1", "query 'q1'", "no token count for 'd1'", "--lengths FILE"]),
+            ([fixture, "-m", "R(tokens=10)", "--lengths", self.write("l1.json", {"d1": 3})], ["no token count for 'd2'"]),
+            ([fixture, "--lengths", self.write("l2.json", {"d1": -3}), "-m", "R(tokens=1)"],
+             ["l2.json: d1", "token count -3 is not an integer from 0 to 2**63 - 1"]),
+            ([fixture, "--lengths", self.write("l3.json", {"d1": 3.0})], ["token count 3.0 is not"]),
+            ([fixture, "--lengths", self.write("l4.json", {"d1": True})], ["token count True is not"]),
+            ([fixture, "--lengths", self.write("l5.json", {"d1": 2 ** 63})], ["token count 9223372036854775808 is not"]),
+            ([fixture, "--lengths", self.write("l6.json", '{"d1": 3, "d1": 4}')], ["key 'd1' appears twice"]),
+            ([fixture, "--lengths", self.write("l7.json", {})], ["no token counts: the object is empty"]),
+            ([fixture, "--lengths", self.write("l8.txt", "d1 3\nd1 4\n")], ["l8.txt:2", "ID 'd1' has a token count on line 1"]),
+            ([fixture, "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
+            ([fixture, "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
+            ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
+            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer >= 0"]),
+            ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
+            ([fixture, "-m", "R(tokens=1,tokens=2)"], ["tokens is given twice"]),
+            ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
+            ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
+            ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
+            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG), thresh=X"]),
+            ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
+              "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
+            ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], "tokens": [-1]}\n{"qid": "q2"}\n'),
+              "-m", "R(tokens=5)"], ["t12.jsonl:1: tokens[0]", "token count -1"]),
+        ]
+        for args, fragments in cases:
+            with self.subTest(args=args[1:]):
+                rejected(self, *cli(*args), *fragments)
+        with self.assertRaisesRegex(rre.EvalError, "^lengths: d1: token count 'x' is not"):
+            rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=1)", lengths={"d1": "x"})
+
+
+# --- Questions with no answer in the corpus (CLI_CONTRACT section 18) ---
+
+NO_ANSWER_RUN = {"q1": {"d1": 0.82, "d2": 0.41}, "q2": {"d5": 0.44, "d6": 0.40},
+                 "q3": {"x1": 0.47, "x2": 0.30}, "q4": {"y1": 0.38}}
+NO_ANSWER_VALUES = {"Abstain(thresh=0.45)": 0.5, "Abstain(thresh=0.5)": 1.0, "Success(thresh=0.45)@5": 0.5,
+                    "Success(thresh=0.4)@5": 1.0}  # the contract's worked example
+NO_ANSWER_NAMES = "Abstain(thresh=0.45),Abstain(thresh=0.5),Success(thresh=0.45)@5,Success(thresh=0.40)@5"
+
+
+class NoAnswerTest(TempDirTestCase):
+    def setUp(self):
+        super().setUp()
+        self.fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]}, "runs": NO_ANSWER_RUN,
+                                             "no_answer": ["q3", "q4"]})
+
+    def test_the_worked_example_in_every_input_form(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")  # a no-answer query may have non-relevant labels
+        trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in NO_ANSWER_RUN.items()
+                                             for d, s in r.items()))
+        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
+                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
+        forms = {"a fixture's no_answer": [self.fixture],
+                 "--no-answer lines, a TREC run": ["--qrels", qrels, "--run", trec, "--no-answer",
+                                                   self.write("na.txt", "# no answer\nq3\n\nq4\n")],
+                 "--no-answer JSON": ["--qrels", qrels, "--run", trec, "--no-answer", self.write("na.json", ["q3", "q4"])],
+                 "a fixture as --qrels": ["--qrels", self.fixture, "--run", trec],
+                 "records answerable false": [self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))]}
+        for form, args in forms.items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "-m", NO_ANSWER_NAMES)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                result = json.loads(fast[1])
+                self.assertEqual(result["measures"], NO_ANSWER_VALUES)
+                self.assertEqual((result["queries"], result["no_answer_queries"]), (2, 2))
+                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
+                self.assertEqual(list(result["per_query"]["q1"]), ["Success(thresh=0.45)@5", "Success(thresh=0.4)@5"])
+        result = rre.score_run({"q1": ["d1"], "q2": ["d5"]}, NO_ANSWER_RUN, NO_ANSWER_NAMES, no_answer=["q3", "q4"])
+        self.assertEqual(result["measures"], NO_ANSWER_VALUES)
+
+    def test_left_out_of_every_other_measure(self):
+        status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out.splitlines(), [
+            "query     R@5  NumRet  Abstain", "all    1.0000       4   0.0000",
+            "q1     1.0000       2         ", "q2     1.0000       2         ",
+            "q3                      0.0000", "q4                      0.0000",
+            "2 queries evaluated, and 2 without an answer"])
+        empty = self.write("e.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q3": []}, "no_answer": ["q3", "q4"]})
+        result = json.loads(cli(empty, "-m", "Abstain,R@1", "--missing-run", "zero")[1])
+        self.assertEqual((result["measures"], result["zeroed"]["missing_run"]), ({"Abstain": 1.0, "R@1": 1.0}, ["q4"]))
+        status, out, err = cli(self.fixture, "--k", "3")  # seed mode reads no "no_answer", as the seed script
+        rejected(self, status, out, err, "2 ranked queries have no labels ('q3', 'q4')")
+
+    def test_comparison_gates_groups_and_several_runs(self):
+        base = self.write("base.json", dict(NO_ANSWER_RUN, q3={}, q4={}))  # the approved retriever abstained
+        groups = self.write("g.json", {"chat": ["q1", "q3"], "faq": ["q2"]})
+        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--max-query-drop", "0.5",
+                               "--groups", groups, "--max-group-drop", "0.5", "--ci")
+        self.assertEqual(status, 1, err)
+        result = json.loads(out)
+        self.assertEqual(result["comparison"]["Abstain"]["regressed"], {"q3": -1.0, "q4": -1.0})
+        self.assertEqual(result["comparison"]["R@2"]["regressed"], {})
+        self.assertEqual([(b["measure"], b["query"], b.get("group")) for b in result["breaches"]],
+                         [("Abstain", "q3", None), ("Abstain", "q4", None), ("Abstain", None, "chat")])
+        self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
+        self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
+        self.assertEqual(set(result["ci95"]), {"Abstain", "R@2"})
+        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--format", "csv")
+        self.assertEqual(out.splitlines()[3:], ["q3,1.0,0.0,-1.0,,,", "q4,1.0,0.0,-1.0,,,"])
+        status, out, err = cli("--qrels", self.fixture, "--run", self.fixture, "--run", base, "-m", "Abstain",
+                               "--format", "table")
+        self.assertEqual((status, [line.split() for line in out.splitlines()[1:]]),
+                         (0, [[str(self.fixture), "2", "0.0000"], [str(base), "2", "1.0000"]]), err)
+        runs = rre.score_runs({"q1": ["d1"], "q2": ["d5"]}, {"a": NO_ANSWER_RUN, "b": json.loads(base.read_text())},
+                              "Abstain", no_answer=["q3", "q4"])["runs"]
+        self.assertEqual([r["measures"]["Abstain"] for r in runs.values()], [0.0, 1.0])
+
+    def test_rejections(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq3 0 z 1\n")
+        run = self.write("r.json", {"q1": ["d1"], "q3": []})
+        cases = [  # (arguments, fragments of the one line)
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na13.txt", "q3\n")],
+             ["na13.txt", "query 'q3'", "has no answer in the corpus, and 'z' is labeled relevant"]),
+            ([self.write("f14.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "Abstain"],
+             ["Abstain: no query without an answer is left to evaluate: give them with --no-answer FILE"]),
+            ([self.write("f15.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
+              "-m", "Abstain", "--missing-run", "skip"], []),
+            ([self.write("f16.json", {"qrels": {}, "runs": {"q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain"],
+             ["no labels: the object holds no query"]),
+            ([self.write("f17.json", {"qrels": {"q1": []}, "runs": {"q1": [], "q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain",
+              "--no-relevant", "skip"], ["R@1: no query with an answer is left to evaluate"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na18.txt", "q3\nq3\n")],
+             ["na18.txt:2", "query 'q3' is listed twice (first on line 1)"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na19.txt", "q3 q4\n")],
+             ["na19.txt:1", "expected one query ID a line, found 2 columns"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na20.json", {"q3": True})],
+             ["na20.json", "expected a list of query IDs, not dict"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na21.json", ["q3", 3])],
+             ["na21.json: [1]", "query ID must be a string, not int 3"]),
+            ([self.write("f22.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
+              "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and --no-answer is given too']),
+            ([self.write("l24.jsonl", '{"qid": "q3", "answerable": "no", "retrieved": []}\n\n'), "-m", "Abstain"],
+             ["l24.jsonl: answerable", "query 'q3'", "expected true or false, not 'no'"]),
+        ]
+        for args, fragments in cases:
+            with self.subTest(args=args[1:]):
+                status, out, err = cli(*args)
+                if fragments:
+                    rejected(self, status, out, err, *fragments)
+                else:  # every no-answer query skipped: refused as a mean over nothing
+                    rejected(self, status, out, err, "Abstain: no query without an answer is left to evaluate")
 
 
 class OlderPythonTest(unittest.TestCase):
