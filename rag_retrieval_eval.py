@@ -55,10 +55,10 @@ from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from decimal import Decimal
 from functools import lru_cache, partial
-from itertools import chain, compress, groupby
+from itertools import chain, compress, groupby, islice, repeat
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
-from operator import getitem, itemgetter, truediv
+from operator import eq, ge, getitem, itemgetter, truediv
 
 PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
@@ -215,11 +215,8 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     """
     if not isinstance(ids, list):
         fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)), query)
-    try:  # join() refuses non-strings, the set finds repeats, split() any whitespace at all
-        joined = "".join(ids)
-        if (duplicates == "first" or len(set(ids)) == len(ids)) and "" not in ids and (
-                joined.split() == [joined] or not any(map(str.isspace, ids))) and (
-                _printable(joined)):
+    try:  # join() refuses non-strings, the set finds repeats
+        if (duplicates == "first" or len(set(ids)) == len(ids)) and _plain_ids(ids):
             return ids
     except TypeError:
         pass
@@ -231,6 +228,13 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
                  % (show(doc), where, seen[doc], DUPLICATES_HINT if duplicates else ""), query)
         seen.setdefault(doc, i)
     return ids
+
+
+def _plain_ids(ids):
+    """Whether strings are all valid IDs (none blank, all printable), checked at once in C;
+    a TypeError when one is not a string."""
+    joined = "".join(ids)  # split() finds any whitespace at all
+    return "" not in ids and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
 
 
 def _integral(value):
@@ -2367,13 +2371,11 @@ def filtered_judged(docids, scores, labels, opts, sets, qid, where):
     any ranking is (folding, --depth, --judged-only)."""
     if opts.duplicates == "first":
         docids, scores, _ = best_occurrences(docids, scores)
-    items = list(zip([None] * len(docids), docids)) if scores is None else sorted(zip(scores, docids), reverse=True)
-    if any(f.tokens is not None for f in opts.filters):
-        missing = next((d for d in docids if d not in (opts.lengths or ())), None)
-        if missing is not None:
-            fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
-                 "or a record's tokens)" % show(missing), qid)
-    plain, out = opts._replace(filters=(), ties=False), {}
+    lengths = opts.lengths or {}
+    if any(f.tokens is not None for f in opts.filters) and not all(map(lengths.__contains__, docids)):
+        fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
+             "or a record's tokens)" % show(next(d for d in docids if d not in lengths)), qid)
+    items, plain, out = in_rank_order(docids, scores), opts._replace(filters=(), ties=False), {}
     for ranking_filter in opts.filters:
         if ranking_filter.thresh is not None:
             if scores is None:
@@ -2386,6 +2388,21 @@ def filtered_judged(docids, scores, labels, opts, sets, qid, where):
         out[ranking_filter] = judge_ranking([d for _, d in kept], None if scores is None else [x for x, _ in kept],
                                             labels, plain, None, sets).judged
     return out
+
+
+def reference_in_rank_order(docids, scores):
+    """[(score, ID), ...] in trec_eval's order, score descending and then ID descending;
+    [(None, ID), ...] in list order for a listed ranking.
+
+    >>> reference_in_rank_order(["a", "b", "c"], [1.0, 2.0, 2.0])
+    [(2.0, 'c'), (2.0, 'b'), (1.0, 'a')]
+    """
+    if scores is None:
+        return list(zip(repeat(None), docids))
+    return sorted(zip(scores, docids), reverse=True)
+
+
+in_rank_order = reference_in_rank_order  # the fast section may choose its twin
 
 
 def within_budget(items, budget, lengths):
@@ -2677,32 +2694,45 @@ def check_groups(groups, qrels, max_group_drop=None):
 
 def check_count(value, where, query=None):
     """A token count: an integer from 0 to 2**63 - 1 (bools and floats are refused)."""
+    if type(value) is int and 0 <= value < INT_LIMIT:
+        return value
     count = _integral(value)
     if count is None or count < 0:
         fail(where, "token count %s is not an integer from 0 to 2**63 - 1" % show(value), query)
     return count
 
 
-def load_lengths(path):
+def reference_load_lengths(path):
     """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS."""
-    source, lengths, first = place(path), {}, {}
+    source, lengths = place(path), {}
     with open_input(path) as stream:
         if input_kind(stream, source) != "text":
             return lengths_from_json(parse_json(read_json_text(stream, source), source), source)
-        for number, line in text_lines(stream, source):
-            cols = split_columns(line)
-            if not cols or cols[0].startswith("#"):
-                continue
-            where = "%s:%d" % (source, number)
-            if len(cols) != 2:
-                fail(where, "expected 2 columns (ID TOKENS), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
-            if cols[0] in lengths:
-                fail(where, "ID %s has a token count on line %d already" % (show(cols[0]), first[cols[0]]))
-            digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
-            lengths[cols[0]], first[cols[0]] = check_count(int(cols[1]) if digits else cols[1], where), number
+        for number, doc, count in _length_lines(stream, source):
+            if doc in lengths:  # the first line is looked for again: no line number is kept per ID
+                stream.seek(0)
+                first = next(n for n, d, _ in _length_lines(stream, source) if d == doc)
+                fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
+            lengths[doc] = count
     if not lengths:
         fail(source, "no token counts: the file has no ID TOKENS lines")
     return lengths
+
+
+def _length_lines(stream, source):
+    """(line number, ID, token count) of each line ID TOKENS; '#' lines are comments."""
+    for number, line in text_lines(stream, source):
+        cols = split_columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != 2:
+            fail(where, "expected 2 columns (ID TOKENS), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
+        digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
+        yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
+
+
+load_lengths = reference_load_lengths  # the fast section may choose its twin
 
 
 def lengths_from_json(obj, source):
@@ -2710,6 +2740,9 @@ def lengths_from_json(obj, source):
     check_object(obj, source, "ranked IDs to token counts")
     if not obj:
         fail(source, "no token counts: the object is empty")
+    values = set(map(type, obj.values()))
+    if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj)):
+        return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
     return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
 
 
@@ -4076,7 +4109,7 @@ def _fast_judge(q, docs, values, qrels, opts):
     labels = qrels.get(q.decode())
     if opts.separator or opts.evidence or opts.filters:  # IDs are cut, and looked up, as text
         try:
-            return judge_run({q.decode(): ([d.decode() for d in docids], scores)}, qrels, opts, "")[q.decode()]
+            return judge_run({q.decode(): (list(map(bytes.decode, docids)), scores)}, qrels, opts, "")[q.decode()]
         except EvalError:  # the reference words it, in its place among the run's errors
             raise _Decline from None
     if labels is None:
@@ -4214,6 +4247,59 @@ def _progress(source):
                 PROG, source, format(lines, ","), format(queries, ",")))
         sys.stderr.flush()
     return shown
+
+
+def fast_load_lengths(path):
+    """= reference_load_lengths(path).
+
+    Lines ID TOKENS are read a chunk at a time, each chunk split once (the marker
+    tokens prove two columns a line) and checked at once; comments, blank lines,
+    an ID given twice (fewer IDs than lines) and anything odd go to the reference.
+    """
+    source = place(path)
+    with open_input(path) as stream:
+        if input_kind(stream, source) == "text":
+            try:
+                lengths, count = {}, 0
+                for count, piece, lines in _chunks(stream, BLOCK):
+                    _fast_length_lines(piece, lines, lengths)
+                if lengths and len(lengths) == count:
+                    return lengths
+            except _Decline:
+                pass
+    return reference_load_lengths(path)
+
+
+def _fast_length_lines(piece, lines, lengths):
+    """Add a chunk's lines ID TOKENS to lengths, or decline."""
+    if not piece.isascii() or len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or b"#" in piece or (
+            piece.count(b"\r") != piece.count(b"\r\n")):
+        raise _Decline
+    tokens = piece.decode("ascii").replace("\n", " \x00 ").split()
+    counts = tokens[1::3]
+    if len(tokens) != 3 * lines or tokens[2::3].count("\x00") != lines or not "".join(counts).isdigit() or (
+            max(map(len, counts)) > 18):
+        raise _Decline
+    lengths.update(zip(tokens[0::3], map(int, counts)))
+
+
+def fast_in_rank_order(docids, scores):
+    """= reference_in_rank_order(docids, scores).
+
+    A run file lists a query's documents by score already, but for the order of
+    tied ones: then only the runs of tied scores are sorted.
+    """
+    if scores is None or not all(map(ge, scores, islice(scores, 1, None))):
+        return reference_in_rank_order(docids, scores)
+    items, ties = list(zip(scores, docids)), []  # ties: [start, stop] of each run of equal scores
+    for i in compress(range(1, len(scores)), map(eq, islice(scores, 1, None), scores)):
+        if ties and ties[-1][1] == i:
+            ties[-1][1] = i + 1
+        else:
+            ties.append([i - 1, i + 1])
+    for start, stop in ties:
+        items[start:stop] = sorted(items[start:stop], reverse=True)
+    return items
 
 
 # json.loads would build every ranking before the first is judged: memory ten
@@ -4453,7 +4539,8 @@ def _rows_text(rows):
 
 if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the definition
     judged_trec_run, json_rankings, json_text = fast_judged_trec_run, fast_json_rankings, fast_json_text
-    flip_hits, bootstrap_sums = fast_flip_hits, fast_bootstrap_sums
+    flip_hits, bootstrap_sums, load_lengths = fast_flip_hits, fast_bootstrap_sums, fast_load_lengths
+    in_rank_order = fast_in_rank_order
 
 
 # === Plot (--plot FILE.svg) ===
