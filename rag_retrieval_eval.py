@@ -3213,9 +3213,8 @@ def _library_truth(qrels, plan, evidence, lengths, no_answer):
         no_answer=dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
     labels = (evidence_labels_of(opts.evidence) if qrels is None and evidence is not None else
               fold_labels(qrels_from_json(qrels, None, "qrels"), opts.separator, "qrels"))
-    if opts.no_answer:
-        labels = dict(labels, **{q: labels.get(q, {}) for q in opts.no_answer})
-        check_no_answer(opts.no_answer, labels, opts.level, "no_answer")
+    labels = dict(labels, **{q: labels.get(q, {}) for q in opts.no_answer})
+    check_no_answer(opts.no_answer, labels, opts.level, "no_answer")
     check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), "evidence")
     return labels, opts
 
@@ -4454,7 +4453,7 @@ def fast_bootstrap_sums(fixed, seed, resamples):
     columns, bits = len(lows), index_bits(n)
     mask, out, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
     for rng, count in bootstrap_rounds(seed, resamples):
-        stream, at = array("I"), 0
+        stream, at = random_words(rng, ahead, bits), 0
         for _ in range(count):
             total, need, drawn = 0, n, 0
             while need:

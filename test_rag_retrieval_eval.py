@@ -25,6 +25,7 @@ import tempfile
 import time
 import types
 import unittest
+import unittest.mock
 import zlib
 from pathlib import Path
 
@@ -2933,6 +2934,17 @@ class EvidenceTest(TempDirTestCase):
                                 "EvidenceSuccess@2", evidence=json.loads(evidence.read_text()))
         self.assertEqual([r["measures"]["EvidenceSuccess@2"] for r in result["runs"].values()], [1.0, 0.5])
 
+    def test_evidence_beside_labels_in_a_qrels_file(self):
+        run = self.write("run.json", {"q1": ["a#2", "b#1"]})
+        fixture = self.write("f.json", {"qrels": {"q1": ["a"]}, "runs": {}, "evidence": {"q1": [["a"], ["b"]]}})
+        records = self.write("r.jsonl", '{"qid": "q1", "relevant": ["a#1"], "evidence": [["a#1"], ["b#3"]]}\n\n'
+                                        '{"qid": "q2", "relevant": ["c"], "evidence": ["c#1"]}\n')
+        for args in (["--qrels", fixture], ["--qrels", records, "--missing-run", "zero"]):
+            with self.subTest(args[1].name):
+                status, out, err = cli(*args, "--run", run, "--chunk-separator", "#", "-m", "EvidenceSuccess@2,R@1")
+                self.assertEqual(status, 0, err)
+                self.assertEqual(json.loads(out)["per_query"]["q1"], {"EvidenceSuccess@2": 1.0, "R@1": 1.0})
+
     def test_ties_do_not_pretend_to_bound_evidence(self):
         status, out, err = cli(self.write("f.json", {"evidence": {"q1": ["d1", "d2"]},
                                                      "runs": {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0}}}),
@@ -2982,6 +2994,12 @@ class EvidenceTest(TempDirTestCase):
         rejected(self, *cli(self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "EvidenceRR@5,R@5"),
                  "EvidenceRR@5 needs evidence sets: --evidence FILE")
         rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
+        records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": ["d1"]}\n{"qid": "q2", "retrieved": []}\n')
+        rejected(self, *cli(records, "--evidence", self.write("e2.json", {"q1": ["d1"]}), "-m", "EvidenceRR"),
+                 "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
+        labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
+        rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
+                                                                       "retrieval_gt")
         with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
             rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
 
@@ -3060,27 +3078,31 @@ class BudgetAndFloorTest(TempDirTestCase):
 
     def test_random_rankings_agree_with_plain_loops(self):
         """Floors, budgets with both packings and an overhead, ties, chunks, --depth and
-        --judged-only; the library, and the TREC reader through both twins."""
+        --judged-only, evidence sets under them; the library, and the TREC reader through
+        both twins."""
         rng = random.Random(17)
         for case in range(6):
             chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
             docs = ["d%d" % i for i in range(10)]
             ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
             lengths = {d: rng.randint(0, 400) for d in ids}
-            qrels, run = {}, {}
+            qrels, run, entries, evidence = {}, {}, {}, {}
             for q in ("q%d" % i for i in range(6)):
+                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
                 qrels[q] = {d: rng.choice((0, 1, 2, -1)) for d in rng.sample(docs, 5)}
                 qrels[q][rng.choice(docs)] = 2  # something relevant
                 run[q] = {d: float(rng.randint(0, 4)) / 4 for d in rng.sample(ids, rng.randint(1, 10))}
             filters = [dict(thresh=0.5), dict(tokens=900), dict(tokens=700, overhead=40, pack="skip"),
                        dict(thresh=0.25, tokens=600, pack="skip")]
             texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip", "thresh=0.25,tokens=600,pack=skip"]
-            names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG")]
+            names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG",
+                                                                   "EvidenceRecall")] + ["EvidenceRR(%s)" % t for t in texts]
             options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
-            result = rre.score_run(qrels, run, names, lengths=lengths, **options)
+            result = rre.score_run(qrels, run, names, lengths=lengths, evidence=entries, **options)
             args = ["--qrels", self.write("q.json", qrels), "--lengths", self.write("l.json", lengths), "--run",
                     self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
-                                                  for d, s in r.items())), "-m", ",".join(names)]
+                                                  for d, s in r.items())), "-m", ",".join(names),
+                    "--evidence", self.write("e.json", entries)]
             args += ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + [
                 "--judged-only"] * judged_only
             fast, reference = both_paths(*args)
@@ -3092,7 +3114,10 @@ class BudgetAndFloorTest(TempDirTestCase):
                     ranking = ranking_by_loops(run[q], labels[q], lengths, separator="#" if chunked else None,
                                                depth=depth, judged_only=judged_only, **f)
                     expected = measures_by_loops(ranking, labels[q], 4, True)
+                    sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
+                    expected["EvidenceRecall"] = evidence_by_loops(sets, ranking, 4)[0]
                     with self.subTest(case=case, query=q, filter=text):
+                        self.assertEqual(result["per_query"][q]["EvidenceRR(%s)" % text], evidence_by_loops(sets, ranking)[2])
                         for m, v in expected.items():
                             self.assertAlmostEqual(result["per_query"][q]["%s(%s)@4" % (m, text)], v, delta=1e-12)
 
@@ -3105,6 +3130,15 @@ class BudgetAndFloorTest(TempDirTestCase):
         self.assertEqual(result["per_query"]["q1"], {
             "nDCG(tokens=10)": 2 / ideal, "R(tokens=10)": 1 / 3, "P(tokens=10)@10": 0.5, "P@10": 0.2,
             "EvidenceRecall(tokens=10)@2": 0.5})
+
+    def test_repeats_removed_before_the_budget_and_floors_below_zero(self):
+        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3",
+                               lengths={"a": 5, "b": 5}, duplicates="first")
+        self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0})
+        fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
+        status, out, err = cli(fixture, "-m", "R(tokens=10)", "--lengths", self.write("l.json", {"a": 5, "b": 5}),
+                               "--duplicates", "first")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=10)": 1.0}), err)
 
     def test_canonical_names_in_every_format(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]},
@@ -3142,6 +3176,8 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "--lengths", self.write("l4.json", {"d1": True})], ["token count True is not"]),
             ([fixture, "--lengths", self.write("l5.json", {"d1": 2 ** 63})], ["token count 9223372036854775808 is not"]),
             ([fixture, "--lengths", self.write("l6.json", '{"d1": 3, "d1": 4}')], ["key 'd1' appears twice"]),
+            ([fixture, "--lengths", self.write("l13.json", {"d1": 3, "d2": 2 ** 63})], ["l13.json: d2", "token count 9223"]),
+            ([fixture, "--lengths", self.write("l14.txt", "d1 99999999999999999999\n")], ["token count '99999999999999999999'"]),
             ([fixture, "--lengths", self.write("l7.json", {})], ["no token counts: the object is empty"]),
             ([fixture, "--lengths", self.write("l8.txt", "d1 3\nd1 4\n")], ["l8.txt:2", "ID 'd1' has a token count on line 1"]),
             ([fixture, "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
@@ -3154,6 +3190,7 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
             ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
             ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG), thresh=X"]),
+            ([fixture, "-m", "nDCG(gains={0:0,1:1e999})"], ["gains are {grade: gain, ...}"]),
             ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
               "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
             ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], "tokens": [-1]}\n{"qid": "q2"}\n'),
@@ -3234,6 +3271,13 @@ class NoAnswerTest(TempDirTestCase):
         self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
         self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
         self.assertEqual(set(result["ci95"]), {"Abstain", "R@2"})
+        answered = self.write("answered.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]},
+                                                "runs": {q: NO_ANSWER_RUN[q] for q in ("q1", "q2")}})
+        plain = json.loads(cli(answered, "-m", "R@2,NumRet", "--baseline", answered, "--ci", "--groups",
+                               self.write("g2.json", {"faq": ["q2"]}))[1])
+        self.assertEqual(set(plain["groups"]["faq"]), {"queries", "small", "members", "measures", "ci95", "comparison"})
+        self.assertEqual(set(plain["ci95"]), {"R@2"})  # a sum has no interval
+        self.assertNotIn("no_answer_queries", plain)
         status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--format", "csv")
         self.assertEqual(out.splitlines()[3:], ["q3,1.0,0.0,-1.0,,,", "q4,1.0,0.0,-1.0,,,"])
         status, out, err = cli("--qrels", self.fixture, "--run", self.fixture, "--run", base, "-m", "Abstain",
@@ -3268,6 +3312,11 @@ class NoAnswerTest(TempDirTestCase):
              ["na21.json: [1]", "query ID must be a string, not int 3"]),
             ([self.write("f22.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
               "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and --no-answer is given too']),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na25.json", ["q3", "q3"])],
+             ["na25.json: [1]", "query 'q3' is listed twice (first at [0])"]),
+            ([self.write("l26.jsonl", '{"qid": "q3", "answerable": false, "retrieved": []}\n{"qid": "q1", "relevant": ["d1"], '
+                                      '"retrieved": ["d1"]}\n'), "--no-answer", self.write("na27.txt", "q3\n")],
+             ["l26.jsonl:1", "query 'q3': the record says it has no answer and --no-answer is given too"]),
             ([self.write("l24.jsonl", '{"qid": "q3", "answerable": "no", "retrieved": []}\n\n'), "-m", "Abstain"],
              ["l24.jsonl: answerable", "query 'q3'", "expected true or false, not 'no'"]),
         ]
@@ -3300,10 +3349,14 @@ class RagTwinsTest(TempDirTestCase):
                 fast = outcome(lambda: rre.fast_load_lengths(str(path)))
                 self.assertEqual(fast, outcome(lambda: rre.reference_load_lengths(str(path))))
                 self.assertEqual(fast[0], "ok" if not case % 2 else fast[0])
+        path = str(self.write("l.txt", "d1 3\nd2 0\n"))
+        with unittest.mock.patch.object(rre, "reference_load_lengths", side_effect=AssertionError("handed over")):
+            self.assertEqual(rre.fast_load_lengths(path), {"d1": 3, "d2": 0})
         served = {}  # a plain chunk is served, not handed over
         rre._fast_length_lines(b"d1 3\nd2 0\r\n", 2, served)
         self.assertEqual(served, {"d1": 3, "d2": 0})
-        for chunk in (b"d1 3 4\nd2\n", b"# c\nd1 3\n", b"d1 3\rd2 4\n", b"d1 +3\n", b"d1 1234567890123456789\n"):
+        for chunk in (b"d1 3 4\nd2\n", b"# c\nd1 3\n", b"d1 3\rd2 4\n", b"d1 +3\n", b"d1 1234567890123456789\n",
+                      b"d1 3 4\n5\n", b"d1 3\nd2 1234567890123456789\n"):
             with self.subTest(chunk=chunk):
                 self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {})
 
