@@ -97,7 +97,7 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "answerable": ("answerable",)}  # false: the corpus holds no answer
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
-         "evidence": "evidence sets", "tokens": "token counts", "answerable": "answerability"}  # what each role gives  # roles of the interface that this version does not read
+         "evidence": "evidence sets", "tokens": "token counts", "answerable": "answerability"}  # what each role gives
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
@@ -923,7 +923,6 @@ def interpolated_precision(q, level):
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-
 @measure("EvidenceRecall", "required", ("", ""), params=FILTER_PARAMS)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
@@ -978,7 +977,6 @@ def abstain(q, k):
 # (or recall level) or None, its own relevance level or None, its gains or None, and the
 # Filter of the ranking it sees (thresh=, tokens=) or None.
 Spec = namedtuple("Spec", "name base k rel gains filter", defaults=(None, None, None))
-
 
 _TENTHS = re.compile(r"0?\.[0-9]0*|0|1(\.0*)?")  # trec_eval's recall levels: 0.0, 0.1, ... 1.0
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
@@ -1070,7 +1068,7 @@ def _thresh_param(value, name):
     number = value[1:] if value[:1] in "+-" else value
     if not _DECIMAL.fullmatch(number) or not math.isfinite(float(value)):
         raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
-    return float(value) + 0.0  # -0.0 is 0
+    return float(value)
 
 
 def _pack_param(value, name):
@@ -2270,14 +2268,17 @@ def _record_truth(found, where, qid, opts, labels, extras):
                                   opts.separator, where))
     elif "evidence" in found:
         labels[qid] = evidence_labels(extras["evidence"][qid])
+    unanswerable = qid in (opts.no_answer or ())
     if "answerable" in found and opts.no_answer is not None:
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
         if opts.no_answer and not value:
             fail(where, "the record says it has no answer and --no-answer is given too: give them once", qid)
-        extras.setdefault("no_answer", []).extend([] if value else [qid])
-    if qid in (opts.no_answer or ()) or qid in extras.get("no_answer", ()):
+        if not value:
+            extras.setdefault("no_answer", []).append(qid)
+            unanswerable = True
+    if unanswerable:
         labels.setdefault(qid, {})
 
 

@@ -532,6 +532,10 @@ class MeasureParametersTest(TempDirTestCase):
 
 
 class RankingTest(unittest.TestCase):
+    def test_depth_cuts_a_list_with_many_labels(self):
+        labels = {"d%d" % i: 1 for i in range(9)}  # more than 8: the ranking is hashed, not scanned
+        self.assertEqual(rre.rank_listed(["x", "d1", "d2", "d3"], labels, depth=2), ({"d1": 2}, 2))
+
     def test_ties_break_by_document_id_descending(self):
         # all tied: trec_eval ranks "d3" > "d20" > "d10" (string order, descending)
         ranks, n, _ = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
@@ -1925,10 +1929,24 @@ class ReportFormatsTest(TempDirTestCase):
         path.write_bytes(b"ab\n")
         self.assertTrue(rre._append(str(path), "text"))
         self.assertEqual(path.read_bytes(), b"ab\ntext\n\n")
+        if os.path.exists("/dev/full"):
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertFalse(rre._append("/dev/full", "text"))
+            self.assertEqual(err.getvalue(), "rag_retrieval_eval: error: cannot append the summary to /dev/full: "
+                                             "No space left on device\n")
+        same = rre.compare_runs({"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]},
+                                "RR")
+        self.assertIn("  unchanged         2 " + "#" * 40 + "\n", rre.format_table(same))  # every query: the full bar
 
 
 class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
+
+    def test_a_file_name_that_is_no_name(self):
+        for name, message in ((5, "a file name must be a string or a path, not int 5"),
+                              (b"q.txt", "a file name must be text, not b'q.txt'")):
+            with self.subTest(name=name), self.assertRaisesRegex(rre.EvalError, "^%s$" % re.escape(message)):
+                rre.read_qrels(name)
 
     def test_public_names(self):
         self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
@@ -2297,9 +2315,27 @@ class PlotTest(TempDirTestCase):
         self.assertEqual((titles[0].get("y"), titles[0].text), ("46", "R@k, mean over queries"))
         # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
         self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
+        plot = self.tmp / "q.svg"  # the other way round: one better
+        status, _, err = cli("--qrels", self.write("q.json", GROUP_QRELS), "--run", self.tmp / "b.json", "--baseline",
+                             self.write("c.json", CAND_GROUP_RUN), "-m", "R@1", "--plot", plot)
+        self.assertEqual(status, 0, err)
+        self.assertIn("(0 worse, 1 better, 11 the same)", plot.read_text())
+        (gain,) = [e for e in parsed_svg(plot).iter(ns + "rect") if e.get("fill") == "#2ca02c"]
+        self.assertEqual(float(gain.get("y")) + float(gain.get("height")), float(
+            [e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1")))  # above the middle
+        top = float(titles[1].get("y")) + 10  # the strip's axis: +1.00 at its top, -1.00 at its foot
+        labels = {e.text: float(e.get("y")) for e in root.iter(ns + "text") if e.get("text-anchor") == "end"}
+        self.assertEqual((labels["+1.00"], labels["-1.00"]), (top + 4, top + rre._STRIP + 4))
         middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
         (bar,) = [e for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
         self.assertEqual((float(bar.get("y")), float(bar.get("height"))), (middle, rre._STRIP / 2))
+
+    def test_two_cutoffs_span_the_curve_area(self):
+        root, ns = self.compared_plot("R@2")
+        width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
+        for line in root.iter(ns + "polyline"):
+            self.assertEqual([float(p.split(",")[0]) for p in line.get("points").split()],
+                             [rre._LEFT, rre._LEFT + width])
 
     def test_a_strip_of_many_queries_shows_the_mean_of_neighbours(self):
         import xml.etree.ElementTree as ET
@@ -2612,6 +2648,18 @@ def digits_run():
 
 
 class FilesAsTheyComeTest(TempDirTestCase):
+    def test_a_bom_a_block_boundary_and_folded_chunks(self):
+        records = "".join(json.dumps({"qid": q, "relevant": ["d1#1"], "retrieved": ["d1#1", "d1#2"]}) + "\n"
+                          for q in ("q1", "q2"))
+        status, out, err = cli(self.write("bom.jsonl", "\ufeff" + records), "-m", "R@1", "--chunk-separator", "#",
+                               "--format", "table")
+        self.assertEqual(status, 0, err)
+        self.assertIn("folded 2 ranked chunks into an earlier chunk of their document, in 2 queries", out)
+        lines = "".join("q%05d 0 d 1\n" % i for i in range(rre.BLOCK // 13))  # 13 bytes a line
+        path = self.write("q.txt", lines + "\u00e9q 0 d 1\n")  # its first byte the last of the first block
+        self.assertEqual(len(lines.encode()) // rre.BLOCK, 0)
+        self.assertEqual(rre.read_qrels(path)["\u00e9q"], {"d": 1})
+
     """Section 15 of the contract: files as other tools write them."""
 
     def setUp(self):
@@ -2934,6 +2982,12 @@ class EvidenceTest(TempDirTestCase):
                                 "EvidenceSuccess@2", evidence=json.loads(evidence.read_text()))
         self.assertEqual([r["measures"]["EvidenceSuccess@2"] for r in result["runs"].values()], [1.0, 0.5])
 
+    def test_evidence_standing_in_labels_the_ids_relevant_at_grade_1(self):
+        result = rre.score_run(None, {"q1": ["d1"]}, "P@1,P(rel=2)@1,NumRel", evidence={"q1": ["d1", "d2"]})
+        self.assertEqual(result["measures"], {"P@1": 1.0, "P(rel=2)@1": 0.0, "NumRel": 2})
+        fixture = self.write("bom.json", "\ufeff" + json.dumps({"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}))
+        self.assertEqual(json.loads(cli(fixture, "-m", "EvidenceRR")[1])["measures"], {"EvidenceRR": 1.0})  # a BOM
+
     def test_evidence_beside_labels_in_a_qrels_file(self):
         run = self.write("run.json", {"q1": ["a#2", "b#1"]})
         fixture = self.write("f.json", {"qrels": {"q1": ["a"]}, "runs": {}, "evidence": {"q1": [["a"], ["b"]]}})
@@ -2997,6 +3051,8 @@ class EvidenceTest(TempDirTestCase):
         records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": ["d1"]}\n{"qid": "q2", "retrieved": []}\n')
         rejected(self, *cli(records, "--evidence", self.write("e2.json", {"q1": ["d1"]}), "-m", "EvidenceRR"),
                  "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
+        bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", "evidence": ["d2"]}\n')
+        rejected(self, *cli("--evidence", bad, "--run", run), "b.jsonl:1: evidence: query 'q1': the evidence is empty")
         labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
         rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
                                                                        "retrieval_gt")
@@ -3132,9 +3188,11 @@ class BudgetAndFloorTest(TempDirTestCase):
             "EvidenceRecall(tokens=10)@2": 0.5})
 
     def test_repeats_removed_before_the_budget_and_floors_below_zero(self):
-        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3",
-                               lengths={"a": 5, "b": 5}, duplicates="first")
-        self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0})
+        class Count(int):  # an integral type of another library, as numpy's int64
+            pass
+        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
+                               lengths={"a": Count(5), "b": 5}, duplicates="first")
+        self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0, "R(thresh=3)": 0.0})
         fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
         status, out, err = cli(fixture, "-m", "R(tokens=10)", "--lengths", self.write("l.json", {"a": 5, "b": 5}),
                                "--duplicates", "first")
@@ -3184,6 +3242,9 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
             ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
             ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer >= 0"]),
+            ([fixture, "-m", "R(tokens=1234567890123456789)"], ["tokens must be an integer >= 0"]),
+            ([fixture, "-m", "R(thresh=0.2)@1,R(tokens=10)", "--lengths", self.write("l15.json", {"d1": 3})],
+             ["query 'q1'", "no token count for 'd2'"]),
             ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
             ([fixture, "-m", "R(tokens=1,tokens=2)"], ["tokens is given twice"]),
             ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
