@@ -58,7 +58,7 @@ from functools import lru_cache, partial
 from itertools import chain, compress, groupby, islice, repeat
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
-from operator import eq, ge, getitem, itemgetter, truediv
+from operator import eq, ge, getitem, truediv
 
 PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
@@ -4451,23 +4451,21 @@ def fast_bootstrap_sums(fixed, seed, resamples):
     and taken in order: 32 random bits a word, the same words as one draw each.
     """
     table, field, lows, n = _packed_columns(fixed)
-    columns, bits = len(lows), index_bits(n)
-    mask, out, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
+    bits, top, lookup = index_bits(n), field * len(lows), table.__getitem__
+    mask, totals, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
     for rng, count in bootstrap_rounds(seed, resamples):
         stream, at = random_words(rng, ahead, bits), 0
         for _ in range(count):
-            total, need, drawn = 0, n, 0
+            total, need = 0, n
             while need:
                 if len(stream) - at < need:
                     stream, at = stream[at:] + random_words(rng, max(need, ahead), bits), 0
-                words, at = stream[at:at + need], at + need  # itemgetter looks them all up in C
-                found = sum(itemgetter(*words)(table)) if need > 1 else table[words[0]]
-                rejected = found >> (field * columns)
-                total += found - (rejected << (field * columns))
-                drawn += need - rejected
-                need = rejected
-            out.append([((total >> (field * c)) & mask) + drawn * low for c, low in enumerate(lows)])
-    return out
+                found = sum(map(lookup, stream[at:at + need]))  # looked up and summed in C
+                at, need = at + need, found >> top  # the words rejected are drawn again
+                total += found - (need << top)
+            totals.append(total)
+    columns = [[((total >> (field * c)) & mask) + n * low for total in totals] for c, low in enumerate(lows)]
+    return list(map(list, zip(*columns)))  # a resample keeps n words: n lows are added back
 
 
 def _packed_columns(fixed):

@@ -6,6 +6,7 @@ run the real script for what only a process shows (exit status at exit, broken
 pipes, closed streams, a terminal).  The readers' tests are written once and
 run against the reference readers and the fast paths alike.
 """
+import atexit
 import contextlib
 import csv
 import doctest
@@ -17,8 +18,10 @@ import itertools
 import json
 import math
 import os
+import py_compile
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,10 +103,20 @@ def both_paths(*args, stdin=None):
         rre.main = saved
 
 
+@functools.lru_cache(maxsize=None)
+def runnable_script():
+    """The script, compiled once for the test processes: where no bytecode is written
+    (PYTHONDONTWRITEBYTECODE), each process would compile the whole file again, which costs
+    more than its own work.  The code run is the script's, byte for byte."""
+    folder = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, folder, True)
+    return py_compile.compile(str(SCRIPT), cfile=os.path.join(folder, SCRIPT.name + "c"), doraise=True)
+
+
 def cli_process(*args, stdin=None, **popen):
     """Run the real script in its own process; return (status, stdout, stderr).  Every test
     process runs with -S: the script needs no site package, and importing them is slow."""
-    proc = subprocess.run([sys.executable, "-S", str(SCRIPT), *map(str, args)], input=stdin,
+    proc = subprocess.run([sys.executable, "-S", runnable_script(), *map(str, args)], input=stdin,
                           capture_output=True, **popen)
     return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 
@@ -1677,7 +1690,7 @@ class ProcessTest(TempDirTestCase):
     def test_output_failures_exit_3(self):
         for name, redirect in (("full disk", "> /dev/full"), ("closed stdout", ">&-")):
             with self.subTest(name):
-                proc = subprocess.run("%s -S %s %s %s" % (sys.executable, SCRIPT, FIXTURE, redirect), shell=True,
+                proc = subprocess.run("%s -S %s %s %s" % (sys.executable, runnable_script(), FIXTURE, redirect), shell=True,
                                       capture_output=True)
                 err = proc.stderr.decode()
                 self.assertEqual((proc.returncode, len(err.splitlines())), (3, 1), err)
@@ -1688,17 +1701,17 @@ class ProcessTest(TempDirTestCase):
         cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
         proc = subprocess.run(["bash", "-c", '"$0" -S "$1" "$2" --baseline "$3" -m R@1 --max-query-drop 0.1 --format table'
                                ' --per-query | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
-                               sys.executable, str(SCRIPT), str(cand), str(base)], capture_output=True)
+                               sys.executable, runnable_script(), str(cand), str(base)], capture_output=True)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertNotIn(b"Traceback", proc.stderr)
 
     def test_closed_stdin_and_closed_stderr(self):
         q = self.write("q.txt", "q1 0 d1 1\n")
-        proc = subprocess.run("%s -S %s --qrels %s --run - <&-" % (sys.executable, SCRIPT, q), shell=True,
+        proc = subprocess.run("%s -S %s --qrels %s --run - <&-" % (sys.executable, runnable_script(), q), shell=True,
                               capture_output=True)
         self.assertEqual((proc.returncode, proc.stdout), (2, b""))
         self.assertIn(b"cannot read standard input", proc.stderr)
-        proc = subprocess.run("%s -S %s nope.json 2>&-" % (sys.executable, SCRIPT), shell=True, capture_output=True)
+        proc = subprocess.run("%s -S %s nope.json 2>&-" % (sys.executable, runnable_script()), shell=True, capture_output=True)
         self.assertEqual((proc.returncode, proc.stdout), (2, b""))
 
     @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
@@ -1706,7 +1719,7 @@ class ProcessTest(TempDirTestCase):
         q = self.write("q.txt", "q1 0 d1 1\n")
         r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
         main, child = os.openpty()
-        proc = subprocess.run([sys.executable, "-S", str(SCRIPT), "--qrels", str(q), "--run", str(r), "-m", "RR"],
+        proc = subprocess.run([sys.executable, "-S", runnable_script(), "--qrels", str(q), "--run", str(r), "-m", "RR"],
                               stdout=subprocess.PIPE, stderr=child)
         os.close(child)
         shown = b""
@@ -1728,7 +1741,7 @@ class ProcessTest(TempDirTestCase):
     def test_named_pipes_read_like_stdin(self):
         q, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", RUN_TXT)
         proc = subprocess.run(["bash", "-c", '"$0" -S "$1" --qrels "$2" --run <(cat "$3") -m R@3 --unlabeled skip', sys.executable,
-                               str(SCRIPT), str(q), str(run)], capture_output=True)
+                               runnable_script(), str(q), str(run)], capture_output=True)
         self.assertEqual((proc.returncode, json.loads(proc.stdout)["measures"]), (0, {"R@3": 1.0}), proc.stderr)
 
 
@@ -3510,7 +3523,7 @@ class InterruptTest(TempDirTestCase):
             with self.subTest(word):
                 fifo = self.tmp / word
                 os.mkfifo(str(fifo))
-                proc = subprocess.Popen([sys.executable, "-S", str(SCRIPT), "--qrels", str(fifo), "--run", str(run)],
+                proc = subprocess.Popen([sys.executable, "-S", runnable_script(), "--qrels", str(fifo), "--run", str(run)],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # a background job ignores
                                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C
                 deadline = time.monotonic() + 20
