@@ -1929,6 +1929,31 @@ class ReportFormatsTest(TempDirTestCase):
                                  "unlabeled ('q3')", "- warning: no query retrieved any labeled document (ranked "
                                  "IDs such as 'x'): do the run and the labels use the same IDs?"])
 
+    def test_long_lists_are_cut_in_reports(self):
+        qrels = {"q%02d" % i: ["a"] for i in range(23)}
+        tied = rre.score_run(qrels, {q: {"a": 1.0, "b": 1.0} for q in qrels}, "R@1", ties=True)
+        self.assertIn("* depends on the order of tied scores in 23 queries: 'q00', 'q01', 'q02', 'q03', 'q04', 'q05', "
+                      "'q06', 'q07', 'q08', 'q09' and 13 more", rre.format_table(tied))
+        lost = rre.compare_runs(qrels, {q: ["a"] for q in qrels}, {q: ["b"] for q in qrels}, "R@1")
+        self.assertIn("'q19' and 3 more", rre.format_markdown(lost))
+        self.assertNotIn("'q20'", rre.format_markdown(lost).split("**lost**")[1].split("\n")[0])
+
+    def test_a_write_that_fails_after_a_failed_gate_exits_3(self):
+        class Full(io.StringIO):
+            def write(self, text):
+                raise OSError(28, "No space left on device")
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d2"]}})
+        base = self.write("b.json", {"q1": ["d1"]})
+        with contextlib.redirect_stdout(Full()), contextlib.redirect_stderr(io.StringIO()) as err:
+            status = rre.main([str(fixture), "--baseline", str(base), "-m", "R@1", "--max-mean-drop", "0.1"])
+        self.assertEqual(status, 3, err.getvalue())
+        self.assertIn("cannot write the output: No space left on device", err.getvalue())
+
+    def test_a_star_only_below_five_percent(self):
+        cell = {"candidate": 0.5, "delta": 0.1}
+        self.assertEqual([rre._change_cell(dict(cell, p_holm=p)) for p in (0.0499, 0.05)],
+                         ["0.5000 (+0.1000)*", "0.5000 (+0.1000)"])
+
     def test_report_details(self):
         result = rre.score_run({"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]},
                                {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
@@ -2345,6 +2370,8 @@ class PlotTest(TempDirTestCase):
 
     def test_two_cutoffs_span_the_curve_area(self):
         root, ns = self.compared_plot("R@2")
+        grid = [e for e in root.iter(ns + "line") if e.get("stroke") == "#ddd"]
+        self.assertEqual([float(e.get("y1")) for e in grid], [56 + rre._PANEL * (4 - i) / 4 for i in range(5)])  # 0 .. 1
         width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
         for line in root.iter(ns + "polyline"):
             self.assertEqual([float(p.split(",")[0]) for p in line.get("points").split()],
@@ -2661,6 +2688,15 @@ def digits_run():
 
 
 class FilesAsTheyComeTest(TempDirTestCase):
+    def test_an_object_with_a_query_id_but_no_role_is_not_a_record(self):
+        rejected(self, *cli("--qrels", self.write("odd.json", {"qid": "q1", "question": "why?"}), "--run",
+                            self.write("r.json", {"q1": ["d1"]})),
+                 "odd.json: qid: query 'qid': expected an object of document IDs to grades, not str 'q1'")
+
+    def test_a_bad_byte_after_a_blank_first_line_names_its_line(self):
+        rejected(self, *cli("--qrels", self.write("q.txt", b"\nq1 0 d\xff 1\n"), "--run", self.write("r.json", {"q1": []})),
+                 "q.txt:2: not UTF-8: byte 0xff")
+
     def test_a_bom_a_block_boundary_and_folded_chunks(self):
         records = "".join(json.dumps({"qid": q, "relevant": ["d1#1"], "retrieved": ["d1#1", "d1#2"]}) + "\n"
                           for q in ("q1", "q2"))
@@ -3066,6 +3102,10 @@ class EvidenceTest(TempDirTestCase):
                  "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
         bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", "evidence": ["d2"]}\n')
         rejected(self, *cli("--evidence", bad, "--run", run), "b.jsonl:1: evidence: query 'q1': the evidence is empty")
+        both = self.write("both.jsonl", '{"qid": "q1", "relevant": ["d1"], "evidence": ["d1"]}\n{"qid": "q2", '
+                                        '"relevant": ["d2"], "evidence": ["d2"]}\n')
+        rejected(self, *cli("--qrels", both, "--evidence", self.write("e3.json", {"q1": ["d1"]}), "--run", run),
+                 "both.jsonl: the records give evidence and --evidence is given too")
         labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
         rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
                                                                        "retrieval_gt")
@@ -3204,7 +3244,7 @@ class BudgetAndFloorTest(TempDirTestCase):
         class Count(int):  # an integral type of another library, as numpy's int64
             pass
         result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
-                               lengths={"a": Count(5), "b": 5}, duplicates="first")
+                               lengths={"a": Count(5), "b": Count(0)}, duplicates="first")
         self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0, "R(thresh=3)": 0.0})
         fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
         status, out, err = cli(fixture, "-m", "R(tokens=10)", "--lengths", self.write("l.json", {"a": 5, "b": 5}),
