@@ -1928,6 +1928,25 @@ def split_columns(line):
     return line.split() if line.isascii() else _TOKEN.findall(line)
 
 
+def column_lines(lines, source, layout):
+    """(line number, place, columns) of each line of whitespace-separated columns, as many as
+    ``layout`` names ('QID GROUP'), of (number, line) pairs; blank and '#' lines are skipped.
+
+    >>> list(column_lines([(1, "# QID GROUP"), (2, "q1 easy")], "g.txt", "QID GROUP"))
+    [(2, 'g.txt:2', ['q1', 'easy'])]
+    """
+    width = len(layout.split())
+    for number, line in lines:
+        cols = split_columns(line)
+        if not cols or cols[0].startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(cols) != width:
+            fail(where, "expected %d column%s (%s), found %d: %s" % (
+                width, "s" if width > 1 else "", layout, len(cols), show(line.strip(ASCII_SPACE))))
+        yield number, where, cols
+
+
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -2637,14 +2656,7 @@ def load_groups(path):
 def groups_from_lines(lines, source):
     """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments."""
     groups = {}
-    for number, line in lines:
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) != 2:
-            fail(where, "expected 2 columns (QID GROUP), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
-        qid, name = cols
+    for _, where, (qid, name) in column_lines(lines, source, "QID GROUP"):
         _add_member(groups.setdefault(name, {}), qid, name, where)
     if not groups:
         fail(source, "no groups: the file has no QID GROUP lines")
@@ -2722,13 +2734,7 @@ def reference_load_lengths(path):
 
 def _length_lines(stream, source):
     """(line number, ID, token count) of each line ID TOKENS; '#' lines are comments."""
-    for number, line in text_lines(stream, source):
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) != 2:
-            fail(where, "expected 2 columns (ID TOKENS), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
+    for number, where, cols in column_lines(text_lines(stream, source), source, "ID TOKENS"):
         digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
         yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
 
@@ -2825,14 +2831,7 @@ def evidence_from_lines(lines, source):
     """{qid: evidence sets} of (number, line) pairs QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    for number, line in lines:
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) != 4:
-            fail(where, "expected 4 columns (QID SET SLOT DOCID), found %d: %s" % (len(cols), show(line.strip(ASCII_SPACE))))
-        qid, set_name, slot_name, doc = cols
+    for number, where, (qid, set_name, slot_name, doc) in column_lines(lines, source, "QID SET SLOT DOCID"):
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
             fail(where, "document %s is listed twice in one slot (first at line %d)" % (show(doc), slot[doc]), qid)
@@ -2935,17 +2934,13 @@ def load_no_answer(path):
     source = place(path)
     with open_input(path) as stream:
         if input_kind(stream, source) == "text":
-            lines = [(number, split_columns(line)) for number, line in text_lines(stream, source)]
             qids = {}
-            for number, cols in lines:
-                if not cols or cols[0].startswith("#"):
-                    continue
-                if len(cols) != 1:
-                    fail("%s:%d" % (source, number), "expected one query ID a line, found %d columns" % len(cols))
-                if qids.setdefault(cols[0], number) != number:
-                    fail("%s:%d" % (source, number), "query %s is listed twice (first on line %d)"
-                         % (show(cols[0]), qids[cols[0]]))
-            return list(qids) or fail(source, "no queries: the file has no query IDs")
+            for number, where, (qid,) in column_lines(text_lines(stream, source), source, "QID"):
+                if qids.setdefault(qid, number) != number:
+                    fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
+            if not qids:
+                fail(source, "no queries: the file has no query IDs")
+            return list(qids)
         obj = parse_json(read_json_text(stream, source), source)
     inside = isinstance(obj, dict) and "no_answer" in obj
     return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")

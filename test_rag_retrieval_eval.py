@@ -3419,7 +3419,7 @@ class NoAnswerTest(TempDirTestCase):
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na18.txt", "q3\nq3\n")],
              ["na18.txt:2", "query 'q3' is listed twice (first on line 1)"]),
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na19.txt", "q3 q4\n")],
-             ["na19.txt:1", "expected one query ID a line, found 2 columns"]),
+             ["na19.txt:1", "expected 1 column (QID), found 2: 'q3 q4'"]),
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na20.json", {"q3": True})],
              ["na20.json", "expected a list of query IDs, not dict"]),
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na21.json", ["q3", 3])],
