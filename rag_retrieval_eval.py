@@ -116,13 +116,14 @@ DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": N
             "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
             "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
             "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
-            "evidence": None, "lengths": None, "no_answer": None,
+            "evidence": None, "lengths": None, "no_answer": None, "replicate": None, "gate_on": "mean",
             **DEFAULT_POLICIES}
 PLAN_OPTIONS = ("k", "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant",
                 "chunk_separator", "duplicates", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                "max_query_drop", "max_group_drop")  # the options given to make_plan as they are parsed
+                "max_query_drop", "max_group_drop", "gate_on")  # the options given to make_plan as they are parsed
 FORMATS = ("json", "table", "trec", "markdown", "csv")
 DUPLICATES = ("error", "first")  # a document ranked twice in one query: refused, or its best place kept
+GATE_ON = ("mean", "interval")  # what a mean gate reads: the drop of the mean, or its whole 95% interval
 
 
 # === Errors ===
@@ -1593,8 +1594,16 @@ def holm(pvalues):
     return adjusted
 
 
-def compare(baseline, candidate, specs, seed=0, permutations=10000,
-            max_mean_drop=None, max_query_drop=None, where="", mean_gate="--max-mean-drop", ci=False):
+# The gates of one comparison: the flag and limit of its mean gate (--max-mean-drop, or
+# --max-group-drop for a group's means), the per-query limit, what the mean gate reads
+# ("mean" or "interval") and what the baseline's replicates say: noise {measure: the
+# largest minus the smallest mean} (None without replicates), unstable {measure: [qid,
+# ...]} (exempt from the per-query gate), and how many replicates there are.
+Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
+                   defaults=("--max-mean-drop", None, None, "mean", None, None, 0))
+
+
+def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci=False, gates=Gates()):
     """The comparison block and gate breaches of two results on the same labels.
 
     Per measure: means, delta, sign-flip p (and Holm's across measures), a
@@ -1603,26 +1612,81 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000,
     "lost": a hit before, nothing relevant found now.  Also "ci95": with ci, the
     candidate's mean_intervals from the same resamples (else empty).
     """
-    qids = list(candidate["per_query"])
-    if set(qids) != set(baseline["per_query"]):
-        odd = [q for q in dict.fromkeys(qids + list(baseline["per_query"]))
-               if (q in candidate["per_query"]) != (q in baseline["per_query"])]
-        fail(where, "the runs were evaluated on different queries (%s); compare on fixed "
-             "queries, for example with --missing-run zero" % first_few(odd))
+    same_queries(baseline, candidate, where, "the runs")
     statistics, means_ci = paired_by_domain(baseline, candidate, specs, seed, permutations, ci)
-    comparison, breaches = {}, []
-    for spec in specs:
-        name = spec.name
-        row = comparison[name] = _comparison_row(baseline, candidate, spec, *statistics[name])
-        before, after = row["baseline"], row["candidate"]
-        if max_mean_drop is not None and before - after > max_mean_drop + 1e-12:
-            breaches.append(_breach(name, None, before, after, mean_gate, max_mean_drop))
-        if max_query_drop is not None:
-            breaches += [_breach(name, q, baseline["per_query"][q][name], candidate["per_query"][q][name],
-                                 "--max-query-drop", max_query_drop)
-                         for q, d in row["regressed"].items() if -d > max_query_drop + 1e-12]
+    comparison = {spec.name: _comparison_row(baseline, candidate, spec, *statistics[spec.name]) for spec in specs}
+    breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
+
+
+def same_queries(baseline, other, where, what):
+    """Refuse two results evaluated on different queries: a mean over other queries is no comparison."""
+    if set(other["per_query"]) != set(baseline["per_query"]):
+        odd = [q for q in dict.fromkeys(list(other["per_query"]) + list(baseline["per_query"]))
+               if (q in other["per_query"]) != (q in baseline["per_query"])]
+        fail(where, "%s were evaluated on different queries (%s); compare on fixed "
+             "queries, for example with --missing-run zero" % (what, first_few(odd)))
+
+
+def gate_breaches(baseline, candidate, comparison, specs, gates):
+    """The breaches of the gates (see Gates): a mean gate (see mean_breach) per measure, then
+    each stable query whose value dropped by more than the per-query limit, largest drop first."""
+    breaches = []
+    for spec in specs:
+        name, row = spec.name, comparison[spec.name]
+        if gates.mean is not None:
+            queries = sum(1 for values in candidate["per_query"].values() if name in values)
+            breaches += filter(None, [mean_breach(spec, row, queries, gates)])
+        if gates.query is not None:
+            exempt = set(gates.unstable[name]) if gates.unstable else ()
+            steady = {"replicates": gates.replicates} if gates.noise is not None else {}
+            breaches += [_breach(name, q, baseline["per_query"][q][name], candidate["per_query"][q][name],
+                                 "--max-query-drop", gates.query, **steady)
+                         for q, d in row["regressed"].items() if -d > gates.query + 1e-12 and q not in exempt]
+    return breaches
+
+
+def mean_breach(spec, row, queries, gates):
+    """The breach of a mean gate by a measure's comparison row over so many queries, or None.
+
+    The gate allows its limit plus the measure's noise.  Read as "mean" it fails when the
+    mean dropped by more; as "interval", when the whole 95% interval of the change lies
+    below -(limit + noise), and always on fewer than 2 queries: an interval of one query
+    says nothing, and a gate never passes on too little.  A count's change is a sum: its
+    interval is the mean's times the queries.
+    """
+    before, after = row["baseline"], row["candidate"]
+    noise = gates.noise[spec.name] if gates.noise is not None else 0.0
+    allowed = gates.mean + noise
+    extra = {} if gates.noise is None else {"noise": noise, "replicates": gates.replicates}
+    if gates.gate_on == "interval":
+        times = queries if MEASURES[spec.base].aggregate == "sum" else 1
+        low, high = (v * times for v in row["ci95"])
+        if queries >= 2 and high >= -allowed - 1e-12:
+            return None
+        extra.update(gate_on="interval", ci95=[low, high], queries=queries)
+    elif before - after <= allowed + 1e-12:
+        return None
+    return _breach(spec.name, None, before, after, gates.flag, gates.mean, **extra)
+
+
+def replicate_noise(baseline, replicates, specs):
+    """({measure: noise}, {measure: [unstable qid, ...]}) of a baseline's result and its
+    replicates' results: the noise is the largest minus the smallest of their means; a
+    query is unstable for a measure when its values of it are not all equal.
+
+    >>> one = {"measures": {"R@1": 0.5}, "per_query": {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.0}}}
+    >>> two = {"measures": {"R@1": 0.0}, "per_query": {"q1": {"R@1": 0.0}, "q2": {"R@1": 0.0}}}
+    >>> replicate_noise(one, [two, one], parse_measures(["R@1"]))
+    ({'R@1': 0.5}, {'R@1': ['q1']})
+    """
+    results = [baseline] + list(replicates)
+    noise = {s.name: max(r["measures"][s.name] for r in results) - min(r["measures"][s.name] for r in results)
+             for s in specs}
+    unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
+                    r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
+    return noise, unstable
 
 
 def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
@@ -1662,11 +1726,12 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where, no_answer=frozenset()):
+def group_results(groups, result, plan, where, no_answer=frozenset(), replicates=()):
     """The "groups" block of a result: each group's means over the evaluated queries it
     holds (of the measures that score one of them), its intervals under --ci and, with a
-    baseline, its comparison, with Holm's correction over groups x measures.
-    --max-group-drop breaches join the result's."""
+    baseline, its comparison, with Holm's correction over groups x measures, and with
+    replicates ([their per_query]) the noise of the group's means.  --max-group-drop
+    breaches join the result's."""
     blocks, base, per_query = {}, result.get("baseline_per_query"), result["per_query"]
     order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
     for name, qids in groups.items():
@@ -1683,22 +1748,28 @@ def group_results(groups, result, plan, where, no_answer=frozenset()):
         if plan.ci and base is None:
             block["ci95"] = mean_intervals(rows, specs, plan.seed)
         if base is not None:
-            theirs = {q: base[q] for q in rows}
-            out = compare({"per_query": theirs, "measures": aggregated(theirs, specs)},
-                          {"per_query": rows, "measures": block["measures"]}, specs, plan.seed,
-                          plan.permutations, plan.max_group_drop, None, where, "--max-group-drop", plan.ci)
+            theirs = [{q: pq[q] for q in rows} for pq in [base] + list(replicates)]
+            theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
+            noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if replicates else None
+            out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.seed,
+                          plan.permutations, where, plan.ci,
+                          Gates("--max-group-drop", plan.max_group_drop, None, plan.gate_on, noise, None,
+                                len(replicates)))
             if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
                 block["ci95"] = out["ci95"]
             block["comparison"] = out["comparison"]
+            if replicates:
+                block["noise"] = noise
             result["breaches"] += [dict(b, group=name) for b in out["breaches"]]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks
 
 
-def _breach(name, qid, before, after, gate, limit):
-    return {"measure": name, "query": qid, "baseline": before, "candidate": after,
-            "drop": before - after, "gate": gate, "limit": limit}
+def _breach(name, qid, before, after, gate, limit, **rule):
+    """A breach record; rule: what else the gate compared (noise, replicates, interval)."""
+    return dict({"measure": name, "query": qid, "baseline": before, "candidate": after,
+                 "drop": before - after, "gate": gate, "limit": limit}, **rule)
 
 
 # === Diagnostics: ID mismatch, label coverage, label checks ===
@@ -2962,13 +3033,13 @@ def check_no_answer(no_answer, qrels, level, where):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop")
+                          "max_group_drop gate_on")
 
 
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, curves=False):
+              max_group_drop=None, gate_on="mean", curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
     specs = parse_measures(measures or [])
@@ -2980,15 +3051,21 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
                    duplicates, gain_orders, None, filters)
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop)
+                max_group_drop, gate_on)
 
 
-def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None):
+def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
+                  replicates=0, gate_on="mean"):
     """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
     for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
         if name in given and baseline is None:
             raise EvalError("--%s needs --baseline: a gate compares against an approved run"
                             % name.replace("_", "-"))
+    if replicates and baseline is None:
+        raise EvalError("--replicate needs --baseline: a replicate is another run of the approved configuration")
+    if gate_on == "interval" and not {"max_mean_drop", "max_group_drop"} & given:
+        raise EvalError("--gate-on interval needs --max-mean-drop or --max-group-drop: it says how a mean "
+                        "gate reads the change")
     if format == "trec" and baseline is not None:
         raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
     if runs > 1 and (format == "trec" or per_query):
@@ -2998,13 +3075,14 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
         raise EvalError("--chunk-separator needs a non-empty separator")
 
 
-def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, groups=None, evidence=None,
-                lengths=None, no_answer=None, seed=False):
+def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, replicates=(), groups=None,
+                evidence=None, lengths=None, no_answer=None, seed=False):
     """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place, {}) or None, groups or None, the queries without an answer
-    (a frozenset)) of the files named: what is true of the queries first (load_truth), then
-    each run, reduced to its judged ranks as it is read.  In seed mode a fixture's "groups"
-    and "no_answer" are ignored, as the seed script ignored every other key."""
+    baseline's (rankings, place, {}, [(a replicate's rankings, its name), ...]) or None,
+    groups or None, the queries without an answer (a frozenset)) of the files named: what is
+    true of the queries first (load_truth), then each run, reduced to its judged ranks as it
+    is read.  In seed mode a fixture's "groups" and "no_answer" are ignored, as the seed
+    script ignored every other key."""
     labels, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
     inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
@@ -3012,7 +3090,8 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, group
     groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
     loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
-        baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {})
+        baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {},
+                    [(load_run(path, labels, opts, same_labels=True), path) for path in replicates])
     return labels, loaded, baseline, groups, frozenset(opts.no_answer or ())
 
 
@@ -3060,17 +3139,17 @@ def evaluate_runs(plan, qrels, runs, baseline=None, groups=None, no_answer=froze
 
 def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None, no_answer=frozenset()):
     """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
-    keeps its evaluation) or None, groups {name: [qid, ...]} or None."""
+    keeps its evaluation, its replicates) or None, groups {name: [qid, ...]} or None."""
     specs, opts = plan.specs, plan.opts
     judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, plan.policies, where, no_answer)
     check_domains(judged, specs, no_answer, where[1])
     result = run_evaluation(judged, specs, skipped, zeroed, no_answer)
-    intervals = None
+    intervals, replicates = None, ()
     if baseline is not None:
         result.update(compare_with_baseline(plan, qrels, judged, result, (where[0],) + baseline, no_answer))
-        intervals = result.pop("mean_ci95")
+        intervals, replicates = result.pop("mean_ci95"), result.pop("replicate_per_query")
     if groups is not None:
-        result["groups"] = group_results(groups, result, plan, where[1], no_answer)
+        result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
     if plan.curves:  # drawn by the plot, and taken out of the result
         result["curves"] = curves(with_answer(judged, no_answer), specs)
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), qrels),
@@ -3087,6 +3166,25 @@ def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None, no_a
     return result
 
 
+def approved_evaluation(plan, qrels, ranked, where, no_answer, with_curves=False):
+    """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
+    zeros, result (and curves), judged by the same policies as every run."""
+    judged, skipped, zeroed = judge_queries(qrels, ranked, plan.opts.level, plan.policies, where, no_answer)
+    return {"ranked": ranked, "judged": judged, "skipped": skipped, "zeroed": zeroed,
+            "result": run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
+            "curves": curves(with_answer(judged, no_answer), plan.specs) if with_curves else None}
+
+
+def replicate_entry(name, theirs, opts):
+    """A replicate as the JSON output reports it: its name, means, skips and zeros (and the
+    repeats --duplicates first removed), like the baseline's."""
+    entry = {"run": name, "measures": theirs["result"]["measures"], "skipped": theirs["skipped"],
+             "zeroed": theirs["zeroed"]}
+    if opts.duplicates == "first":
+        entry["deduplicated"] = deduplicated(theirs["ranked"], theirs["judged"])
+    return entry
+
+
 def with_answer(per_query, no_answer):
     """{qid: value} of the queries that have an answer."""
     return {q: v for q, v in per_query.items() if q not in no_answer} if no_answer else per_query
@@ -3096,21 +3194,31 @@ def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=froze
     """The comparison block of the candidate's result against the baseline's, on the same labels.
 
     baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
-    that keeps the baseline's evaluation from one run to the next).
+    that keeps the evaluation of the baseline and its replicates from one run to the next,
+    the replicates: [(rankings, name), ...]).  With replicates the block has their
+    results, the noise and the unstable queries (see replicate_noise).
     """
     specs, opts = plan.specs, plan.opts
-    qrels_place, base_ranked, base_place, kept = baseline
+    qrels_place, base_ranked, base_place, kept, replicas = baseline
     if not kept:  # judged with the first run, where its errors come up as they always did
-        base_judged, skipped, zeroed = judge_queries(qrels, base_ranked, opts.level, plan.policies,
-                                                     (qrels_place, base_place), no_answer)
-        kept.update(judged=base_judged, skipped=skipped, zeroed=zeroed,
-                    result=run_evaluation(base_judged, specs, skipped, zeroed, no_answer),
-                    curves=curves(with_answer(base_judged, no_answer), specs) if plan.curves else None)
-    out = compare(kept["result"], result, specs, plan.seed, plan.permutations,
-                  plan.max_mean_drop, plan.max_query_drop, base_place, ci=plan.ci)
+        kept.update(approved_evaluation(plan, qrels, base_ranked, (qrels_place, base_place), no_answer, plan.curves))
+        kept["replicates"] = [approved_evaluation(plan, qrels, ranked, (qrels_place, place(name)), no_answer)
+                              for ranked, name in replicas]
+        for (_, name), theirs in zip(replicas, kept["replicates"]):
+            same_queries(kept["result"], theirs["result"], place(name), "the replicate and the baseline")
+        kept["noise"] = (replicate_noise(kept["result"], [r["result"] for r in kept["replicates"]], specs)
+                         if replicas else (None, None))
+    noise, unstable = kept["noise"]
+    out = compare(kept["result"], result, specs, plan.seed, plan.permutations, base_place, plan.ci,
+                  Gates("--max-mean-drop", plan.max_mean_drop, plan.max_query_drop, plan.gate_on, noise,
+                        unstable, len(replicas)))
     out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
                baseline_per_query=kept["result"]["per_query"])
+    if replicas:
+        out["replicates"] = [replicate_entry(name, theirs, opts) for (_, name), theirs in zip(replicas, kept["replicates"])]
+        out.update(noise=noise, unstable=unstable)
+    out["replicate_per_query"] = [theirs["result"]["per_query"] for theirs in kept["replicates"]]
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = deduplicated(base_ranked, kept["judged"])
     if plan.curves:
@@ -3150,9 +3258,10 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
                  chunk_separator=None, duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
-                 lengths=None, no_answer=None):
+                 lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
-    ``--format json --baseline`` prints, gate breaches under "breaches".
+    ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
+    ...], more runs of the baseline's configuration (see --replicate).
 
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
@@ -3166,7 +3275,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
                duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
                max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
-               no_answer=None):
+               no_answer=None, replicates=None, gate_on="mean"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -3185,19 +3294,25 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
 
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
-    measures, groups = options.pop("measures"), options.pop("groups")
+    measures, groups, replicates = options.pop("measures"), options.pop("groups"), options.pop("replicates", None)
     truth = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
+    if replicates is not None and not isinstance(replicates, (list, tuple)):
+        raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
-                  chunk_separator=options["chunk_separator"])
+                  chunk_separator=options["chunk_separator"], replicates=len(replicates or ()),
+                  gate_on=plan.gate_on)
     labels, opts = _library_truth(qrels, plan, **truth)
     groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), labels,
                           plan.max_group_drop)
     judged = [(name, judge_run(rankings_from_json(run, None, root + name, opts.duplicates), labels,
                                opts, None, root + name), ("qrels", root + name)) for name, run in runs.items()]
     if baseline is not None:
+        names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = (judge_run(rankings_from_json(baseline, None, "baseline", opts.duplicates), labels,
-                              opts, None, "baseline"), "baseline", {})
+                              opts, None, "baseline"), "baseline", {},
+                    [(judge_run(rankings_from_json(run, None, name, opts.duplicates), labels, opts, None, name), name)
+                     for name, run in zip(names, replicates or ())])
     return evaluate_runs(plan, labels, judged, baseline, groups, frozenset(opts.no_answer))
 
 
@@ -3247,8 +3362,8 @@ def _checked_library_options(options):
                 checked[name] = -1.0
             if not 0 <= checked[name] < math.inf:
                 refuse(name, "a number >= 0")
-    for name, choices in dict(POLICIES, duplicates=DUPLICATES).items():
-        if options[name] not in choices:
+    for name, choices in dict(POLICIES, duplicates=DUPLICATES, gate_on=GATE_ON).items():
+        if options.get(name, choices[0]) not in choices:  # score_run has no gate_on
             refuse(name, "one of " + ", ".join(choices))
     for name in ("ties", "ci", "judged_only"):
         if not isinstance(options[name], bool):
@@ -3313,11 +3428,15 @@ def format_comparison(result, worst=10):
     for name, c in result["comparison"].items():
         if c.get("lost"):
             lines.append("lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(c["lost"])))
+    for name, qids in result.get("unstable", {}).items():
+        if qids:
+            lines.append("unstable (values differ among the baseline and its replicates) by %s: %s"
+                         % (name, first_few(qids, 20)))
     regressed = _worst_regressed(result, worst)
     if regressed:
         lines += ["", "worst regressed queries:"]
-        lines += ["  " + line for line in _columns([[name, q, before + " ->", after, delta]
-                                                    for name, q, before, after, delta in regressed])]
+        lines += ["  " + line.rstrip() for line in _columns([[name, q, before + " ->", after, delta] + unstable
+                                                             for name, q, before, after, delta, *unstable in regressed])]
     for name in result["comparison"]:
         counts = _histogram(result, name)
         lines += ["", "per-query deltas of %s:" % name]
@@ -3333,11 +3452,14 @@ def format_comparison(result, worst=10):
 
 def _comparison_rows(result):
     """Header and a row per measure of a comparison, as the table and Markdown show it."""
-    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    noise = "noise" in result  # and beside each measure its noise among the replicates, and unstable queries
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]
+            + (["noise", "unstable"] if noise else [])]
     for name, c in result["comparison"].items():
         rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
                      "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
-                     "%.4f" % c["p_holm"]])
+                     "%.4f" % c["p_holm"]]
+                    + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
     return rows
 
 
@@ -3346,12 +3468,14 @@ def _breach_lines(result):
 
 
 def _worst_regressed(result, worst):
-    """(measure, query, before, after, delta) of the largest drops, as text."""
+    """(measure, query, before, after, delta) of the largest drops, as text; with replicates
+    a sixth cell, "unstable" for a query whose values differ among them, else empty."""
     drops = sorted(((d, name, q) for name, c in result["comparison"].items()
                     for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
     base, cand = result["baseline_per_query"], result["per_query"]
+    unstable = {name: set(qids) for name, qids in result.get("unstable", {}).items()}
     return [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-            for d, name, q in drops]
+            + (("unstable" if q in unstable[name] else "",) if unstable else ()) for d, name, q in drops]
 
 
 def _histogram(result, name):
@@ -3505,11 +3629,15 @@ def _md_changes(result, worst):
         if c.get("lost"):
             lines.append("- **lost** by %s (a hit before, nothing relevant now): %s"
                          % (_md(name), _md(first_few(c["lost"], 20))))
+    for name, qids in result.get("unstable", {}).items():
+        if qids:
+            lines.append("- **unstable** by %s (values differ among the baseline and its replicates; not gated "
+                         "per query): %s" % (_md(name), _md(first_few(qids, 20))))
     regressed = _worst_regressed(result, worst)
     if regressed:
-        lines += ["", "Worst regressed queries:", ""] + _md_table(
-            [["measure", "query", "baseline", "candidate", "delta"]] + [list(row) for row in regressed],
-            labels=2)
+        header = ["measure", "query", "baseline", "candidate", "delta"] + (["replicates"] if "unstable" in result else [])
+        lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
+                                                                  labels=2)
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
     rows += [[name] + list(map(str, _histogram(result, name))) for name in result["comparison"]]
     return lines + [""] + _md_table(rows) + [""]
@@ -3517,22 +3645,34 @@ def _md_changes(result, worst):
 
 def format_csv(result):
     """A header row, then a row per evaluated query: its ID, then each measure's value
-    (with a comparison, each measure's baseline value, candidate value and delta), then
-    with groups a column per group: 1 for its members, else 0."""
+    (with a comparison, each measure's baseline value, candidate value and delta, and with
+    replicates 1 when the query is unstable, else 0), then with groups a column per group:
+    1 for its members, else 0."""
     out, names = io.StringIO(), list(result["measures"])
     writer = csv.writer(out, lineterminator="\n")
     base = result.get("baseline_per_query")
     members = {name: set(block["members"]) for name, block in result.get("groups", {}).items()}
+    unstable = {n: set(qids) for n, qids in result.get("unstable", {}).items()}
     if base is None:
         header = ["query"] + names
         cells = ([q] + [row.get(n, "") for n in names] for q, row in result["per_query"].items())
     else:
-        header = ["query"] + ["%s %s" % (n, part) for n in names for part in ("baseline", "candidate", "delta")]
+        parts = ("baseline", "candidate", "delta") + (("unstable",) if unstable else ())
+        header = ["query"] + ["%s %s" % (n, part) for n in names for part in parts]
         cells = ([q] + [v for n in names for v in ((base[q][n], row[n], row[n] - base[q][n]) if n in row
-                                                   else ("", "", ""))] for q, row in result["per_query"].items())
+                                                   else ("", "", "")) + _unstable_cell(unstable, n, q, row)]
+                 for q, row in result["per_query"].items())
     writer.writerow(header + ["group:" + name for name in members])
     writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in cells)
     return out.getvalue().rstrip("\n")
+
+
+def _unstable_cell(unstable, name, qid, row):
+    """(1,) or (0,): is the query unstable for the measure among the baseline's replicates;
+    ("",) where the measure does not score it; () without replicates."""
+    if not unstable:
+        return ()
+    return (int(qid in unstable[name]) if name in row else "",)
 
 
 # --- Several runs: {"runs": {name: result}} ---
@@ -3585,9 +3725,10 @@ def format_runs(results, fmt, per_query=False, labels=None):
 
 
 def _runs_rows(results, labels):
-    """Header and a row per run (the baseline's first): queries, then each measure's mean,
-    with a baseline its change and a * when Holm's p over runs x measures is < 0.05; under
-    --ci each measure's interval (of the change, with a baseline) beside it."""
+    """Header and a row per run (the baseline's first, then with replicates the noise of each
+    measure and how many queries are unstable): queries, then each measure's mean, with a
+    baseline its change and a * when Holm's p over runs x measures is < 0.05; under --ci
+    each measure's interval (of the change, with a baseline) beside it."""
     first = next(iter(results.values()))
     names, ci = list(first["measures"]), "ci95" in first
     rows = [["run", "queries"] + [c for n in names for c in [n] + (["%s 95%% CI" % n] if ci else [])]]
@@ -3595,6 +3736,10 @@ def _runs_rows(results, labels):
         rows.append([labels[None], str(first["queries"])]
                     + [c for n in names for c in [_number(first["comparison"][n]["baseline"], 4)]
                        + ([""] if ci else [])])
+    if "noise" in first:
+        for label, cell in (("noise (%s)" % _replicates(len(first["replicates"])), lambda n: _number(first["noise"][n], 4)),
+                            ("unstable queries", lambda n: str(len(first["unstable"][n])))):
+            rows.append([label, ""] + [c for n in names for c in [cell(n)] + ([""] if ci else [])])
     for name, r in results.items():
         cells = []
         for n in names:
@@ -3621,11 +3766,13 @@ def _runs_csv(results, labels):
     names, base = list(first["measures"]), first.get("baseline_per_query")
     qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
     header, rows = ["query"], [[q] for q in qids]
+    unstable = {n: set(qids) for n, qids in first.get("unstable", {}).items()}
     for n in names:
         if base is not None:
-            header.append("%s %s" % (n, labels[None]))
+            header += ["%s %s" % (n, labels[None])] + (["%s unstable" % n] if unstable else [])
             for q, row in zip(qids, rows):
                 row.append(base[q][n] if n in base.get(q, ()) else "")
+                row += _unstable_cell(unstable, n, q, base.get(q, ()))
         for run, r in results.items():
             header += ["%s %s" % (n, labels[run])] + (["%s %s delta" % (n, labels[run])] if base is not None else [])
             for q, row in zip(qids, rows):
@@ -3646,11 +3793,11 @@ def notes(result):
     out, of the baseline too, and how), "warning" and "gate failed" (one per breach)."""
     lines = [skipped_text(result["skipped"])]
     if "baseline_skipped" in result:
-        lines.append(skipped_text(result["baseline_skipped"], "the baseline "))
-        missing = result["baseline_zeroed"]["missing_run"]
-        if missing:
-            lines.append("the baseline has no ranking for %s (%s): scored as empty"
-                         % (n_queries(len(missing)), first_few(missing)))
+        lines += _approved_notes("the baseline", result["baseline_skipped"], result["baseline_zeroed"])
+    for entry in result.get("replicates", ()):
+        lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"], entry["zeroed"])
+    if "noise" in result:
+        lines += _noise_notes(result)
     lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
@@ -3665,12 +3812,48 @@ def notes(result):
             + [("gate failed", breach_text(b)) for b in result.get("breaches", [])])
 
 
+def _approved_notes(whose, skipped, zeroed):
+    """What the baseline, or a replicate, skipped and scored as empty for want of a ranking."""
+    missing = zeroed["missing_run"]
+    return [skipped_text(skipped, whose + " "), missing and "%s has no ranking for %s (%s): scored as empty"
+            % (whose, n_queries(len(missing)), first_few(missing))]
+
+
+def _noise_notes(result):
+    """The noise of each measure among the baseline and its replicates, and its unstable
+    queries, which the per-query gate leaves out."""
+    n = _replicates(len(result["replicates"]))
+    return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, ", ".join(
+                "%s %s" % (name, _number(noise, 4)) for name, noise in result["noise"].items())),
+            "unstable queries (their values differ among the baseline and %s; --max-query-drop leaves them "
+            "out): %s" % (n, "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
+                                       for name, qids in result["unstable"].items()))]
+
+
 def breach_text(b):
-    """One gate breach: what dropped, from what to what, past which limit."""
-    return "%s %s: %s -> %s (drop %s > %s %s)" % (
+    """One gate breach: what dropped, from what to what, past which limit (plus the noise among
+    the baseline's replicates); under --gate-on interval, the interval that lies past it."""
+    allowed = "%s %s" % (b["gate"], b["limit"])
+    if "noise" in b:
+        allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
+    if b.get("gate_on") != "interval":
+        rule = "drop %s > %s" % (_number(b["drop"], 4), allowed)
+    elif b["queries"] < 2:
+        rule = "--gate-on interval cannot decide on %s, and fails: %s" % (n_queries(b["queries"]), allowed)
+    else:
+        rule = "95%% CI of the change [%s, %s] lies below -(%s); drop %s" % (
+            _signed(b["ci95"][0]), _signed(b["ci95"][1]), allowed, _number(b["drop"], 4))
+    if b["query"] is not None and "replicates" in b:
+        rule += "; the same in the baseline and %s" % _replicates(b["replicates"])
+    return "%s %s: %s -> %s (%s)" % (
         b["measure"], "query " + show(b["query"]) if b["query"] is not None else
         "group %s mean" % show(b["group"]) if "group" in b else "mean",
-        _number(b["baseline"], 4), _number(b["candidate"], 4), _number(b["drop"], 4), b["gate"], b["limit"])
+        _number(b["baseline"], 4), _number(b["candidate"], 4), rule)
+
+
+def _replicates(n):
+    """'1 replicate', '2 replicates'."""
+    return "%d replicate%s" % (n, "" if n == 1 else "s")
 
 
 def stderr_lines(result):
@@ -3748,6 +3931,8 @@ examples:
       --summary "$GITHUB_STEP_SUMMARY" > report.json
   python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
       -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run ann.txt --baseline approved.txt --replicate approved-2.txt \\
+      --replicate approved-3.txt -m nDCG@10 --max-mean-drop 0.01 --gate-on interval
 """
 
 
@@ -3823,6 +4008,12 @@ def _add_comparison_and_output(add):
         help="with --baseline: exit 1 when a measure's mean drops by more than X")
     add("--max-query-drop", type=_arg(parse_limit), metavar="X",
         help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
+    add("--replicate", action="append", metavar="FILE",
+        help="another run of the baseline's configuration (repeatable): the mean gates allow the noise "
+             "among them, and the per-query gate leaves out the queries whose values differ")
+    add("--gate-on", choices=GATE_ON,
+        help="what a mean gate reads: the drop of the mean, or the whole 95%% interval of the change, "
+             "which must lie below minus the limit (default mean)")
     add("--groups", metavar="FILE",
         help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
     add("--max-group-drop", type=_arg(parse_limit), metavar="X",
@@ -3865,9 +4056,10 @@ def check_usage(args, given):
     if args.fixture is None and not ((args.qrels or args.evidence) and args.run):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
-                  per_query=args.per_query, chunk_separator=args.chunk_separator)
+                  per_query=args.per_query, chunk_separator=args.chunk_separator,
+                  replicates=len(args.replicate or ()), gate_on=args.gate_on)
     named = [p for p in (args.fixture, args.qrels, args.evidence, args.lengths, args.no_answer, *(args.run or ()),
-                         args.baseline, args.groups) if p]
+                         args.baseline, *(args.replicate or ()), args.groups) if p]
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
                if path is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
@@ -3880,12 +4072,12 @@ def check_usage(args, given):
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
-    runs = args.run or ()
-    for i, path in enumerate(runs):
-        twin = next((other for other in runs[:i] if _same_file(path, other)), None)
-        if twin is not None:
-            raise EvalError("--run %s and --run %s name the same file: give each run once"
-                            % (place(twin), place(path)))
+    for flag, paths in (("--run", args.run or ()), ("--replicate", [args.baseline] + (args.replicate or []))):
+        for i, path in enumerate(paths):
+            twin = next((other for other in paths[:i] if _same_file(path, other)), None)
+            if twin is not None:
+                raise EvalError("%s %s and %s %s name the same file: give each run once" % (
+                    "--baseline" if twin == args.baseline else flag, place(twin), flag, place(path)))
 
 
 def _same_file(one, other):
@@ -4008,8 +4200,9 @@ def compute(args, seed=False):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     qrels, runs, baseline, groups, no_answer = load_inputs(
-        plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline, groups=args.groups,
-        evidence=args.evidence, lengths=args.lengths, no_answer=args.no_answer, seed=seed)
+        plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline,
+        replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
+        no_answer=args.no_answer, seed=seed)
     results = evaluate_runs(plan, qrels, runs, baseline, groups, no_answer)
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}
 
@@ -4624,14 +4817,17 @@ def _curve_panel(label, series, top):
 
 
 def _strip(name, short, measure, result, top):
-    """Each query's change of a measure, sorted: losses left in red, gains right in green."""
+    """Each query's change of a measure, sorted: losses left in red, gains right in green;
+    with replicates, a grey tick under each bar that holds an unstable query."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
-    base = result["baseline_per_query"]
-    deltas = sorted(row[measure] - base[q][measure] for q, row in result["per_query"].items() if measure in row)
+    base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
+    moved = sorted((row[measure] - base[q][measure], q in unstable) for q, row in result["per_query"].items()
+                   if measure in row)
+    deltas = [d for d, _ in moved]
     worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
     bins = min(len(deltas), PLOT_BARS)
-    bars = [math.fsum(deltas[i * len(deltas) // bins:(i + 1) * len(deltas) // bins])
-            / ((i + 1) * len(deltas) // bins - i * len(deltas) // bins) for i in range(bins)]
+    edges = [i * len(deltas) // bins for i in range(bins + 1)]
+    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
     middle, half = top + _STRIP / 2, _STRIP / 2
     out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
@@ -4647,7 +4843,11 @@ def _strip(name, short, measure, result, top):
             out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
                        % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
                           "#2ca02c" if d > 0 else "#d62728"))
-    out.append('<text x="%d" y="%d">queries, sorted by change</text>\n' % (_LEFT, top + _STRIP + 18))
+        if any(flag for _, flag in moved[edges[i]:edges[i + 1]]):
+            out.append('<rect x="%.2f" y="%d" width="%.2f" height="4" fill="#888"/>\n'
+                       % (_LEFT + width * i / bins, top + _STRIP + 2, max(width / bins, 0.5)))
+    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n' % (_LEFT, top + _STRIP + 18, (
+        "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable) if unstable else "")))
     return "".join(out) + "</g>\n"
 
 

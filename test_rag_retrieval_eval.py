@@ -3542,6 +3542,278 @@ class TieBoundsTest(unittest.TestCase):
         self.assertEqual(result["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
 
 
+def rr_run(*ranks):
+    """A run of REPLICATE_QRELS whose query i finds its relevant document at ranks[i]."""
+    return {"q%d" % i: ["x%d" % j for j in range(1, rank)] + ["d%d" % i] for i, rank in enumerate(ranks)}
+
+
+# Six queries, one relevant document each; RR is 1/rank.  The baseline's mean is 5.5/6; the two
+# replicates differ from it on q2 (1 instead of 1/2) and q5 (1/2 instead of 1): means 1 and 5/6,
+# noise 1/6, unstable q2 and q5.
+REPLICATE_QRELS = {"q%d" % i: ["d%d" % i] for i in range(6)}
+REPLICATE_RUNS = {"base.json": rr_run(1, 1, 2, 1, 1, 1), "rep1.json": rr_run(1, 1, 1, 1, 1, 1),
+                  "rep2.json": rr_run(1, 1, 2, 1, 1, 2),
+                  "inside.json": rr_run(1, 1, 2, 1, 1, 4),  # drop 1/8 (0.75 on q5, unstable)
+                  "beyond.json": rr_run(3, 3, 2, 1, 1, 1)}  # drop 2/9 = 1/18 + noise 1/6 (2/3 on q0, q1)
+REPLICATES = ["--replicate", "rep1.json", "--replicate", "rep2.json"]
+
+
+class ReplicateTest(TempDirTestCase):
+    """CLI_CONTRACT section 19: replicates of the baseline, the noise they show, interval gates."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", REPLICATE_QRELS)
+        for name, run in REPLICATE_RUNS.items():
+            self.write(name, run)
+
+    def compare(self, run, *args):
+        return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
+
+    def test_the_contracts_worked_example(self):
+        specs = rre.parse_measures(["nDCG@10"])
+        def result(value):
+            per_query = {"a": {"nDCG@10": value}, "b": {"nDCG@10": value}}
+            return {"per_query": per_query, "measures": rre.aggregated(per_query, specs)}
+        baseline = result(0.62092)
+        noise, unstable = rre.replicate_noise(baseline, [result(0.59092)], specs)
+        self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
+        self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
+        gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
+        self.assertEqual(rre.compare(baseline, result(0.585), specs, gates=gates)["breaches"], [])
+        breach, = rre.compare(baseline, result(0.55), specs, gates=gates)["breaches"]
+        self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
+        self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
+                                                  "0.01 + noise 0.0300 among the baseline and 1 replicate)")
+        self.assertEqual(len(rre.compare(baseline, result(0.585), specs, gates=gates._replace(noise=None))["breaches"]), 1)
+
+    def test_noise_and_unstable_queries_in_json(self):
+        status, out, err = self.compare("inside.json", *REPLICATES)
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertAlmostEqual(result["noise"]["RR"], 1 / 6, places=15)
+        self.assertEqual(result["unstable"], {"RR": ["q2", "q5"]})
+        self.assertEqual([(r["run"], r["measures"]["RR"]) for r in result["replicates"]],
+                         [("rep1.json", 1.0), ("rep2.json", 5 / 6)])
+        self.assertEqual(result["replicates"][0]["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
+        self.assertIn("note: noise among the baseline and 2 replicates (largest minus smallest mean): RR 0.1667", err)
+        self.assertIn("note: unstable queries (their values differ among the baseline and 2 replicates; "
+                      "--max-query-drop leaves them out): RR 2 ('q2', 'q5')", err)
+        plain = json.loads(self.compare("inside.json")[1])
+        for key in ("noise", "unstable", "replicates"):
+            self.assertNotIn(key, plain)
+        self.assertEqual(plain["comparison"], result["comparison"])  # replicates change gates, not numbers
+
+    def test_a_candidate_inside_the_noise_passes_and_one_beyond_it_fails(self):
+        cases = [("inside.json", [], 1), ("inside.json", REPLICATES, 0), ("beyond.json", REPLICATES, 1),
+                 ("beyond.json", REPLICATES[:2], 1)]  # one replicate: noise 1/12
+        for run, extra, expected in cases:
+            with self.subTest(run=run, extra=extra):
+                status, out, err = self.compare(run, "--max-mean-drop", "0.05", *extra)
+                self.assertEqual(status, expected, err)
+                self.assertEqual(len(json.loads(out)["breaches"]), expected)
+        err = self.compare("beyond.json", "--max-mean-drop", "0.05", *REPLICATES)[2]
+        self.assertIn("gate failed: RR mean: 0.9167 -> 0.6944 (drop 0.2222 > --max-mean-drop 0.05 + noise 0.1667 "
+                      "among the baseline and 2 replicates)", err)
+
+    def test_the_mean_gate_allows_exactly_its_limit_plus_the_noise(self):
+        for limit, expected in ((repr(1 / 18), 0), (repr(1 / 18 - 1e-9), 1)):
+            with self.subTest(limit=limit):
+                self.assertEqual(self.compare("beyond.json", "--max-mean-drop", limit, *REPLICATES)[0], expected)
+
+    def test_unstable_queries_are_exempt_from_the_per_query_gate(self):
+        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5")
+        self.assertEqual((status, [b["query"] for b in json.loads(out)["breaches"]]), (1, ["q5"]), err)
+        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5", *REPLICATES)
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+        status, out, err = self.compare("beyond.json", "--max-query-drop", "0.5", *REPLICATES)
+        self.assertEqual([(b["query"], b["replicates"]) for b in json.loads(out)["breaches"]], [("q0", 2), ("q1", 2)])
+        self.assertIn("gate failed: RR query 'q0': 1.0000 -> 0.3333 (drop 0.6667 > --max-query-drop 0.5; the same "
+                      "in the baseline and 2 replicates)", err)
+
+    def test_every_format_shows_the_noise_and_the_unstable_queries(self):
+        table = self.compare("inside.json", "--format", "table", *REPLICATES)[1]
+        self.assertIn("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)   noise  unstable",
+                      table)
+        self.assertRegex(table, r"\nRR .* 0\.1667  +2\n")
+        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q2', 'q5'", table)
+        self.assertRegex(table, r"RR +q5 +1\.0000 -> +0\.2500 +-0\.7500 +unstable\n")
+        markdown = self.compare("inside.json", "--format", "markdown", *REPLICATES)[1]
+        self.assertIn("| RR | 0.9167 | 0.7917 | -0.1250 | [-0.3750, +0.0000] | 1.0000 | 1.0000 | 0.1667 | 2 |", markdown)
+        self.assertIn("- **unstable** by RR (values differ among the baseline and its replicates; not gated per "
+                      "query): 'q2', 'q5'", markdown)
+        self.assertIn("| RR | q5 | 1.0000 | 0.2500 | -0.7500 | unstable |", markdown)
+        self.assertIn("- noise among the baseline and 2 replicates", markdown)
+        rows = list(csv.DictReader(io.StringIO(self.compare("inside.json", "--format", "csv", *REPLICATES)[1])))
+        self.assertEqual([(r["query"], r["RR unstable"]) for r in rows],
+                         [("q0", "0"), ("q1", "0"), ("q2", "1"), ("q3", "0"), ("q4", "0"), ("q5", "1")])
+        plain = self.compare("inside.json", "--format", "table")[1]
+        self.assertNotIn("unstable", plain)
+        self.assertNotIn("RR unstable", self.compare("inside.json", "--format", "csv")[1])
+
+    def test_interval_gate_on_deltas_whose_interval_is_known(self):
+        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # against all ones: -1/2 each, q2 -3/4
+        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # deltas -8/9 and 0: the interval reaches 0
+        def gate(run, base, limit):
+            return cli("--qrels", "qrels.json", "--run", run, "--baseline", base, "-m", "RR",
+                       "--max-mean-drop", limit, "--gate-on", "interval")
+        status, out, err = gate("all-down.json", "base-ones.json", "0.5")
+        interval = json.loads(out)["comparison"]["RR"]["ci95"]
+        self.assertEqual(interval[1], -0.5)  # no resample mean is above -1/2, and 1 in 3 draws no q2 at all
+        self.assertEqual(status, 0, err)  # -0.5 is not below -0.5: equality passes
+        status, out, err = gate("all-down.json", "base-ones.json", repr(0.5 - 1e-9))
+        self.assertEqual(status, 1, err)
+        breach, = json.loads(out)["breaches"]
+        self.assertEqual((breach["gate_on"], breach["ci95"], breach["queries"]), ("interval", interval, 6))
+        self.assertIn("(95%% CI of the change [%+.4f, -0.5000] lies below -(--max-mean-drop 0.499999999); drop 0.5417)"
+                      % interval[0], err)
+        status, out, err = gate("one-lost.json", "base-ones.json", "0.1")  # mean drop 0.148 > 0.1, but not surely
+        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["ci95"][1]), (0, 0.0), err)
+        self.assertEqual(cli("--qrels", "qrels.json", "--run", "one-lost.json", "--baseline", "base-ones.json",
+                             "-m", "RR", "--max-mean-drop", "0.1")[0], 1)
+
+    def test_an_interval_gate_on_fewer_than_two_queries_fails(self):
+        one = self.write("one.json", {"q0": ["d0"]})
+        for args in (["-m", "RR"], ["-m", "RR", "--unlabeled", "skip"]):
+            status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, *args,
+                                   "--max-mean-drop", "0.1", "--gate-on", "interval")
+            self.assertEqual(status, 1, err)  # no change at all, and still no pass
+        self.assertEqual(json.loads(out)["breaches"][0]["queries"], 1)
+        self.assertIn("gate failed: RR mean: 1.0000 -> 1.0000 (--gate-on interval cannot decide on 1 query, and "
+                      "fails: --max-mean-drop 0.1)", err)
+        out = rre.compare_runs({"q0": ["d0"]}, {"q0": ["d0"]}, {"q0": ["d0"]}, "RR", max_mean_drop=0.1,
+                               gate_on="interval")
+        self.assertEqual([b["queries"] for b in out["breaches"]], [1])
+        self.assertEqual(cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1")[0], 0)
+
+    def test_groups_are_gated_on_their_own_noise(self):
+        self.write("g.json", {"steady": ["q0", "q1"], "shaky": ["q2", "q5"]})
+        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)
+        groups = json.loads(out)["groups"]
+        self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
+        self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
+        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
+                      "among the baseline and 2 replicates)", err)
+        self.write("shaky-down.json", rr_run(1, 1, 2, 1, 1, 2))  # the shaky group at the replicates' low end
+        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)[0], 0)
+        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1")[0], 1)
+        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1",
+                                        "--gate-on", "interval", *REPLICATES)
+        self.assertEqual([(b["group"], b["gate_on"], b["queries"]) for b in json.loads(out)["breaches"]],
+                         [("steady", "interval", 2)])  # both its queries drop by 2/3
+
+    def test_several_runs_share_the_replicates(self):
+        status, out, err = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json",
+                               "--baseline", "base.json", "-m", "RR", "--max-mean-drop", "0.05", *REPLICATES)
+        runs = json.loads(out)["runs"]
+        self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
+        self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
+        table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
+                    "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
+        self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
+        self.assertTrue(table[2].startswith("noise (2 replicates)") and table[3].startswith("unstable queries"), table)
+        rows = list(csv.DictReader(io.StringIO(cli("--qrels", "qrels.json", "--run", "inside.json", "--run",
+                                                   "beyond.json", "--baseline", "base.json", "-m", "RR",
+                                                   "--format", "csv", *REPLICATES)[1])))
+        self.assertEqual([r["RR unstable"] for r in rows], ["0", "0", "1", "0", "0", "1"])
+        self.assertEqual(list(rows[0])[:4], ["query", "RR baseline", "RR unstable", "RR inside.json"])
+
+    def test_the_library_takes_replicates_and_the_interval_gate(self):
+        runs = {name: run for name, run in REPLICATE_RUNS.items()}
+        out = rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", max_mean_drop=0.05,
+                               max_query_drop=0.5, replicates=[runs["rep1.json"], runs["rep2.json"]])
+        self.assertEqual((out["breaches"], out["unstable"]), ([], {"RR": ["q2", "q5"]}))
+        self.assertEqual([r["run"] for r in out["replicates"]], ["replicates[0]", "replicates[1]"])
+        cli_out = json.loads(self.compare("inside.json", "--max-mean-drop", "0.05", "--max-query-drop", "0.5",
+                                          *REPLICATES)[1])
+        self.assertEqual({k: v for k, v in out.items() if k != "replicates"},
+                         {k: v for k, v in cli_out.items() if k != "replicates"})
+        several = rre.score_runs(REPLICATE_QRELS, {"b": rr_run(2, 2, 4, 2, 2, 2)}, "RR", baseline=runs["base.json"],
+                                 replicates=(runs["rep1.json"],), max_mean_drop=0.05, gate_on="interval")
+        self.assertEqual(several["runs"]["b"]["breaches"][0]["gate_on"], "interval")
+        for options, message in (
+                ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
+                ({"gate_on": "median"}, "gate_on must be one of mean, interval, not 'median'"),
+                ({"gate_on": "interval"}, "--gate-on interval needs --max-mean-drop or --max-group-drop"),
+                ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
+                ({"replicates": [{"q0": "d0"}]}, "replicates[0]")):
+            with self.subTest(options=options), self.assertRaises(rre.EvalError) as caught:
+                rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", **options)
+            self.assertIn(message, str(caught.exception))
+        with self.assertRaisesRegex(rre.EvalError, "--replicate needs --baseline"):
+            rre.score_runs(REPLICATE_QRELS, {"a": runs["inside.json"]}, "RR", replicates=[runs["rep1.json"]])
+
+    def test_replicates_follow_the_baselines_policies_and_are_reported_like_it(self):
+        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
+        status, out, err = self.compare("inside.json", "--replicate", "short.json", "--missing-run", "zero")
+        result = json.loads(out)
+        self.assertEqual((status, result["replicates"][0]["zeroed"]["missing_run"]), (0, ["q4"]), err)
+        self.assertEqual(result["unstable"]["RR"], ["q2", "q4"])  # scored as empty there: 0, not 1
+        self.assertIn("note: the replicate short.json has no ranking for 1 query ('q4'): scored as empty", err)
+        self.write("extra.json", dict(REPLICATE_RUNS["rep1.json"], q9=["d9"]))
+        status, out, err = self.compare("inside.json", "--replicate", "extra.json", "--unlabeled", "skip")
+        self.assertEqual(json.loads(out)["replicates"][0]["skipped"]["unlabeled"], ["q9"])
+        self.assertIn("note: the replicate extra.json skipped 1 query: 1 unlabeled ('q9')", err)
+        self.write("rep.txt", "".join("%s Q0 %s %d %d r\n" % (q, d, i + 1, 10 - i) for q, docs in
+                                      REPLICATE_RUNS["rep1.json"].items() for i, d in enumerate(docs)))
+        fast, reference = both_paths("--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json",
+                                     "-m", "RR", "--replicate", "rep.txt", "--replicate", "rep2.json")
+        self.assertEqual(fast, reference)
+        self.assertEqual(json.loads(fast[1])["unstable"], {"RR": ["q2", "q5"]})
+
+    def test_the_plot_marks_unstable_queries(self):
+        args = ["--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json", "-m", "RR@10"]
+        self.assertEqual(cli(*args, "--plot", "p.svg", *REPLICATES)[0], 0)
+        root = parsed_svg(self.tmp / "p.svg")
+        ticks = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#888"]
+        self.assertEqual(len(ticks), 2)
+        self.assertIn("a grey tick marks the 2 unstable among the baseline's replicates", " ".join(root.itertext()))
+        cli(*args, "--plot", "plain.svg")
+        self.assertNotIn('fill="#888"', (self.tmp / "plain.svg").read_text())
+
+
+REPLICATE_REJECTIONS = [  # (arguments after --qrels qrels.json --run inside.json -m RR, fragments)
+    (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run of the approved"]),
+    (["--baseline", "base.json", "--replicate", "base.json"],
+     ["--baseline base.json and --replicate base.json name the same file: give each run once"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--replicate", "./rep1.json"],
+     ["--replicate rep1.json and --replicate ./rep1.json name the same file"]),
+    (["--baseline", "base.json", "--gate-on", "interval"], ["--gate-on interval needs --max-mean-drop or --max-group-drop"]),
+    (["--baseline", "base.json", "--gate-on", "interval", "--max-query-drop", "0.1"], ["--gate-on interval needs"]),
+    (["--baseline", "base.json", "--gate-on", "median"], ["argument --gate-on: invalid choice: 'median'"]),
+    (["--baseline", "-", "--replicate", "-"], ["standard input can be read once"]),
+    (["--baseline", "base.json", "--replicate", "missing.json"], ["missing.json: cannot read"]),
+    (["--baseline", "base.json", "--replicate", "short.json"],
+     ["short.json: query sets differ: 1 labeled query has no ranking ('q4'); see --missing-run"]),
+    (["--baseline", "base.json", "--replicate", "short.json", "--missing-run", "skip"],
+     ["short.json: the replicate and the baseline were evaluated on different queries ('q4'); compare on fixed"]),
+    (["--baseline", "base.json", "--replicate", "relabeled.json"], ["relabeled.json: qrels"]),
+    (["--baseline", "base.json", "--replicate", "bad.json"], ["bad.json: q0[0]"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--format", "trec"], ["--format trec has no place"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--summary", "rep1.json"],
+     ["--summary rep1.json names rep1.json, which is read or written already"]),
+]
+
+
+class ReplicateRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", REPLICATE_QRELS)
+        for name, run in REPLICATE_RUNS.items():
+            self.write(name, run)
+        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
+        self.write("relabeled.json", {"qrels": {"q0": ["d0"]}, "runs": REPLICATE_RUNS["rep1.json"]})
+        self.write("bad.json", dict(REPLICATE_RUNS["rep1.json"], q0=[" "]))
+        for args, fragments in REPLICATE_REJECTIONS:
+            with self.subTest(args=args):
+                rejected(self, *cli("--qrels", "qrels.json", "--run", "inside.json", "-m", "RR", *args,
+                                    stdin=b"{}"), *fragments)
+
+
 def wait_until_blocked_reading(proc, deadline):
     """Return once the process sleeps in a read of a pipe.  A signal that comes between
     Python's check for signals and the read() call is only seen when the read returns:
