@@ -1802,8 +1802,10 @@ def coverage_warning(cover):
 
 
 def check_same_labels(theirs, ours, where):
-    """Refuse a baseline whose labels differ: a label fix must not pass as a retrieval change."""
-    differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if ours.get(q) != theirs.get(q)]
+    """Refuse a baseline whose labels differ: a label fix must not pass as a retrieval change.
+    A query without labels in one is the same as one absent from it: a question without an
+    answer has none, and a log's record for it gives none."""
+    differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
         fail(where, "the baseline's labels differ from the candidate's on %s (%s): compare "
              "runs only on fixed labels" % (n_queries(len(differ)), first_few(differ)))

@@ -3357,6 +3357,17 @@ class NoAnswerTest(TempDirTestCase):
         result = rre.score_run({"q1": ["d1"], "q2": ["d5"]}, NO_ANSWER_RUN, NO_ANSWER_NAMES, no_answer=["q3", "q4"])
         self.assertEqual(result["measures"], NO_ANSWER_VALUES)
 
+    def test_a_log_with_questions_without_an_answer_is_a_baseline_on_the_same_labels(self):
+        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
+                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
+        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        status, out, err = cli(log, "--baseline", log, "-m", NO_ANSWER_NAMES, "--max-query-drop", "0")
+        self.assertEqual((status, json.loads(out)["comparison"]["Abstain(thresh=0.5)"]["delta"]), (0, 0.0), err)
+        records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}  # an answer now: new labels
+        relabeled = self.write("relabeled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        rejected(self, *cli(log, "--baseline", relabeled, "-m", "Abstain"),
+                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's on 1 query ('q3')")
+
     def test_left_out_of_every_other_measure(self):
         status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
         self.assertEqual(status, 0, err)
