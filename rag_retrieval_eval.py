@@ -1700,7 +1700,8 @@ def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if ci and MEASURES[s.base].aggregate == "mean"]
         pvalues, intervals = paired_statistics(diffs, permutations, seed, [[cand[q][n] for q in qids] for n in means])
-        statistics.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
+        statistics.update((s.name, (qids, d, p, interval))
+                          for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return statistics, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
@@ -2503,7 +2504,8 @@ def within_budget(items, budget, lengths):
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The section 17 example:
 
-    >>> items, lengths = [(None, "d%d" % i) for i in range(1, 6)], {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
+    >>> items = [(None, "d%d" % i) for i in range(1, 6)]
+    >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
     >>> [d for _, d in within_budget(items, Filter(tokens=1500), lengths)]
     ['d1', 'd2']
     >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
@@ -2585,7 +2587,8 @@ def load_qrels(path, separator=None, fields=None):
     if is_fixture(obj):
         labels, root = fixture_part(obj, "qrels", source)
         if "evidence" in obj:
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator, source)
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator,
+                                               source)
         if "no_answer" in obj:
             extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
     elif isinstance(obj, dict) and all(isinstance(obj.get(k), dict) for k in LLAMAINDEX_DATASET):
@@ -2688,9 +2691,9 @@ def read_run(path, *, fields=None):
     if records is None:
         obj, root = fixture_part(obj, "runs", source) if is_fixture(obj) else (obj, "")
         return _json_forms(rankings_from_json(obj, source, root, None))
+    found = ((where, qid, fields_of.get("retrieved")) for where, qid, fields_of in json_records(records, fields))
     return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, ranking in ((w, q, f.get("retrieved")) for w, q, f in json_records(records, fields))
-                        if ranking})
+                        for where, qid, ranking in found if ranking})
 
 
 def _json_forms(rankings):
@@ -3116,7 +3119,8 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
         labels, extras = load_qrels(qrels, opts.separator, opts.fields)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(opts, key):
-                fail(place(qrels), "the records give %s and %s is given too: give them once" % (key.replace("_", "-"), flag))
+                fail(place(qrels), "the records give %s and %s is given too: give them once"
+                     % (key.replace("_", "-"), flag))
     opts = opts._replace(evidence=extras.get("evidence") or opts.evidence)
     if not seed:
         opts = opts._replace(no_answer=dict.fromkeys(extras.get("no_answer") or opts.no_answer))
@@ -3218,7 +3222,8 @@ def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=froze
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
                baseline_per_query=kept["result"]["per_query"])
     if replicas:
-        out["replicates"] = [replicate_entry(name, theirs, opts) for (_, name), theirs in zip(replicas, kept["replicates"])]
+        out["replicates"] = [replicate_entry(name, theirs, opts)
+                             for (_, name), theirs in zip(replicas, kept["replicates"])]
         out.update(noise=noise, unstable=unstable)
     out["replicate_per_query"] = [theirs["result"]["per_query"] for theirs in kept["replicates"]]
     if opts.duplicates == "first":
@@ -3437,8 +3442,8 @@ def format_comparison(result, worst=10):
     regressed = _worst_regressed(result, worst)
     if regressed:
         lines += ["", "worst regressed queries:"]
-        lines += ["  " + line.rstrip() for line in _columns([[name, q, before + " ->", after, delta] + unstable
-                                                             for name, q, before, after, delta, *unstable in regressed])]
+        rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
+        lines += ["  " + line.rstrip() for line in _columns(rows)]
     for name in result["comparison"]:
         counts = _histogram(result, name)
         lines += ["", "per-query deltas of %s:" % name]
@@ -3637,7 +3642,8 @@ def _md_changes(result, worst):
                          "per query): %s" % (_md(name), _md(first_few(qids, 20))))
     regressed = _worst_regressed(result, worst)
     if regressed:
-        header = ["measure", "query", "baseline", "candidate", "delta"] + (["replicates"] if "unstable" in result else [])
+        header = ["measure", "query", "baseline", "candidate", "delta"] + (
+            ["replicates"] if "unstable" in result else [])
         lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
                                                                   labels=2)
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
@@ -3739,7 +3745,8 @@ def _runs_rows(results, labels):
                     + [c for n in names for c in [_number(first["comparison"][n]["baseline"], 4)]
                        + ([""] if ci else [])])
     if "noise" in first:
-        for label, cell in (("noise (%s)" % _replicates(len(first["replicates"])), lambda n: _number(first["noise"][n], 4)),
+        for label, cell in (("noise (%s)" % _replicates(len(first["replicates"])),
+                             lambda n: _number(first["noise"][n], 4)),
                             ("unstable queries", lambda n: str(len(first["unstable"][n])))):
             rows.append([label, ""] + [c for n in names for c in [cell(n)] + ([""] if ci else [])])
     for name, r in results.items():
