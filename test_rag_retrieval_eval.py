@@ -2131,6 +2131,18 @@ class GroupsTest(TempDirTestCase):
         self.assertEqual((hop["improved"], hop["regressed"], hop["lost"]), ({"q8": 0.5 - 1 / 3}, {"q6": -0.5}, []))
         self.assertEqual(result["groups"]["billing"]["comparison"]["RR"]["delta"], 0.0)
 
+    def test_holm_over_groups_with_p_values_below_one(self):
+        qrels, groups = self.write("q6.json", REPLICATE_QRELS), self.write("g6.json", {"all": list(REPLICATE_QRELS),
+                                                                                         "one": ["q0"]})
+        base, cand = self.write("ones.json", rr_run(1, 1, 1, 1, 1, 1)), self.write("twos.json", rr_run(2, 2, 2, 2, 2, 2))
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "--groups", groups, "-m", "RR,R@1")
+        rows = json.loads(out)["groups"]["all"]["comparison"]
+        self.assertEqual([rows[n]["p_value"] for n in ("RR", "R@1")], [2 / 64, 2 / 64])  # six drops, one sign
+        self.assertEqual([rows[n]["p_holm"] for n in ("RR", "R@1")], [4 * 2 / 64, 4 * 2 / 64])  # 2 groups x 2 measures
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--groups", groups, "-m", "RR")
+        self.assertEqual([sorted(block) for block in json.loads(out)["groups"].values()],
+                         [["measures", "members", "queries", "small"]] * 2)  # no ci95 without --ci
+
     def test_small_groups_are_flagged_and_still_gated(self):
         result = self.run_json("--baseline", self.base, "--groups", self.groups, "-m", "RR", "--max-group-drop", "0")
         self.assertEqual({n: b["small"] for n, b in result["groups"].items()},
@@ -2384,6 +2396,26 @@ class PlotTest(TempDirTestCase):
         svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "R@1", result, 100))
         heights = [float(e.get("height")) for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
         self.assertEqual((len(heights), set(heights)), (300, {rre._STRIP / 2}))  # 500 drops of 1 in 300 bars
+
+    def test_the_strip_draws_each_change_to_scale_and_ticks_the_unstable(self):
+        import xml.etree.ElementTree as ET
+        deltas = {"a": -1.0, "b": -0.5, "c": 0.0, "d": 0.0, "e": 0.25, "f": 0.0}
+        result = {"per_query": {q: {"RR": d} for q, d in deltas.items()},
+                  "baseline_per_query": {q: {"RR": 0.0} for q in deltas}, "unstable": {"RR": ["a", "d"]}}
+        svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "RR", result, 100))
+        rects = [(e.get("fill"), *(float(e.get(n)) for n in ("x", "y", "width", "height")))
+                 for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
+        x = [round(64 + (rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) * i / 6, 2) for i in range(7)]
+        slot = round((rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) / 6, 2)  # six bars; the axis at 165, 65 to a change of 1, the largest
+        self.assertEqual(rects, [("#d62728", x[0], 165.0, slot, 65.0), ("#888", x[0], 232.0, slot, 4.0),
+                                 ("#d62728", x[1], 165.0, slot, 32.5),
+                                 ("#888", x[4], 232.0, slot, 4.0),  # d: the last of the zeros
+                                 ("#2ca02c", x[5], 148.75, slot, 16.25)])
+        many = {"q%04d" % i: {"R@1": 0.0} for i in range(1000)}  # q0000 shares a bar with q0499
+        result = {"per_query": many, "baseline_per_query": {q: {"R@1": float(q < "q0500")} for q in many},
+                  "unstable": {"R@1": ["q0000"]}}
+        svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "R@1", result, 100))
+        self.assertEqual(len([e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("fill") == "#888"]), 1)
 
     def test_a_negative_mean_widens_the_axis(self):
         data = {"qrels": {"q1": {"d1": 1, "d2": 2}, "q2": {"d3": 2}}, "runs": {"q1": ["d1", "x"], "q2": ["x", "d3"]}}
@@ -3662,7 +3694,32 @@ class ReplicateTest(TempDirTestCase):
                          [("q0", "0"), ("q1", "0"), ("q2", "1"), ("q3", "0"), ("q4", "0"), ("q5", "1")])
         plain = self.compare("inside.json", "--format", "table")[1]
         self.assertNotIn("unstable", plain)
+        self.assertNotIn("gate breaches", plain)
+        steady = self.compare("beyond.json", "--format", "table", "-m", "R@3", "--replicate", "rep2.json")[1]
+        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q5'", steady)
+        self.assertNotIn("by R@3", steady)  # every R@3 is 1, in every run: nothing lost, nothing unstable
+        self.assertNotIn("Worst regressed", self.compare("base.json", "--format", "markdown", *REPLICATES)[1])
+        self.assertNotIn("**unstable** by R@3",
+                         self.compare("beyond.json", "--format", "markdown", "-m", "R@3", "--replicate", "rep2.json")[1])
         self.assertNotIn("RR unstable", self.compare("inside.json", "--format", "csv")[1])
+
+    def test_long_lists_of_unstable_queries_are_cut_at_twenty(self):
+        qrels = {"q%02d" % i: ["d"] for i in range(25)}
+        runs = [self.write("%s.json" % name, {q: ["x"] * rank + ["d"] for q in qrels})
+                for name, rank in (("b", 0), ("r", 1), ("c", 0))]
+        args = ["--qrels", self.write("q25.json", qrels), "--run", runs[2], "--baseline", runs[0], "--replicate", runs[1],
+                "-m", "RR"]
+        expected = "%s and 5 more" % ", ".join("'q%02d'" % i for i in range(20))
+        self.assertIn("by RR: " + expected, cli(*args, "--format", "table")[1])
+        self.assertIn("not gated per query): " + expected, cli(*args, "--format", "markdown")[1])
+
+    def test_worst_regressed_queries_come_largest_drop_first_and_one_query_fills_its_histogram(self):
+        table = self.compare("inside.json", "--format", "table", "-m", "AP,R@1")[1]
+        self.assertRegex(table, r"worst regressed queries:\n  R@1 +q5 .*\n  RR +q5 .*\n  AP +q5 .*-0\.7500\n")
+        one = self.write("one.json", {"q0": ["d0"]})
+        table = cli("--qrels", one, "--run", self.write("miss.json", {"q0": ["x"]}), "--baseline", one, "-m", "RR",
+                    "--format", "table")[1]
+        self.assertIn("  <= -0.5           1 " + "#" * 40 + "\n", table)
 
     def test_interval_gate_on_deltas_whose_interval_is_known(self):
         self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # against all ones: -1/2 each, q2 -3/4
@@ -3685,6 +3742,17 @@ class ReplicateTest(TempDirTestCase):
         self.assertEqual((status, json.loads(out)["comparison"]["RR"]["ci95"][1]), (0, 0.0), err)
         self.assertEqual(cli("--qrels", "qrels.json", "--run", "one-lost.json", "--baseline", "base-ones.json",
                              "-m", "RR", "--max-mean-drop", "0.1")[0], 1)
+
+    def test_the_interval_of_a_count_is_of_its_sum(self):
+        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
+        self.write("more.json", rr_run(2, 2, 4, 2, 2, 2))  # 14 retrieved, 6 after: every query 1 fewer, q2 3
+        for limit, expected in (("5", 1), ("6", 0)):  # the sum's interval ends at 6 x -1
+            with self.subTest(limit=limit):
+                status, out, err = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json",
+                                       "-m", "NumRet", "--max-mean-drop", limit, "--gate-on", "interval")
+                self.assertEqual(status, expected, err)
+        self.assertEqual(json.loads(out)["comparison"]["NumRet"]["delta"], -8)
+        self.assertEqual(json.loads(out)["comparison"]["NumRet"]["ci95"][1], -1.0)
 
     def test_an_interval_gate_on_fewer_than_two_queries_fails(self):
         one = self.write("one.json", {"q0": ["d0"]})
@@ -3715,6 +3783,8 @@ class ReplicateTest(TempDirTestCase):
                                         "--gate-on", "interval", *REPLICATES)
         self.assertEqual([(b["group"], b["gate_on"], b["queries"]) for b in json.loads(out)["breaches"]],
                          [("steady", "interval", 2)])  # both its queries drop by 2/3
+        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (95% CI of the change [-0.6667, -0.6667] lies below "
+                      "-(--max-group-drop 0.1 + noise 0.0000 among the baseline and 2 replicates); drop 0.6667)", err)
 
     def test_several_runs_share_the_replicates(self):
         status, out, err = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json",
@@ -3730,6 +3800,7 @@ class ReplicateTest(TempDirTestCase):
                                                    "beyond.json", "--baseline", "base.json", "-m", "RR",
                                                    "--format", "csv", *REPLICATES)[1])))
         self.assertEqual([r["RR unstable"] for r in rows], ["0", "0", "1", "0", "0", "1"])
+        self.assertEqual([r["RR baseline"] for r in rows], ["1.0", "1.0", "0.5", "1.0", "1.0", "1.0"])
         self.assertEqual(list(rows[0])[:4], ["query", "RR baseline", "RR unstable", "RR inside.json"])
 
     def test_the_library_takes_replicates_and_the_interval_gate(self):
@@ -3775,6 +3846,15 @@ class ReplicateTest(TempDirTestCase):
         self.assertEqual(fast, reference)
         self.assertEqual(json.loads(fast[1])["unstable"], {"RR": ["q2", "q5"]})
 
+    def test_repeats_removed_from_a_replicate_are_reported_like_the_baselines(self):
+        self.write("twice.json", dict(REPLICATE_RUNS["rep1.json"], q3=["d3", "d3"]))
+        status, out, err = self.compare("inside.json", "--replicate", "twice.json", "--duplicates", "first")
+        result = json.loads(out)
+        self.assertEqual((result["replicates"][0]["deduplicated"], result["baseline_deduplicated"]), ({"q3": 1}, {}))
+        plain = json.loads(self.compare("inside.json", "--replicate", "rep1.json")[1])
+        self.assertNotIn("deduplicated", plain["replicates"][0])
+        self.assertNotIn("baseline_deduplicated", plain)
+
     def test_the_plot_marks_unstable_queries(self):
         args = ["--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json", "-m", "RR@10"]
         self.assertEqual(cli(*args, "--plot", "p.svg", *REPLICATES)[0], 0)
@@ -3788,6 +3868,7 @@ class ReplicateTest(TempDirTestCase):
 
 REPLICATE_REJECTIONS = [  # (arguments after --qrels qrels.json --run inside.json -m RR, fragments)
     (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run of the approved"]),
+    (["rep1.json"], ["give a FIXTURE or --qrels and --run, not both"]),
     (["--baseline", "base.json", "--replicate", "base.json"],
      ["--baseline base.json and --replicate base.json name the same file: give each run once"]),
     (["--baseline", "base.json", "--replicate", "rep1.json", "--replicate", "./rep1.json"],
