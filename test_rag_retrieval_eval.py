@@ -2399,18 +2399,21 @@ class PlotTest(TempDirTestCase):
 
     def test_the_strip_draws_each_change_to_scale_and_ticks_the_unstable(self):
         import xml.etree.ElementTree as ET
-        deltas = {"a": -1.0, "b": -0.5, "c": 0.0, "d": 0.0, "e": 0.25, "f": 0.0}
+        deltas = {"a": -0.5, "b": -0.25, "c": 0.0, "d": 0.0, "e": 0.125, "f": 0.0}
         result = {"per_query": {q: {"RR": d} for q, d in deltas.items()},
                   "baseline_per_query": {q: {"RR": 0.0} for q in deltas}, "unstable": {"RR": ["a", "d"]}}
         svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "RR", result, 100))
         rects = [(e.get("fill"), *(float(e.get(n)) for n in ("x", "y", "width", "height")))
                  for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
         x = [round(64 + (rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) * i / 6, 2) for i in range(7)]
-        slot = round((rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) / 6, 2)  # six bars; the axis at 165, 65 to a change of 1, the largest
+        slot = round((rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) / 6, 2)  # six bars; the axis at 165, 65 to the largest
         self.assertEqual(rects, [("#d62728", x[0], 165.0, slot, 65.0), ("#888", x[0], 232.0, slot, 4.0),
                                  ("#d62728", x[1], 165.0, slot, 32.5),
                                  ("#888", x[4], 232.0, slot, 4.0),  # d: the last of the zeros
                                  ("#2ca02c", x[5], 148.75, slot, 16.25)])
+        axis, = [e for e in svg.iter("{http://www.w3.org/2000/svg}line") if e.get("stroke") == "#999"]
+        self.assertEqual([axis.get(n) for n in ("x1", "x2", "y1", "y2")], ["64", str(rre._SVG_WIDTH - rre._RIGHT),
+                                                                           "165.0", "165.0"])
         many = {"q%04d" % i: {"R@1": 0.0} for i in range(1000)}  # q0000 shares a bar with q0499
         result = {"per_query": many, "baseline_per_query": {q: {"R@1": float(q < "q0500")} for q in many},
                   "unstable": {"R@1": ["q0000"]}}
@@ -3773,6 +3776,8 @@ class ReplicateTest(TempDirTestCase):
         status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)
         groups = json.loads(out)["groups"]
         self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
+        one = json.loads(self.compare("beyond.json", "--groups", "g.json", "--replicate", "rep1.json")[1])["groups"]
+        self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})  # the baseline's 3/4 against the replicate's 1
         self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
         self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
                       "among the baseline and 2 replicates)", err)
