@@ -3268,7 +3268,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
-    ...], more runs of the baseline's configuration (see --replicate).
+    ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean" or
+    "interval" (see --gate-on).
 
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
