@@ -1293,6 +1293,15 @@ class ComparisonTest(TempDirTestCase):
                 self.assertEqual(bool(json.loads(out)["breaches"]), bool(expected))
                 self.assertEqual("gate failed" in err, bool(expected))
 
+    def test_seed_zero_is_the_default_and_the_table_shows_each_mean_interval(self):
+        status, out, err = self.compare("-m", "RR,NumRet", "--ci", "--seed", "0")
+        self.assertEqual((status, out), self.compare("-m", "RR,NumRet", "--ci")[:2], err)
+        c = self.write("cand.json", fixture(CAND_RUNS))
+        table = cli(c, "-m", "RR,NumRet", "--ci", "--format", "table")[1]
+        interval = json.loads(cli(c, "-m", "RR,NumRet", "--ci")[1])["ci95"]
+        self.assertEqual(list(interval), ["RR"])  # a count has no mean to bound
+        self.assertRegex(table, r"\n95%% CI +\[%.4f, %.4f\] +\n" % tuple(interval["RR"]))
+
     def test_mean_breach_is_named_as_the_mean(self):
         status, out, err = self.compare("-m", "RR", "--max-mean-drop", "0.1")
         self.assertEqual(json.loads(out)["breaches"][0]["query"], None)
@@ -1449,6 +1458,19 @@ class RagRealitiesTest(TempDirTestCase):
                 self.assertEqual(len(err.splitlines()), 1, err)
                 self.assertIn(hint, err)
                 self.assertEqual(result["warnings"], [err.strip()[len("rag_retrieval_eval: "):]])
+
+    def test_the_cause_that_matches_most_misses_is_named(self):
+        qrels = {"q%d" % i: {"doc%d" % i: 1} for i in range(10)}
+        runs = {q: ["doc%s" % q[1:]] for q in qrels}  # five hits; misses: three in upper case, two without prefix
+        runs.update({"q5": ["DOC5"], "q6": ["DOC6"], "q7": ["DOC7"], "q8": ["8"], "q9": ["9"]})
+        status, result, err = self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")
+        self.assertIn("warning: 5 of 10 queries retrieved no labeled document; ranked and labeled IDs differ in "
+                      "letter case", err)
+        runs.update({"q5": ["5"], "q6": ["6"]})  # two of five: still a cause, below three: none
+        self.assertNotIn("letter case", self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[2])
+        self.assertIn("start with 'doc'", self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[2])
+        runs.update({"q5": ["doc5"], "q6": ["doc6"], "q7": ["doc7"]})  # one query in ten, and no cause of 3
+        self.assertEqual(self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[1]["warnings"], [])
 
     def test_seed_mode_warns_on_stderr_and_keeps_its_stdout_shape(self):
         data = {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1#0"], "q2": ["d2#4"]}}
