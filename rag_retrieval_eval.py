@@ -3776,7 +3776,7 @@ def _runs_csv(results, labels):
     names, base = list(first["measures"]), first.get("baseline_per_query")
     qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
     header, rows = ["query"], [[q] for q in qids]
-    unstable = {n: set(qids) for n, qids in first.get("unstable", {}).items()}
+    unstable = {n: set(ids) for n, ids in first.get("unstable", {}).items()}
     for n in names:
         if base is not None:
             header += ["%s %s" % (n, labels[None])] + (["%s unstable" % n] if unstable else [])
@@ -3824,9 +3824,11 @@ def notes(result):
 
 def _approved_notes(whose, skipped, zeroed):
     """What the baseline, or a replicate, skipped and scored as empty for want of a ranking."""
-    missing = zeroed["missing_run"]
-    return [skipped_text(skipped, whose + " "), missing and "%s has no ranking for %s (%s): scored as empty"
-            % (whose, n_queries(len(missing)), first_few(missing))]
+    lines, missing = [skipped_text(skipped, whose + " ")], zeroed["missing_run"]
+    if missing:
+        lines.append("%s has no ranking for %s (%s): scored as empty" % (whose, n_queries(len(missing)),
+                                                                        first_few(missing)))
+    return lines
 
 
 def _noise_notes(result):
