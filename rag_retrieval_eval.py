@@ -1653,19 +1653,16 @@ def mean_breach(spec, row, queries, gates):
     The gate allows its limit plus the measure's noise.  Read as "mean" it fails when the
     mean dropped by more; as "interval", when the whole 95% interval of the change lies
     below -(limit + noise), and always on fewer than 2 queries: an interval of one query
-    says nothing, and a gate never passes on too little.  A count's change is a sum: its
-    interval is the mean's times the queries.
+    says nothing, and a gate never passes on too little.
     """
     before, after = row["baseline"], row["candidate"]
     noise = gates.noise[spec.name] if gates.noise is not None else 0.0
     allowed = gates.mean + noise
     extra = {} if gates.noise is None else {"noise": noise, "replicates": gates.replicates}
     if gates.gate_on == "interval":
-        times = queries if MEASURES[spec.base].aggregate == "sum" else 1
-        low, high = (v * times for v in row["ci95"])
-        if queries >= 2 and high >= -allowed - 1e-12:
+        if queries >= 2 and row["ci95"][1] >= -allowed - 1e-12:
             return None
-        extra.update(gate_on="interval", ci95=[low, high], queries=queries)
+        extra.update(gate_on="interval", ci95=list(row["ci95"]), queries=queries)
     elif before - after <= allowed + 1e-12:
         return None
     return _breach(spec.name, None, before, after, gates.flag, gates.mean, **extra)
@@ -1708,8 +1705,12 @@ def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
 
 def _comparison_row(baseline, candidate, spec, qids, diffs, p, interval):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
-    change first, equal ones in query order) and, for R/RR/Success, those lost."""
+    change first, equal ones in query order) and, for R/RR/Success, those lost.  A count's
+    delta is a change of sums, and so is its interval: the mean's times the queries (whole
+    numbers, as the counts are)."""
     before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
+    if MEASURES[spec.base].aggregate == "sum":
+        interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},

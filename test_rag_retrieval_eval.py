@@ -3776,8 +3776,12 @@ class ReplicateTest(TempDirTestCase):
                 status, out, err = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json",
                                        "-m", "NumRet", "--max-mean-drop", limit, "--gate-on", "interval")
                 self.assertEqual(status, expected, err)
-        self.assertEqual(json.loads(out)["comparison"]["NumRet"]["delta"], -8)
-        self.assertEqual(json.loads(out)["comparison"]["NumRet"]["ci95"][1], -1.0)
+        row = json.loads(out)["comparison"]["NumRet"]
+        self.assertEqual((row["delta"], row["ci95"][1]), (-8, -6))  # printed as the gate reads it
+        self.assertTrue(row["ci95"][0] <= row["delta"] and all(type(v) is int for v in row["ci95"]), row)
+        table = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json", "-m", "NumRet",
+                    "--format", "table")[1]
+        self.assertIn("-8.0000  [%+.4f, -6.0000]" % row["ci95"][0], table)
 
     def test_an_interval_gate_on_fewer_than_two_queries_fails(self):
         one = self.write("one.json", {"q0": ["d0"]})
