@@ -3802,25 +3802,36 @@ def _runs_csv(results, labels):
 def notes(result):
     """What a report says beside the numbers, as (kind, text) records: "note" (what was left
     out, of the baseline too, and how), "warning" and "gate failed" (one per breach)."""
-    lines = [skipped_text(result["skipped"])]
+    lines = [skipped_text(result["skipped"])] + approved_notes(result)
+    lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
+              for name, count in result.get("no_relevant_at_level", {}).items() if count]
+    lines += ["--ties does not bound %s: %s" % (name, why)
+              for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
+    lines.append(_deduplicated_text(result.get("deduplicated"), ""))
+    return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
+            + [("gate failed", breach_text(b)) for b in result.get("breaches", [])])
+
+
+def approved_notes(result):
+    """The notes on the baseline and its replicates (None for nothing to say): the same for
+    every run compared to them."""
+    lines = []
     if "baseline_skipped" in result:
         lines += _approved_notes("the baseline", result["baseline_skipped"], result["baseline_zeroed"])
     for entry in result.get("replicates", ()):
         lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"], entry["zeroed"])
     if "noise" in result:
         lines += _noise_notes(result)
-    lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
-              for name, count in result.get("no_relevant_at_level", {}).items() if count]
-    lines += ["--ties does not bound %s: %s" % (name, why)
-              for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
-    for key, whose in (("deduplicated", ""), ("baseline_deduplicated", "the baseline's ")):
-        removed = result.get(key)
-        if removed:
-            lines.append("--duplicates first removed %d repeated document%s from %s%s (%s)" % (
-                sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose,
-                n_queries(len(removed)), first_few(removed)))
-    return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
-            + [("gate failed", breach_text(b)) for b in result.get("breaches", [])])
+    return lines + [_deduplicated_text(result.get("baseline_deduplicated"), "the baseline's ")]
+
+
+def _deduplicated_text(removed, whose):
+    """What --duplicates first removed ({qid: how many}), or None."""
+    if removed:
+        return "--duplicates first removed %d repeated document%s from %s%s (%s)" % (
+            sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose, n_queries(len(removed)),
+            first_few(removed))
+    return None
 
 
 def _approved_notes(whose, skipped, zeroed):
@@ -3869,9 +3880,20 @@ def _replicates(n):
     return "%d replicate%s" % (n, "" if n == 1 else "s")
 
 
-def stderr_lines(result):
-    """The notes as stderr prints them: a warning is its own text."""
-    return [text if kind == "warning" else "%s: %s" % (kind, text) for kind, text in notes(result)]
+def stderr_lines(runs, labels, several):
+    """The notes of {name: result} as stderr prints them: a warning is its own text.  With
+    several runs a line names its run, but for the notes on the baseline and replicates:
+    the same for every run, they come first, once."""
+    shared, lines = {}, []
+    for name, result in runs.items():
+        approved = set(approved_notes(result)) if several else ()
+        for kind, text in notes(result):
+            line = text if kind == "warning" else "%s: %s" % (kind, text)
+            if text in approved:
+                shared[line] = None
+            else:
+                lines.append("%s: %s" % (labels[name], line) if several else line)
+    return list(shared) + lines
 
 
 def skipped_text(skipped, whose=""):
@@ -4135,9 +4157,8 @@ def main(argv=None):
     for r in runs.values():  # the curves are drawn, not printed
         for key in ("curves", "baseline_curves"):
             r.pop(key, None)
-    for name, r in runs.items():
-        for line in stderr_lines(r):
-            _say("%s: %s" % (labels[name], line) if several else line)
+    for line in stderr_lines(runs, labels, several):
+        _say(line)
     if seed:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
     if several:

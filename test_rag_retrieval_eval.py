@@ -2302,6 +2302,22 @@ class SeveralRunsTest(TempDirTestCase):
                           ("q3", "0.0", "-1.0"), ("q4", "0.5", "0.0")])
 
 
+    def test_the_notes_on_the_baseline_come_once_and_each_runs_own_under_its_name(self):
+        qrels = self.write("three.json", {"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]})
+        base = self.write("base3.json", {"q1": ["d1", "d1", "x"], "q2": ["x", "d2"]})  # a repeat, q3 missing
+        a = self.write("a.json", {"q1": ["d1"], "q2": ["d2"], "q3": ["x", "d3"]})
+        b = self.write("b.json", {"q1": ["x", "d1"], "q2": ["d2"], "q3": ["d3", "d3"]})
+        args = ["--qrels", qrels, "--baseline", base, "--missing-run", "zero", "--duplicates", "first", "-m", "RR"]
+        on_base = ["note: the baseline has no ranking for 1 query ('q3'): scored as empty",
+                   "note: --duplicates first removed 1 repeated document from the baseline's 1 query ('q1')"]
+        own = "note: --duplicates first removed 1 repeated document from 1 query ('q3')"
+        err = cli("--run", a, "--run", b, *args)[2].splitlines()
+        self.assertEqual(err, ["rag_retrieval_eval: " + line for line in on_base] +
+                         ["rag_retrieval_eval: %s: %s" % (b, own)])
+        err = cli("--run", b, *args)[2].splitlines()  # one run: the baseline's notes, then its own
+        self.assertEqual(err, ["rag_retrieval_eval: " + line for line in on_base + [own]])
+
+
 class PlotTest(TempDirTestCase):
     def test_the_svg_parses_and_names_every_measure_and_run(self):
         import xml.etree.ElementTree as ET
@@ -3823,6 +3839,10 @@ class ReplicateTest(TempDirTestCase):
         runs = json.loads(out)["runs"]
         self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
         self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
+        said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
+        self.assertEqual(said, ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
+                                "rag_retrieval_eval: note: unstable queries",
+                                "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
         table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
                     "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
         self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
