@@ -3545,11 +3545,14 @@ def _unanswered(result):
 
 def _group_rows(result):
     """Header and a row per group: its queries, then each measure's mean or, with a
-    baseline, the candidate's mean, the change and a * when Holm's p < 0.05."""
+    baseline, the candidate's mean, the change and a * when Holm's p < 0.05 (and with
+    replicates the group's noise, which its gate allows)."""
     names, rows = list(result["measures"]), []
     for group, block in result["groups"].items():
         cells = ["" if n not in block["measures"] else _change_cell(block["comparison"][n]) if "comparison" in block
                  else _number(block["measures"][n], 4) for n in names]
+        if "noise" in block:
+            cells = [c and "%s noise %s" % (c, _number(block["noise"][n], 4)) for c, n in zip(cells, names)]
         rows.append([group, "%d%s" % (block["queries"], " (few)" if block["small"] else "")] + cells)
     return [["group", "queries"] + names] + rows
 

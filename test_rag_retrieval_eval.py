@@ -3820,6 +3820,11 @@ class ReplicateTest(TempDirTestCase):
         self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
         one = json.loads(self.compare("beyond.json", "--groups", "g.json", "--replicate", "rep1.json")[1])["groups"]
         self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})  # the baseline's 3/4 against the replicate's 1
+        for fmt, shaky in (("table", "  shaky   2 (few)  0.7500 (+0.0000) noise 0.5000"),
+                           ("markdown", "| shaky | 2 (few) | 0.7500 (+0.0000) noise 0.5000 |")):
+            report = self.compare("beyond.json", "--groups", "g.json", "--format", fmt, *REPLICATES)[1]
+            self.assertIn(shaky, report.splitlines())
+            self.assertNotIn(") noise", self.compare("beyond.json", "--groups", "g.json", "--format", fmt)[1])
         self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
         self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
                       "among the baseline and 2 replicates)", err)
