@@ -2313,9 +2313,10 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         line_of[qid] = mark
         found = {role: _field(record, role, where, fields) for role in fields if role != "query"}
         found = {role: field for role, field in found.items() if field is not None}
-        if not found.keys() & {"relevant", "retrieved", "evidence", "answerable"}:
-            fail(where, "the record has neither labels (%s) nor a ranking (%s)%s" % (
-                " or ".join(fields["relevant"]), " or ".join(fields["retrieved"]), fields_hint(record)), qid)
+        needed = ("relevant", "retrieved", "evidence", "answerable")
+        if not found.keys() & set(needed):
+            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed]
+            fail(where, "the record has no %s or %s%s" % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
         yield where, qid, found
 
 

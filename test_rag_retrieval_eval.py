@@ -2832,7 +2832,7 @@ class FilesAsTheyComeTest(TempDirTestCase):
         log = [{"question": "q?", "page": "p%d" % i, "expected_chunk_ids": rel, "retrieved_chunk_ids": ret, "qid": q}
                for i, (q, rel, ret) in enumerate(SEED_RECORDS)]
         self.write("log.jsonl", "\n".join(map(json.dumps, log)) + "\n")
-        rejected(self, *cli("log.jsonl", "--k", "3"), "log.jsonl:1", "neither labels", "'expected_chunk_ids'",
+        rejected(self, *cli("log.jsonl", "--k", "3"), "log.jsonl:1", "no labels (", "'expected_chunk_ids'",
                  "--fields relevant=KEY,retrieved=KEY")
         fields = ["--fields", "relevant=expected_chunk_ids", "--fields", "retrieved=retrieved_chunk_ids"]
         self.assertEqual(cli("log.jsonl", "-m", "R@3,RR@3", *fields)[1], cli(FIXTURE, "-m", "R@3,RR@3")[1])
@@ -2844,7 +2844,8 @@ class FilesAsTheyComeTest(TempDirTestCase):
         rejected(self, *cli("log.jsonl", "--fields", "retrieved=retrieved_chunk_ids"),
                  "no labels: no record has relevant", "--fields relevant=KEY")
         rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
-                 "query 'p0': the record has neither labels (x) nor a ranking (y)")
+                 "query 'p0': the record has no labels (x), ranking (y), evidence sets (evidence or retrieval_gt) "
+                 "or answerability (answerable)")
         for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
                               ("relevant=", "ROLE=KEY pairs")):
             with self.subTest(bad):
@@ -2879,7 +2880,7 @@ class FilesAsTheyComeTest(TempDirTestCase):
     def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
         lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
         rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
-                 "neither labels", "'qid', 'question'")
+                 "the record has no labels", "'qid', 'question'")
         misspelled = '{"qid": "q2", "relevnt": ["d3"], "retreived": ["d3"]}'
         rejected(self, *cli("--qrels", self.write("m.jsonl", lines[0] + "\n" + misspelled + "\n"), "--run",
                             "m.jsonl"), "m.jsonl:2", "'relevnt', 'retreived'")
