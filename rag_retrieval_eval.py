@@ -3766,7 +3766,15 @@ def _runs_rows(results, labels):
 
 
 def _runs_footnotes(results):
-    return [_change_note("runs")] if "comparison" in next(iter(results.values())) else []
+    """What the change marks mean and, when some queries have no answer in the corpus, what
+    the queries column counts."""
+    lines = [_change_note("runs")] if "comparison" in next(iter(results.values())) else []
+    unanswered = {name: r["no_answer_queries"] for name, r in results.items() if "no_answer_queries" in r}
+    if unanswered:
+        counts = set(unanswered.values())
+        lines.append("queries: those with an answer; those without one, which only Abstain scores: %s" % (
+            counts.pop() if len(counts) == 1 else ", ".join("%s %d" % kv for kv in unanswered.items())))
+    return lines
 
 
 def _change_note(family):

@@ -3481,8 +3481,12 @@ class NoAnswerTest(TempDirTestCase):
         self.assertEqual(out.splitlines()[3:], ["q3,1.0,0.0,-1.0,,,", "q4,1.0,0.0,-1.0,,,"])
         status, out, err = cli("--qrels", self.fixture, "--run", self.fixture, "--run", base, "-m", "Abstain",
                                "--format", "table")
-        self.assertEqual((status, [line.split() for line in out.splitlines()[1:]]),
+        self.assertEqual((status, [line.split() for line in out.splitlines()[1:3]]),
                          (0, [[str(self.fixture), "2", "0.0000"], [str(base), "2", "1.0000"]]), err)
+        self.assertEqual(out.splitlines()[3:], ["queries: those with an answer; those without one, which only "
+                                                "Abstain scores: 2"])
+        self.assertEqual(rre._runs_footnotes({"a": {"no_answer_queries": 2}, "b": {"no_answer_queries": 1}}),
+                         ["queries: those with an answer; those without one, which only Abstain scores: a 2, b 1"])
         runs = rre.score_runs({"q1": ["d1"], "q2": ["d5"]}, {"a": NO_ANSWER_RUN, "b": json.loads(base.read_text())},
                               "Abstain", no_answer=["q3", "q4"])["runs"]
         self.assertEqual([r["measures"]["Abstain"] for r in runs.values()], [0.0, 1.0])
