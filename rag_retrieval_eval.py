@@ -4175,14 +4175,13 @@ def main(argv=None):
         return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
     if several:
         text = format_runs(runs, args.format, args.per_query, labels)
-        summary = format_runs(runs, "markdown", labels=labels)
     else:
         text = {"json": format_json, "trec": format_trec, "csv": format_csv,
                 "table": lambda r: format_table(r, args.per_query),
                 "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
-        summary = format_markdown(result, args.per_query)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0
-    if args.summary is not None and not _append(args.summary, summary):
+    if args.summary is not None and not _append(args.summary, format_runs(runs, "markdown", labels=labels)
+                                                if several else format_markdown(result, args.per_query)):
         status = 3
     if svg is not None and not write_plot(args.plot, svg):
         status = 3
