@@ -1273,6 +1273,8 @@ class ComparisonTest(TempDirTestCase):
         self.assertEqual(len(rr["ci95"]), 2)
         self.assertLessEqual(rr["ci95"][0], rr["delta"])
         self.assertEqual(json.loads(out)["comparison"]["R@3"]["p_holm"], 1.0)
+        ap = json.loads(self.compare("-m", "AP,nDCG@3")[1])["comparison"]  # "lost" only where 0 means nothing found
+        self.assertEqual([name for name, row in ap.items() if "lost" in row], [])
 
     def test_identical_runs(self):
         status, out, _ = self.compare("-m", "AP,nDCG@3", cand=fixture(BASE_RUNS))
@@ -2265,6 +2267,8 @@ class SeveralRunsTest(TempDirTestCase):
         self.assertEqual(lines[0].split(), ["run", "queries", "RR", "R@1"])
         self.assertEqual(lines[1].split(), ["baseline", "12", "0.6111", "0.3333"])
         self.assertEqual(lines[2].split(), [str(self.paths[0]), "12", "1.0000", "(+0.3889)*", "1.0000", "(+0.6667)*"])
+        self.assertEqual(lines[5:], ["(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over runs "
+                                     "x measures"])  # every query has an answer: no line on those without
         _, markdown, _ = cli(*self.args, "-m", "RR", "--format", "markdown")  # b: (11/6 * 3 + 3/2) / 12; c: 8 * 1/2 / 12
         self.assertEqual([[cell.strip() for cell in row] for row in table_rows(markdown)[2:]],
                          [[rre._md(p), "12", mean] for p, mean in zip(map(str, self.paths), ("1.0000", "0.5833", "0.3333"))])
