@@ -1333,7 +1333,7 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
     without ties that matter keeps its values in per_query, and so does Abstain, which no
     order changes.  A measure that no order bounds for sure (not_bounded) gets None for
     both, and a reason."""
-    tied = {q: j.bounds for q, j in judged.items() if j.bounds}
+    tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
     loose = not_bounded(specs, opts)
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
@@ -1352,21 +1352,32 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
     return out
 
 
+def floors_in_order(j):
+    """j's bounds (see Judged), each with the rankings its floors leave in the same order of
+    tied documents: a floor cuts the ranking below a score, so it keeps a tie whole, and its
+    ranking has ties only where j has (a budget's rankings are not bounded)."""
+    if not j.filtered:
+        return j.bounds
+    return tuple(b._replace(filtered={f: fj.bounds[i] if fj.bounds else fj for f, fj in j.filtered.items()})
+                 for i, b in enumerate(j.bounds))
+
+
 def not_bounded(specs, opts):
     """{name: why} of the measures whose lowest or highest value over the orders of tied
     documents is not reached by the orders --ties tries: infAP, which can rise when an
-    unjudged document moves above a relevant one; and, under --judged-only with
-    --depth, the set measures, whose count of retrieved documents depends on the order."""
+    unjudged document moves above a relevant one; the evidence measures; a measure under
+    a token budget, which a long document moved up can cut short; and, under --judged-only
+    with --depth, the set measures, whose count of retrieved documents depends on the order."""
     loose = {}
     for s in specs:
         if s.base == "Abstain":
             continue
         if s.base == "infAP":
             loose[s.name] = "a document moved above a relevant one can raise it"
-        elif s.filter is not None:
-            loose[s.name] = "the orders of tied items under a floor or a budget are not tried"
         elif s.base in EVIDENCE_MEASURES:
             loose[s.name] = "the orders by grade are not the best and worst orders of evidence"
+        elif s.filter is not None and s.filter.tokens is not None:
+            loose[s.name] = "the orders of tied items under a token budget are not tried"
         elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
             loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
     return loose
@@ -2471,7 +2482,7 @@ def filtered_judged(docids, scores, labels, opts, sets, qid, where):
     if any(f.tokens is not None for f in opts.filters) and not all(map(lengths.__contains__, docids)):
         fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
              "or a record's tokens)" % show(next(d for d in docids if d not in lengths)), qid)
-    items, plain, out = in_rank_order(docids, scores), opts._replace(filters=(), ties=False), {}
+    items, plain, out = in_rank_order(docids, scores), opts._replace(filters=()), {}
     for ranking_filter in opts.filters:
         if ranking_filter.thresh is not None:
             if scores is None:
@@ -2482,7 +2493,8 @@ def filtered_judged(docids, scores, labels, opts, sets, qid, where):
         if ranking_filter.tokens is not None:
             kept = within_budget(kept, ranking_filter, opts.lengths)
         out[ranking_filter] = judge_ranking([d for _, d in kept], None if scores is None else [x for x, _ in kept],
-                                            labels, plain, None, sets).judged
+                                            labels, plain._replace(ties=plain.ties and ranking_filter.tokens is None),
+                                            None, sets).judged  # a floor keeps whole ties: --ties bounds it
     return out
 
 

@@ -3308,6 +3308,38 @@ class BudgetAndFloorTest(TempDirTestCase):
                         for m, v in expected.items():
                             self.assertAlmostEqual(result["per_query"][q]["%s(%s)@4" % (m, text)], v, delta=1e-12)
 
+    def test_ties_bound_a_floor_as_they_bound_the_run_cut_at_it(self):
+        """A floor keeps whole ties, so its bounds are those of the ranking it leaves; a budget's
+        are not given.  Ties, chunks, --depth and --judged-only; the TREC reader's two twins."""
+        rng, spread = random.Random(23), 0
+        bases = ["R(%s)@3", "RR(%s)", "Success(%s)@2", "AP(%s)", "nDCG(%s)@4", "nDCG(gains={0:0,1:3,2:1},%s)@3"]
+        for case in range(6):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3)), case % 3 == 2
+            docs = ["d%d" % i for i in range(8)]
+            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
+            qrels = {"q%d" % i: {d: rng.choice((0, 1, 2)) for d in rng.sample(docs, 5)} for i in range(5)}
+            run = {q: {d: rng.randint(0, 3) / 4 for d in rng.sample(ids, 7)} for q in qrels}
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only, ties=True)
+            floored = rre.score_run(qrels, run, [b % "thresh=0.5" for b in bases], **options)["ties"]["measures"]
+            cut = {q: {d: x for d, x in r.items() if x >= 0.5} for q, r in run.items()}
+            plain = rre.score_run(qrels, cut, [b.replace("(%s)", "").replace(",%s", "") for b in bases],
+                                  **options)["ties"]["measures"]
+            with self.subTest(case=case):
+                self.assertEqual(list(floored.values()), list(plain.values()))
+            spread += sum(bounds["low"] < bounds["high"] for bounds in floored.values())
+        self.assertGreater(spread, 10)  # the orders of ties moved the floored measures
+        args = ["--qrels", self.write("q.json", qrels), "--ties", "-m", "R(thresh=0.5)@3,R(tokens=99)@3", "--lengths",
+                self.write("l.json", dict.fromkeys(ids, 50)), "--run", self.write("run.txt", "".join(
+                    "%s Q0 %s 0 %r x\n" % (q, d, x) for q, r in run.items() for d, x in r.items())),
+                "--chunk-separator", "#"] + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only
+        fast, reference = both_paths(*args)
+        self.assertEqual(fast, reference)
+        ties = json.loads(fast[1])["ties"]
+        self.assertEqual(ties["measures"], {"R(thresh=0.5)@3": floored["R(thresh=0.5)@3"],
+                                            "R(tokens=99)@3": {"low": None, "high": None}})
+        self.assertEqual(ties["not_bounded"], {"R(tokens=99)@3": "the orders of tied items under a token budget "
+                                                                 "are not tried"})
+
     def test_a_budget_is_a_filter_like_depth(self):
         """The ideal of nDCG and the R of recall keep every label; P divides by what is left."""
         result = rre.score_run({"q1": {"d1": 2, "d2": 1, "d3": 1}}, {"q1": ["d1", "d9", "d2"]},
@@ -3348,8 +3380,6 @@ class BudgetAndFloorTest(TempDirTestCase):
                                "-m", "Success(thresh=0.75)", "--format", "csv")
         self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
                                                           % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
-        ties = json.loads(cli(fixture, "-m", "R(thresh=0.1)@1", "--ties")[1])["ties"]
-        self.assertEqual(ties["measures"]["R(thresh=0.1)@1"], {"low": None, "high": None})
 
     def test_rejections(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
