@@ -1370,8 +1370,6 @@ def not_bounded(specs, opts):
     with --depth, the set measures, whose count of retrieved documents depends on the order."""
     loose = {}
     for s in specs:
-        if s.base == "Abstain":
-            continue
         if s.base == "infAP":
             loose[s.name] = "a document moved above a relevant one can raise it"
         elif s.base in EVIDENCE_MEASURES:

@@ -2736,6 +2736,16 @@ class SideOutputsTest(TempDirTestCase):
         self.assertEqual(cli("fixture.json", "-m", "RR", "--summary", "s.md")[0], 0)
         self.assertEqual(Path("s.md").read_text(encoding="utf-8").count("\n\n### Retrieval"), 1)
 
+    def test_a_summary_that_cannot_be_appended_exits_3_alone_too(self):
+        for gate, plot in ((), ()), (("--baseline", "base.json", "--max-query-drop", "0"), ("--plot", "p.svg")):
+            with self.subTest(gate=gate), unittest.mock.patch.object(rre, "_append", return_value=False) as append:
+                status, out, err = cli("fixture.json", "-m", "RR@3", "--summary", "s.md", *gate, *plot)
+                self.assertEqual((status, append.call_count), (3, 1), err)
+                self.assertTrue(out.startswith("{"))  # the output itself was printed
+        with unittest.mock.patch.object(rre, "_append", return_value=False) as append:
+            self.assertEqual(cli("fixture.json", "-m", "RR")[0], 0)
+        self.assertEqual(append.call_count, 0)  # no --summary: no report is made
+
     @unittest.skipUnless(hasattr(os, "fork") and sys.platform != "win32", "needs resource limits")
     def test_a_write_that_fails_half_way_leaves_the_files_as_they_were(self):
         import resource
