@@ -2384,6 +2384,7 @@ def _record_truth(found, where, qid, opts, labels, extras):
             unanswerable = True
     if unanswerable:
         labels.setdefault(qid, {})
+    return unanswerable
 
 
 def records_rankings(records, source, qrels, opts, line_of=None):
@@ -2394,14 +2395,17 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     Each record is judged as it is read, so that memory follows queries."""
     theirs, ranked, keys, extras = {}, {}, [], {}
     for where, qid, found in json_records(records, opts.fields, line_of, keys):
+        unanswerable = False
         if qrels is None:
-            _record_truth(found, where, qid, opts, theirs, extras)
+            unanswerable = _record_truth(found, where, qid, opts, theirs, extras)
         elif "relevant" in found:
             _record_truth({"relevant": found["relevant"]}, where, qid, opts, theirs, extras)
         if "retrieved" in found:
             name, value = found["retrieved"]
             docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
             own = opts._replace(evidence=extras.get("evidence") or opts.evidence)
+            if unanswerable:  # known from the record itself: no budget scores its ranking
+                own = own._replace(no_answer={qid: None})
             if "tokens" in found:
                 own = own._replace(lengths=record_lengths(found["tokens"], docids, where, qid))
             ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels, own,
@@ -2476,12 +2480,14 @@ def filtered_judged(docids, scores, labels, opts, sets, qid, where):
     any ranking is (folding, --depth, --judged-only)."""
     if opts.duplicates == "first":
         docids, scores, _ = best_occurrences(docids, scores)
-    lengths = opts.lengths or {}
-    if any(f.tokens is not None for f in opts.filters) and not all(map(lengths.__contains__, docids)):
+    lengths, filters = opts.lengths or {}, opts.filters
+    if qid in (opts.no_answer or ()):  # only Abstain scores it, and Abstain takes no budget
+        filters = [f for f in filters if f.tokens is None]
+    if any(f.tokens is not None for f in filters) and not all(map(lengths.__contains__, docids)):
         fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
              "or a record's tokens)" % show(next(d for d in docids if d not in lengths)), qid)
     items, plain, out = in_rank_order(docids, scores), opts._replace(filters=()), {}
-    for ranking_filter in opts.filters:
+    for ranking_filter in filters:
         if ranking_filter.thresh is not None:
             if scores is None:
                 fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
@@ -2559,6 +2565,7 @@ def reference_json_rankings(text, source, qrels, opts):
                 fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
             extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
             theirs.update((q, theirs.get(q, {})) for q in extras["no_answer"])
+            opts = opts._replace(no_answer=dict.fromkeys(extras["no_answer"]))
         theirs.update((q, theirs.get(q, {})) for q in opts.no_answer or ())
     elif is_fixture(obj):
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's

@@ -3450,19 +3450,37 @@ class NoAnswerTest(TempDirTestCase):
         self.fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]}, "runs": NO_ANSWER_RUN,
                                              "no_answer": ["q3", "q4"]})
 
-    def test_the_worked_example_in_every_input_form(self):
+    def input_forms(self):
+        """{form: arguments} of the worked example in every input form."""
         qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")  # a no-answer query may have non-relevant labels
         trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in NO_ANSWER_RUN.items()
                                              for d, s in r.items()))
         records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
                    {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
-        forms = {"a fixture's no_answer": [self.fixture],
-                 "--no-answer lines, a TREC run": ["--qrels", qrels, "--run", trec, "--no-answer",
-                                                   self.write("na.txt", "# no answer\nq3\n\nq4\n")],
-                 "--no-answer JSON": ["--qrels", qrels, "--run", trec, "--no-answer", self.write("na.json", ["q3", "q4"])],
-                 "a fixture as --qrels": ["--qrels", self.fixture, "--run", trec],
-                 "records answerable false": [self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))]}
-        for form, args in forms.items():
+        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        return {"a fixture's no_answer": [self.fixture],
+                "--no-answer lines, a TREC run": ["--qrels", qrels, "--run", trec, "--no-answer",
+                                                  self.write("na.txt", "# no answer\nq3\n\nq4\n")],
+                "--no-answer JSON": ["--qrels", qrels, "--run", trec, "--no-answer", self.write("na.json", ["q3", "q4"])],
+                "a fixture as --qrels": ["--qrels", self.fixture, "--run", trec],
+                "records answerable false": [log], "records as --qrels and --run": ["--qrels", log, "--run", log]}
+
+    def test_a_budget_needs_no_counts_for_the_questions_without_an_answer(self):
+        lengths = self.write("l.json", {"d1": 60, "d2": 60, "d5": 60, "d6": 60})  # none for q3's and q4's IDs
+        names = NO_ANSWER_NAMES + ",R(tokens=100)@5"
+        for form, args in self.input_forms().items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "--lengths", lengths, "-m", names)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                result = json.loads(fast[1])
+                self.assertEqual(result["measures"], dict(NO_ANSWER_VALUES, **{"R(tokens=100)@5": 1.0}))
+                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
+                rejected(self, *cli(*args, "--lengths", self.write("l2.json", {"d1": 60, "d5": 60, "d6": 60}),
+                                    "-m", names), "query 'q1'", "no token count for 'd2'")
+
+    def test_the_worked_example_in_every_input_form(self):
+        for form, args in self.input_forms().items():
             with self.subTest(form):
                 fast, reference = both_paths(*args, "-m", NO_ANSWER_NAMES)
                 self.assertEqual(fast, reference)
