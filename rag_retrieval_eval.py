@@ -1175,7 +1175,12 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answe
     extra = [q for q in ranked if q not in qrels]
     bad = []
     if missing and policies["missing_run"] == "error":
-        bad.append("%s no ranking (%s)" % (_count(missing, "labeled"), first_few(missing)))
+        labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing if q in no_answer]
+        if labeled:
+            bad.append("%s no ranking (%s)" % (_count(labeled, "labeled"), first_few(labeled)))
+        if unanswered:  # its right ranking may be empty, but it must be there
+            bad.append("%s without an answer %s no ranking (%s)" % (
+                n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have", first_few(unanswered)))
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:

@@ -3559,6 +3559,10 @@ class NoAnswerTest(TempDirTestCase):
         cases = [  # (arguments, fragments of the one line)
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na13.txt", "q3\n")],
              ["na13.txt", "query 'q3'", "has no answer in the corpus, and 'z' is labeled relevant"]),
+            (["--qrels", self.write("q1.txt", "q1 0 d1 1\nq2 0 d2 1\n"), "--run", self.write("r1.json", {"q1": ["d1"]}),
+              "--no-answer", self.write("na12.txt", "q3\nq4\n")],
+             ["r1.json", "query sets differ: 1 labeled query has no ranking ('q2'); 2 queries without an answer "
+                         "have no ranking ('q3', 'q4'); see --missing-run"]),
             ([self.write("f14.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "Abstain"],
              ["Abstain: no query without an answer is left to evaluate: give them with --no-answer FILE"]),
             ([self.write("f15.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
