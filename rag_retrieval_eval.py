@@ -3594,6 +3594,8 @@ def _group_footnotes(*results):
                      % SMALL_GROUP)
     if any("comparison" in block for block in blocks):
         lines.append(_change_note("groups"))
+    if any(block.get("no_answer_queries") for block in blocks):
+        lines.append("queries: those with an answer; a group's questions without one count in Abstain alone")
     return lines
 
 

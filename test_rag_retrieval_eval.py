@@ -3531,6 +3531,11 @@ class NoAnswerTest(TempDirTestCase):
                          [("Abstain", "q3", None), ("Abstain", "q4", None), ("Abstain", None, "chat")])
         self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
         self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
+        footnote = "queries: those with an answer; a group's questions without one count in Abstain alone"
+        self.assertEqual(cli(self.fixture, "-m", "Abstain,R@2", "--groups", groups, "--format", "table")[1]
+                         .splitlines()[-1], footnote)
+        self.assertNotIn(footnote, cli(self.fixture, "-m", "Abstain,R@2", "--groups", self.write(
+            "faq.json", {"faq": ["q2"]}), "--format", "markdown")[1])
         self.assertEqual(set(result["ci95"]), {"Abstain", "R@2"})
         answered = self.write("answered.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]},
                                                 "runs": {q: NO_ANSWER_RUN[q] for q in ("q1", "q2")}})
