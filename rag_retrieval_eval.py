@@ -2569,9 +2569,8 @@ def reference_json_rankings(text, source, qrels, opts):
             if opts.no_answer:
                 fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
             extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
-            theirs.update((q, theirs.get(q, {})) for q in extras["no_answer"])
             opts = opts._replace(no_answer=dict.fromkeys(extras["no_answer"]))
-        theirs.update((q, theirs.get(q, {})) for q in opts.no_answer or ())
+        with_no_answer(theirs, opts.no_answer)
     elif is_fixture(obj):
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
@@ -2579,6 +2578,13 @@ def reference_json_rankings(text, source, qrels, opts):
     rankings = rankings_from_json(obj, source, root, opts.duplicates)
     ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
     return theirs, ranked, extras
+
+
+def with_no_answer(labels, no_answer):
+    """Labels that hold each query without an answer (labeled with nothing, unless it has
+    labels), so that its ranking is read: what a fixture read with --no-answer gives."""
+    labels.update((q, labels.get(q, {})) for q in no_answer or ())
+    return labels
 
 
 def input_kind(stream, source):
@@ -2815,18 +2821,24 @@ def check_count(value, where, query=None):
     return count
 
 
-def reference_load_lengths(path):
+def load_lengths(path):
     """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS."""
-    source, lengths = place(path), {}
+    source = place(path)
     with open_input(path) as stream:
         if input_kind(stream, source) != "text":
             return lengths_from_json(parse_json(read_json_text(stream, source), source), source)
-        for number, doc, count in _length_lines(stream, source):
-            if doc in lengths:  # the first line is looked for again: no line number is kept per ID
-                stream.seek(0)
-                first = next(n for n, d, _ in _length_lines(stream, source) if d == doc)
-                fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
-            lengths[doc] = count
+        return length_lines(stream, source)
+
+
+def reference_length_lines(stream, source):
+    """{ranked ID: token count} of a stream of lines ID TOKENS; '#' lines are comments."""
+    lengths = {}
+    for number, doc, count in _length_lines(stream, source):
+        if doc in lengths:  # the first line is looked for again: no line number is kept per ID
+            stream.seek(0)
+            first = next(n for n, d, _ in _length_lines(stream, source) if d == doc)
+            fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
+        lengths[doc] = count
     if not lengths:
         fail(source, "no token counts: the file has no ID TOKENS lines")
     return lengths
@@ -2839,7 +2851,7 @@ def _length_lines(stream, source):
         yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
 
 
-load_lengths = reference_load_lengths  # the fast section may choose its twin
+length_lines = reference_length_lines  # the fast section may choose its twin
 
 
 def lengths_from_json(obj, source):
@@ -3148,7 +3160,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     opts = opts._replace(evidence=extras.get("evidence") or opts.evidence)
     if not seed:
         opts = opts._replace(no_answer=dict.fromkeys(extras.get("no_answer") or opts.no_answer))
-        labels.update((q, labels.get(q, {})) for q in opts.no_answer)
+        with_no_answer(labels, opts.no_answer)
         check_no_answer(opts.no_answer, labels, opts.level, place(no_answer or where))
     check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where))
     return labels, opts, loaded, extras, where
@@ -4506,25 +4518,24 @@ def _progress(source):
     return shown
 
 
-def fast_load_lengths(path):
-    """= reference_load_lengths(path).
+def fast_length_lines(stream, source):
+    """= reference_length_lines(stream, source).
 
     Lines ID TOKENS are read a chunk at a time, each chunk split once (the marker
     tokens prove two columns a line) and checked at once; comments, blank lines,
-    an ID given twice (fewer IDs than lines) and anything odd go to the reference.
+    an ID given twice (fewer IDs than lines) and anything odd go to the reference,
+    which reads the same stream from its start.
     """
-    source = place(path)
-    with open_input(path) as stream:
-        if input_kind(stream, source) == "text":
-            try:
-                lengths, count = {}, 0
-                for count, piece, lines in _chunks(stream, BLOCK):
-                    _fast_length_lines(piece, lines, lengths)
-                if lengths and len(lengths) == count:
-                    return lengths
-            except _Decline:
-                pass
-    return reference_load_lengths(path)
+    try:
+        lengths, count = {}, 0
+        for count, piece, lines in _chunks(stream, BLOCK):
+            _fast_length_lines(piece, lines, lengths)
+        if lengths and len(lengths) == count:
+            return lengths
+    except _Decline:
+        pass
+    stream.seek(0)
+    return reference_length_lines(stream, source)
 
 
 def _fast_length_lines(piece, lines, lengths):
@@ -4591,6 +4602,8 @@ def _fast_json_rankings(text, source, qrels, opts):
     if head:
         labels, i = _DECODER.raw_decode(text, head.end())
         theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
+        if qrels is None:
+            with_no_answer(theirs, opts.no_answer)
         runs, root = _RUNS_NEXT.match(text, i), "runs"
         if runs is None:
             raise _Decline
@@ -4794,7 +4807,7 @@ def _rows_text(rows):
 
 if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the definition
     judged_trec_run, json_rankings, json_text = fast_judged_trec_run, fast_json_rankings, fast_json_text
-    flip_hits, bootstrap_sums, load_lengths = fast_flip_hits, fast_bootstrap_sums, fast_load_lengths
+    flip_hits, bootstrap_sums, length_lines = fast_flip_hits, fast_bootstrap_sums, fast_length_lines
     in_rank_order = fast_in_rank_order
 
 

@@ -3603,6 +3603,12 @@ class NoAnswerTest(TempDirTestCase):
                     rejected(self, status, out, err, "Abstain: no query without an answer is left to evaluate")
 
 
+def lengths_through(reader, path):
+    """What a lengths reader twin makes of a file's stream."""
+    with rre.open_input(str(path)) as stream:
+        return reader(stream, str(path))
+
+
 class RagTwinsTest(TempDirTestCase):
     """The fast twins of the lengths reader and of the rank order return what the reference
     ones return, on usual files and on every odd one (which they hand over)."""
@@ -3620,12 +3626,12 @@ class RagTwinsTest(TempDirTestCase):
                 data = data.replace(b"\n", b"\r\n")
             path = self.write("l.txt", data if case % 7 else data.rstrip(b"\n"))
             with self.subTest(case=case):
-                fast = outcome(lambda: rre.fast_load_lengths(str(path)))
-                self.assertEqual(fast, outcome(lambda: rre.reference_load_lengths(str(path))))
+                fast = outcome(lambda: lengths_through(rre.fast_length_lines, path))
+                self.assertEqual(fast, outcome(lambda: lengths_through(rre.reference_length_lines, path)))
                 self.assertEqual(fast[0], "ok" if not case % 2 else fast[0])
         path = str(self.write("l.txt", "d1 3\nd2 0\n"))
-        with unittest.mock.patch.object(rre, "reference_load_lengths", side_effect=AssertionError("handed over")):
-            self.assertEqual(rre.fast_load_lengths(path), {"d1": 3, "d2": 0})
+        with unittest.mock.patch.object(rre, "reference_length_lines", side_effect=AssertionError("handed over")):
+            self.assertEqual(lengths_through(rre.fast_length_lines, path), {"d1": 3, "d2": 0})
         served = {}  # a plain chunk is served, not handed over
         rre._fast_length_lines(b"d1 3\nd2 0\r\n", 2, served)
         self.assertEqual(served, {"d1": 3, "d2": 0})
@@ -3646,6 +3652,92 @@ class RagTwinsTest(TempDirTestCase):
                 self.assertEqual(rre.fast_in_rank_order(docids, scores), rre.reference_in_rank_order(docids, scores))
         self.assertEqual(rre.fast_in_rank_order(["a", "c", "b", "d"], [3.0, 2.0, 2.0, 2.0]),
                          [(3.0, "a"), (2.0, "d"), (2.0, "c"), (2.0, "b")])
+
+
+class InputTwinsTest(TempDirTestCase):
+    """Every file an option reads, through a path, standard input, a pipe (read like a named
+    pipe or <(...)) and gzip: the fast twins and the reference ones give the same stdout,
+    stderr and exit status, and a fast reader that declines hands the same bytes over."""
+
+    TREC = {"qrels": "q1 0 d1 1\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 2\nq4 0 d7 1\n",
+            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 d8 2 0.5 t\n"
+                   "q3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
+            "baseline": "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d6 1 0.9 t\n",
+            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d7 1 0.9 t\n",
+            "evidence": "q1 A s1 d1\nq1 A s2 d2\nq2 A s1 d3\nq4 A s1 d7\n# comment\n",
+            "lengths": "# counts\nd9 10\nd2 10\nd1 10\nd3 5\nd8 5\nx1 3\nx2 3\nd7 4\nd6 4\n",
+            "no-answer": "q3\n", "groups": "q1 easy\nq2 easy\nq4 hard\nq3 hard\n"}
+    TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
+                 "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
+                 "--groups", "{groups}", "-m", "R@3,AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
+                 "--ci", "--ties", "--format", "table"]
+    FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
+                                      "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
+                                               "q3": {"x1": 0.47}}}),
+               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, "d3": 5, "x1": 3}',
+               "evidence": '{"q1": [["d1"], ["d2"]], "q2": ["d3"]}', "groups": '{"all": ["q1", "q2", "q3"]}',
+               "baseline": '{"q1": ["d1"], "q2": ["d3"], "q3": []}'}
+    FIXTURE_ARGS = ["{fixture}", "--no-answer", "{no-answer}", "--lengths", "{lengths}", "--evidence", "{evidence}",
+                    "--groups", "{groups}", "--baseline", "{baseline}",
+                    "-m", "R@3,R(tokens=15)@3,EvidenceSuccess@3,Abstain"]
+    LOG = {"log": "\n".join(json.dumps(r) for r in (
+        {"query_id": "q1", "relevant": ["d1"], "evidence": ["d1"], "retrieved": {"d1": 0.9, "d2": 0.4},
+         "tokens": [5, 9]},
+        {"query_id": "q2", "evidence": [["d3", "d4"]], "retrieved": ["d4", "d3"], "tokens": [2, 2]},
+        {"query_id": "q3", "answerable": False, "retrieved": {"x": 0.2}})),
+        "run": "q1 Q0 d2 1 0.9 t\nq2 Q0 d3 1 0.5 t\nq3 Q0 x 1 0.1 t\n", "lengths": "d2 3\nd3 3\nx 3\n"}
+    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m", "R(tokens=4)@2,Abstain(thresh=0.15)",
+                "--format", "csv"]
+
+    def deliver(self, how, name, data, stdin):
+        """The command-line word for a file delivered ``how``; stdin gets its bytes for "-"."""
+        data = data.encode("utf-8")
+        if how == "gzip":
+            return str(self.write(name + ".gz", gzip.compress(data)))
+        if how == "-":
+            stdin.append(data)
+            return "-"
+        if how == "pipe":
+            read, write = os.pipe()
+            os.write(write, data)  # small: the pipe holds it all
+            os.close(write)
+            self.addCleanup(os.close, read)
+            return "/dev/fd/%d" % read
+        return str(self.write(name, data))
+
+    def run_both(self, files, args, role, how):
+        outcomes = []
+        for main in (rre.main, reference_module().main):
+            stdin = []
+            words = {name: self.deliver(how if name == role else "path", name, data, stdin)
+                     for name, data in files.items()}
+            with unittest.mock.patch.object(rre, "main", main):
+                status, out, err = cli(*[a.format(**words) for a in args], stdin=stdin[0] if stdin else None)
+            pipe = words.get(role) if how == "pipe" else None  # a new descriptor each time
+            outcomes.append((status, out.replace(pipe, "PIPE"), err.replace(pipe, "PIPE")) if pipe else
+                            (status, out, err))
+        return outcomes
+
+    def test_twins_agree_on_every_role_and_transport(self):
+        cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
+                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
+                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
+        for files, args, status in cases:
+            for role in files:
+                for how in ("path", "-", "pipe", "gzip"):
+                    with self.subTest(role=role, how=how, args=args[:2], status=status):
+                        fast, reference = self.run_both(files, args, role, how)
+                        self.assertEqual(fast, reference)
+                        self.assertEqual(fast[0], status, fast[2])
+                        self.assertNotIn("Traceback", fast[2])
+
+    def test_a_declining_lengths_reader_hands_over_what_it_read(self):
+        stream = io.BytesIO(b"# a comment the fast reader declines\nd1 3\n")
+        self.assertEqual(rre.fast_length_lines(stream, "<stdin>"), {"d1": 3})
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}, "q2": {"x": 0.5}}})
+        status, out, err = cli(fixture, "-m", "R(tokens=3)@1", "--no-answer", self.write("n.txt", "q2\n"),
+                               "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
+        self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
 
 
 class OlderPythonTest(unittest.TestCase):
