@@ -321,6 +321,9 @@ def parse_fields(text):
         role, equals, key = item.strip().partition("=")
         if not equals or not key.strip():
             raise EvalError("--fields takes ROLE=KEY pairs, comma-separated, not %s" % show(item.strip()))
+        if role.strip() in named:
+            raise EvalError("--fields names the role %s twice (%s, then %s): name each role once"
+                            % (role.strip(), named[role.strip()], key.strip()))
         named[role.strip()] = key.strip()
     return named
 
@@ -339,6 +342,12 @@ def fields_table(named):
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty string, not %s" % (role, show(key)))
         table[role] = (key,)
+    for role, keys in table.items():  # a key names one role: relevant=retrieved would rank the labels
+        other = next((r for r in table if r != role and set(keys) & set(table[r])), None)
+        if other is not None:
+            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives one role; "
+                            "name the other role's field too" % (show(next(iter(set(keys) & set(table[other])))),
+                                                                 ROLES[role], ROLES[other]))
     return table
 
 
@@ -1817,14 +1826,14 @@ def coverage_warning(cover):
     return None
 
 
-def check_same_labels(theirs, ours, where):
-    """Refuse a baseline whose labels differ: a label fix must not pass as a retrieval change.
-    A query without labels in one is the same as one absent from it: a question without an
-    answer has none, and a log's record for it gives none."""
+def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels", ours_at=None):
+    """Refuse a baseline (or replicate) whose labels, or evidence sets, differ: a label fix
+    must not pass as a retrieval change.  A query without labels in one is the same as one
+    absent from it: a question without an answer has none, and a log's record for it gives none."""
     differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
-        fail(where, "the baseline's labels differ from the candidate's on %s (%s): compare "
-             "runs only on fixed labels" % (n_queries(len(differ)), first_few(differ)))
+        fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only on fixed labels"
+             % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)), first_few(differ)))
 
 
 def id_mismatch(ranked, qrels):
@@ -2331,6 +2340,10 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         if not found.keys() & set(needed):
             kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed]
             fail(where, "the record has no %s or %s%s" % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
+        if found.keys() & set(needed) == {"answerable"} and found["answerable"][1] is True:
+            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed[:-1]]
+            fail(where, "the record says its question has an answer, and gives no %s or %s: nothing to score"
+                 % (", ".join(kinds[:-1]), kinds[-1]), qid)
         yield where, qid, found
 
 
@@ -2349,13 +2362,13 @@ def fields_hint(keys, role=None, whose="the record's"):
         "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
 
 
-def records_labels(records, source, fields=None):
+def records_labels(records, source, fields=None, no_answer=frozenset()):
     """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
     as they have them) of the records (place, record, where) that hold labels, evidence sets
     (which stand in for missing labels) or say that their question has no answer."""
     qrels, extras, keys = {}, {}, []
     for where, qid, found in json_records(records, fields, first_keys=keys):
-        _record_truth(found, where, qid, Options(fields=fields), qrels, extras)
+        _record_truth(found, where, qid, Options(fields=fields, no_answer=no_answer), qrels, extras)
     if not qrels:
         fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
@@ -2384,6 +2397,9 @@ def _record_truth(found, where, qid, opts, labels, extras):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
         if opts.no_answer and not value:
             fail(where, "the record says it has no answer and --no-answer is given too: give them once", qid)
+        if value and qid in opts.no_answer:
+            fail(where, "the record says its question has an answer, and %s lists it among those without one: "
+                 "which is it?" % (opts.no_answer[qid] or "--no-answer"), qid)
         if not value:
             extras.setdefault("no_answer", []).append(qid)
             unanswerable = True
@@ -2403,8 +2419,9 @@ def records_rankings(records, source, qrels, opts, line_of=None):
         unanswerable = False
         if qrels is None:
             unanswerable = _record_truth(found, where, qid, opts, theirs, extras)
-        elif "relevant" in found:
-            _record_truth({"relevant": found["relevant"]}, where, qid, opts, theirs, extras)
+        elif found.keys() & {"relevant", "evidence"}:  # to be compared with the candidate's
+            _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid,
+                          opts._replace(evidence=None), theirs if "relevant" in found else {}, extras)
         if "retrieved" in found:
             name, value = found["retrieved"]
             docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
@@ -2565,6 +2582,8 @@ def reference_json_rankings(text, source, qrels, opts):
             opts = opts._replace(evidence=extras["evidence"])
         theirs, root = (evidence_labels_of(opts.evidence) if labels is None else
                         fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)), "runs"
+        if labels is None:  # the evidence sets stand in for its labels (the fast twin takes no such fixture)
+            extras["stand_in"] = True
         if "no_answer" in extras and opts.no_answer is not None:  # not read in seed mode
             if opts.no_answer:
                 fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
@@ -2574,6 +2593,9 @@ def reference_json_rankings(text, source, qrels, opts):
     elif is_fixture(obj):
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
+        if "evidence" in obj:  # and its evidence sets
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"),
+                                               opts.separator, source)
         obj, root = fixture_part(obj, "runs", source)
     rankings = rankings_from_json(obj, source, root, opts.duplicates)
     ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
@@ -2595,7 +2617,7 @@ def input_kind(stream, source):
     return "json lines" if is_json_lines(stream, source) else "json"
 
 
-def load_qrels(path, separator=None, fields=None):
+def load_qrels(path, separator=None, fields=None, no_answer=frozenset()):
     """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture
     give them) from TREC or BEIR qrels, JSON labels, a fixture (or part of one), JSON Lines
     or an array of records (whose evidence sets stand in for missing labels)."""
@@ -2609,7 +2631,7 @@ def load_qrels(path, separator=None, fields=None):
             obj = parse_json(read_json_text(stream, source), source)
             records = json_records_in(obj, source, fields)
         if records is not None:
-            labels, extras = records_labels(records, source, fields)
+            labels, extras = records_labels(records, source, fields, no_answer)
             if "evidence" in extras:
                 extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
             return fold_labels(labels, separator, source), extras
@@ -2676,11 +2698,13 @@ def load_fixture(path, opts=Options()):
     return json_rankings(text, source, None, opts)
 
 
-def load_run(path, qrels, opts=Options(), same_labels=False):
+def load_run(path, qrels, opts=Options(), approved=None):
     """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
     fixture), JSON Lines or an array of records.
 
-    With same_labels, a fixture's own qrels must equal ``qrels``.
+    approved: ("the baseline's" or "the replicate's", {"labels": place, "evidence": place}
+    of the candidate's): a fixture's or a log's own labels, and evidence sets, must equal
+    those the candidate is judged by (``qrels``, opts.evidence).
     """
     source = place(path)
     with open_input(path) as stream:
@@ -2688,11 +2712,18 @@ def load_run(path, qrels, opts=Options(), same_labels=False):
         if kind == "text":
             return judged_trec_run(stream, source, qrels, opts)
         if kind == "json lines":
-            theirs, ranked, _ = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
+            theirs, ranked, extras = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
         else:
-            theirs, ranked, _ = json_rankings(read_json_text(stream, source), source, qrels, opts)
-    if same_labels and theirs is not None:
-        check_same_labels(theirs, qrels, "%s: qrels" % source)
+            theirs, ranked, extras = json_rankings(read_json_text(stream, source), source, qrels, opts)
+    whose, ours = approved or (None, {})
+    if approved and "evidence" in extras and opts.evidence is not None:
+        check_same_labels(extras["evidence"], opts.evidence, "%s: evidence" % source, whose, "evidence sets",
+                          ours["evidence"])
+    if approved and theirs is not None:
+        check_same_labels(theirs, qrels, "%s: qrels" % source, whose, ours_at=ours["labels"])
+    elif approved and "evidence" in extras:  # standing in for its labels
+        check_same_labels(evidence_labels_of(extras["evidence"]), qrels, "%s: evidence" % source, whose,
+                          "labels (its evidence sets)", ours["labels"])
     return ranked
 
 
@@ -3016,6 +3047,19 @@ def check_evidence_wanted(specs, evidence, qrels, where):
         check_evidence(evidence, qrels, where)
 
 
+def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
+    """Refuse token counts that no budget weighs, and evidence sets that no measure reads when
+    labels are given besides (without them, evidence sets stand in for the labels): an input
+    read and then used by nothing is a mistake (flag: "--" names options, "" keywords)."""
+    if lengths is not None and not any(s.filter and s.filter.tokens is not None for s in specs):
+        raise EvalError("%slengths gives token counts, and no measure has a token budget: add tokens=B to a "
+                        "measure, as in R(tokens=2000)@10" % flag)
+    if evidence is not None and labels_given and not any(s.base in EVIDENCE_MEASURES for s in specs):
+        raise EvalError("%sevidence gives evidence sets, and no measure reads them beside the labels: add %s, or "
+                        "leave the labels out to let the evidence stand in for them"
+                        % (flag, ", ".join(n + "@k" * (n != "EvidenceRR") for n in EVIDENCE_MEASURES)))
+
+
 def check_evidence(evidence, qrels, where):
     """Refuse evidence sets that do not name exactly the labeled queries."""
     odd = next((q for q in chain(qrels, evidence) if (q in qrels) != (q in evidence)), None)
@@ -3031,6 +3075,8 @@ def no_answer_from_json(value, source, root):
     where = loc(source, root)
     if not isinstance(value, list):
         fail(where, "expected a list of query IDs, not %s %s" % (type(value).__name__, show(value)))
+    if not value:
+        fail(where, "no queries: the list of questions without an answer is empty")
     first = {}
     for i, qid in enumerate(value):
         at = loc(source, "%s[%d]" % (root, i))
@@ -3131,8 +3177,9 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
     loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
-        baseline = (load_run(baseline, labels, opts, same_labels=True), place(baseline), {},
-                    [(load_run(path, labels, opts, same_labels=True), path) for path in replicates])
+        ours = {"labels": place(fixture or qrels or evidence), "evidence": place(evidence or fixture or qrels)}
+        baseline = (load_run(baseline, labels, opts, ("the baseline's", ours)), place(baseline), {},
+                    [(load_run(path, labels, opts, ("the replicate's", ours)), path) for path in replicates])
     return labels, loaded, baseline, groups, frozenset(opts.no_answer or ())
 
 
@@ -3142,7 +3189,8 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     evidence sets, token counts and the queries without an answer (labeled with nothing,
     so that their rankings are read), checked against one another."""
     opts = plan.opts._replace(lengths=None if lengths is None else load_lengths(lengths), no_answer=None if seed else
-                              dict.fromkeys(() if no_answer is None else load_no_answer(no_answer)))
+                              dict.fromkeys(() if no_answer is None else load_no_answer(no_answer),
+                                            "--no-answer %s" % place(no_answer or "")))
     if evidence is not None:
         opts = opts._replace(evidence=load_evidence(evidence, opts.separator, opts.fields))
     loaded, where = [], fixture or qrels or evidence
@@ -3152,7 +3200,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(opts.evidence), {}
     else:
-        labels, extras = load_qrels(qrels, opts.separator, opts.fields)
+        labels, extras = load_qrels(qrels, opts.separator, opts.fields, opts.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(opts, key):
                 fail(place(qrels), "the records give %s and %s is given too: give them once"
@@ -3163,6 +3211,8 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
         with_no_answer(labels, opts.no_answer)
         check_no_answer(opts.no_answer, labels, opts.level, place(no_answer or where))
     check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where))
+    own_labels = qrels is not None or fixture is not None and not extras.get("stand_in")
+    check_inputs_used(plan.specs, lengths, evidence, own_labels)
     return labels, opts, loaded, extras, where
 
 
@@ -3343,6 +3393,10 @@ def _library_call(qrels, runs, baseline, options, root=""):
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
     if replicates is not None and not isinstance(replicates, (list, tuple)):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
+    own = next((i for i, r in enumerate(replicates or ()) for run in runs.values() if r is run), None)
+    if own is not None:
+        raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run of the baseline's "
+                        "configuration, and the candidate's would pass its change as noise" % own)
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
                   chunk_separator=options["chunk_separator"], replicates=len(replicates or ()),
                   gate_on=plan.gate_on)
@@ -3371,6 +3425,7 @@ def _library_truth(qrels, plan, evidence, lengths, no_answer):
     labels = dict(labels, **{q: labels.get(q, {}) for q in opts.no_answer})
     check_no_answer(opts.no_answer, labels, opts.level, "no_answer")
     check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), "evidence")
+    check_inputs_used(plan.specs, lengths, evidence, qrels is not None, "")
     return labels, opts
 
 
@@ -4161,6 +4216,13 @@ def check_usage(args, given):
             if twin is not None:
                 raise EvalError("%s %s and %s %s name the same file: give each run once" % (
                     "--baseline" if twin == args.baseline else flag, place(twin), flag, place(path)))
+    candidates = [("--run", p) for p in args.run or ()] + [("FIXTURE", args.fixture)] * (args.fixture is not None)
+    for path in args.replicate or ():
+        own = next((c for c in candidates if _same_file(path, c[1])), None)
+        if own is not None:
+            raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
+                            "baseline's configuration, and the candidate's would pass its change as noise"
+                            % (place(path), own[0], place(own[1])))
 
 
 def _same_file(one, other):

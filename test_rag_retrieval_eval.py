@@ -1324,7 +1324,7 @@ class ComparisonTest(TempDirTestCase):
         self.assertEqual(fast, reference)
         status, out, err = fast
         self.assertEqual((status, out), (2, ""))
-        self.assertIn("base.json: qrels: the baseline's labels differ from the candidate's on 1 query ('q2')",
+        self.assertIn("base.json: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q2')" % c,
                       err)
 
     def test_trec_baseline_with_separate_files(self):
@@ -3386,10 +3386,13 @@ class BudgetAndFloorTest(TempDirTestCase):
         self.assertEqual(status, 1, err)
         self.assertIn("- RR(thresh=0.75) query 'q2': 1.0000 -\\> 0.0000 (drop 1.0000 \\> --max-query-drop 0.5)", out)
         self.assertIn("P(tokens=10)@k", (self.tmp / "p.svg").read_text())
-        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
+        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base,
                                "-m", "Success(thresh=0.75)", "--format", "csv")
         self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
                                                           % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
+        rejected(self, *cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
+                            "-m", "Success(thresh=0.75)"), "--lengths gives token counts, and no measure has a "
+                 "token budget: add tokens=B to a measure")  # a floor weighs no token
 
     def test_rejections(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
@@ -3502,7 +3505,7 @@ class NoAnswerTest(TempDirTestCase):
         records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}  # an answer now: new labels
         relabeled = self.write("relabeled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
         rejected(self, *cli(log, "--baseline", relabeled, "-m", "Abstain"),
-                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's on 1 query ('q3')")
+                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q3')" % log)
 
     def test_left_out_of_every_other_measure(self):
         status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
@@ -3738,6 +3741,117 @@ class InputTwinsTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "R(tokens=3)@1", "--no-answer", self.write("n.txt", "q2\n"),
                                "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
         self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
+
+
+class RoleRulesTest(TempDirTestCase):
+    """Section 9 for the roles of sections 15 to 19: an input nothing uses, a role named twice,
+    a record with nothing to score, and contradictions between inputs are refused with one
+    line naming both places; through both reader twins."""
+
+    def setUp(self):
+        super().setUp()
+        w = self.write
+        self.qrels = w("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        self.run = w("r.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.8 t\n")
+        self.base = w("b.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d9 1 0.8 t\n")
+        self.lengths = w("l.txt", "d1 3\nd3 4\nd9 1\n")
+        self.evidence = w("e.json", {"q1": ["d1"], "q2": ["d3"]})
+        self.log = w("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                  '{"query_id": "q2", "answerable": true}\n')
+        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                     '{"query_id": "q2", "answerable": true, "relevant": {"d3": 0}, "retrieved": []}\n')
+        self.no_answer = w("n.txt", "q2\n")
+        self.evfix = w("ef.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                   "runs": {"q1": ["d2", "d1"], "q2": ["d3"]}})
+        self.evbase = w("eb.json", {"evidence": {"q1": [["d1"]], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        self.evlog = w("eb.jsonl", '{"qid": "q1", "evidence": [["d1"]], "retrieved": ["d1"]}\n'
+                                   '{"qid": "q2", "evidence": ["d3"], "retrieved": ["d3"]}\n')
+
+    def test_refusals(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        cases = [  # (arguments, fragments of the one line)
+            (q + r + ["-m", "R@3", "--lengths", self.lengths],
+             ["--lengths gives token counts, and no measure has a token budget", "R(tokens=2000)@10"]),
+            (q + r + ["-m", "R(thresh=0.5)@3", "--lengths", self.lengths], ["no measure has a token budget"]),
+            (q + r + ["-m", "R@3", "--evidence", self.evidence],
+             ["--evidence gives evidence sets, and no measure reads them beside the labels", "EvidenceRecall@k",
+              "leave the labels out"]),
+            ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
+             ["--fields names the role relevant twice (x, then relevant)"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
+             ["--fields: field 'retrieved' would give both the labels and the ranking"]),
+            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
+            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
+                                       "labels (relevant", "nothing to score"]),
+            (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
+            ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
+            (["--qrels", self.answered, "--run", self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "--no-answer %s lists it" % self.no_answer]),
+            (q + r + ["-m", "R@3", "--no-answer", self.write("n.json", [])],
+             ["n.json: no queries: the list of questions without an answer is empty"]),
+            ([self.write("f2.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": []}), "-m", "R@3"],
+             ["f2.json: no_answer: no queries"]),
+            (q + r + ["--baseline", self.base, "--replicate", self.run, "-m", "R@3"],
+             ["--replicate %s is the candidate's own input (--run %s)" % (self.run, self.run)]),
+            ([self.evfix, "--baseline", self.base, "--replicate", self.evfix, "-m", "R@3"],
+             ["is the candidate's own input (FIXTURE %s)" % self.evfix]),
+            ([self.evfix, "--baseline", self.evbase, "-m", "EvidenceRecall@3"],
+             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) on 1 query ('q1')"
+              % self.evfix]),
+            ([self.evfix, "--baseline", self.evlog, "-m", "EvidenceRecall@3"],
+             ["eb.jsonl: evidence: the baseline's evidence sets differ", "on 1 query ('q1')"]),
+            (["--evidence", self.evfix, "--run", self.evfix, "--baseline", self.run, "--replicate", self.evbase,
+              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's evidence sets differ"]),
+            (q + r + ["--baseline", self.write("eb2.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                                            "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the candidate's (%s)"
+              % self.qrels]),
+            (q + r + ["--baseline", self.base, "--replicate", self.write("rf.json", {"qrels": {"q1": ["d1"]},
+                                                                                    "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on 1 query ('q2')" % self.qrels]),
+        ]
+        self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+
+    def test_what_is_used_is_accepted(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
+                     q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
+                     q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
+                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],  # a fixture of evidence is its own baseline
+                     [self.evfix, "--baseline", self.base, "--replicate", self.base.with_name("b2.txt"), "-m", "R@3"],
+                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"]}\n'
+                                               '{"qid": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n'),
+                      "-m", "R@3", "--fields", "relevant=retrieved,retrieved=relevant"]):
+            self.write("b2.txt", self.base.read_text())
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+
+    def test_library(self):
+        qrels, run = {"q1": ["d1"], "q2": ["d3"]}, {"q1": ["d1"], "q2": ["d3"]}
+        cases = [
+            (lambda: rre.score_run(qrels, run, "R@3", lengths={"d1": 3}), "lengths gives token counts"),
+            (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
+             "evidence gives evidence sets, and no measure reads them"),
+            (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
+            (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
+             "replicates[1] is the candidate's own run"),
+            (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
+             "replicates[0] is the candidate's own run")]
+        for call, fragment in cases:
+            with self.subTest(fragment=fragment):
+                with self.assertRaises(rre.EvalError) as caught:
+                    call()
+                self.assertIn(fragment, str(caught.exception))
+        self.assertEqual(rre.score_run(None, run, "R@3", evidence=qrels)["measures"], {"R@3": 1.0})
 
 
 class OlderPythonTest(unittest.TestCase):
