@@ -1056,8 +1056,8 @@ def _parse_params(text, registered, name):
 
 def _count_param(key):
     def parse(value, name):
-        if not value.isdigit() or not value.isascii() or len(value) > 18:
-            raise EvalError("%s: %s must be an integer >= 0" % (show(name), key))
+        if not value.isdigit() or not value.isascii() or len(value) > 19 or int(value) >= INT_LIMIT:
+            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s" % (show(name), key, show(value)))
         return int(value)
     return parse
 
@@ -1312,7 +1312,7 @@ def check_domains(judged, specs, no_answer, where):
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
                 "without an answer" if abstaining else "with an answer"), (
                 ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
-                "false" if abstaining and not no_answer else "")))
+                "false (--fields answerable=KEY names a log's own field)" if abstaining and not no_answer else "")))
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -1766,7 +1766,8 @@ def group_results(groups, result, plan, where, no_answer=frozenset(), replicates
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
         answered = len(rows) - len(no_answer.intersection(rows))
-        block = blocks[name] = {"queries": answered, "small": answered < SMALL_GROUP}
+        fewest = min((sum(1 for row in rows.values() if s.name in row) for s in specs), default=0)
+        block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}  # some mean is over so few
         if no_answer:
             block["no_answer_queries"] = len(rows) - answered
         block.update(members=list(rows), measures=aggregated(rows, specs))
@@ -1785,16 +1786,24 @@ def group_results(groups, result, plan, where, no_answer=frozenset(), replicates
             block["comparison"] = out["comparison"]
             if replicates:
                 block["noise"] = noise
-            result["breaches"] += [dict(b, group=name) for b in out["breaches"]]
+            result["breaches"] += [dict(b, group=name) for b in out["breaches"] + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks
 
 
+def _nothing_to_gate(specs, plan):
+    """A group gate's breaches when none of the group's queries is scored by any measure (all
+    are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
+    if specs or plan.max_group_drop is None:
+        return []
+    return [_breach(s.name, None, None, None, "--max-group-drop", plan.max_group_drop, queries=0) for s in plan.specs]
+
+
 def _breach(name, qid, before, after, gate, limit, **rule):
     """A breach record; rule: what else the gate compared (noise, replicates, interval)."""
     return dict({"measure": name, "query": qid, "baseline": before, "candidate": after,
-                 "drop": before - after, "gate": gate, "limit": limit}, **rule)
+                 "drop": None if before is None else before - after, "gate": gate, "limit": limit}, **rule)
 
 
 # === Diagnostics: ID mismatch, label coverage, label checks ===
@@ -2414,7 +2423,7 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     (place, record, where) read as a fixture (qrels None: judged by each record's own labels,
     or its evidence sets standing in) or a run (whose labels are read, to be compared).
     Each record is judged as it is read, so that memory follows queries."""
-    theirs, ranked, keys, extras = {}, {}, [], {}
+    theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
     for where, qid, found in json_records(records, opts.fields, line_of, keys):
         unanswerable = False
         if qrels is None:
@@ -2430,9 +2439,11 @@ def records_rankings(records, source, qrels, opts, line_of=None):
                 own = own._replace(no_answer={qid: None})
             if "tokens" in found:
                 own = own._replace(lengths=record_lengths(found["tokens"], docids, where, qid))
+            elif own.lengths is None and docids and not unanswerable and any(f.tokens is not None for f in opts.filters):
+                fail(where, "no token counts for the budget: the record has no %s and --lengths is not given%s"
+                     % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
             ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels, own,
                                     loc(where, name)))
-    fields = opts.fields or JSONL_FIELDS
     if qrels is None and not theirs:
         fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
@@ -3004,6 +3015,8 @@ def load_evidence(path, separator=None, fields=None):
             if not evidence:
                 fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
             return fold_evidence(evidence, separator, source)
+    if is_fixture(obj) and "evidence" not in obj:
+        fail(source, 'a fixture without "evidence": give a file of evidence sets')
     inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
     return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else ""),
                          separator, source)
@@ -3042,7 +3055,8 @@ def check_evidence_wanted(specs, evidence, qrels, where):
     wanted = [s.name for s in specs if s.base in EVIDENCE_MEASURES]
     if wanted and evidence is None:
         raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a JSON Lines "
-                        "record's evidence field" % (", ".join(wanted), "s" if len(wanted) == 1 else ""))
+                        "record's evidence field (--fields evidence=KEY names a log's own field)"
+                        % (", ".join(wanted), "s" if len(wanted) == 1 else ""))
     if evidence is not None:
         check_evidence(evidence, qrels, where)
 
@@ -3498,12 +3512,11 @@ def format_trec(result):
     """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows."""
     lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
              for qid, row in result["per_query"].items() for name, value in row.items()]
-    lines.append("num_q\tall\t%d" % result["queries"])
-    lines += ["%s\tall\t%s" % (trec_label(name), _number(value))
-              for name, value in result["measures"].items()]
-    for group, block in result.get("groups", {}).items():  # a group's means: its query is group:NAME
-        lines.append("num_q\tgroup:%s\t%d" % (group, block["queries"]))
-        lines += ["%s\tgroup:%s\t%s" % (trec_label(name), group, _number(value))
+    for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.get("groups", {}).items()]:
+        lines.append("num_q\t%s\t%d" % (label, block["queries"]))  # a group's means: its query is group:NAME
+        if "no_answer_queries" in block:  # num_q counts the questions with an answer
+            lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
+        lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
                   for name, value in block["measures"].items()]
     return "\n".join(lines)
 
@@ -3963,6 +3976,9 @@ def breach_text(b):
     allowed = "%s %s" % (b["gate"], b["limit"])
     if "noise" in b:
         allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
+    if b["drop"] is None:
+        return "%s group %s mean: no query of the group is scored by it: %s cannot decide on nothing, and fails" % (
+            b["measure"], show(b["group"]), allowed)
     if b.get("gate_on") != "interval":
         rule = "drop %s > %s" % (_number(b["drop"], 4), allowed)
     elif b["queries"] < 2:

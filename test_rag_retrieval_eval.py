@@ -3415,8 +3415,10 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
             ([fixture, "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
             ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
-            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer >= 0"]),
-            ([fixture, "-m", "R(tokens=1234567890123456789)"], ["tokens must be an integer >= 0"]),
+            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(tokens=9223372036854775808)"],  # 2**63: the limit passed is named
+             ["tokens must be an integer from 0 to 2**63 - 1, not '9223372036854775808'"]),
+            ([fixture, "-m", "R(tokens=99999999999999999999)"], ["tokens must be an integer from 0 to 2**63 - 1"]),
             ([fixture, "-m", "R(thresh=0.2)@1,R(tokens=10)", "--lengths", self.write("l15.json", {"d1": 3})],
              ["query 'q1'", "no token count for 'd2'"]),
             ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
@@ -3852,6 +3854,72 @@ class RoleRulesTest(TempDirTestCase):
                     call()
                 self.assertIn(fragment, str(caught.exception))
         self.assertEqual(rre.score_run(None, run, "R@3", evidence=qrels)["measures"], {"R@3": 1.0})
+
+
+class NothingToGateTest(TempDirTestCase):
+    """A gate never passes on nothing, per group as overall; what a group counts is said in
+    every format; messages name the real place and the real rule."""
+
+    FIXTURE = {"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}},
+               "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.9, "d8": 0.5},
+                        "q3": {"x1": 0.3}, "q4": {"x2": 0.3}},
+               "no_answer": ["q3", "q4"], "groups": {"answered": ["q1", "q2"], "none": ["q3", "q4"], "one": ["q1", "q3"]}}
+
+    def test_a_group_no_query_of_which_is_scored_fails_its_gate(self):
+        fixture = self.write("f.json", self.FIXTURE)
+        for gate_on in ("mean", "interval"):
+            with self.subTest(gate_on=gate_on):
+                fast, reference = both_paths(fixture, "-m", "R@3", "--baseline", fixture, "--max-group-drop", "0.1",
+                                             "--gate-on", gate_on)
+                self.assertEqual(fast, reference)
+                status, out, err = fast
+                breaches = json.loads(out)["breaches"]
+                self.assertEqual(status, 1)
+                self.assertEqual(breaches[0], {"measure": "R@3", "query": None, "baseline": None, "candidate": None,
+                                               "drop": None, "gate": "--max-group-drop", "limit": 0.1, "queries": 0,
+                                               "group": "none"})
+                self.assertIn("gate failed: R@3 group 'none' mean: no query of the group is scored by it: "
+                              "--max-group-drop 0.1 cannot decide on nothing, and fails", err)
+                self.assertEqual([b["group"] for b in breaches], ["none"] + ["one"] * (gate_on == "interval"))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--baseline", fixture, "--max-group-drop", "0.1")
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)  # Abstain scores the group
+        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)  # no group gate: nothing fails
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+
+    def test_what_a_group_counts(self):
+        fixture = self.write("f.json", dict(self.FIXTURE, no_answer=["q3", "q4", "q5", "q6", "q7"],
+                                            runs=dict(self.FIXTURE["runs"], q5={}, q6={}, q7={}),
+                                            groups={"none": ["q3", "q4", "q5", "q6", "q7"], "all": ["q1", "q3"]}))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain")
+        groups = json.loads(out)["groups"]
+        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)  # Abstain over 5
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--format", "trec")
+        self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
+                         ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
+                          "num_no_answer\tgroup:none\t5", "num_q\tgroup:all\t1", "num_no_answer\tgroup:all\t1"])
+        status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
+        self.assertIn("none   0 (few)", out)  # R@3 scores none of them
+        self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
+
+    def test_messages_name_the_place_and_the_rule(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
+        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "token_counts": [3]}\n')
+        cases = [
+            (["--evidence", fixture, "--run", fixture, "-m", "EvidenceRecall@3"],
+             ['f.json: a fixture without "evidence": give a file of evidence sets']),
+            ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
+                                            "no tokens and --lengths is not given", "'token_counts'",
+                                            "--fields tokens=KEY"]),
+            ([log, "-m", "EvidenceRecall@3"], ["--fields evidence=KEY names a log's own field"]),
+            ([log, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY"])]
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
+                               "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
 
 
 class OlderPythonTest(unittest.TestCase):
