@@ -55,7 +55,7 @@ from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from decimal import Decimal
 from functools import lru_cache, partial
-from itertools import chain, compress, groupby, islice, repeat
+from itertools import chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
 from operator import eq, ge, getitem, truediv
@@ -380,18 +380,22 @@ ranked        documents ranked, before --depth and --judged-only: 0 for an empty
 # What a reader keeps of one query's ranking: its Judged record, and what the
 # diagnostics need besides (chunks folded away, ranked IDs when none matched,
 # repeats removed under --duplicates first).
-Ranking = namedtuple("Ranking", "judged folded sample deduplicated", defaults=(0,))
+# pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
+# to be read (Options.lengths is LATER), else None.
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending", defaults=(0, None))
+LATER = "token counts read once every ranking is"  # Options.lengths of a --lengths file: see weigh_later
 
 # How rankings are read; one record instead of a parameter per option.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
 # gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
 # evidence: {qid: evidence sets} (folded) when known before the rankings are read, else None;
-# filters: the Filters the measures ask for; lengths: {ranked ID: token count} or None;
+# filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
+# lengths: {ranked ID: token count}, None, or LATER (a file read after the rankings);
 # no_answer: the queries known to have no answer (judged without labels), None in seed mode
 # (where a fixture's "no_answer" is not read, as the seed script read no other key).
 Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence "
                                 "filters lengths no_answer",
-                     defaults=(1, None, None, False, False, None, "error", (), None, (), None, frozenset()))
+                     defaults=(1, None, None, False, False, None, "error", (), None, {}, None, frozenset()))
 
 
 def least_relevant(level):
@@ -933,7 +937,7 @@ def interpolated_precision(q, level):
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "required", ("", ""), params=FILTER_PARAMS)
+@measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
 
@@ -944,7 +948,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
 
 
-@measure("EvidenceSuccess", "required", ("", ""), params=FILTER_PARAMS)
+@measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -2501,45 +2505,112 @@ def judge_run(rankings, qrels, opts, source, root=None):
         sets = opts.evidence and opts.evidence.get(qid)
         ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, sets)
         if opts.filters and docids:
-            filtered = filtered_judged(docids, scores, labels, opts, sets, qid,
-                                       source if root is None else loc(source, _join(root, qid)))
-            ranked[qid] = ranking._replace(judged=ranking.judged._replace(filtered=filtered))
+            if opts.duplicates == "first":
+                docids, scores, _ = best_occurrences(docids, scores)
+            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, labels, opts, sets,
+                                       qid, source if root is None else loc(source, _join(root, qid)))
     return ranked
 
 
-def filtered_judged(docids, scores, labels, opts, sets, qid, where):
-    """{Filter: Judged} of one ranking under each of opts.filters: a floor, then a budget on
-    the items as ranked (chunks, repeats removed under --duplicates first), then judged as
-    any ranking is (folding, --depth, --judged-only)."""
-    if opts.duplicates == "first":
-        docids, scores, _ = best_occurrences(docids, scores)
-    lengths, filters = opts.lengths or {}, opts.filters
-    if qid in (opts.no_answer or ()):  # only Abstain scores it, and Abstain takes no budget
-        filters = [f for f in filters if f.tokens is None]
-    if any(f.tokens is not None for f in filters) and not all(map(lengths.__contains__, docids)):
-        fail(where, "no token count for %s: a token budget needs one for every ranked ID (--lengths FILE, "
-             "or a record's tokens)" % show(next(d for d in docids if d not in lengths)), qid)
-    items, plain, out = in_rank_order(docids, scores), opts._replace(filters=()), {}
-    for ranking_filter in filters:
+def with_filters(ranking, items, listed, labels, opts, sets, qid, where):
+    """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
+    the items that wait for the token counts."""
+    filtered, waiting = filtered_judged(ranking.judged, items, listed, labels, opts, sets, qid, where)
+    return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
+                            pending=(where, waiting) if waiting else None)
+
+
+def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
+    """({Filter: Judged}, {Filter: items}) of one ranking's items (score, ID) in rank order
+    (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
+    items scored at or above it (--depth, applied when judged, keeps the same), a budget
+    weighs the items within --depth (and the floor) as ranked, chunks before folding, and
+    each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
+    whose counts are read later (opts.lengths is LATER) gives the items it may weigh instead.
+    plain: the Judged record of the whole ranking."""
+    filters = [f for f in opts.filters if f.tokens is None or qid not in (opts.no_answer or ())]  # Abstain: none
+    out, waiting = {}, {}
+    for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
-            if scores is None:
+            if listed:
                 fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
-            kept = [item for item in items if item[0] >= ranking_filter.thresh]
-        else:
-            kept = items
-        if ranking_filter.tokens is not None:
-            kept = within_budget(kept, ranking_filter, opts.lengths)
-        out[ranking_filter] = judge_ranking([d for _, d in kept], None if scores is None else [x for x, _ in kept],
-                                            labels, plain._replace(ties=plain.ties and ranking_filter.tokens is None),
-                                            None, sets).judged  # a floor keeps whole ties: --ties bounds it
-    return out
+            kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
+        if ranking_filter.tokens is None:
+            out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
+            continue
+        kept, reach = within_depth(kept, opts), opts.filters[ranking_filter]
+        if opts.lengths is not LATER:
+            kept = within_budget(kept, ranking_filter, opts.lengths or {}, qid, where, reach, labels, opts)
+            out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
+        elif ranking_filter.pack == "skip" or reach is None:
+            waiting[ranking_filter] = list(kept)
+        else:  # a prefix: the walk ends by the item that brings in the reach-th document
+            waiting[ranking_filter] = list(_through_reach(kept, reach, labels, opts))
+    return out, waiting
 
 
-def reference_in_rank_order(docids, scores):
+def _scored_at_least(floor, item):
+    return item[0] >= floor
+
+
+def budget_judged(plain, kept, budget, listed, labels, opts, sets):
+    """The Judged record of the items a budget keeps: packing a prefix, the whole ranking's cut
+    after the documents they bring in (judged again, it would be the same record); else judged."""
+    if budget.pack != "prefix":
+        return judge_items(kept, listed, labels, opts, sets)
+    cut = len({_counted(item, labels, opts) for item in kept} - {None})
+    return plain._replace(
+        rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
+        judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
+        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None, ranked=len(kept),
+        evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
+
+
+def judge_items(items, listed, labels, opts, sets, ties=False):
+    """The Judged record of a filtered ranking's items (score, ID) in rank order."""
+    plain = opts._replace(filters={}, ties=ties)
+    return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
+                         None, sets).judged
+
+
+def within_depth(items, opts):
+    """The items within --depth: up to, not including, the one that brings in the (N+1)-th
+    document (folded: --depth counts documents).
+
+    >>> [d for _, d in within_depth([(None, "a#1"), (None, "a#2"), (None, "b#1"), (None, "c#1")],
+    ...                             Options(depth=2, separator="#"))]
+    ['a#1', 'a#2', 'b#1']
+    """
+    if opts.depth is None:
+        return items
+    if not opts.separator:
+        return islice(items, opts.depth)
+    seen = set()
+    return takewhile(lambda item: seen.add(item[1].split(opts.separator, 1)[0]) or len(seen) <= opts.depth, items)
+
+
+def _through_reach(items, reach, labels, opts):
+    """The items up to the one that brings in the reach-th document the measures count."""
+    documents = {None}
+    for item in items:
+        if len(documents) > reach:
+            return
+        documents.add(_counted(item, labels, opts))
+        yield item
+
+
+def _counted(item, labels, opts):
+    """The document an item brings in, as the measures count them (folded; under --judged-only,
+    None for an unjudged one)."""
+    doc = item[1].split(opts.separator, 1)[0] if opts.separator else item[1]
+    return doc if not opts.judged_only or labels.get(doc, -1) >= 0 else None
+
+
+def in_rank_order(docids, scores):
     """[(score, ID), ...] in trec_eval's order, score descending and then ID descending;
     [(None, ID), ...] in list order for a listed ranking.
 
-    >>> reference_in_rank_order(["a", "b", "c"], [1.0, 2.0, 2.0])
+    >>> in_rank_order(["a", "b", "c"], [1.0, 2.0, 2.0])
     [(2.0, 'c'), (2.0, 'b'), (1.0, 'a')]
     """
     if scores is None:
@@ -2547,13 +2618,12 @@ def reference_in_rank_order(docids, scores):
     return sorted(zip(scores, docids), reverse=True)
 
 
-in_rank_order = reference_in_rank_order  # the fast section may choose its twin
-
-
-def within_budget(items, budget, lengths):
+def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Options()):
     """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
-    every item that still fits.  The section 17 example:
+    every item that still fits.  The budget weighs the items in turn, until one does not
+    fit (packing a prefix) or until it keeps the ``reach``-th document its measures look at:
+    an item it weighs needs a count, and no other does.  The section 17 example:
 
     >>> items = [(None, "d%d" % i) for i in range(1, 6)]
     >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
@@ -2562,12 +2632,18 @@ def within_budget(items, budget, lengths):
     >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
     ['d1', 'd2', 'd4', 'd5']
     """
-    kept, total = [], 0
+    kept, total, documents = [], 0, {None}
     for item in items:
-        cost = lengths[item[1]] + budget.overhead
-        if total + cost <= budget.tokens:
+        if reach is not None and len(documents) > reach:
+            break
+        count = lengths.get(item[1])
+        if count is None:
+            fail(where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's tokens)"
+                 % show(item[1]), qid)
+        if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
-            total += cost
+            total += count + budget.overhead
+            documents.add(_counted(item, labels, opts))  # what the measures will see
         elif budget.pack == "prefix":
             break
     return kept
@@ -2863,25 +2939,48 @@ def check_count(value, where, query=None):
     return count
 
 
-def load_lengths(path):
-    """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS."""
+def weigh_later(maps, qrels, opts, path):
+    """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
+    with the counts of the lengths file: it is read once every ranking is, and keeps the
+    counts of those items only (a dictionary of every count would cost more than the run)."""
+    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
+    lengths = load_lengths(path, {item[1] for ranked, qid in waiting
+                                  for items in ranked[qid].pending[1].values() for item in items})
+    for ranked, qid in waiting:
+        (where, pending), judged = ranked[qid].pending, ranked[qid].judged
+        filtered, sets = dict(judged.filtered), opts.evidence and opts.evidence.get(qid)
+        for ranking_filter, items in pending.items():
+            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter],
+                                 qrels[qid], opts)
+            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, bool(items) and items[0][0] is None,
+                                                     qrels[qid], opts, sets)
+        ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
+
+
+def load_lengths(path, wanted=None):
+    """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS,
+    of the wanted IDs only (a set; None: all) when it is text."""
     source = place(path)
     with open_input(path) as stream:
         if input_kind(stream, source) != "text":
             return lengths_from_json(parse_json(read_json_text(stream, source), source), source)
-        return length_lines(stream, source)
+        return length_lines(stream, source, wanted)
 
 
-def reference_length_lines(stream, source):
-    """{ranked ID: token count} of a stream of lines ID TOKENS; '#' lines are comments."""
-    lengths = {}
+def reference_length_lines(stream, source, wanted=None):
+    """{ranked ID: token count} of a stream of lines ID TOKENS, of the wanted IDs (None: all);
+    '#' lines are comments.  Every line is checked; a wanted ID given twice is refused."""
+    lengths, lines = {}, 0
     for number, doc, count in _length_lines(stream, source):
+        lines += 1
+        if wanted is not None and doc not in wanted:
+            continue
         if doc in lengths:  # the first line is looked for again: no line number is kept per ID
             stream.seek(0)
             first = next(n for n, d, _ in _length_lines(stream, source) if d == doc)
             fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
         lengths[doc] = count
-    if not lengths:
+    if not lines:
         fail(source, "no token counts: the file has no ID TOKENS lines")
     return lengths
 
@@ -2908,14 +3007,17 @@ def lengths_from_json(obj, source):
 
 
 def record_lengths(field, docids, where, qid):
-    """{ranked ID: token count} of a record's tokens list, parallel to its ranking's IDs."""
+    """{ranked ID: token count} of a record's tokens list, parallel to its ranking's IDs; null for
+    an item not counted (a log that counts only the chunks it sent: a budget must not weigh it)."""
     name, counts = field
     where = loc(where, name)
     if not isinstance(counts, list) or len(counts) != len(docids):
-        fail(where, "expected a list of %d token counts, one per ranked ID, not %s" % (len(docids), show(counts)), qid)
+        fail(where, "expected a list of %d token counts (or nulls), one per ranked ID, not %s"
+             % (len(docids), show(counts)), qid)
     lengths = {}
     for i, (doc, count) in enumerate(zip(docids, counts)):
-        lengths.setdefault(doc, check_count(count, "%s[%d]" % (where, i), qid))
+        if count is not None:
+            lengths.setdefault(doc, check_count(count, "%s[%d]" % (where, i), qid))
     return lengths
 
 
@@ -3147,7 +3249,10 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     if k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if ties else ()
-    filters = tuple(dict.fromkeys(s.filter for s in specs if s.filter is not None))
+    filters = {}  # a budget weighs no item past what its measures look at: the largest cutoff
+    for spec in (s for s in specs if s.filter is not None):
+        reach = filters.get(spec.filter, 0)
+        filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
                    duplicates, gain_orders, None, filters)
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
@@ -3194,6 +3299,9 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
         ours = {"labels": place(fixture or qrels or evidence), "evidence": place(evidence or fixture or qrels)}
         baseline = (load_run(baseline, labels, opts, ("the baseline's", ours)), place(baseline), {},
                     [(load_run(path, labels, opts, ("the replicate's", ours)), path) for path in replicates])
+    if lengths is not None:
+        weigh_later([ranked for _, ranked, _ in loaded] + ([baseline[0]] + [r for r, _ in baseline[3]] if baseline
+                                                           else []), labels, opts, lengths)
     return labels, loaded, baseline, groups, frozenset(opts.no_answer or ())
 
 
@@ -3202,7 +3310,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     fixture's other members, the labels' file): the labels (or evidence sets standing in),
     evidence sets, token counts and the queries without an answer (labeled with nothing,
     so that their rankings are read), checked against one another."""
-    opts = plan.opts._replace(lengths=None if lengths is None else load_lengths(lengths), no_answer=None if seed else
+    opts = plan.opts._replace(lengths=None if lengths is None else LATER, no_answer=None if seed else
                               dict.fromkeys(() if no_answer is None else load_no_answer(no_answer),
                                             "--no-answer %s" % place(no_answer or "")))
     if evidence is not None:
@@ -4414,7 +4522,7 @@ def fast_judged_trec_run(stream, source, qrels, opts):
     """
     progress = _progress(source)
     try:
-        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress)
+        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress, source)
     except _Decline:
         ranked = None
     finally:
@@ -4425,7 +4533,7 @@ def fast_judged_trec_run(stream, source, qrels, opts):
     return ranked
 
 
-def _fast_pass(stream, qrels, opts, chunk, progress=None):
+def _fast_pass(stream, qrels, opts, chunk, progress=None, source=""):
     """{qid: Ranking or None} of a TREC run's lines, read ``chunk`` bytes at a time."""
     ranked, current, docs, values = {}, None, [], []
     for lines_read, piece, lines in _chunks(stream, chunk):
@@ -4435,34 +4543,43 @@ def _fast_pass(stream, qrels, opts, chunk, progress=None):
         for q, first, stop in _segments(qids):
             if q != current:
                 if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
                 if q.decode() in ranked:  # the query came back: only the reference keeps all
                     raise _Decline
                 current, docs, values = q, [], []
             docs.append(docids[first:stop])
             values.append(scores[first:stop])
     if current is not None:
-        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts)
+        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
     return ranked
 
 
-def _fast_judge(q, docs, values, qrels, opts):
+def _fast_judge(q, docs, values, qrels, opts, source):
     """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
     docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
                       for part in (docs, values))
-    docset = set(docids)
+    docset, qid = set(docids), q.decode()
     if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
         raise _Decline
-    labels = qrels.get(q.decode())
-    if opts.separator or opts.evidence or opts.filters:  # IDs are cut, and looked up, as text
-        try:
-            return judge_run({q.decode(): (list(map(bytes.decode, docids)), scores)}, qrels, opts, "")[q.decode()]
-        except EvalError:  # the reference words it, in its place among the run's errors
-            raise _Decline from None
-    if labels is None:
-        return None
-    ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset)
-    return ranking._replace(sample=tuple(d.decode() for d in ranking.sample)) if ranking.sample else ranking
+    labels = qrels.get(qid)
+    try:  # an error goes to the reference, which words it in its place among the run's errors
+        if opts.separator:  # IDs are cut as text
+            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, qrels, opts, source)[qid]
+        if labels is None:
+            return None
+        sets = opts.evidence and opts.evidence.get(qid)
+        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset,
+                                sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
+        if ranking.sample:
+            ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
+        if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
+            if opts.duplicates == "first":
+                docids, scores, _ = best_occurrences(docids, scores)
+            items = chain.from_iterable(_windows_in_rank_order(docids, scores))
+            ranking = with_filters(ranking, items, False, labels, opts, sets, qid, source)
+        return ranking
+    except EvalError:
+        raise _Decline from None
 
 
 def _chunks(stream, chunk):
@@ -4596,56 +4713,76 @@ def _progress(source):
     return shown
 
 
-def fast_length_lines(stream, source):
-    """= reference_length_lines(stream, source).
+def fast_length_lines(stream, source, wanted=None):
+    """= reference_length_lines(stream, source, wanted).
 
-    Lines ID TOKENS are read a chunk at a time, each chunk split once (the marker
-    tokens prove two columns a line) and checked at once; comments, blank lines,
-    an ID given twice (fewer IDs than lines) and anything odd go to the reference,
-    which reads the same stream from its start.
+    Lines ID TOKENS are read a chunk at a time, each chunk checked at once and split
+    once, and only the wanted IDs are kept (decoded, and their counts made integers):
+    a file counts every ID of a run, and a budget weighs a few of them.  Comments,
+    blank lines, tabs, a wanted ID given twice (fewer IDs than lines kept) and anything
+    odd go to the reference, which reads the same stream from its start.
     """
     try:
-        lengths, count = {}, 0
-        for count, piece, lines in _chunks(stream, BLOCK):
-            _fast_length_lines(piece, lines, lengths)
-        if lengths and len(lengths) == count:
+        lengths, lines, kept = {}, 0, 0
+        wanted = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
+        for lines, piece, count in _chunks(stream, LENGTHS_BLOCK):
+            kept += _fast_length_lines(piece, count, lengths, wanted)
+        if lines and len(lengths) == kept:
             return lengths
     except _Decline:
         pass
     stream.seek(0)
-    return reference_length_lines(stream, source)
+    return reference_length_lines(stream, source, wanted and {doc.decode("utf-8") for doc in wanted})
 
 
-def _fast_length_lines(piece, lines, lengths):
-    """Add a chunk's lines ID TOKENS to lengths, or decline."""
-    if not piece.isascii() or len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or b"#" in piece or (
-            piece.count(b"\r") != piece.count(b"\r\n")):
-        raise _Decline
-    tokens = piece.decode("ascii").replace("\n", " \x00 ").split()
-    counts = tokens[1::3]
-    if len(tokens) != 3 * lines or tokens[2::3].count("\x00") != lines or not "".join(counts).isdigit() or (
-            max(map(len, counts)) > 18):
-        raise _Decline
-    lengths.update(zip(tokens[0::3], map(int, counts)))
+LENGTHS_BLOCK = 16 << 10  # a lengths file is two short tokens a line: smaller chunks keep them in the cache
+_ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at these: it reads such lines
+_DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
 
 
-def fast_in_rank_order(docids, scores):
-    """= reference_in_rank_order(docids, scores).
+def _fast_length_lines(piece, lines, lengths, wanted):
+    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and return
+    how many it added, or decline.  Each line is proven to hold an ID, one space and a count."""
+    if b"\r" in piece:
+        if piece.count(b"\r") != piece.count(b"\r\n"):
+            raise _Decline
+        piece = piece.replace(b"\r\n", b"\n")
+    if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
+            b"#") or b"\n#" in piece or b" \n" in piece:
+        raise _Decline  # a control character, a tab or the like, a comment, a space that ends a line
+    tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
+    ids, counts = tokens[0:-1:3], tokens[1::3]
+    if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids:
+        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference)
+    if wanted is not None:
+        keep = list(map(wanted.__contains__, ids))
+        if True not in keep:
+            return 0
+        ids, counts = list(compress(ids, keep)), compress(counts, keep)
+    lengths.update(zip(map(bytes.decode, ids), map(int, counts)))
+    return len(ids)
 
-    A run file lists a query's documents by score already, but for the order of
-    tied ones: then only the runs of tied scores are sorted.
-    """
-    if scores is None or not all(map(ge, scores, islice(scores, 1, None))):
-        return reference_in_rank_order(docids, scores)
-    items, ties = list(zip(scores, docids)), []  # ties: [start, stop] of each run of equal scores
-    for i in compress(range(1, len(scores)), map(eq, islice(scores, 1, None), scores)):
-        if ties and ties[-1][1] == i:
-            ties[-1][1] = i + 1
-        else:
-            ties.append([i - 1, i + 1])
-    for start, stop in ties:
-        items[start:stop] = sorted(items[start:stop], reverse=True)
-    return items
+
+def _windows_in_rank_order(docids, scores, size=16):
+    """Lists of a ranking's items (score, ID decoded), in trec_eval's order (= in_rank_order of
+    the decoded IDs: UTF-8 keeps the order of code points), a window at a time, each twice the
+    last: a budget that weighs ten items of a thousand sorts and decodes little more.  A run
+    file lists a query's documents by score already, but for the order of tied ones; when it
+    does not, the items scored at least as high as the size-th best come first."""
+    n = len(scores)
+    if not all(map(ge, scores, islice(scores, 1, None))):
+        floor = sorted(scores)[-min(size, n)]
+        for keep in (floor.__le__, floor.__gt__):
+            yield [(x, d.decode()) for x, d in sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)]
+        return
+    start = 0
+    while start < n:
+        stop = min(n, start + size)
+        while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
+            stop += 1
+        yield [(x, d.decode()) for x, d in sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)]
+        start, size = stop, size * 2
 
 
 # json.loads would build every ranking before the first is judged: memory ten
@@ -4886,7 +5023,6 @@ def _rows_text(rows):
 if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the definition
     judged_trec_run, json_rankings, json_text = fast_judged_trec_run, fast_json_rankings, fast_json_text
     flip_hits, bootstrap_sums, length_lines = fast_flip_hits, fast_bootstrap_sums, fast_length_lines
-    in_rank_order = fast_in_rank_order
 
 
 # === Plot (--plot FILE.svg) ===
