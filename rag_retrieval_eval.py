@@ -75,6 +75,7 @@ FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --
 COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
+BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
 LOSABLE = ("R", "RR", "Success", "EvidenceRecall")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
@@ -357,7 +358,7 @@ def fields_table(named):
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel evidence filtered ranked", defaults=(None, (), 0, None, None, 0))
+                              "num_nonrel evidence filtered ranked tied", defaults=(None, (), 0, None, None, 0, False))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -375,6 +376,7 @@ evidence      with evidence sets: per set, the rank of each slot's first documen
 filtered      {Filter: the Judged record of the ranking the filter leaves} for the measures
               with thresh= or tokens=; None when nothing was ranked
 ranked        documents ranked, before --depth and --judged-only: 0 for an empty ranking
+tied          with --ties: whether any two items have the same score (labeled or not)
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the
@@ -392,10 +394,12 @@ LATER = "token counts read once every ranking is"  # Options.lengths of a --leng
 # filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
 # lengths: {ranked ID: token count}, None, or LATER (a file read after the rankings);
 # no_answer: the queries known to have no answer (judged without labels), None in seed mode
-# (where a fixture's "no_answer" is not read, as the seed script read no other key).
+# (where a fixture's "no_answer" is not read, as the seed script read no other key);
+# abstain: the Filters of the Abstain measures, the only ones such a query is judged under.
 Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence "
-                                "filters lengths no_answer",
-                     defaults=(1, None, None, False, False, None, "error", (), None, {}, None, frozenset()))
+                                "filters lengths no_answer abstain",
+                     defaults=(1, None, None, False, False, None, "error", (), None, {}, None, frozenset(),
+                               frozenset()))
 
 
 def least_relevant(level):
@@ -441,6 +445,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
     query's evidence sets (folded), or None."""
     folded, bounds, removed = 0, None, 0
+    tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
     if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
     if opts.separator:  # a document keeps the rank, and the score, of its first chunk
@@ -466,8 +471,10 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     evidence = sets and evidence_ranks(sets, ranks, docids, scores, labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    return Ranking(judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids)), folded, sample,
-                   removed)
+    judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
+    if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
+        judged = judged._replace(tied=True)
+    return Ranking(judged, folded, sample, removed)
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -1352,7 +1359,7 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
     order changes.  A measure that no order bounds for sure (not_bounded) gets None for
     both, and a reason."""
     tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
-    loose = not_bounded(specs, opts)
+    loose = not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {}
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -2443,7 +2450,8 @@ def records_rankings(records, source, qrels, opts, line_of=None):
                 own = own._replace(no_answer={qid: None})
             if "tokens" in found:
                 own = own._replace(lengths=record_lengths(found["tokens"], docids, where, qid))
-            elif own.lengths is None and docids and not unanswerable and any(f.tokens is not None for f in opts.filters):
+            elif own.lengths is None and docids and not unanswerable and any(
+                    f.tokens is not None for f in opts.filters):
                 fail(where, "no token counts for the budget: the record has no %s and --lengths is not given%s"
                      % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
             ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels, own,
@@ -2528,7 +2536,7 @@ def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
     each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
     whose counts are read later (opts.lengths is LATER) gives the items it may weigh instead.
     plain: the Judged record of the whole ranking."""
-    filters = [f for f in opts.filters if f.tokens is None or qid not in (opts.no_answer or ())]  # Abstain: none
+    filters = [f for f in opts.filters if qid not in (opts.no_answer or ()) or f in opts.abstain]  # what scores it
     out, waiting = {}, {}
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
@@ -3254,7 +3262,8 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
-                   duplicates, gain_orders, None, filters)
+                   duplicates, gain_orders, None, filters,
+                   abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
                 max_group_drop, gate_on)
@@ -3640,7 +3649,7 @@ def _signed(value):
     return "%+.4f" % value
 
 
-def format_comparison(result, worst=10):
+def format_comparison(result, worst=5):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
     if result["breaches"]:
@@ -3652,11 +3661,11 @@ def format_comparison(result, worst=10):
         if qids:
             lines.append("unstable (values differ among the baseline and its replicates) by %s: %s"
                          % (name, first_few(qids, 20)))
-    regressed = _worst_regressed(result, worst)
+    regressed, shown = _worst_regressed(result, worst)
     if regressed:
         lines += ["", "worst regressed queries:"]
         rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
-        lines += ["  " + line.rstrip() for line in _columns(rows)]
+        lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
     for name in result["comparison"]:
         counts = _histogram(result, name)
         lines += ["", "per-query deltas of %s:" % name]
@@ -3683,19 +3692,34 @@ def _comparison_rows(result):
     return rows
 
 
-def _breach_lines(result):
-    return [breach_text(b) for b in result.get("breaches", [])]
+def _breach_lines(result, each=BREACHES_SHOWN):
+    """The breach lines a report shows: every mean and group breach, and of each measure's
+    per-query breaches the largest ``each``, then how many more (JSON holds them all)."""
+    lines = []
+    for (measure, per_query), breaches in groupby(result.get("breaches", []), lambda b: (b["measure"], b["query"]
+                                                                                       is not None)):
+        breaches = list(breaches)
+        lines += [breach_text(b) for b in (breaches[:each] if per_query else breaches)]
+        if per_query and len(breaches) > each:
+            lines.append("%s: %d more queries dropped by more than %s %s (all of them in the JSON output)"
+                         % (measure, len(breaches) - each, breaches[0]["gate"], breaches[0]["limit"]))
+    return lines
 
 
 def _worst_regressed(result, worst):
-    """(measure, query, before, after, delta) of the largest drops, as text; with replicates
-    a sixth cell, "unstable" for a query whose values differ among them, else empty."""
-    drops = sorted(((d, name, q) for name, c in result["comparison"].items()
-                    for q, d in c["regressed"].items()), key=lambda x: x[0])[:worst]
-    base, cand = result["baseline_per_query"], result["per_query"]
+    """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
+    with replicates a sixth cell, "unstable" for a query whose values differ among them, else
+    empty; and a line saying how many of each measure's regressed queries are shown."""
+    base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
     unstable = {name: set(qids) for name, qids in result.get("unstable", {}).items()}
-    return [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-            + (("unstable" if q in unstable[name] else "",) if unstable else ()) for d, name, q in drops]
+    for name, c in result["comparison"].items():
+        drops = sorted(c["regressed"].items(), key=lambda pair: pair[1])
+        rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
+                 + (("unstable" if q in unstable[name] else "",) if unstable else ()) for q, d in drops[:worst]]
+        if drops:
+            shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
+                         "%s all %d" % (name, len(drops)))
+    return rows, "shown, of the regressed queries: %s" % ", ".join(shown) if shown else ""
 
 
 def _histogram(result, name):
@@ -3806,11 +3830,11 @@ def _md_table(rows, labels=1):
                              for row in rows[1:]]
 
 
-def format_markdown(result, per_query=False, worst=10):
+def format_markdown(result, per_query=False, worst=5):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s%s" % (n_queries(result["queries"]), _unanswered(result)), ""]
-    lines += _md_breaches(_breach_lines(result))
+    lines += _md_breaches(_breach_lines(result), len(result.get("breaches", [])))
     if "comparison" in result:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
@@ -3823,14 +3847,16 @@ def format_markdown(result, per_query=False, worst=10):
         names = list(result["measures"])
         rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
         lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
-    return "\n".join(lines).rstrip("\n")
+    return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")  # one blank line between blocks, however built
 
 
-def _md_breaches(breaches):
-    """The breaches first, for a reviewer who reads no further; nothing when there are none."""
+def _md_breaches(breaches, count=None):
+    """The breaches first, for a reviewer who reads no further (count: how many, when the
+    lines leave some out); nothing when there are none."""
     if not breaches:
         return []
-    return (["**%d gate breach%s**" % (len(breaches), "" if len(breaches) == 1 else "es"), ""]
+    count = len(breaches) if count is None else count
+    return (["**%d gate breach%s**" % (count, "" if count == 1 else "es"), ""]
             + ["- " + _md(line) for line in breaches] + [""])
 
 
@@ -3858,12 +3884,12 @@ def _md_changes(result, worst):
         if qids:
             lines.append("- **unstable** by %s (values differ among the baseline and its replicates; not gated "
                          "per query): %s" % (_md(name), _md(first_few(qids, 20))))
-    regressed = _worst_regressed(result, worst)
+    regressed, shown = _worst_regressed(result, worst)
     if regressed:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
             ["replicates"] if "unstable" in result else [])
         lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
-                                                                  labels=2)
+                                                                  labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
     rows += [[name] + list(map(str, _histogram(result, name))) for name in result["comparison"]]
     return lines + [""] + _md_table(rows) + [""]
@@ -3941,7 +3967,8 @@ def format_runs(results, fmt, per_query=False, labels=None):
         for name, r in groups:
             lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
         return "\n".join(lines + (_group_footnotes(*(r for _, r in groups)) if groups else []))
-    lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(breaches)
+    lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
+        breaches, sum(len(r.get("breaches", [])) for r in results.values()))
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
     for name, r in groups:
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
@@ -4033,7 +4060,7 @@ def notes(result):
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
-            + [("gate failed", breach_text(b)) for b in result.get("breaches", [])])
+            + [("gate failed", line) for line in _breach_lines(result)])
 
 
 def approved_notes(result):
@@ -4387,7 +4414,8 @@ def main(argv=None):
     several = "runs" in result
     runs = result["runs"] if several else {args.fixture or args.run[0]: result}
     labels = run_labels(list(runs), args.baseline)
-    svg = format_svg(runs, labels) if args.plot is not None else None
+    svg = None if args.plot is None else format_svg(runs, labels if args.baseline is None else {
+        **labels, None: "baseline %s" % place(args.baseline)})  # a legend names the baseline's file
     for r in runs.values():  # the curves are drawn, not printed
         for key in ("curves", "baseline_curves"):
             r.pop(key, None)
@@ -5034,6 +5062,7 @@ if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the d
 PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
+_TITLE = 72  # characters of a bold 16px title that fit in the picture's width
 
 
 def format_svg(runs, labels):
@@ -5055,6 +5084,8 @@ def format_svg(runs, labels):
                 parts.append(_strip(labels[name], legend[name], measure, r, y))
                 y += _STRIP + 60
     title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
+    shown = "Retrieval evaluation of %s" % ", ".join(legend[name] for name, _ in series)  # the title in full
+    shown = shown if len(shown) <= _TITLE else shown[:_TITLE - 1] + "\u2026"  # is the picture's <title>
     desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
             "; then each query's change from the baseline, sorted, losses in red, gains in green"
             if "baseline_per_query" in first else ""))
@@ -5062,19 +5093,21 @@ def format_svg(runs, labels):
             'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
             '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
             '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
-            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(title)))
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(shown)))
     return head + "".join(parts) + "</svg>\n"
 
 
-def _legend(labels, limit=26):
+def _legend(labels, limit=24):
     """{run: its label as a legend shows it}: the end of a long one, where paths differ (the
-    whole label is in the picture's title and in each line's tooltip), numbered when two
-    ends are the same."""
-    short = {name: label if len(label) <= limit else "\u2026" + label[1 - limit:]
-             for name, label in labels.items()}
+    whole label is in the picture's title and in each line's tooltip), the baseline's
+    still called so, and numbered when two are the same."""
+    def end(name, label, room):
+        head = "baseline " if name is None and label.startswith("baseline ") else ""
+        tail, room = label[len(head):], room - len(head)
+        return head + (tail if len(tail) <= room else "\u2026" + tail[1 - room:])
+    short = {name: end(name, label, limit) for name, label in labels.items()}
     if len(set(short.values())) < len(short):
-        short = {name: "%d: %s" % (i, label if len(label) <= limit - 3 else "\u2026" + label[4 - limit:])
-                 for i, (name, label) in enumerate(labels.items(), 1)}
+        short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
     return short
 
 
@@ -5090,7 +5123,8 @@ def _curve_panel(label, series, top):
     ks = [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
-    x = lambda k: _LEFT + (width * (k - 1) / (ks[-1] - 1) if ks[-1] > 1 else width / 2)
+    spread = math.log if ks[-1] > PLOT_POINTS else float  # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
+    x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
            % (_xml(label), _LEFT, top - 10, _xml(label))]
@@ -5098,7 +5132,7 @@ def _curve_panel(label, series, top):
         v = low + (high - low) * i / 4
         out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
                    'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
-    for k in sorted({ks[0], ks[-1]} | set(ks[::max(1, len(ks) // 8)])):
+    for k in _k_ticks(ks[-1]):
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
                % (_LEFT + width / 2, top + _PANEL + 34))
@@ -5110,6 +5144,21 @@ def _curve_panel(label, series, top):
                                                       top + 14 + 18 * i, colour, _LEFT + width + 36,
                                                       top + 18 + 18 * i, _xml(short)))
     return "".join(out) + "</g>\n"
+
+
+def _k_ticks(top):
+    """Round ticks of the k axis up to ``top``: 1, 5, 10, 15, 20 on a linear one; 1, 2, 5, 10,
+    20, 50 ... on a log one; and ``top`` itself, unless a tick stands too close to it.
+
+    >>> _k_ticks(10), _k_ticks(1000)
+    ([1, 5, 10], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    """
+    if top <= PLOT_POINTS:
+        ticks = [1] + list(range(5, top + 1, 5))
+    else:
+        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
+    close = top / 8 if top <= PLOT_POINTS else top * 0.7
+    return [t for t in ticks if t == top or t < close or t <= top - close] + ([top] if top not in ticks else [])
 
 
 def _strip(name, short, measure, result, top):
@@ -5132,7 +5181,8 @@ def _strip(name, short, measure, result, top):
                           len(deltas) - worse - better),
            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
            '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
-           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale)]
+           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
+           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]  # nothing moved: no scale
     for i, d in enumerate(bars):
         if d:
             h = half * abs(d) / scale

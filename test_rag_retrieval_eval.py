@@ -1919,15 +1919,23 @@ class ReportFormatsTest(TempDirTestCase):
         rejected(self, *cli(self.write("bad.json", b"{"), "--summary", summary), "invalid JSON")
         self.assertEqual(summary.read_text(), "")  # nothing appended on an error
 
-    def test_markdown_lists_the_ten_worst_drops_largest_first_and_counts_breaches(self):
+    def test_markdown_lists_each_measures_worst_drops_largest_first_and_counts_breaches(self):
         qrels = {"q%02d" % i: ["d"] for i in range(14)}
         base = {q: ["d"] for q in qrels}
         cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
-        result = rre.compare_runs(qrels, base, cand, "RR", max_mean_drop=0.1)
+        result = rre.compare_runs(qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
         text = rre.format_markdown(result)
-        self.assertIn("**1 gate breach**", text)
-        worst = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| RR | q")]
-        self.assertEqual(worst, ["q%02d" % i for i in range(13, 3, -1)])
+        self.assertIn("**28 gate breaches**", text)  # two means, 14 and 12 queries: 5 of each shown
+        worst = [line.split("|")[1:3] for line in text.splitlines() if re.match(r"\| R\S* \| q", line)]
+        self.assertEqual(worst, [[" RR ", " q%02d " % i] for i in range(13, 8, -1)]
+                         + [[" R@3 ", " q%02d " % i] for i in range(2, 14)][:5])  # each measure has its own
+        self.assertIn("shown, of the regressed queries: RR 5 of 14, R@3 5 of 12", text)
+        self.assertIn("- RR: 9 more queries dropped by more than --max-query-drop 0.01 (all of them in the JSON "
+                      "output)", text)
+        self.assertEqual(len(result["breaches"]), 2 + 14 + 12)  # JSON keeps every breach
+        status, out, err = cli("--qrels", self.write("q.json", qrels), "--run", self.write("c.json", cand), "--baseline",
+                               self.write("b.json", base), "-m", "RR", "--max-query-drop", "0.01", "--format", "csv")
+        self.assertEqual((status, len(err.splitlines())), (1, 6), err)  # stderr too: 5 and a count
 
     def test_report_parts_appear_only_when_they_have_something_to_say(self):
         same = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, "RR")
@@ -2363,11 +2371,33 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["bad.json", "f.json"])
 
     def test_legends_keep_the_end_of_long_labels(self):
-        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 23
-        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-25:], 2: short})
-        self.assertEqual(rre._legend({1: "y" * 26}), {1: "y" * 26})  # the limit itself fits
+        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 21
+        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-23:], 2: short})
+        self.assertEqual(rre._legend({1: "y" * 24}), {1: "y" * 24})  # the limit itself fits
         self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
-                         {1: "1: \u2026" + long_a[-22:], 2: "2: \u2026" + long_b[-22:], 3: "3: " + short})
+                         {1: "1: \u2026" + long_a[-20:], 2: "2: \u2026" + long_b[-20:], 3: "3: " + short})
+        self.assertEqual(rre._legend({None: "baseline runs/" + long_a, 1: short}),  # the baseline still says so
+                         {None: "baseline \u2026" + long_a[-14:], 1: short})
+        self.assertEqual(rre._legend({None: "baseline", 1: "baseline"}), {None: "1: baseline", 1: "2: baseline"})
+
+    def test_long_names_round_ticks_and_a_strip_where_nothing_moved(self):
+        qrels = {"q%d" % i: ["d%d" % i] for i in range(6)}
+        run = {q: {"d%d" % j: 1.0 / (j + 1) for j in range(60)} for q in qrels}
+        long = self.write("a-retriever-with-a-configuration-name-far-too-long-for-one-title-line.json", run)
+        plot, ns = self.tmp / "p.svg", "{http://www.w3.org/2000/svg}"
+        status, _, err = cli("--qrels", self.write("q.json", qrels), "--run", long, "--baseline",
+                             self.write("approved.json", run), "-m", "R@50", "--plot", plot)
+        self.assertEqual(status, 0, err)
+        root = parsed_svg(plot)
+        texts = [t.text for t in root.iter(ns + "text")]
+        self.assertEqual(len(texts[0]), 72)  # the title fits the picture, cut at its end...
+        self.assertTrue(texts[0].startswith("Retrieval evaluation of baseline \u2026/approved.json, \u2026"), texts[0])
+        self.assertIn(str(long), root.find(ns + "title").text)  # ...and is whole in the picture's <title>
+        self.assertIn("baseline \u2026/approved.json", texts)  # the legend names the baseline's file
+        self.assertEqual([t for t in texts if t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
+        self.assertNotIn("+0.00", texts)  # a strip where nothing moved has no scale
+        ticks = {t.text: float(t.get("x")) for t in root.iter(ns + "text") if t.text in ("1", "10", "50")}
+        self.assertAlmostEqual((ticks["10"] - ticks["1"]) / (ticks["50"] - ticks["1"]), math.log(10) / math.log(50), 3)
 
     def compared_plot(self, measure):
         """The parsed SVG of the group fixture against its baseline, with one measure."""
@@ -3731,6 +3761,18 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
         self.assertEqual(json.loads(fast[1])["measures"], {"R(tokens=1500)@2": 1 / 3, "R(tokens=1000)@5": 1 / 3}, fast[2])
         rejected(self, *cli(log, "-m", "R(tokens=1500)@3"), "log.jsonl", "no token count for 'd3'")
 
+    def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
+        """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
+        no error under R(thresh=)."""
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.3}, "q3": ["x1"]},
+                                        "no_answer": ["q3"]})
+        fast, reference = both_paths(fixture, "-m", "R(thresh=0.5)@3,Abstain,R(tokens=1)@1", "--lengths",
+                                     self.write("l.txt", "d1 1\n"))
+        self.assertEqual(fast, reference)
+        self.assertEqual(json.loads(fast[1])["per_query"], {"q1": {"R(thresh=0.5)@3": 1.0, "R(tokens=1)@1": 1.0},
+                                                            "q3": {"Abstain": 0.0}}, fast[2])
+        rejected(self, *cli(fixture, "-m", "Abstain(thresh=0.5)"), "query 'q3'", "needs scores")
+
     def test_the_counts_file_is_read_for_the_weighed_items(self):
         """An ID nobody weighs may be listed twice; every line is still checked; a weighed ID
         listed twice is refused; through both twins of the reader, whatever the chunk."""
@@ -3781,7 +3823,7 @@ class OlderPythonTest(unittest.TestCase):
                          (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
 
 
-class TieBoundsTest(unittest.TestCase):
+class TieBoundsTest(TempDirTestCase):
     MEASURES = ["R@2", "P@3", "RR", "AP", "nDCG@3", "Rprec", "Judged@3", "Bpref", "SetP", "SetF", "IPrec@0.5",
                 "nDCG(gains={0:0,1:3,2:1,3:7})@3", "nDCG(gains={1:-1,2:2})", "nDCG(gains={0:2})@2", "AP(rel=2)"]
 
@@ -3804,15 +3846,29 @@ class TieBoundsTest(unittest.TestCase):
                     self.assertAlmostEqual(bounds[name]["high"], max(v[name] for v in values), delta=1e-12)
 
     def test_what_no_order_bounds_is_said(self):
-        status, out, err = cli(FIXTURE, "-m", "infAP,SetP,RR", "--ties", "--depth", "2", "--judged-only",
+        tied = self.write("t.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]},
+                                     "runs": {"q1": {"d9": 1.0, "d1": 0.5, "d2": 0.5}, "q2": {"d3": 0.7}}})
+        status, out, err = cli(tied, "-m", "infAP,SetP,RR", "--ties", "--depth", "2", "--judged-only",
                                "--format", "table")
         self.assertEqual(status, 0, err)
         self.assertIn("--ties does not bound infAP", err)
         self.assertIn("--ties does not bound SetP", err)
         self.assertNotIn("bound RR", err)
-        result = rre.score_run(rre.read_qrels(str(FIXTURE)), {"q1": {"d1": 1.0}, "q2": {}, "q3": {}}, "infAP",
-                               ties=True)
+        qrels = rre.read_qrels(str(FIXTURE))
+        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 1.0}, "q2": {}, "q3": {}}, "infAP", ties=True)
         self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
+        # no two items scored alike: one order only, and every measure is bounded by its mean
+        evidence = self.write("e.json", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]})
+        status, out, err = cli(FIXTURE, "-m", "infAP,SetP,EvidenceRecall@2", "--evidence", evidence, "--ties",
+                               "--depth", "2", "--judged-only")
+        self.assertEqual((status, err), (0, ""))
+        result = json.loads(out)
+        self.assertEqual(result["ties"]["measures"], {name: {"low": mean, "high": mean}
+                                                      for name, mean in result["measures"].items()})
+        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {}, "q3": {}}, "R(tokens=9)@2", ties=True,
+                               lengths={"d1": 5, "d2": 5})
+        self.assertEqual(result["ties"], {"measures": {"R(tokens=9)@2": {"low": 0.5 / 3, "high": 0.5 / 3}},
+                                          "queries": []})  # a budget is bounded too, when nothing is tied
 
     def test_tie_bounds_say_not_bounded_only_when_something_is(self):
         result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
@@ -3949,7 +4005,8 @@ class ReplicateTest(TempDirTestCase):
 
     def test_worst_regressed_queries_come_largest_drop_first_and_one_query_fills_its_histogram(self):
         table = self.compare("inside.json", "--format", "table", "-m", "AP,R@1")[1]
-        self.assertRegex(table, r"worst regressed queries:\n  R@1 +q5 .*\n  RR +q5 .*\n  AP +q5 .*-0\.7500\n")
+        self.assertRegex(table, r"worst regressed queries:\n  RR +q5 .*-0\.7500\n  AP +q5 .*-0\.7500\n  R@1 +q5 .*"
+                                r"-1\.0000\n  shown, of the regressed queries: RR all 1, AP all 1, R@1 all 1\n")
         one = self.write("one.json", {"q0": ["d0"]})
         table = cli("--qrels", one, "--run", self.write("miss.json", {"q0": ["x"]}), "--baseline", one, "-m", "RR",
                     "--format", "table")[1]
