@@ -58,7 +58,7 @@ from functools import lru_cache, partial
 from itertools import chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
 from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
-from operator import eq, ge, getitem, truediv
+from operator import ge, getitem, truediv
 
 PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every input takes the reference readers; no output changes
