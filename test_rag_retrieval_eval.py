@@ -3702,6 +3702,269 @@ class RagTwinsTest(TempDirTestCase):
         self.assertEqual(list(windows), [[(3.0, "b")], [(2.0, "c"), (1.0, "a")]])
 
 
+class InputTwinsTest(TempDirTestCase):
+    """Every file an option reads, through a path, standard input, a pipe (read like a named
+    pipe or <(...)) and gzip: the fast twins and the reference ones give the same stdout,
+    stderr and exit status, and a fast reader that declines hands the same bytes over."""
+
+    TREC = {"qrels": "q1 0 d1 1\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 2\nq4 0 d7 1\n",
+            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 d8 2 0.5 t\n"
+                   "q3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
+            "baseline": "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d6 1 0.9 t\n",
+            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d7 1 0.9 t\n",
+            "evidence": "q1 A s1 d1\nq1 A s2 d2\nq2 A s1 d3\nq4 A s1 d7\n# comment\n",
+            "lengths": "# counts\nd9 10\nd2 10\nd1 10\nd3 5\nd8 5\nx1 3\nx2 3\nd7 4\nd6 4\n",
+            "no-answer": "q3\n", "groups": "q1 easy\nq2 easy\nq4 hard\nq3 hard\n"}
+    TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
+                 "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
+                 "--groups", "{groups}", "-m", "R@3,AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
+                 "--ci", "--ties", "--format", "table"]
+    FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
+                                      "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
+                                               "q3": {"x1": 0.47}}}),
+               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, "d3": 5, "x1": 3}',
+               "evidence": '{"q1": [["d1"], ["d2"]], "q2": ["d3"]}', "groups": '{"all": ["q1", "q2", "q3"]}',
+               "baseline": '{"q1": ["d1"], "q2": ["d3"], "q3": []}'}
+    FIXTURE_ARGS = ["{fixture}", "--no-answer", "{no-answer}", "--lengths", "{lengths}", "--evidence", "{evidence}",
+                    "--groups", "{groups}", "--baseline", "{baseline}",
+                    "-m", "R@3,R(tokens=15)@3,EvidenceSuccess@3,Abstain"]
+    LOG = {"log": "\n".join(json.dumps(r) for r in (
+        {"query_id": "q1", "relevant": ["d1"], "evidence": ["d1"], "retrieved": {"d1": 0.9, "d2": 0.4},
+         "tokens": [5, 9]},
+        {"query_id": "q2", "evidence": [["d3", "d4"]], "retrieved": ["d4", "d3"], "tokens": [2, 2]},
+        {"query_id": "q3", "answerable": False, "retrieved": {"x": 0.2}})),
+        "run": "q1 Q0 d2 1 0.9 t\nq2 Q0 d3 1 0.5 t\nq3 Q0 x 1 0.1 t\n", "lengths": "d2 3\nd3 3\nx 3\n"}
+    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m", "R(tokens=4)@2,Abstain(thresh=0.15)",
+                "--format", "csv"]
+
+    def deliver(self, how, name, data, stdin):
+        """The command-line word for a file delivered ``how``; stdin gets its bytes for "-"."""
+        data = data.encode("utf-8")
+        if how == "gzip":
+            return str(self.write(name + ".gz", gzip.compress(data)))
+        if how == "-":
+            stdin.append(data)
+            return "-"
+        if how == "pipe":
+            read, write = os.pipe()
+            os.write(write, data)  # small: the pipe holds it all
+            os.close(write)
+            self.addCleanup(os.close, read)
+            return "/dev/fd/%d" % read
+        return str(self.write(name, data))
+
+    def run_both(self, files, args, role, how):
+        outcomes = []
+        for main in (rre.main, reference_module().main):
+            stdin = []
+            words = {name: self.deliver(how if name == role else "path", name, data, stdin)
+                     for name, data in files.items()}
+            with unittest.mock.patch.object(rre, "main", main):
+                status, out, err = cli(*[a.format(**words) for a in args], stdin=stdin[0] if stdin else None)
+            pipe = words.get(role) if how == "pipe" else None  # a new descriptor each time
+            outcomes.append((status, out.replace(pipe, "PIPE"), err.replace(pipe, "PIPE")) if pipe else
+                            (status, out, err))
+        return outcomes
+
+    def test_twins_agree_on_every_role_and_transport(self):
+        cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
+                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
+                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
+        for files, args, status in cases:
+            for role in files:
+                for how in ("path", "-", "pipe", "gzip"):
+                    with self.subTest(role=role, how=how, args=args[:2], status=status):
+                        fast, reference = self.run_both(files, args, role, how)
+                        self.assertEqual(fast, reference)
+                        self.assertEqual(fast[0], status, fast[2])
+                        self.assertNotIn("Traceback", fast[2])
+
+    def test_a_declining_lengths_reader_hands_over_what_it_read(self):
+        stream = io.BytesIO(b"# a comment the fast reader declines\nd1 3\n")
+        self.assertEqual(rre.fast_length_lines(stream, "<stdin>"), {"d1": 3})
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}, "q2": {"x": 0.5}}})
+        status, out, err = cli(fixture, "-m", "R(tokens=3)@1", "--no-answer", self.write("n.txt", "q2\n"),
+                               "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
+        self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
+
+
+class RoleRulesTest(TempDirTestCase):
+    """Section 9 for the roles of sections 15 to 19: an input nothing uses, a role named twice,
+    a record with nothing to score, and contradictions between inputs are refused with one
+    line naming both places; through both reader twins."""
+
+    def setUp(self):
+        super().setUp()
+        w = self.write
+        self.qrels = w("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        self.run = w("r.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.8 t\n")
+        self.base = w("b.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d9 1 0.8 t\n")
+        self.lengths = w("l.txt", "d1 3\nd3 4\nd9 1\n")
+        self.evidence = w("e.json", {"q1": ["d1"], "q2": ["d3"]})
+        self.log = w("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                  '{"query_id": "q2", "answerable": true}\n')
+        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                     '{"query_id": "q2", "answerable": true, "relevant": {"d3": 0}, "retrieved": []}\n')
+        self.no_answer = w("n.txt", "q2\n")
+        self.evfix = w("ef.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                   "runs": {"q1": ["d2", "d1"], "q2": ["d3"]}})
+        self.evbase = w("eb.json", {"evidence": {"q1": [["d1"]], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        self.evlog = w("eb.jsonl", '{"qid": "q1", "evidence": [["d1"]], "retrieved": ["d1"]}\n'
+                                   '{"qid": "q2", "evidence": ["d3"], "retrieved": ["d3"]}\n')
+
+    def test_refusals(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        cases = [  # (arguments, fragments of the one line)
+            (q + r + ["-m", "R@3", "--lengths", self.lengths],
+             ["--lengths gives token counts, and no measure has a token budget", "R(tokens=2000)@10"]),
+            (q + r + ["-m", "R(thresh=0.5)@3", "--lengths", self.lengths], ["no measure has a token budget"]),
+            (q + r + ["-m", "R@3", "--evidence", self.evidence],
+             ["--evidence gives evidence sets, and no measure reads them beside the labels", "EvidenceRecall@k",
+              "leave the labels out"]),
+            ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
+             ["--fields names the role relevant twice (x, then relevant)"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
+             ["--fields: field 'retrieved' would give both the labels and the ranking"]),
+            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
+            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
+                                       "labels (relevant", "nothing to score"]),
+            (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
+            ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
+            (["--qrels", self.answered, "--run", self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "--no-answer %s lists it" % self.no_answer]),
+            (q + r + ["-m", "R@3", "--no-answer", self.write("n.json", [])],
+             ["n.json: no queries: the list of questions without an answer is empty"]),
+            ([self.write("f2.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": []}), "-m", "R@3"],
+             ["f2.json: no_answer: no queries"]),
+            (q + r + ["--baseline", self.base, "--replicate", self.run, "-m", "R@3"],
+             ["--replicate %s is the candidate's own input (--run %s)" % (self.run, self.run)]),
+            ([self.evfix, "--baseline", self.base, "--replicate", self.evfix, "-m", "R@3"],
+             ["is the candidate's own input (FIXTURE %s)" % self.evfix]),
+            ([self.evfix, "--baseline", self.evbase, "-m", "EvidenceRecall@3"],
+             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) on 1 query ('q1')"
+              % self.evfix]),
+            ([self.evfix, "--baseline", self.evlog, "-m", "EvidenceRecall@3"],
+             ["eb.jsonl: evidence: the baseline's evidence sets differ", "on 1 query ('q1')"]),
+            (["--evidence", self.evfix, "--run", self.evfix, "--baseline", self.run, "--replicate", self.evbase,
+              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's evidence sets differ"]),
+            (q + r + ["--baseline", self.write("eb2.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                                            "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the candidate's (%s)"
+              % self.qrels]),
+            (q + r + ["--baseline", self.base, "--replicate", self.write("rf.json", {"qrels": {"q1": ["d1"]},
+                                                                                    "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on 1 query ('q2')" % self.qrels]),
+        ]
+        self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+
+    def test_what_is_used_is_accepted(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
+                     q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
+                     q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
+                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],  # a fixture of evidence is its own baseline
+                     [self.evfix, "--baseline", self.base, "--replicate", self.base.with_name("b2.txt"), "-m", "R@3"],
+                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"]}\n'
+                                               '{"qid": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n'),
+                      "-m", "R@3", "--fields", "relevant=retrieved,retrieved=relevant"]):
+            self.write("b2.txt", self.base.read_text())
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+
+    def test_library(self):
+        qrels, run = {"q1": ["d1"], "q2": ["d3"]}, {"q1": ["d1"], "q2": ["d3"]}
+        cases = [
+            (lambda: rre.score_run(qrels, run, "R@3", lengths={"d1": 3}), "lengths gives token counts"),
+            (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
+             "evidence gives evidence sets, and no measure reads them"),
+            (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
+            (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
+             "replicates[1] is the candidate's own run"),
+            (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
+             "replicates[0] is the candidate's own run")]
+        for call, fragment in cases:
+            with self.subTest(fragment=fragment):
+                with self.assertRaises(rre.EvalError) as caught:
+                    call()
+                self.assertIn(fragment, str(caught.exception))
+        self.assertEqual(rre.score_run(None, run, "R@3", evidence=qrels)["measures"], {"R@3": 1.0})
+
+
+class NothingToGateTest(TempDirTestCase):
+    """A gate never passes on nothing, per group as overall; what a group counts is said in
+    every format; messages name the real place and the real rule."""
+
+    FIXTURE = {"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}},
+               "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.9, "d8": 0.5},
+                        "q3": {"x1": 0.3}, "q4": {"x2": 0.3}},
+               "no_answer": ["q3", "q4"], "groups": {"answered": ["q1", "q2"], "none": ["q3", "q4"], "one": ["q1", "q3"]}}
+
+    def test_a_group_no_query_of_which_is_scored_fails_its_gate(self):
+        fixture = self.write("f.json", self.FIXTURE)
+        for gate_on in ("mean", "interval"):
+            with self.subTest(gate_on=gate_on):
+                fast, reference = both_paths(fixture, "-m", "R@3", "--baseline", fixture, "--max-group-drop", "0.1",
+                                             "--gate-on", gate_on)
+                self.assertEqual(fast, reference)
+                status, out, err = fast
+                breaches = json.loads(out)["breaches"]
+                self.assertEqual(status, 1)
+                self.assertEqual(breaches[0], {"measure": "R@3", "query": None, "baseline": None, "candidate": None,
+                                               "drop": None, "gate": "--max-group-drop", "limit": 0.1, "queries": 0,
+                                               "group": "none"})
+                self.assertIn("gate failed: R@3 group 'none' mean: no query of the group is scored by it: "
+                              "--max-group-drop 0.1 cannot decide on nothing, and fails", err)
+                self.assertEqual([b["group"] for b in breaches], ["none"] + ["one"] * (gate_on == "interval"))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--baseline", fixture, "--max-group-drop", "0.1")
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)  # Abstain scores the group
+        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)  # no group gate: nothing fails
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+
+    def test_what_a_group_counts(self):
+        fixture = self.write("f.json", dict(self.FIXTURE, no_answer=["q3", "q4", "q5", "q6", "q7"],
+                                            runs=dict(self.FIXTURE["runs"], q5={}, q6={}, q7={}),
+                                            groups={"none": ["q3", "q4", "q5", "q6", "q7"], "all": ["q1", "q3"]}))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain")
+        groups = json.loads(out)["groups"]
+        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)  # Abstain over 5
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--format", "trec")
+        self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
+                         ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
+                          "num_no_answer\tgroup:none\t5", "num_q\tgroup:all\t1", "num_no_answer\tgroup:all\t1"])
+        status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
+        self.assertIn("none   0 (few)", out)  # R@3 scores none of them
+        self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
+
+    def test_messages_name_the_place_and_the_rule(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
+        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "token_counts": [3]}\n')
+        cases = [
+            (["--evidence", fixture, "--run", fixture, "-m", "EvidenceRecall@3"],
+             ['f.json: a fixture without "evidence": give a file of evidence sets']),
+            ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
+                                            "no tokens and --lengths is not given", "'token_counts'",
+                                            "--fields tokens=KEY"]),
+            ([log, "-m", "EvidenceRecall@3"], ["--fields evidence=KEY names a log's own field"]),
+            ([log, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY"])]
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
+                               "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
+
+
 class ContractRulesOfThisTurnTest(TempDirTestCase):
     """Sections 16 and 17 as changed: evidence measures without a cutoff score the whole
     ranking; --depth comes first; a budget weighs only what its measures can see, and only a
