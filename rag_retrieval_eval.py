@@ -1808,7 +1808,8 @@ def _nothing_to_gate(specs, plan):
     are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
     if specs or plan.max_group_drop is None:
         return []
-    return [_breach(s.name, None, None, None, "--max-group-drop", plan.max_group_drop, queries=0) for s in plan.specs]
+    return [_breach(s.name, None, None, None, "--max-group-drop", plan.max_group_drop, queries=0)
+            for s in plan.specs]
 
 
 def _breach(name, qid, before, after, gate, limit, **rule):
@@ -2960,8 +2961,8 @@ def weigh_later(maps, qrels, opts, path):
         for ranking_filter, items in pending.items():
             kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter],
                                  qrels[qid], opts)
-            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, bool(items) and items[0][0] is None,
-                                                     qrels[qid], opts, sets)
+            listed = bool(items) and items[0][0] is None
+            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, qrels[qid], opts, sets)
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
 
 
@@ -3181,7 +3182,7 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
     if evidence is not None and labels_given and not any(s.base in EVIDENCE_MEASURES for s in specs):
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside the labels: add %s, or "
                         "leave the labels out to let the evidence stand in for them"
-                        % (flag, ", ".join(n + "@k" * (n != "EvidenceRR") for n in EVIDENCE_MEASURES)))
+                        % (flag, " or ".join(EVIDENCE_MEASURES)))
 
 
 def check_evidence(evidence, qrels, where):

@@ -1937,6 +1937,20 @@ class ReportFormatsTest(TempDirTestCase):
                                self.write("b.json", base), "-m", "RR", "--max-query-drop", "0.01", "--format", "csv")
         self.assertEqual((status, len(err.splitlines())), (1, 6), err)  # stderr too: 5 and a count
 
+    def test_report_caps_count_exactly(self):
+        qrels = {"q%d" % i: ["d"] for i in range(6)}
+        base = {q: ["d"] for q in qrels}
+        cand = dict({q: ["x", "d"] for q in qrels}, q5=["d"])  # five queries drop, by 0.5 (RR) and 1 (R@1)
+        groups = {"g%d" % i: ["q%d" % i] for i in range(6)}
+        result = rre.compare_runs(qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1, groups=groups,
+                                  max_group_drop=0.1)
+        table = rre.format_table(result)
+        self.assertNotIn("more queries dropped", table)  # five of five: no count line
+        self.assertIn("shown, of the regressed queries: RR all 5, R@1 all 5\n", table)  # NumRel lost nothing
+        self.assertEqual(len([line for line in table.splitlines() if "group 'g" in line]), 10)  # every group's
+        single = rre.compare_runs({"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
+        self.assertIn("**1 gate breach**\n", rre.format_markdown(single))
+
     def test_report_parts_appear_only_when_they_have_something_to_say(self):
         same = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, "RR")
         self.assertNotIn("worst regressed", rre.format_table(same))
@@ -3819,7 +3833,8 @@ class RoleRulesTest(TempDirTestCase):
              ["--lengths gives token counts, and no measure has a token budget", "R(tokens=2000)@10"]),
             (q + r + ["-m", "R(thresh=0.5)@3", "--lengths", self.lengths], ["no measure has a token budget"]),
             (q + r + ["-m", "R@3", "--evidence", self.evidence],
-             ["--evidence gives evidence sets, and no measure reads them beside the labels", "EvidenceRecall@k",
+             ["--evidence gives evidence sets, and no measure reads them beside the labels",
+              "add EvidenceRecall or EvidenceSuccess or EvidenceRR,",
               "leave the labels out"]),
             ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
             ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
@@ -4024,6 +4039,25 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
         self.assertEqual(json.loads(fast[1])["measures"], {"R(tokens=1500)@2": 1 / 3, "R(tokens=1000)@5": 1 / 3}, fast[2])
         rejected(self, *cli(log, "-m", "R(tokens=1500)@3"), "log.jsonl", "no token count for 'd3'")
 
+    def test_rules_the_mutants_found_unpinned(self):
+        qrels, run = {"q1": ["x 2"]}, {"q1": ["x 1", "x 2", "y"]}  # JSON IDs may hold a space
+        result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1, "x 2": 1})
+        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1 keeps 'x 1' alone
+        rejected(self, *cli(self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}}}),
+                            "-m", "R(tokens=\u0661\u0662)@1"), "tokens must be an integer from 0 to 2**63 - 1")
+        fixture = self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5}}})
+        for data in ("", "# only a comment\n"):  # both twins: the fast one hands the empty file over
+            with self.subTest(data=data):
+                fast, reference = both_paths(fixture, "-m", "R(tokens=9)@1", "--lengths", self.write("l.txt", data))
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, "l.txt: no token counts: the file has no ID TOKENS lines")
+        windows = rre._windows_in_rank_order([b"a", b"b"], [1.0, 2.0], 1)  # not listed by score, however short
+        self.assertEqual(list(itertools.chain.from_iterable(windows)), [(2.0, "b"), (1.0, "a")])
+        for top, ticks in ((1, [1]), (3, [1, 3]), (7, [1, 5, 7]), (20, [1, 5, 10, 15, 20]), (21, [1, 2, 5, 10, 21]),
+                           (25, [1, 2, 5, 10, 25]), (128, [1, 2, 5, 10, 20, 50, 128]),
+                           (200, [1, 2, 5, 10, 20, 50, 100, 200]), (300, [1, 2, 5, 10, 20, 50, 100, 200, 300])):
+            self.assertEqual(rre._k_ticks(top), ticks)
+
     def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
         """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
         no error under R(thresh=)."""
@@ -4053,7 +4087,8 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
             ids = ["d%d" % rng.randint(0, 60) for _ in range(rng.randint(1, 120))]
             lines = ["%s %d\n" % (d, rng.randint(0, 999)) for d in ids]
             if case % 4 == 3:
-                lines.insert(rng.randrange(len(lines)), rng.choice(["# c\n", "d7\t3\n", "\n", "d8  3\n", " d9 3\n", "d9 3 \n"]))
+                lines.insert(rng.randrange(len(lines)), rng.choice(["# c\n", "d7\t3\n", "\n", "d8  3\n", " d9 3\n", "d9 3 \n",
+                                                                    "#%s 3\n" % ids[0], "d7\t3 4\n", "d7\x0b3\n"]))
             wanted = set(rng.sample(ids, rng.randint(0, len(ids)))) if case % 5 else None
             path = self.write("w.txt", "".join(lines))
             with self.subTest(case=case):
