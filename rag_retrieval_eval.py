@@ -1323,7 +1323,7 @@ def check_domains(judged, specs, no_answer, where):
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
                 "without an answer" if abstaining else "with an answer"), (
                 ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
-                "false (--fields answerable=KEY names a log's own field)" if abstaining and not no_answer else "")))
+                "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
 
 
 def evaluate(qrels, runs, k=DEFAULT_K):
@@ -2393,6 +2393,7 @@ def records_labels(records, source, fields=None, no_answer=frozenset()):
     if not qrels:
         fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
+    extras["keys"] = keys  # for a message on a role no record has
     return qrels, extras
 
 
@@ -2463,6 +2464,7 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     if not ranked and keys:
         fail(source, "no rankings: no record has %s%s" % (" or ".join(fields["retrieved"]),
                                                          fields_hint(keys, "retrieved", "the first record's")))
+    extras["keys"] = keys  # for a message on a role no record has
     return theirs or None, ranked, extras
 
 
@@ -3160,16 +3162,22 @@ def evidence_labels_of(evidence):
     return {qid: evidence_labels(sets) for qid, sets in evidence.items()}
 
 
-def check_evidence_wanted(specs, evidence, qrels, where):
-    """Refuse evidence measures without evidence sets, and evidence sets that do not name
-    exactly the labeled queries."""
+def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
+    """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
+    came from records), and evidence sets that do not name exactly the labeled queries."""
     wanted = [s.name for s in specs if s.base in EVIDENCE_MEASURES]
     if wanted and evidence is None:
         raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a JSON Lines "
-                        "record's evidence field (--fields evidence=KEY names a log's own field)"
-                        % (", ".join(wanted), "s" if len(wanted) == 1 else ""))
+                        "record's evidence field%s" % (", ".join(wanted), "s" if len(wanted) == 1 else "",
+                                                       _role_hint(keys, "evidence")))
     if evidence is not None:
         check_evidence(evidence, qrels, where)
+
+
+def _role_hint(keys, role):
+    """Where a log's records may hold a role under another name: their keys, and --fields."""
+    return (" (--fields %s=KEY names a log's own field)" % role if keys is None else
+            fields_hint(keys, role, "the first record's"))
 
 
 def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
@@ -3342,7 +3350,11 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
         opts = opts._replace(no_answer=dict.fromkeys(extras.get("no_answer") or opts.no_answer))
         with_no_answer(labels, opts.no_answer)
         check_no_answer(opts.no_answer, labels, opts.level, place(no_answer or where))
-    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where))
+    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where),
+                          extras.get("keys"))
+    if "keys" in extras and not opts.no_answer and any(s.base == "Abstain" for s in plan.specs):
+        fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
+             % _role_hint(extras["keys"], "answerable"))
     own_labels = qrels is not None or fixture is not None and not extras.get("stand_in")
     check_inputs_used(plan.specs, lengths, evidence, own_labels)
     return labels, opts, loaded, extras, where

@@ -3968,8 +3968,14 @@ class NothingToGateTest(TempDirTestCase):
             ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
                                             "no tokens and --lengths is not given", "'token_counts'",
                                             "--fields tokens=KEY"]),
-            ([log, "-m", "EvidenceRecall@3"], ["--fields evidence=KEY names a log's own field"]),
-            ([log, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY"])]
+            ([log, "-m", "EvidenceRecall@3"], ["EvidenceRecall@3 needs evidence sets", "the first record's keys: "
+                                               "'query_id', 'relevant', 'retrieved', 'token_counts'",
+                                               "name its field with --fields evidence=KEY"]),
+            ([log, "-m", "R@1,Abstain"], ["log.jsonl: Abstain needs questions without an answer, and no record says "
+                                          "\"answerable\": false; the first record's keys: 'query_id'",
+                                          "--fields answerable=KEY"]),
+            ([fixture, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY names"]),
+            ([fixture, "-m", "EvidenceRR"], ["EvidenceRR needs evidence sets", "--fields evidence=KEY names"])]
         for args, fragments in cases:
             with self.subTest(args=args):
                 fast, reference = both_paths(*args)
