@@ -3842,8 +3842,11 @@ class RoleRulesTest(TempDirTestCase):
             ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
              ["--fields: field 'retrieved' would give both the labels and the ranking"]),
             ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
+            ([self.log, "--qrels", self.qrels, "-m", "R@3"], ["give a FIXTURE or --qrels and --run, not both"]),
             ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
-                                       "labels (relevant", "nothing to score"]),
+                                       "labels (relevant or reference_context_ids or expected_ids), ranking (retrieved "
+                                       "or retrieved_context_ids or retrieved_ids) or evidence sets (evidence or "
+                                       "retrieval_gt): nothing to score"]),
             (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
             ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
              ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
@@ -3895,6 +3898,21 @@ class RoleRulesTest(TempDirTestCase):
                 self.assertEqual(fast, reference)
                 self.assertEqual(fast[0], 0, fast[2])
 
+    def test_a_record_that_says_it_has_an_answer_is_scored(self):
+        log = self.write("t.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "answerable": true}\n'
+                                    '{"query_id": "q2", "answerable": false, "retrieved": []}\n')
+        for extra in ([], ["--no-answer", self.write("n3.txt", "q2\n")]):
+            with self.subTest(extra=extra):
+                status, out, err = cli(log, "-m", "R@1,Abstain", *extra)
+                if extra:  # both say q2 has no answer: given twice
+                    rejected(self, status, out, err, "give them once")
+                    continue
+                self.assertEqual((status, json.loads(out)["per_query"]), (0, {"q1": {"R@1": 1.0}, "q2": {"Abstain": 1.0}}),
+                                 err)
+        status, out, err = cli(self.answered.with_name("a.jsonl"), "-m", "R@3", "--no-answer", self.write("n4.txt", "q9\n"))
+        self.assertEqual(status, 2)  # q9 is no query of the log: it has no labels, q2's answer stands
+        self.assertNotIn("which is it", err)
+
     def test_library(self):
         qrels, run = {"q1": ["d1"], "q2": ["d3"]}, {"q1": ["d1"], "q2": ["d3"]}
         cases = [
@@ -3902,6 +3920,8 @@ class RoleRulesTest(TempDirTestCase):
             (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
              "evidence gives evidence sets, and no measure reads them"),
             (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": ""}), "the field name must be a non-empty string"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": 3}), "the field name must be a non-empty string"),
             (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
              "replicates[1] is the candidate's own run"),
             (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
@@ -3955,6 +3975,10 @@ class NothingToGateTest(TempDirTestCase):
         self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
                          ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
                           "num_no_answer\tgroup:none\t5", "num_q\tgroup:all\t1", "num_no_answer\tgroup:all\t1"])
+        mixed = self.write("m.json", dict(json.loads(fixture.read_text()), groups={"mixed": ["q1", "q3", "q4", "q5",
+                                                                                          "q6", "q7"]}))
+        groups = json.loads(cli(mixed, "-m", "R@3,Abstain")[1])["groups"]
+        self.assertTrue(groups["mixed"]["small"])  # R@3 over one query, though Abstain is over five
         status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
         self.assertIn("none   0 (few)", out)  # R@3 scores none of them
         self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
@@ -4047,8 +4071,8 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
 
     def test_rules_the_mutants_found_unpinned(self):
         qrels, run = {"q1": ["x 2"]}, {"q1": ["x 1", "x 2", "y"]}  # JSON IDs may hold a space
-        result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1, "x 2": 1})
-        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1 keeps 'x 1' alone
+        result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1})
+        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1: 'x 2' is not weighed
         rejected(self, *cli(self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}}}),
                             "-m", "R(tokens=\u0661\u0662)@1"), "tokens must be an integer from 0 to 2**63 - 1")
         fixture = self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5}}})
@@ -4102,6 +4126,14 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
                     fast = outcome(lambda: rre.fast_length_lines(stream, "w.txt", wanted))
                 with rre.open_input(str(path)) as stream:
                     self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "w.txt", wanted)))
+        for odd in ("#d1 3\n", "d1\t3 4\n", "x\r1 3\n", "d\x001 3\n", "d1 3\rd2 4\r\n", "d1\x0b3\n", "d1 3 \n"):
+            path = self.write("o.txt", "d1 3\n" + odd + "d2 4\n")
+            with self.subTest(odd=odd):
+                for wanted in (None, {"d1", "d2"}):
+                    with rre.open_input(str(path)) as stream:
+                        fast = outcome(lambda: rre.fast_length_lines(stream, "o.txt", wanted))
+                    with rre.open_input(str(path)) as stream:
+                        self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "o.txt", wanted)))
         served = {}
         self.assertEqual(rre._fast_length_lines(b"d1 3\nd2 4\n", 2, served, {b"d2"}), 1)
         self.assertEqual(served, {"d2": 4})
