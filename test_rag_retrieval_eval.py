@@ -4052,8 +4052,9 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
         for name, lengths, expected in cases:
             with self.subTest(name=name):
                 outcome_ = outcome(lambda: rre.score_run(qrels, run, [name], lengths=lengths)["measures"][name])
-                self.assertEqual(outcome_, ("ok", expected) if isinstance(expected, float) else outcome_)
-                if not isinstance(expected, float):
+                if isinstance(expected, float):
+                    self.assertEqual(outcome_, ("ok", expected))
+                else:
                     self.assertEqual(outcome_[0], "error")
                     self.assertIn(expected, outcome_[1])
                 text = self.write("l.txt", "".join("%s %d\n" % pair for pair in lengths.items()))
