@@ -3270,6 +3270,8 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     for spec in (s for s in specs if s.filter is not None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
+    top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
+    filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
                    duplicates, gain_orders, None, filters,
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))

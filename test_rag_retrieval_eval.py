@@ -4089,6 +4089,23 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
                            (200, [1, 2, 5, 10, 20, 50, 100, 200]), (300, [1, 2, 5, 10, 20, 50, 100, 200, 300])):
             self.assertEqual(rre._k_ticks(top), ticks)
 
+    def test_a_plot_draws_a_budget_up_to_its_top_k(self):
+        """The curve of R(tokens=B)@k reaches the plot's largest k, past the budget's own cutoff."""
+        qrels = {"q1": ["d%d" % i for i in range(0, 12, 2)]}
+        run = {"q1": ["d%d" % i for i in range(12)]}
+        fixture = self.write("f.json", {"qrels": qrels, "runs": run})
+        lengths = self.write("l.txt", "".join("d%d 10\n" % i for i in range(12)))
+        plot = self.tmp / "p.svg"
+        status, out, err = cli(fixture, "-m", "R(tokens=100)@2,nDCG@8", "--lengths", lengths, "--plot", plot)
+        self.assertEqual(status, 0, err)
+        alone = rre.score_run(qrels, run, ["R(tokens=100)@8"], lengths={"d%d" % i: 10 for i in range(12)})
+        self.assertEqual(alone["measures"]["R(tokens=100)@8"], 4 / 6)  # ten items fit: d0 d2 d4 d6 within 8
+        svg = plot.read_text()
+        points = re.search(r'points="([^"]+)"><title>[^<]*</title></polyline>', svg).group(1).split()
+        ys = [float(p.split(",")[1]) for p in points]
+        self.assertEqual(len(ys), 8)
+        self.assertLess(ys[7], ys[1])  # still rising past k = 2: R@8 within the budget is 4/6, not R@2's 1/6
+
     def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
         """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
         no error under R(thresh=)."""
