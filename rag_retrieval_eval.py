@@ -4767,15 +4767,15 @@ def fast_length_lines(stream, source, wanted=None):
     """
     try:
         lengths, lines, kept = {}, 0, 0
-        wanted = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
+        encoded = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
         for lines, piece, count in _chunks(stream, LENGTHS_BLOCK):
-            kept += _fast_length_lines(piece, count, lengths, wanted)
+            kept += _fast_length_lines(piece, count, lengths, encoded)
         if lines and len(lengths) == kept:
             return lengths
     except _Decline:
         pass
     stream.seek(0)
-    return reference_length_lines(stream, source, wanted and {doc.decode("utf-8") for doc in wanted})
+    return reference_length_lines(stream, source, wanted)
 
 
 LENGTHS_BLOCK = 16 << 10  # a lengths file is two short tokens a line: smaller chunks keep them in the cache
