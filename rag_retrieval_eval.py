@@ -57,11 +57,14 @@ from decimal import Decimal
 from functools import lru_cache, partial
 from itertools import chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
-from json.encoder import encode_basestring_ascii  # what json.dumps writes for a str
 from operator import ge, getitem, truediv
 
 PROG = "rag_retrieval_eval"
-FAST_PATHS = True  # False: every input takes the reference readers; no output changes
+# Five speed twins: each fast twin returns exactly what its reference returns, and is
+# chosen where it is defined (x = fast_x if FAST_PATHS else reference_x).  A fast
+# reader that cannot vouch for an input (a line it does not know, an error, an odd
+# layout) declines, and the reference decides and words any message.
+FAST_PATHS = True  # False: every twin is the reference; no output changes
 DEFAULT_K = 3
 INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
 
@@ -168,6 +171,29 @@ def first_few(ids, limit=3):
     ids = list(ids)
     text = ", ".join(show(i) for i in ids[:limit])
     return text if len(ids) <= limit else "%s and %d more" % (text, len(ids) - limit)
+
+
+def skipped_text(skipped, whose=""):
+    """'skipped 3 queries: 2 missing run (...); 1 no relevant (...)', or None."""
+    parts = ["%d %s (%s)" % (len(q), reason.replace("_", " "), first_few(q))
+             for reason, q in skipped.items() if q]
+    if not parts:
+        return None
+    total = sum(len(q) for q in skipped.values())
+    return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+
+
+def fields_hint(keys, role=None, whose="the record's"):
+    """What to do when records hold no field for a role: their keys, and --fields."""
+    return "; %s keys: %s; name %s with --fields %s" % (
+        whose, first_few(list(keys), 8) or "none", "its field" if role else "the fields",
+        "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
+
+
+def _role_hint(keys, role):
+    """Where a log's records may hold a role under another name: their keys, and --fields."""
+    return (" (--fields %s=KEY names a log's own field)" % role if keys is None else
+            fields_hint(keys, role, "the first record's"))
 
 
 # === Validation ===
@@ -1326,33 +1352,6 @@ def check_domains(judged, specs, no_answer, where):
                 "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
 
 
-def evaluate(qrels, runs, k=DEFAULT_K):
-    """Recall@k and MRR@k of JSON-shaped qrels and runs: the seed script's result.
-
-    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}
-    runs:  {qid: [doc, ...]} in rank order, or {qid: {doc: score}}
-    Returns {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
-    raises EvalError (a ValueError) on bad data or differing query sets.
-
-    >>> evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)["mrr_at_k"]
-    0.5
-    """
-    k = check_cutoff(k)
-    labels = qrels_from_json(qrels, None, "qrels")
-    ranked = judge_run(rankings_from_json(runs, None, "runs", None), labels, Options(), None, "runs")
-    judged, skipped, zeroed = judge_queries(labels, ranked)
-    return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
-
-
-def seed_result(result, k):
-    """The seed script's output shape from a general result with R@k and RR@k."""
-    r, rr = "R@%d" % k, "RR@%d" % k
-    return {"k": k, "queries": result["queries"],
-            "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
-            "per_query": {q: {"recall": row[r], "rr": row[rr]}
-                          for q, row in result["per_query"].items()}}
-
-
 def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
     """Lowest and highest mean of each measure over the orders of tied documents; a query
     without ties that matter keeps its values in per_query, and so does Abstain, which no
@@ -1404,16 +1403,6 @@ def not_bounded(specs, opts):
         elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
             loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
     return loose
-
-
-def mean_intervals(per_query, specs, seed=0):
-    """A seeded 95% bootstrap interval for every mean, over the queries it scores."""
-    out = {}
-    for mine in domains(specs):
-        means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
-        rows = [row for row in per_query.values() if mine[0].name in row]
-        out.update(zip(means, bootstrap_intervals([[row[name] for row in rows] for name in means], seed)))
-    return {s.name: out[s.name] for s in specs if s.name in out}
 
 
 def curve_specs(specs):
@@ -1485,7 +1474,65 @@ def reference_flip_hits(blocks, columns, reach):
     return sum(abs(sum(map(getitem, tables, flips))) >= reach for flips in zip(*columns))
 
 
-flip_hits = reference_flip_hits  # the fast section may choose its twin
+# Statistics in bulk: the same draws, the same integer sums, many at once.
+
+def fast_flip_hits(blocks, columns, reach):
+    """= reference_flip_hits(blocks, columns, reach).
+
+    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
+    a byte of every draw's entry at once (one translation table a byte of the
+    entries, made non-negative), and placing those bytes 8 apart makes one
+    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
+    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
+    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
+    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
+    adds up to 31 such blocks in one byte a draw.
+    """
+    draws = len(columns[0])
+    fields, offset, i = 0, 0, 0
+    spread, counts = bytearray(8 * draws), bytearray(8 * draws)  # their unwritten bytes stay 0
+    while i < len(blocks):
+        if blocks[i][0] == blocks[i][-1]:  # sorted: all 8 are equal
+            i, sums, low = _equal_blocks(blocks, columns, i, counts)
+        else:
+            sums, low = _table_block(flip_table(blocks[i]), columns[i], spread)
+            i += 1
+        fields += sums
+        offset += low
+    sums = array("Q")
+    sums.frombytes(fields.to_bytes(8 * draws, "little"))
+    if sys.byteorder == "big":
+        sums.byteswap()
+    return sum(1 for total in sums if abs(total + offset) >= reach)
+
+
+_UNFLIPPED = bytes(8 - bin(byte).count("1") for byte in range(256))
+
+
+def _equal_blocks(blocks, columns, i, counts):
+    """(next block, the fields, their offset) of up to 31 blocks of 8 values equal to v:
+    each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
+    value, count, start = blocks[i][0], 0, i
+    while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
+        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
+        i += 1
+    counts[0::8] = count.to_bytes(len(columns[0]), "little")
+    return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
+
+
+def _table_block(table, column, spread):
+    """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
+    low = min(table)
+    entries = array("Q", map((-low).__add__, table))
+    if sys.byteorder == "big":
+        entries.byteswap()
+    entries = entries.tobytes()
+    for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
+        spread[byte::8] = column.translate(entries[byte::8])
+    return int.from_bytes(spread, "little"), low
+
+
+flip_hits = fast_flip_hits if FAST_PATHS else reference_flip_hits
 
 
 def flip_blocks(moved):
@@ -1560,7 +1607,49 @@ def reference_bootstrap_sums(fixed, seed, resamples):
             for picks in resample_picks(len(fixed[0][0]), rng, count)]
 
 
-bootstrap_sums = reference_bootstrap_sums  # the fast section may choose its twin
+def fast_bootstrap_sums(fixed, seed, resamples):
+    """= reference_bootstrap_sums(fixed, seed, resamples).
+
+    Every column's int of a query goes in one integer, a field a column (made
+    non-negative, wide enough for a sum of n), and one more field counts rejected
+    words; a table maps each possible word to its query's integer, so that one
+    sum() of looked-up integers sums all columns at once, and says how many words
+    to draw again.  Narrow fields matter: the integers of 50,000 queries must
+    stay in the CPU's caches.  A round's words are drawn a few thousand at a time
+    and taken in order: 32 random bits a word, the same words as one draw each.
+    """
+    table, field, lows, n = _packed_columns(fixed)
+    bits, top, lookup = index_bits(n), field * len(lows), table.__getitem__
+    mask, totals, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
+    for rng, count in bootstrap_rounds(seed, resamples):
+        stream, at = random_words(rng, ahead, bits), 0
+        for _ in range(count):
+            total, need = 0, n
+            while need:
+                if len(stream) - at < need:
+                    stream, at = stream[at:] + random_words(rng, max(need, ahead), bits), 0
+                found = sum(map(lookup, stream[at:at + need]))  # looked up and summed in C
+                at, need = at + need, found >> top  # the words rejected are drawn again
+                total += found - (need << top)
+            totals.append(total)
+    columns = [[((total >> (field * c)) & mask) + n * low for total in totals] for c, low in enumerate(lows)]
+    return list(map(list, zip(*columns)))  # a resample keeps n words: n lows are added back
+
+
+def _packed_columns(fixed):
+    """(table, field, lows, n) for fast_bootstrap_sums: see there."""
+    n, columns = len(fixed[0][0]), len(fixed)
+    lows = [min(ints) for ints, _ in fixed]
+    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
+              for row in zip(*(ints for ints, _ in fixed))]
+    shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
+    packed = [shared.setdefault(v, v) for v in packed]
+    bits = index_bits(n)
+    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+
+
+bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
 
 
 def bootstrap_rounds(seed, resamples):
@@ -1626,6 +1715,16 @@ def holm(pvalues):
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         adjusted[i] = running
     return adjusted
+
+
+def mean_intervals(per_query, specs, seed=0):
+    """A seeded 95% bootstrap interval for every mean, over the queries it scores."""
+    out = {}
+    for mine in domains(specs):
+        means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
+        rows = [row for row in per_query.values() if mine[0].name in row]
+        out.update(zip(means, bootstrap_intervals([[row[name] for row in rows] for name in means], seed)))
+    return {s.name: out[s.name] for s in specs if s.name in out}
 
 
 # The gates of one comparison: the flag and limit of its mean gate (--max-mean-drop, or
@@ -1895,12 +1994,16 @@ def id_mismatch(ranked, qrels):
     return None
 
 
-# === Readers (the reference) ===
+# === Readers ===
 
 # One reader for each input, written to be read rather than to be fast: it is
 # the definition of what the tool accepts, and every error message comes from
-# it.  The fast paths further down may answer first, but only with exactly
-# what these return.
+# it.  Where a fast twin follows one, it answers only with exactly what the
+# reference returns.
+
+class _Decline(Exception):
+    """A fast reader cannot vouch for this input: the reference reader takes it."""
+
 
 def loc(source, path):
     """'file: path', or whichever of the two is known."""
@@ -2376,13 +2479,6 @@ def _field(record, role, where, fields):
     return (names[0], record[names[0]]) if names else None
 
 
-def fields_hint(keys, role=None, whose="the record's"):
-    """What to do when records hold no field for a role: their keys, and --fields."""
-    return "; %s keys: %s; name %s with --fields %s" % (
-        whose, first_few(list(keys), 8) or "none", "its field" if role else "the fields",
-        "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
-
-
 def records_labels(records, source, fields=None, no_answer=frozenset()):
     """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
     as they have them) of the records (place, record, where) that hold labels, evidence sets
@@ -2700,6 +2796,97 @@ def reference_json_rankings(text, source, qrels, opts):
     return theirs, ranked, extras
 
 
+# json.loads would build every ranking before the first is judged: memory ten
+# times the file's.  Instead the rankings object is parsed one query at a time
+# by json's own scanner, and each query is validated, judged and dropped.
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
+
+
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+
+
+_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
+
+
+_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % FIXTURE_KEYS[0])
+
+
+_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key fails a check, and declines
+
+
+def fast_json_rankings(text, source, qrels, opts):
+    """= reference_json_rankings(text, source, qrels, opts).
+
+    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other
+    layout and any error, JSON's or ours, go to the reference, which finds it
+    again and words it.
+    """
+    try:
+        return _fast_json_rankings(text, source, qrels, opts)
+    except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
+        return reference_json_rankings(text, source, qrels, opts)
+
+
+def _fast_json_rankings(text, source, qrels, opts):
+    theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
+    if head:
+        labels, i = _DECODER.raw_decode(text, head.end())
+        theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
+        if qrels is None:
+            with_no_answer(theirs, opts.no_answer)
+        runs, root = _RUNS_NEXT.match(text, i), "runs"
+        if runs is None:
+            raise _Decline
+        i = runs.end()
+    elif qrels is None or not text.startswith("{", start):
+        raise _Decline
+    else:
+        i, root = start, ""
+    labels = theirs if qrels is None else qrels
+
+    def judged(qid, value):
+        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
+        return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
+    ranked, end = _members(text, i, judged)
+    if root:  # the fixture's closing brace, not another member
+        close = _NEXT.match(text, end)
+        if close is None or close.group(1) != "}":
+            raise _Decline
+        end = close.end()
+    if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
+        raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
+    return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
+
+
+def _members(text, i, read):
+    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member at a time."""
+    out = {}
+    i = _SPACE.match(text, i + 1).end() if text.startswith("{", i) else i
+    if text.startswith("}", i):
+        return out, i + 1
+    while True:
+        if not text.startswith('"', i):
+            raise _Decline
+        key, i = scanstring(text, i + 1)
+        colon = _COLON.match(text, i)
+        if colon is None or key in out:
+            raise _Decline
+        value, i = _DECODER.raw_decode(text, colon.end())
+        out[key] = read(key, value)
+        after = _NEXT.match(text, i)
+        if after is None:
+            raise _Decline
+        if after.group(1) == "}":
+            return out, after.start(1) + 1
+        i = after.end()
+
+
+json_rankings = fast_json_rankings if FAST_PATHS else reference_json_rankings
+
+
 def with_no_answer(labels, no_answer):
     """Labels that hold each query without an answer (labeled with nothing, unless it has
     labels), so that its ranking is read: what a fixture read with --no-answer gives."""
@@ -2748,9 +2935,6 @@ def load_qrels(path, separator=None, fields=None, no_answer=frozenset()):
     return fold_labels(qrels_from_json(labels, source, root), separator, source), extras
 
 
-json_rankings = reference_json_rankings  # the fast section may choose its twin
-
-
 def reference_judged_trec_run(stream, source, qrels, opts):
     """{qid: Ranking or None} of a TREC run's stream: each query judged when its lines end,
     so that memory holds one query's lines.  Messages come as if every line were read
@@ -2781,7 +2965,228 @@ def reference_judged_trec_run(stream, source, qrels, opts):
     return ranked
 
 
-judged_trec_run = reference_judged_trec_run  # the fast section may choose its twin
+def fast_judged_trec_run(stream, source, qrels, opts):
+    """= reference_judged_trec_run(stream, source, qrels, opts).
+
+    A run is read in chunks of whole lines, and a query is judged as soon as
+    its last line is read, so memory holds one query's lines at a time (a
+    query whose lines come back later is declined).
+    """
+    progress = _progress(source)
+    try:
+        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress, source)
+    except _Decline:
+        ranked = None
+    finally:
+        progress(None, None)
+    if not ranked:  # declined, or no ranking at all: the reference words the refusal
+        stream.seek(0)
+        return reference_judged_trec_run(stream, source, qrels, opts)
+    return ranked
+
+
+def _fast_pass(stream, qrels, opts, chunk, progress=None, source=""):
+    """{qid: Ranking or None} of a TREC run's lines, read ``chunk`` bytes at a time."""
+    ranked, current, docs, values = {}, None, [], []
+    for lines_read, piece, lines in _chunks(stream, chunk):
+        if progress:
+            progress(lines_read, len(ranked))
+        qids, docids, scores = _fast_columns(piece, lines)
+        for q, first, stop in _segments(qids):
+            if q != current:
+                if current is not None:
+                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
+                if q.decode() in ranked:  # the query came back: only the reference keeps all
+                    raise _Decline
+                current, docs, values = q, [], []
+            docs.append(docids[first:stop])
+            values.append(scores[first:stop])
+    if current is not None:
+        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
+    return ranked
+
+
+def _fast_judge(q, docs, values, qrels, opts, source):
+    """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
+    docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
+                      for part in (docs, values))
+    docset, qid = set(docids), q.decode()
+    if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
+        raise _Decline
+    labels = qrels.get(qid)
+    try:  # an error goes to the reference, which words it in its place among the run's errors
+        if opts.separator:  # IDs are cut as text
+            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, qrels, opts, source)[qid]
+        if labels is None:
+            return None
+        sets = opts.evidence and opts.evidence.get(qid)
+        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset,
+                                sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
+        if ranking.sample:
+            ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
+        if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
+            if opts.duplicates == "first":
+                docids, scores, _ = best_occurrences(docids, scores)
+            items = chain.from_iterable(_windows_in_rank_order(docids, scores))
+            ranking = with_filters(ranking, items, False, labels, opts, sets, qid, source)
+        return ranking
+    except EvalError:
+        raise _Decline from None
+
+
+def _chunks(stream, chunk):
+    """Yield (lines so far, bytes of whole lines, their number) of a stream; a line
+    over MAX_LINE, or a stream that cannot be read, declines."""
+    rest, count = b"", 0
+    try:
+        if stream.read(3) != _BOM:
+            stream.seek(0)
+        while True:
+            block = stream.read(chunk)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            piece, rest = block[:cut], block[cut:]
+            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
+                raise _Decline
+            if piece:
+                lines = piece.count(b"\n")
+                count += lines
+                yield count, piece, lines
+    except (OSError, EOFError, zlib.error):
+        raise _Decline from None
+    if rest:
+        yield count + 1, rest + b"\n", 1
+
+
+# Every line break becomes a marker token, so that one split() of a chunk both
+# tokenizes it and proves that every line has the same number of columns.
+_MARK = b"\x00"
+
+
+def _fast_columns(piece, lines):
+    """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
+    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
+            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
+        raise _Decline  # a control character (NUL too), or a lone CR ending a line
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Decline from None
+    if not text.isascii() and _CONTROLS.search(text):
+        raise _Decline
+    tokens = piece.replace(b"\n", b" \x00 ").split()
+    width = len(tokens) // lines
+    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
+        raw = tokens[4::width]
+        try:
+            scores = list(map(float, raw))
+        except ValueError:
+            scores = None
+        qids = tokens[0::width]
+        # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
+        # width looks like data but for its '#': such chunks go line by line
+        if scores is not None and math.isfinite(sum(scores)) and (
+                b"_" not in piece or b"_" not in b"".join(raw)) and (
+                b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
+            return qids, tokens[2::width], scores
+    return _fast_lines(piece)
+
+
+def _fast_lines(piece):
+    """The same columns, line by line: for chunks with comments, blank lines or mixed widths."""
+    qids, docids, scores = [], [], []
+    for raw in piece.split(b"\n")[:-1]:
+        cols = raw.split()
+        if not cols or cols[0].startswith(b"#"):
+            continue
+        if len(cols) < 5 or b"_" in cols[4]:
+            raise _Decline
+        try:
+            value = float(cols[4])
+        except ValueError:
+            raise _Decline from None
+        if not math.isfinite(value):
+            raise _Decline
+        qids.append(cols[0])
+        docids.append(cols[2])
+        scores.append(value)
+    return qids, docids, scores
+
+
+def _segments(qids):
+    """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
+
+    A query's lines are nearly always contiguous, and usually as many as the
+    last query's, so each run's end is first guessed from the last run, else
+    found by galloping and bisecting, then proven in C by one count; a chunk
+    where that proof fails is split by groupby, element by element.
+    """
+    out, n, start, size = [], len(qids), 0, 1
+    while start < n:
+        q, high = qids[start], start + size
+        if not (high <= n and qids[high - 1] == q and (high == n or qids[high] != q)):
+            low, high, step = start, start + 1, 1
+            while high < n and qids[high] == q:
+                low, step = high, step * 2
+                high = min(n, high + step)
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if qids[mid] == q else (low, mid)
+        if qids[start:high].count(q) != high - start:
+            out, start = [], 0
+            for q, group in groupby(qids):
+                stop = start + len(list(group))
+                out.append((q, start, stop))
+                start = stop
+            return out
+        out.append((q, start, high))
+        start, size = high, high - start
+    return out
+
+
+def _progress(source):
+    """A callback that shows reading progress on a terminal's stderr (never in a pipe)."""
+    if sys.stderr is None or not sys.stderr.isatty():
+        return lambda *counts: None
+    state = {"last": 0.0, "shown": False}
+
+    def shown(lines, queries):
+        now = time.monotonic()
+        if lines is None:
+            if state["shown"]:
+                sys.stderr.write("\r\033[K")
+        elif now - state["last"] > 0.5:
+            state["last"], state["shown"] = now, True
+            sys.stderr.write("\r%s: reading %s: %s lines, %s queries scored" % (
+                PROG, source, format(lines, ","), format(queries, ",")))
+        sys.stderr.flush()
+    return shown
+
+
+def _windows_in_rank_order(docids, scores, size=16):
+    """Lists of a ranking's items (score, ID decoded), in trec_eval's order (= in_rank_order of
+    the decoded IDs: UTF-8 keeps the order of code points), a window at a time, each twice the
+    last: a budget that weighs ten items of a thousand sorts and decodes little more.  A run
+    file lists a query's documents by score already, but for the order of tied ones; when it
+    does not, the items scored at least as high as the size-th best come first."""
+    n = len(scores)
+    if not all(map(ge, scores, islice(scores, 1, None))):
+        floor = sorted(scores)[-min(size, n)]
+        for keep in (floor.__le__, floor.__gt__):
+            yield [(x, d.decode()) for x, d in sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)]
+        return
+    start = 0
+    while start < n:
+        stop = min(n, start + size)
+        while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
+            stop += 1
+        yield [(x, d.decode()) for x, d in sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)]
+        start, size = stop, size * 2
+
+
+judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
 
 
 def load_fixture(path, opts=Options()):
@@ -3003,7 +3408,62 @@ def _length_lines(stream, source):
         yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
 
 
-length_lines = reference_length_lines  # the fast section may choose its twin
+def fast_length_lines(stream, source, wanted=None):
+    """= reference_length_lines(stream, source, wanted).
+
+    Lines ID TOKENS are read a chunk at a time, each chunk checked at once and split
+    once, and only the wanted IDs are kept (decoded, and their counts made integers):
+    a file counts every ID of a run, and a budget weighs a few of them.  Comments,
+    blank lines, tabs, a wanted ID given twice (fewer IDs than lines kept) and anything
+    odd go to the reference, which reads the same stream from its start.
+    """
+    try:
+        lengths, lines, kept = {}, 0, 0
+        encoded = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
+        for lines, piece, count in _chunks(stream, LENGTHS_BLOCK):
+            kept += _fast_length_lines(piece, count, lengths, encoded)
+        if lines and len(lengths) == kept:
+            return lengths
+    except _Decline:
+        pass
+    stream.seek(0)
+    return reference_length_lines(stream, source, wanted)
+
+
+LENGTHS_BLOCK = 16 << 10  # a lengths file is two short tokens a line: smaller chunks keep them in the cache
+
+
+_ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at these: it reads such lines
+
+
+_DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
+
+
+def _fast_length_lines(piece, lines, lengths, wanted):
+    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and return
+    how many it added, or decline.  Each line is proven to hold an ID, one space and a count."""
+    if b"\r" in piece:
+        if piece.count(b"\r") != piece.count(b"\r\n"):
+            raise _Decline
+        piece = piece.replace(b"\r\n", b"\n")
+    if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
+            b"#") or b"\n#" in piece or b" \n" in piece:
+        raise _Decline  # a control character, a tab or the like, a comment, a space that ends a line
+    tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
+    ids, counts = tokens[0:-1:3], tokens[1::3]
+    if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids:
+        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference)
+    if wanted is not None:
+        keep = list(map(wanted.__contains__, ids))
+        if True not in keep:
+            return 0
+        ids, counts = list(compress(ids, keep)), compress(counts, keep)
+    lengths.update(zip(map(bytes.decode, ids), map(int, counts)))
+    return len(ids)
+
+
+length_lines = fast_length_lines if FAST_PATHS else reference_length_lines
 
 
 def lengths_from_json(obj, source):
@@ -3172,12 +3632,6 @@ def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
                                                        _role_hint(keys, "evidence")))
     if evidence is not None:
         check_evidence(evidence, qrels, where)
-
-
-def _role_hint(keys, role):
-    """Where a log's records may hold a role under another name: their keys, and --fields."""
-    return (" (--fields %s=KEY names a log's own field)" % role if keys is None else
-            fields_hint(keys, role, "the first record's"))
 
 
 def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
@@ -3473,6 +3927,33 @@ def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=froze
 # prints for the same inputs and options (breaches included: a failed gate is
 # no exception).  Inputs are JSON-shaped, as in a fixture; they are never modified.
 
+def evaluate(qrels, runs, k=DEFAULT_K):
+    """Recall@k and MRR@k of JSON-shaped qrels and runs: the seed script's result.
+
+    qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}}
+    runs:  {qid: [doc, ...]} in rank order, or {qid: {doc: score}}
+    Returns {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
+    raises EvalError (a ValueError) on bad data or differing query sets.
+
+    >>> evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)["mrr_at_k"]
+    0.5
+    """
+    k = check_cutoff(k)
+    labels = qrels_from_json(qrels, None, "qrels")
+    ranked = judge_run(rankings_from_json(runs, None, "runs", None), labels, Options(), None, "runs")
+    judged, skipped, zeroed = judge_queries(labels, ranked)
+    return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
+
+
+def seed_result(result, k):
+    """The seed script's output shape from a general result with R@k and RR@k."""
+    r, rr = "R@%d" % k, "RR@%d" % k
+    return {"k": k, "queries": result["queries"],
+            "mean_recall_at_k": result["measures"][r], "mrr_at_k": result["measures"][rr],
+            "per_query": {q: {"recall": row[r], "rr": row[rr]}
+                          for q, row in result["per_query"].items()}}
+
+
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
               duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None, lengths=None,
@@ -3620,16 +4101,8 @@ def _checked_library_options(options):
 
 # === Output ===
 
-def reference_json_text(result):
-    """json.dumps(result, indent=2): the JSON that every mode prints."""
-    return json.dumps(result, indent=2)
-
-
-json_text = reference_json_text  # the fast section may choose its twin
-
-
 def format_json(result):
-    return json_text(result)
+    return json.dumps(result, indent=2)
 
 
 def _number(value, digits=None):
@@ -4165,14 +4638,148 @@ def stderr_lines(runs, labels, several):
     return list(shared) + lines
 
 
-def skipped_text(skipped, whose=""):
-    """'skipped 3 queries: 2 missing run (...); 1 no relevant (...)', or None."""
-    parts = ["%d %s (%s)" % (len(q), reason.replace("_", " "), first_few(q))
-             for reason, q in skipped.items() if q]
-    if not parts:
-        return None
-    total = sum(len(q) for q in skipped.values())
-    return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+# === Plot (--plot FILE.svg) ===
+
+# A standalone SVG a browser shows and a pull request embeds: per cutoff measure
+# the curve of its mean over k for each run (and the baseline), then with a
+# baseline each query's change, sorted, as a strip of bars.  Every name is text,
+# and the picture carries a title and a description, for screen readers too.
+PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+_SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
+_TITLE = 72  # characters of a bold 16px title that fit in the picture's width
+
+
+def format_svg(runs, labels):
+    """The SVG text of {run name: result} whose results carry "curves" (and, with a
+    baseline, "baseline_curves" and the baseline's per-query values); labels: run_labels()
+    of the runs and the baseline, shown whole in the title and tooltips, shortened in legends."""
+    first = next(iter(runs.values()))
+    series = ([(None, first["baseline_curves"])] if "baseline_curves" in first else [])
+    series += [(name, r["curves"]) for name, r in runs.items()]
+    colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
+    legend = _legend({name: labels[name] for name, _ in series})
+    parts, y = [], 56
+    for label in first["curves"]:
+        parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
+        y += _PANEL + 70
+    if "baseline_per_query" in first:
+        for name, r in runs.items():
+            for measure in r["measures"]:
+                parts.append(_strip(labels[name], legend[name], measure, r, y))
+                y += _STRIP + 60
+    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
+    shown = "Retrieval evaluation of %s" % ", ".join(legend[name] for name, _ in series)  # the title in full
+    shown = shown if len(shown) <= _TITLE else shown[:_TITLE - 1] + "\u2026"  # is the picture's <title>
+    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
+            "; then each query's change from the baseline, sorted, losses in red, gains in green"
+            if "baseline_per_query" in first else ""))
+    head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+            'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
+            '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
+            '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(shown)))
+    return head + "".join(parts) + "</svg>\n"
+
+
+def _legend(labels, limit=24):
+    """{run: its label as a legend shows it}: the end of a long one, where paths differ (the
+    whole label is in the picture's title and in each line's tooltip), the baseline's
+    still called so, and numbered when two are the same."""
+    def end(name, label, room):
+        head = "baseline " if name is None and label.startswith("baseline ") else ""
+        tail, room = label[len(head):], room - len(head)
+        return head + (tail if len(tail) <= room else "\u2026" + tail[1 - room:])
+    short = {name: end(name, label, limit) for name, label in labels.items()}
+    if len(set(short.values())) < len(short):
+        short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
+    return short
+
+
+def _xml(text):
+    """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return text.replace("\ufffe", "?").replace("\uffff", "?")
+
+
+def _curve_panel(label, series, top):
+    """One measure's curves: axes, a grid, a line per run, a legend."""
+    width = _SVG_WIDTH - _LEFT - _RIGHT
+    ks = [k for k, _ in series[0][2]]
+    values = [v for _, _, points, _ in series for _, v in points]
+    low, high = min(0.0, min(values)), max(1.0, max(values))
+    spread = math.log if ks[-1] > PLOT_POINTS else float  # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
+    x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
+    y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
+    out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
+           % (_xml(label), _LEFT, top - 10, _xml(label))]
+    for i in range(5):
+        v = low + (high - low) * i / 4
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
+                   'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
+    for k in _k_ticks(ks[-1]):
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
+    out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
+               % (_LEFT + width / 2, top + _PANEL + 34))
+    for i, (name, short, points, colour) in enumerate(series):
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>\n'
+                   % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
+        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
+                   '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
+                                                      top + 14 + 18 * i, colour, _LEFT + width + 36,
+                                                      top + 18 + 18 * i, _xml(short)))
+    return "".join(out) + "</g>\n"
+
+
+def _k_ticks(top):
+    """Round ticks of the k axis up to ``top``: 1, 5, 10, 15, 20 on a linear one; 1, 2, 5, 10,
+    20, 50 ... on a log one; and ``top`` itself, unless a tick stands too close to it.
+
+    >>> _k_ticks(10), _k_ticks(1000)
+    ([1, 5, 10], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    """
+    if top <= PLOT_POINTS:
+        ticks = [1] + list(range(5, top + 1, 5))
+    else:
+        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
+    close = top / 8 if top <= PLOT_POINTS else top * 0.7
+    return [t for t in ticks if t == top or t < close or t <= top - close] + ([top] if top not in ticks else [])
+
+
+def _strip(name, short, measure, result, top):
+    """Each query's change of a measure, sorted: losses left in red, gains right in green;
+    with replicates, a grey tick under each bar that holds an unstable query."""
+    width = _SVG_WIDTH - _LEFT - _RIGHT
+    base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
+    moved = sorted((row[measure] - base[q][measure], q in unstable) for q, row in result["per_query"].items()
+                   if measure in row)
+    deltas = [d for d, _ in moved]
+    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    bins = min(len(deltas), PLOT_BARS)
+    edges = [i * len(deltas) // bins for i in range(bins + 1)]
+    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
+    scale = max([abs(d) for d in deltas] + [1e-12])
+    middle, half = top + _STRIP / 2, _STRIP / 2
+    out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
+           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
+           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), worse, better,
+                          len(deltas) - worse - better),
+           '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
+           '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
+           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
+           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]  # nothing moved: no scale
+    for i, d in enumerate(bars):
+        if d:
+            h = half * abs(d) / scale
+            out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
+                       % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
+                          "#2ca02c" if d > 0 else "#d62728"))
+        if any(flag for _, flag in moved[edges[i]:edges[i + 1]]):
+            out.append('<rect x="%.2f" y="%d" width="%.2f" height="4" fill="#888"/>\n'
+                       % (_LEFT + width * i / bins, top + _STRIP + 2, max(width / bins, 0.5)))
+    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n' % (_LEFT, top + _STRIP + 18, (
+        "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable) if unstable else "")))
+    return "".join(out) + "</g>\n"
 
 
 # === Command line ===
@@ -4485,6 +5092,22 @@ def _append(path, text):
         return False
 
 
+def write_plot(path, text):
+    """Write the SVG to a new file beside ``path``, then put it in its place: a failed write
+    leaves the previous picture whole.  Say so and return False when it cannot be."""
+    temporary = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(temporary, "wb") as out:
+            out.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+        return True
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
+        return False
+
+
 def _print(text, status):
     """Write the output; return the evaluation's status, or 3 when the output could not be written."""
     try:
@@ -4541,691 +5164,6 @@ def _run_script():
 
 def _terminated(signum, frame):
     raise KeyboardInterrupt("terminated")
-
-
-# === Fast paths ===
-
-# The contract: each fast twin returns exactly what its reference twin returns;
-# when it cannot vouch for an input (a line it does not know, an error, an odd
-# layout) it hands the input to the reference, which decides and words any
-# message.  The twins are chosen once, at the end of this section: with
-# FAST_PATHS False, or with this section deleted, every output, message and exit
-# status is the same.
-
-class _Decline(Exception):
-    """A fast path cannot vouch for this input: the reference reader takes it."""
-
-
-def fast_judged_trec_run(stream, source, qrels, opts):
-    """= reference_judged_trec_run(stream, source, qrels, opts).
-
-    A run is read in chunks of whole lines, and a query is judged as soon as
-    its last line is read, so memory holds one query's lines at a time (a
-    query whose lines come back later is declined).
-    """
-    progress = _progress(source)
-    try:
-        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress, source)
-    except _Decline:
-        ranked = None
-    finally:
-        progress(None, None)
-    if not ranked:  # declined, or no ranking at all: the reference words the refusal
-        stream.seek(0)
-        return reference_judged_trec_run(stream, source, qrels, opts)
-    return ranked
-
-
-def _fast_pass(stream, qrels, opts, chunk, progress=None, source=""):
-    """{qid: Ranking or None} of a TREC run's lines, read ``chunk`` bytes at a time."""
-    ranked, current, docs, values = {}, None, [], []
-    for lines_read, piece, lines in _chunks(stream, chunk):
-        if progress:
-            progress(lines_read, len(ranked))
-        qids, docids, scores = _fast_columns(piece, lines)
-        for q, first, stop in _segments(qids):
-            if q != current:
-                if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
-                if q.decode() in ranked:  # the query came back: only the reference keeps all
-                    raise _Decline
-                current, docs, values = q, [], []
-            docs.append(docids[first:stop])
-            values.append(scores[first:stop])
-    if current is not None:
-        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
-    return ranked
-
-
-def _fast_judge(q, docs, values, qrels, opts, source):
-    """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
-    docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
-                      for part in (docs, values))
-    docset, qid = set(docids), q.decode()
-    if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
-        raise _Decline
-    labels = qrels.get(qid)
-    try:  # an error goes to the reference, which words it in its place among the run's errors
-        if opts.separator:  # IDs are cut as text
-            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, qrels, opts, source)[qid]
-        if labels is None:
-            return None
-        sets = opts.evidence and opts.evidence.get(qid)
-        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset,
-                                sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
-        if ranking.sample:
-            ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
-        if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
-            if opts.duplicates == "first":
-                docids, scores, _ = best_occurrences(docids, scores)
-            items = chain.from_iterable(_windows_in_rank_order(docids, scores))
-            ranking = with_filters(ranking, items, False, labels, opts, sets, qid, source)
-        return ranking
-    except EvalError:
-        raise _Decline from None
-
-
-def _chunks(stream, chunk):
-    """Yield (lines so far, bytes of whole lines, their number) of a stream; a line
-    over MAX_LINE, or a stream that cannot be read, declines."""
-    rest, count = b"", 0
-    try:
-        if stream.read(3) != _BOM:
-            stream.seek(0)
-        while True:
-            block = stream.read(chunk)
-            if not block:
-                break
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            piece, rest = block[:cut], block[cut:]
-            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
-                raise _Decline
-            if piece:
-                lines = piece.count(b"\n")
-                count += lines
-                yield count, piece, lines
-    except (OSError, EOFError, zlib.error):
-        raise _Decline from None
-    if rest:
-        yield count + 1, rest + b"\n", 1
-
-
-# Every line break becomes a marker token, so that one split() of a chunk both
-# tokenizes it and proves that every line has the same number of columns.
-_MARK = b"\x00"
-
-
-def _fast_columns(piece, lines):
-    """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
-    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
-            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
-        raise _Decline  # a control character (NUL too), or a lone CR ending a line
-    try:
-        text = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Decline from None
-    if not text.isascii() and _CONTROLS.search(text):
-        raise _Decline
-    tokens = piece.replace(b"\n", b" \x00 ").split()
-    width = len(tokens) // lines
-    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
-        raw = tokens[4::width]
-        try:
-            scores = list(map(float, raw))
-        except ValueError:
-            scores = None
-        qids = tokens[0::width]
-        # float() takes '1_0' and 'nan', trec_eval does not; a comment line of the same
-        # width looks like data but for its '#': such chunks go line by line
-        if scores is not None and math.isfinite(sum(scores)) and (
-                b"_" not in piece or b"_" not in b"".join(raw)) and (
-                b"#" not in piece or b"\n#" not in b"\n" + b"\n".join(qids)):
-            return qids, tokens[2::width], scores
-    return _fast_lines(piece)
-
-
-def _fast_lines(piece):
-    """The same columns, line by line: for chunks with comments, blank lines or mixed widths."""
-    qids, docids, scores = [], [], []
-    for raw in piece.split(b"\n")[:-1]:
-        cols = raw.split()
-        if not cols or cols[0].startswith(b"#"):
-            continue
-        if len(cols) < 5 or b"_" in cols[4]:
-            raise _Decline
-        try:
-            value = float(cols[4])
-        except ValueError:
-            raise _Decline from None
-        if not math.isfinite(value):
-            raise _Decline
-        qids.append(cols[0])
-        docids.append(cols[2])
-        scores.append(value)
-    return qids, docids, scores
-
-
-def _segments(qids):
-    """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
-
-    A query's lines are nearly always contiguous, and usually as many as the
-    last query's, so each run's end is first guessed from the last run, else
-    found by galloping and bisecting, then proven in C by one count; a chunk
-    where that proof fails is split by groupby, element by element.
-    """
-    out, n, start, size = [], len(qids), 0, 1
-    while start < n:
-        q, high = qids[start], start + size
-        if not (high <= n and qids[high - 1] == q and (high == n or qids[high] != q)):
-            low, high, step = start, start + 1, 1
-            while high < n and qids[high] == q:
-                low, step = high, step * 2
-                high = min(n, high + step)
-            while high - low > 1:
-                mid = (low + high) // 2
-                low, high = (mid, high) if qids[mid] == q else (low, mid)
-        if qids[start:high].count(q) != high - start:
-            out, start = [], 0
-            for q, group in groupby(qids):
-                stop = start + len(list(group))
-                out.append((q, start, stop))
-                start = stop
-            return out
-        out.append((q, start, high))
-        start, size = high, high - start
-    return out
-
-
-def _progress(source):
-    """A callback that shows reading progress on a terminal's stderr (never in a pipe)."""
-    if sys.stderr is None or not sys.stderr.isatty():
-        return lambda *counts: None
-    state = {"last": 0.0, "shown": False}
-
-    def shown(lines, queries):
-        now = time.monotonic()
-        if lines is None:
-            if state["shown"]:
-                sys.stderr.write("\r\033[K")
-        elif now - state["last"] > 0.5:
-            state["last"], state["shown"] = now, True
-            sys.stderr.write("\r%s: reading %s: %s lines, %s queries scored" % (
-                PROG, source, format(lines, ","), format(queries, ",")))
-        sys.stderr.flush()
-    return shown
-
-
-def fast_length_lines(stream, source, wanted=None):
-    """= reference_length_lines(stream, source, wanted).
-
-    Lines ID TOKENS are read a chunk at a time, each chunk checked at once and split
-    once, and only the wanted IDs are kept (decoded, and their counts made integers):
-    a file counts every ID of a run, and a budget weighs a few of them.  Comments,
-    blank lines, tabs, a wanted ID given twice (fewer IDs than lines kept) and anything
-    odd go to the reference, which reads the same stream from its start.
-    """
-    try:
-        lengths, lines, kept = {}, 0, 0
-        encoded = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
-        for lines, piece, count in _chunks(stream, LENGTHS_BLOCK):
-            kept += _fast_length_lines(piece, count, lengths, encoded)
-        if lines and len(lengths) == kept:
-            return lengths
-    except _Decline:
-        pass
-    stream.seek(0)
-    return reference_length_lines(stream, source, wanted)
-
-
-LENGTHS_BLOCK = 16 << 10  # a lengths file is two short tokens a line: smaller chunks keep them in the cache
-_ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at these: it reads such lines
-_DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
-
-
-def _fast_length_lines(piece, lines, lengths, wanted):
-    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and return
-    how many it added, or decline.  Each line is proven to hold an ID, one space and a count."""
-    if b"\r" in piece:
-        if piece.count(b"\r") != piece.count(b"\r\n"):
-            raise _Decline
-        piece = piece.replace(b"\r\n", b"\n")
-    if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
-            b"#") or b"\n#" in piece or b" \n" in piece:
-        raise _Decline  # a control character, a tab or the like, a comment, a space that ends a line
-    tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
-    ids, counts = tokens[0:-1:3], tokens[1::3]
-    if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
-            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids:
-        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference)
-    if wanted is not None:
-        keep = list(map(wanted.__contains__, ids))
-        if True not in keep:
-            return 0
-        ids, counts = list(compress(ids, keep)), compress(counts, keep)
-    lengths.update(zip(map(bytes.decode, ids), map(int, counts)))
-    return len(ids)
-
-
-def _windows_in_rank_order(docids, scores, size=16):
-    """Lists of a ranking's items (score, ID decoded), in trec_eval's order (= in_rank_order of
-    the decoded IDs: UTF-8 keeps the order of code points), a window at a time, each twice the
-    last: a budget that weighs ten items of a thousand sorts and decodes little more.  A run
-    file lists a query's documents by score already, but for the order of tied ones; when it
-    does not, the items scored at least as high as the size-th best come first."""
-    n = len(scores)
-    if not all(map(ge, scores, islice(scores, 1, None))):
-        floor = sorted(scores)[-min(size, n)]
-        for keep in (floor.__le__, floor.__gt__):
-            yield [(x, d.decode()) for x, d in sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)]
-        return
-    start = 0
-    while start < n:
-        stop = min(n, start + size)
-        while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
-            stop += 1
-        yield [(x, d.decode()) for x, d in sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)]
-        start, size = stop, size * 2
-
-
-# json.loads would build every ranking before the first is judged: memory ten
-# times the file's.  Instead the rankings object is parsed one query at a time
-# by json's own scanner, and each query is validated, judged and dropped.
-
-_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, and no other
-_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
-_NEXT = re.compile(r"[ \t\n\r]*([,}])[ \t\n\r]*")
-_QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % FIXTURE_KEYS[0])
-_RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key fails a check, and declines
-
-
-def fast_json_rankings(text, source, qrels, opts):
-    """= reference_json_rankings(text, source, qrels, opts).
-
-    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other
-    layout and any error, JSON's or ours, go to the reference, which finds it
-    again and words it.
-    """
-    try:
-        return _fast_json_rankings(text, source, qrels, opts)
-    except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
-        return reference_json_rankings(text, source, qrels, opts)
-
-
-def _fast_json_rankings(text, source, qrels, opts):
-    theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
-    if head:
-        labels, i = _DECODER.raw_decode(text, head.end())
-        theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
-        if qrels is None:
-            with_no_answer(theirs, opts.no_answer)
-        runs, root = _RUNS_NEXT.match(text, i), "runs"
-        if runs is None:
-            raise _Decline
-        i = runs.end()
-    elif qrels is None or not text.startswith("{", start):
-        raise _Decline
-    else:
-        i, root = start, ""
-    labels = theirs if qrels is None else qrels
-
-    def judged(qid, value):
-        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
-        return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
-    ranked, end = _members(text, i, judged)
-    if root:  # the fixture's closing brace, not another member
-        close = _NEXT.match(text, end)
-        if close is None or close.group(1) != "}":
-            raise _Decline
-        end = close.end()
-    if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
-        raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
-    return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
-
-
-def _members(text, i, read):
-    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member at a time."""
-    out = {}
-    i = _SPACE.match(text, i + 1).end() if text.startswith("{", i) else i
-    if text.startswith("}", i):
-        return out, i + 1
-    while True:
-        if not text.startswith('"', i):
-            raise _Decline
-        key, i = scanstring(text, i + 1)
-        colon = _COLON.match(text, i)
-        if colon is None or key in out:
-            raise _Decline
-        value, i = _DECODER.raw_decode(text, colon.end())
-        out[key] = read(key, value)
-        after = _NEXT.match(text, i)
-        if after is None:
-            raise _Decline
-        if after.group(1) == "}":
-            return out, after.start(1) + 1
-        i = after.end()
-
-
-# --- Statistics in bulk: the same draws, the same integer sums, many at once ---
-
-def fast_flip_hits(blocks, columns, reach):
-    """= reference_flip_hits(blocks, columns, reach).
-
-    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
-    a byte of every draw's entry at once (one translation table a byte of the
-    entries, made non-negative), and placing those bytes 8 apart makes one
-    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
-    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
-    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
-    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
-    adds up to 31 such blocks in one byte a draw.
-    """
-    draws = len(columns[0])
-    fields, offset, i = 0, 0, 0
-    spread, counts = bytearray(8 * draws), bytearray(8 * draws)  # their unwritten bytes stay 0
-    while i < len(blocks):
-        if blocks[i][0] == blocks[i][-1]:  # sorted: all 8 are equal
-            i, sums, low = _equal_blocks(blocks, columns, i, counts)
-        else:
-            sums, low = _table_block(flip_table(blocks[i]), columns[i], spread)
-            i += 1
-        fields += sums
-        offset += low
-    sums = array("Q")
-    sums.frombytes(fields.to_bytes(8 * draws, "little"))
-    if sys.byteorder == "big":
-        sums.byteswap()
-    return sum(1 for total in sums if abs(total + offset) >= reach)
-
-
-_UNFLIPPED = bytes(8 - bin(byte).count("1") for byte in range(256))
-
-
-def _equal_blocks(blocks, columns, i, counts):
-    """(next block, the fields, their offset) of up to 31 blocks of 8 values equal to v:
-    each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
-    value, count, start = blocks[i][0], 0, i
-    while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
-        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
-        i += 1
-    counts[0::8] = count.to_bytes(len(columns[0]), "little")
-    return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
-
-
-def _table_block(table, column, spread):
-    """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
-    low = min(table)
-    entries = array("Q", map((-low).__add__, table))
-    if sys.byteorder == "big":
-        entries.byteswap()
-    entries = entries.tobytes()
-    for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
-        spread[byte::8] = column.translate(entries[byte::8])
-    return int.from_bytes(spread, "little"), low
-
-
-def fast_bootstrap_sums(fixed, seed, resamples):
-    """= reference_bootstrap_sums(fixed, seed, resamples).
-
-    Every column's int of a query goes in one integer, a field a column (made
-    non-negative, wide enough for a sum of n), and one more field counts rejected
-    words; a table maps each possible word to its query's integer, so that one
-    sum() of looked-up integers sums all columns at once, and says how many words
-    to draw again.  Narrow fields matter: the integers of 50,000 queries must
-    stay in the CPU's caches.  A round's words are drawn a few thousand at a time
-    and taken in order: 32 random bits a word, the same words as one draw each.
-    """
-    table, field, lows, n = _packed_columns(fixed)
-    bits, top, lookup = index_bits(n), field * len(lows), table.__getitem__
-    mask, totals, ahead = (1 << field) - 1, [], n * max(1, BOOTSTRAP_WORDS // n)
-    for rng, count in bootstrap_rounds(seed, resamples):
-        stream, at = random_words(rng, ahead, bits), 0
-        for _ in range(count):
-            total, need = 0, n
-            while need:
-                if len(stream) - at < need:
-                    stream, at = stream[at:] + random_words(rng, max(need, ahead), bits), 0
-                found = sum(map(lookup, stream[at:at + need]))  # looked up and summed in C
-                at, need = at + need, found >> top  # the words rejected are drawn again
-                total += found - (need << top)
-            totals.append(total)
-    columns = [[((total >> (field * c)) & mask) + n * low for total in totals] for c, low in enumerate(lows)]
-    return list(map(list, zip(*columns)))  # a resample keeps n words: n lows are added back
-
-
-def _packed_columns(fixed):
-    """(table, field, lows, n) for fast_bootstrap_sums: see there."""
-    n, columns = len(fixed[0][0]), len(fixed)
-    lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
-    packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
-              for row in zip(*(ints for ints, _ in fixed))]
-    shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
-    packed = [shared.setdefault(v, v) for v in packed]
-    bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
-
-
-_ROW_TABLES = ("per_query", "baseline_per_query")  # {qid: {measure: value}}: a row a query
-
-
-_FLAT = 64  # a flat object of numbers or list of strings this long comes from json's C encoder
-_MARKER = re.compile(r'"\\u0000(\d+)\\u0000"')  # what json.dumps writes for "\0<n>\0": no ID holds a NUL
-
-
-def fast_json_text(result):
-    """= reference_json_text(result), byte for byte, at a fraction of its cost.
-
-    json indents in pure Python; with a row per query that is most of a large
-    evaluation's time.  Every row of a table has the same keys, so the rows are
-    filled into one template (float repr is what json writes) and spliced in;
-    long flat objects and lists (a comparison's improved and regressed queries, a
-    group's members) are written by json's C encoder, whose separators can carry
-    the indentation, and spliced in too.
-    """
-    spliced, bodies = {}, []
-    for key, value in result.items():
-        if key in _ROW_TABLES:
-            bodies.append(_rows_text(value))
-            if bodies[-1] is None:  # rows with other keys: json writes them
-                return reference_json_text(result)
-            spliced[key] = "\0%d\0" % (len(bodies) - 1)
-        else:
-            spliced[key] = _flat_spliced(value, 1, bodies)
-    return _MARKER.sub(lambda m: bodies[int(m.group(1))], json.dumps(spliced, indent=2))
-
-
-def _flat_spliced(value, depth, bodies):
-    """value, each long flat object of numbers or list of strings within it replaced by a
-    marker, its indented text (at that depth) appended to bodies."""
-    if isinstance(value, dict):
-        if len(value) < _FLAT or not all(type(v) in (int, float) for v in value.values()):
-            return {k: _flat_spliced(v, depth + 1, bodies) for k, v in value.items()}
-    elif not isinstance(value, list) or len(value) < _FLAT or not all(type(v) is str for v in value):
-        return value
-    indent = "\n" + "  " * depth
-    text = json.dumps(value, separators=("," + indent + "  ", ": "))
-    bodies.append(text[0] + indent + "  " + text[1:-1] + indent + text[-1])
-    return "\0%d\0" % (len(bodies) - 1)
-
-
-def _rows_text(rows):
-    """The indented JSON of {qid: {measure: value}} at the second level, or None when rows differ."""
-    names = list(next(iter(rows.values()), {}))
-    if not names or any(list(row) != names for row in rows.values()):
-        return None
-    row = "    %s: {\n" + ",\n".join("      %s: %%s" % json.dumps(n).replace("%", "%%")
-                                      for n in names) + "\n    }"
-    return "{\n%s\n  }" % ",\n".join(row % (encode_basestring_ascii(q), *map(repr, values.values()))
-                                     for q, values in rows.items())
-
-
-if FAST_PATHS:  # the twins are chosen here, once; the reference ones stay the definition
-    judged_trec_run, json_rankings, json_text = fast_judged_trec_run, fast_json_rankings, fast_json_text
-    flip_hits, bootstrap_sums, length_lines = fast_flip_hits, fast_bootstrap_sums, fast_length_lines
-
-
-# === Plot (--plot FILE.svg) ===
-
-# A standalone SVG a browser shows and a pull request embeds: per cutoff measure
-# the curve of its mean over k for each run (and the baseline), then with a
-# baseline each query's change, sorted, as a strip of bars.  Every name is text,
-# and the picture carries a title and a description, for screen readers too.
-PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
-_SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
-_TITLE = 72  # characters of a bold 16px title that fit in the picture's width
-
-
-def format_svg(runs, labels):
-    """The SVG text of {run name: result} whose results carry "curves" (and, with a
-    baseline, "baseline_curves" and the baseline's per-query values); labels: run_labels()
-    of the runs and the baseline, shown whole in the title and tooltips, shortened in legends."""
-    first = next(iter(runs.values()))
-    series = ([(None, first["baseline_curves"])] if "baseline_curves" in first else [])
-    series += [(name, r["curves"]) for name, r in runs.items()]
-    colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
-    legend = _legend({name: labels[name] for name, _ in series})
-    parts, y = [], 56
-    for label in first["curves"]:
-        parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
-        y += _PANEL + 70
-    if "baseline_per_query" in first:
-        for name, r in runs.items():
-            for measure in r["measures"]:
-                parts.append(_strip(labels[name], legend[name], measure, r, y))
-                y += _STRIP + 60
-    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
-    shown = "Retrieval evaluation of %s" % ", ".join(legend[name] for name, _ in series)  # the title in full
-    shown = shown if len(shown) <= _TITLE else shown[:_TITLE - 1] + "\u2026"  # is the picture's <title>
-    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
-            "; then each query's change from the baseline, sorted, losses in red, gains in green"
-            if "baseline_per_query" in first else ""))
-    head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
-            'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
-            '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
-            '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
-            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(shown)))
-    return head + "".join(parts) + "</svg>\n"
-
-
-def _legend(labels, limit=24):
-    """{run: its label as a legend shows it}: the end of a long one, where paths differ (the
-    whole label is in the picture's title and in each line's tooltip), the baseline's
-    still called so, and numbered when two are the same."""
-    def end(name, label, room):
-        head = "baseline " if name is None and label.startswith("baseline ") else ""
-        tail, room = label[len(head):], room - len(head)
-        return head + (tail if len(tail) <= room else "\u2026" + tail[1 - room:])
-    short = {name: end(name, label, limit) for name, label in labels.items()}
-    if len(set(short.values())) < len(short):
-        short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
-    return short
-
-
-def _xml(text):
-    """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return text.replace("\ufffe", "?").replace("\uffff", "?")
-
-
-def _curve_panel(label, series, top):
-    """One measure's curves: axes, a grid, a line per run, a legend."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
-    ks = [k for k, _ in series[0][2]]
-    values = [v for _, _, points, _ in series for _, v in points]
-    low, high = min(0.0, min(values)), max(1.0, max(values))
-    spread = math.log if ks[-1] > PLOT_POINTS else float  # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
-    x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
-    y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
-    out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
-           % (_xml(label), _LEFT, top - 10, _xml(label))]
-    for i in range(5):
-        v = low + (high - low) * i / 4
-        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
-                   'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
-    for k in _k_ticks(ks[-1]):
-        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
-    out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
-               % (_LEFT + width / 2, top + _PANEL + 34))
-    for i, (name, short, points, colour) in enumerate(series):
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>\n'
-                   % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
-        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
-                   '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
-                                                      top + 14 + 18 * i, colour, _LEFT + width + 36,
-                                                      top + 18 + 18 * i, _xml(short)))
-    return "".join(out) + "</g>\n"
-
-
-def _k_ticks(top):
-    """Round ticks of the k axis up to ``top``: 1, 5, 10, 15, 20 on a linear one; 1, 2, 5, 10,
-    20, 50 ... on a log one; and ``top`` itself, unless a tick stands too close to it.
-
-    >>> _k_ticks(10), _k_ticks(1000)
-    ([1, 5, 10], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
-    """
-    if top <= PLOT_POINTS:
-        ticks = [1] + list(range(5, top + 1, 5))
-    else:
-        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
-    close = top / 8 if top <= PLOT_POINTS else top * 0.7
-    return [t for t in ticks if t == top or t < close or t <= top - close] + ([top] if top not in ticks else [])
-
-
-def _strip(name, short, measure, result, top):
-    """Each query's change of a measure, sorted: losses left in red, gains right in green;
-    with replicates, a grey tick under each bar that holds an unstable query."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
-    base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
-    moved = sorted((row[measure] - base[q][measure], q in unstable) for q, row in result["per_query"].items()
-                   if measure in row)
-    deltas = [d for d, _ in moved]
-    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
-    bins = min(len(deltas), PLOT_BARS)
-    edges = [i * len(deltas) // bins for i in range(bins + 1)]
-    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
-    scale = max([abs(d) for d in deltas] + [1e-12])
-    middle, half = top + _STRIP / 2, _STRIP / 2
-    out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
-           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), worse, better,
-                          len(deltas) - worse - better),
-           '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
-           '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
-           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
-           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]  # nothing moved: no scale
-    for i, d in enumerate(bars):
-        if d:
-            h = half * abs(d) / scale
-            out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
-                       % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
-                          "#2ca02c" if d > 0 else "#d62728"))
-        if any(flag for _, flag in moved[edges[i]:edges[i + 1]]):
-            out.append('<rect x="%.2f" y="%d" width="%.2f" height="4" fill="#888"/>\n'
-                       % (_LEFT + width * i / bins, top + _STRIP + 2, max(width / bins, 0.5)))
-    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n' % (_LEFT, top + _STRIP + 18, (
-        "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable) if unstable else "")))
-    return "".join(out) + "</g>\n"
-
-
-def write_plot(path, text):
-    """Write the SVG to a new file beside ``path``, then put it in its place: a failed write
-    leaves the previous picture whole.  Say so and return False when it cannot be."""
-    temporary = "%s.%d.tmp" % (path, os.getpid())
-    try:
-        with open(temporary, "wb") as out:
-            out.write(text.encode("utf-8"))
-        os.replace(temporary, path)
-        return True
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-        _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
-        return False
 
 
 if __name__ == "__main__":

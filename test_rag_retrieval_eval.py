@@ -1101,26 +1101,6 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
                 self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", qrels, rre.Options())
 
 
-class FastJsonPrinterTest(unittest.TestCase):
-    def test_equals_json_dumps_or_declines(self):
-        rows = {"q\u00e9\"%s": {"R@1": 0.5, "NumRet": 3, "n%%DCG": 1 / 3}, "q2": {"R@1": 1.0, "NumRet": 0, "n%%DCG": 0.0}}
-        result = {"queries": 2, "measures": {"R@1": 0.75}, "per_query": rows, "skipped": {"x": ["q3"]}}
-        self.assertEqual(rre.fast_json_text(result), json.dumps(result, indent=2))
-        ragged = dict(result, per_query=dict(rows, q3={"R@1": 1.0}))
-        self.assertEqual(rre.fast_json_text(ragged), json.dumps(ragged, indent=2))  # rows with other keys
-        self.assertEqual(rre.format_json(ragged), json.dumps(ragged, indent=2))
-
-    def test_long_flat_objects_and_lists_at_any_depth(self):
-        ids = ["q%d\u00e9\"" % i for i in range(70)]
-        deltas = {q: (-1) ** i / (i + 3) for i, q in enumerate(ids)}
-        result = {"queries": 70, "comparison": {"RR": {"improved": deltas, "regressed": {}, "lost": ids,
-                                                      "ci95": [-0.1, 0.2]}},
-                  "groups": {"g": {"members": ids, "queries": 70, "deep": {"x": {"counts": dict.fromkeys(ids, 3)}}}},
-                  "skipped": {"missing_run": ids[:5], "nan": [float("nan")] * 70},
-                  "breaches": [{"measure": "RR", "query": None}], "mixed": dict(deltas, odd="x")}
-        self.assertEqual(rre.fast_json_text(result), json.dumps(result, indent=2))
-
-
 class FastPathSwitchTest(TempDirTestCase):
     """FAST_PATHS = False: every output byte, message and status is the same."""
 
