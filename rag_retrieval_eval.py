@@ -108,26 +108,82 @@ BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
 DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"  # what a refused repeat suggests
 
-# Query policies, options and formats (the command line's and the library's)
-POLICIES = {"missing_run": ("error", "zero", "skip"), "unlabeled": ("error", "skip"),
-            "no_relevant": ("error", "zero", "skip")}
+# Query policies: the choices for each case, the first the default, and the case
+POLICIES = {"missing_run": (("error", "zero", "skip"), "a labeled query with no ranking (zero: trec_eval -c)"),
+            "unlabeled": (("error", "skip"), "a ranked query with no labels"),
+            "no_relevant": (("error", "zero", "skip"), "a labeled query none of whose labels is relevant")}
 DEFAULT_POLICIES = {name: "error" for name in POLICIES}
-POLICY_CASES = {"missing_run": "a labeled query with no ranking (zero: trec_eval -c)",
-                "unlabeled": "a ranked query with no labels",
-                "no_relevant": "a labeled query none of whose labels is relevant"}
-DEFAULTS = {"fixture": None, "qrels": None, "run": None, "measure": None, "k": None,
-            "relevance_level": 1, "depth": None, "baseline": None, "seed": 0, "permutations": 10000,
-            "max_mean_drop": None, "max_query_drop": None, "chunk_separator": None, "ties": False,
-            "ci": False, "format": "json", "per_query": False, "summary": None, "judged_only": False,
-            "groups": None, "max_group_drop": None, "plot": None, "fields": None, "duplicates": "error",
-            "evidence": None, "lengths": None, "no_answer": None, "replicate": None, "gate_on": "mean",
-            **DEFAULT_POLICIES}
-PLAN_OPTIONS = ("k", "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant",
-                "chunk_separator", "duplicates", "ties", "ci", "seed", "permutations", "max_mean_drop",
-                "max_query_drop", "max_group_drop", "gate_on")  # the options given to make_plan as they are parsed
-FORMATS = ("json", "table", "trec", "markdown", "csv")
-DUPLICATES = ("error", "first")  # a document ranked twice in one query: refused, or its best place kept
-GATE_ON = ("mean", "interval")  # what a mean gate reads: the drop of the mean, or its whole 95% interval
+
+# Every option, once: its name (the long option's, with underscores: the library's keyword
+# too), default, kind (how the command line parses it and a library call is checked: see
+# _argument and _checked_library_options), its metavar, its values (choices, or the lowest
+# number), who takes it (input: a file; plan: make_plan; output) and its help.  argparse,
+# the defaults, the plan and the library's checks are built from it, in this order.
+Option = namedtuple("Option", "name default kind metavar values stage help")
+OPTIONS = (
+    Option("fixture", None, "positional", None, None, "input",
+           "JSON fixture with qrels and runs, or JSON Lines records with both"),
+    Option("qrels", None, "file", "FILE", None, "input",
+           "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture"),
+    Option("run", None, "files", "FILE", None, "input",
+           "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several"),
+    Option("evidence", None, "file", "FILE", None, "input",
+           "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); they stand in "
+           "for --qrels when it is not given"),
+    Option("lengths", None, "file", "FILE", None, "input",
+           "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)"),
+    Option("no_answer", None, "file", "FILE", None, "input",
+           "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only"),
+    Option("measure", None, "names", "NAMES", None, "plan", "measures to compute, comma-separated (see below)"),
+    Option("k", None, "cutoffs", "K", None, "plan",
+           "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
+    Option("relevance_level", 1, "count", "L", 0, "plan",
+           "a grade >= L counts as relevant (default 1; trec_eval -l)"),
+    Option("depth", None, "cutoff", "N", None, "plan",
+           "only the first N ranked documents of each query count (trec_eval -M)"),
+    Option("judged_only", False, "flag", None, None, "plan",
+           "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
+    *(Option(name, choices[0], "choice", None, choices, "plan", "%s: %s (default first)" % (case, ", ".join(choices)))
+      for name, (choices, case) in POLICIES.items()),
+    Option("baseline", None, "file", "FILE", None, "input",
+           "an approved run (TREC or JSON) or fixture to compare against, on the same labels"),
+    Option("seed", 0, "count", "N", 0, "plan", "seed of the sampled test and the bootstrap (default 0)"),
+    Option("permutations", 10000, "count", "N", 1, "plan",
+           "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
+    Option("max_mean_drop", None, "limit", "X", None, "plan",
+           "with --baseline: exit 1 when a measure's mean drops by more than X"),
+    Option("max_query_drop", None, "limit", "X", None, "plan",
+           "with --baseline: exit 1 when any query's value of a measure drops by more than X"),
+    Option("replicate", None, "files", "FILE", None, "input",
+           "another run of the baseline's configuration (repeatable): the mean gates allow the noise among them, "
+           "and the per-query gate leaves out the queries whose values differ"),
+    Option("gate_on", "mean", "choice", None, ("mean", "interval"), "plan",
+           "what a mean gate reads: the drop of the mean, or the whole 95%% interval of the change, which must lie "
+           "below minus the limit (default mean)"),
+    Option("groups", None, "file", "FILE", None, "input",
+           "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
+    Option("max_group_drop", None, "limit", "X", None, "plan",
+           "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
+    Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
+           "JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)" % ", ".join(ROLES)),
+    Option("duplicates", "error", "choice", None, ("error", "first"), "plan",
+           "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
+           "(default error)"),
+    Option("chunk_separator", None, "text", "SEP", None, "plan",
+           "score documents, not chunks: cut ranked IDs and labels at the first SEP"),
+    Option("ties", False, "flag", None, None, "plan",
+           "also the lowest and highest mean over all orders of tied scores"),
+    Option("ci", False, "flag", None, None, "plan",
+           "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
+    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"), "output",
+           "output format (default json)"),
+    Option("per_query", False, "flag", None, None, "output", "with --format table or markdown, add a row per query"),
+    Option("summary", None, "file", "FILE", None, "output",
+           "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
+    Option("plot", None, "file", "FILE.svg", None, "output",
+           "also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG"))
+OPTION = {option.name: option for option in OPTIONS}
+DEFAULTS = {option.name: option.default for option in OPTIONS}
 
 
 # === Errors ===
@@ -153,6 +209,15 @@ def show(value, limit=60):
 def place(path):
     """A file name as it goes into a message: escaped when it holds a line break or the like."""
     return path if path.isprintable() else repr(path)[1:-1]
+
+
+def loc(source, path):
+    """'file: path', or whichever of the two is known."""
+    return "%s: %s" % (source, path) if source and path else (source or path or "")
+
+
+def _join(root, key):
+    return "%s.%s" % (root, key) if root else key
 
 
 def fail(where, problem, query=None):
@@ -669,6 +734,166 @@ def _gain(gains, labels, doc):
     """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
     grade = labels[doc]
     return gains.get(grade, float(grade) if grade >= 1 else 0.0) if grade >= 0 else 0.0
+
+
+def judge_run(rankings, qrels, opts, source, root=None):
+    """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
+    ranked = {}
+    for qid, (docids, scores) in rankings.items():
+        if opts.separator:
+            blank = blank_once_cut(docids, opts.separator)
+            if blank is not None:
+                fail(source if root is None else loc(source, _join(root, qid)),
+                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
+        labels = qrels.get(qid)
+        if labels is None:
+            ranked[qid] = None
+            continue
+        sets = opts.evidence and opts.evidence.get(qid)
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, sets)
+        if opts.filters and docids:
+            if opts.duplicates == "first":
+                docids, scores, _ = best_occurrences(docids, scores)
+            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, labels, opts, sets,
+                                       qid, source if root is None else loc(source, _join(root, qid)))
+    return ranked
+
+
+def with_filters(ranking, items, listed, labels, opts, sets, qid, where):
+    """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
+    the items that wait for the token counts."""
+    filtered, waiting = filtered_judged(ranking.judged, items, listed, labels, opts, sets, qid, where)
+    return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
+                            pending=(where, waiting) if waiting else None)
+
+
+def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
+    """({Filter: Judged}, {Filter: items}) of one ranking's items (score, ID) in rank order
+    (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
+    items scored at or above it (--depth, applied when judged, keeps the same), a budget
+    weighs the items within --depth (and the floor) as ranked, chunks before folding, and
+    each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
+    whose counts are read later (opts.lengths is LATER) gives the items it may weigh instead.
+    plain: the Judged record of the whole ranking."""
+    filters = [f for f in opts.filters if qid not in (opts.no_answer or ()) or f in opts.abstain]  # what scores it
+    out, waiting = {}, {}
+    for ranking_filter, kept in zip(filters, tee(items, len(filters))):
+        if ranking_filter.thresh is not None:
+            if listed:
+                fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
+            kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
+        if ranking_filter.tokens is None:
+            out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
+            continue
+        kept, reach = within_depth(kept, opts), opts.filters[ranking_filter]
+        if opts.lengths is not LATER:
+            kept = within_budget(kept, ranking_filter, opts.lengths or {}, qid, where, reach, labels, opts)
+            out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
+        elif ranking_filter.pack == "skip" or reach is None:
+            waiting[ranking_filter] = list(kept)
+        else:  # a prefix: the walk ends by the item that brings in the reach-th document
+            waiting[ranking_filter] = list(_through_reach(kept, reach, labels, opts))
+    return out, waiting
+
+
+def _scored_at_least(floor, item):
+    return item[0] >= floor
+
+
+def budget_judged(plain, kept, budget, listed, labels, opts, sets):
+    """The Judged record of the items a budget keeps: packing a prefix, the whole ranking's cut
+    after the documents they bring in (judged again, it would be the same record); else judged."""
+    if budget.pack != "prefix":
+        return judge_items(kept, listed, labels, opts, sets)
+    cut = len({_counted(item, labels, opts) for item in kept} - {None})
+    return plain._replace(
+        rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
+        judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
+        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None, ranked=len(kept),
+        evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
+
+
+def judge_items(items, listed, labels, opts, sets, ties=False):
+    """The Judged record of a filtered ranking's items (score, ID) in rank order."""
+    plain = opts._replace(filters={}, ties=ties)
+    return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
+                         None, sets).judged
+
+
+def within_depth(items, opts):
+    """The items within --depth: up to, not including, the one that brings in the (N+1)-th
+    document (folded: --depth counts documents).
+
+    >>> [d for _, d in within_depth([(None, "a#1"), (None, "a#2"), (None, "b#1"), (None, "c#1")],
+    ...                             Options(depth=2, separator="#"))]
+    ['a#1', 'a#2', 'b#1']
+    """
+    if opts.depth is None:
+        return items
+    if not opts.separator:
+        return islice(items, opts.depth)
+    seen = set()
+    return takewhile(lambda item: seen.add(item[1].split(opts.separator, 1)[0]) or len(seen) <= opts.depth, items)
+
+
+def _through_reach(items, reach, labels, opts):
+    """The items up to the one that brings in the reach-th document the measures count."""
+    documents = {None}
+    for item in items:
+        if len(documents) > reach:
+            return
+        documents.add(_counted(item, labels, opts))
+        yield item
+
+
+def _counted(item, labels, opts):
+    """The document an item brings in, as the measures count them (folded; under --judged-only,
+    None for an unjudged one)."""
+    doc = item[1].split(opts.separator, 1)[0] if opts.separator else item[1]
+    return doc if not opts.judged_only or labels.get(doc, -1) >= 0 else None
+
+
+def in_rank_order(docids, scores):
+    """[(score, ID), ...] in trec_eval's order, score descending and then ID descending;
+    [(None, ID), ...] in list order for a listed ranking.
+
+    >>> in_rank_order(["a", "b", "c"], [1.0, 2.0, 2.0])
+    [(2.0, 'c'), (2.0, 'b'), (1.0, 'a')]
+    """
+    if scores is None:
+        return list(zip(repeat(None), docids))
+    return sorted(zip(scores, docids), reverse=True)
+
+
+def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Options()):
+    """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
+    whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
+    every item that still fits.  The budget weighs the items in turn, until one does not
+    fit (packing a prefix) or until it keeps the ``reach``-th document its measures look at:
+    an item it weighs needs a count, and no other does.  The section 17 example:
+
+    >>> items = [(None, "d%d" % i) for i in range(1, 6)]
+    >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
+    >>> [d for _, d in within_budget(items, Filter(tokens=1500), lengths)]
+    ['d1', 'd2']
+    >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
+    ['d1', 'd2', 'd4', 'd5']
+    """
+    kept, total, documents = [], 0, {None}
+    for item in items:
+        if reach is not None and len(documents) > reach:
+            break
+        count = lengths.get(item[1])
+        if count is None:
+            fail(where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's tokens)"
+                 % show(item[1]), qid)
+        if total + count + budget.overhead <= budget.tokens:
+            kept.append(item)
+            total += count + budget.overhead
+            documents.add(_counted(item, labels, opts))  # what the measures will see
+        elif budget.pack == "prefix":
+            break
+    return kept
 
 
 # === Measures ===
@@ -2005,15 +2230,6 @@ class _Decline(Exception):
     """A fast reader cannot vouch for this input: the reference reader takes it."""
 
 
-def loc(source, path):
-    """'file: path', or whichever of the two is known."""
-    return "%s: %s" % (source, path) if source and path else (source or path or "")
-
-
-def _join(root, key):
-    return "%s.%s" % (root, key) if root else key
-
-
 @contextlib.contextmanager
 def reading(source):
     """Turn a broken file (or gzip stream) into EvalError: the one place that words it."""
@@ -2366,12 +2582,6 @@ def split_fixture(obj, source, evidence_given=False):
     return obj.get("qrels"), obj["runs"], {key: obj[key] for key in ("groups", "evidence", "no_answer") if key in obj}
 
 
-def is_fixture(obj):
-    """Whether a JSON value is a fixture or a part of one: an object whose "qrels" or
-    "runs" member holds an object (a query so named would hold a list or grades)."""
-    return isinstance(obj, dict) and any(isinstance(obj.get(key), dict) for key in FIXTURE_KEYS)
-
-
 def fixture_part(obj, key, source):
     """(the "qrels" or "runs" member of a fixture or part of one, its JSON path)."""
     if key not in obj:
@@ -2420,19 +2630,48 @@ def json_line_objects(lines, source):
         yield where, value, "on line %d" % number
 
 
-def json_records_in(obj, source, fields=None):
-    """[(place, record, where a repeat says it was first), ...] when parsed JSON is records:
-    an array (what json.dump(records) writes), or one object that holds a query ID and
-    labels or a ranking (a JSON Lines file of one record); else None."""
+# What a file is: the one place that decides it (load reads by what it says).
+
+def sniff(value, source, fields=None):
+    """What a file or a parsed JSON value is.
+
+    A stream (rewound): "text" (TREC, BEIR TSV, lines of columns), "json lines" (its
+    first line one whole object, more text after it) or "json" (its first character
+    that is not blank '{' or '[').  A JSON value: "records" (an array, or one object
+    that holds a query ID and labels, a ranking or evidence sets: a JSON Lines file
+    of one record), "fixture" (an object whose "qrels" or "runs" holds an object: a
+    fixture or part of one; a query so named would hold a list or grades),
+    "llamaindex" (EmbeddingQAFinetuneDataset's) or "object" (any other value).
+    """
+    if isinstance(value, io.IOBase):
+        if not is_json(value, source):
+            return "text"
+        return "json lines" if is_json_lines(value, source) else "json"
     fields = fields or JSONL_FIELDS
-    if isinstance(obj, list):
-        if not obj:
-            fail(source, "no records: the array is empty")
-        return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
-    if isinstance(obj, dict) and any(isinstance(obj.get(k), str) for k in fields["query"]) and any(
-            k in obj for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
+    if isinstance(value, list) or isinstance(value, dict) and any(
+            isinstance(value.get(k), str) for k in fields["query"]) and any(
+            k in value for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
+        return "records"
+    if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
+        return "fixture"
+    if isinstance(value, dict) and all(isinstance(value.get(k), dict) for k in LLAMAINDEX_DATASET):
+        return "llamaindex"
+    return "object"
+
+
+def json_value(text, source, fields=None):
+    """(what it is, the value) of a JSON text (see sniff)."""
+    obj = parse_json(text, source)
+    return sniff(obj, source, fields), obj
+
+
+def records_in(obj, source):
+    """[(place, record, where a repeat says it was first), ...] of JSON that sniff calls records."""
+    if isinstance(obj, dict):
         return [(source, obj, "")]
-    return None
+    if not obj:
+        fail(source, "no records: the array is empty")
+    return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
 
 
 def json_records(objects, fields=None, line_of=None, first_keys=None):
@@ -2564,11 +2803,6 @@ def records_rankings(records, source, qrels, opts, line_of=None):
     return theirs or None, ranked, extras
 
 
-def json_lines_rankings(lines, source, qrels, opts, line_of=None):
-    """records_rankings of a JSON Lines file's lines."""
-    return records_rankings(json_line_objects(lines, source), source, qrels, opts, line_of)
-
-
 def fold_labels(qrels, separator, source=""):
     """Labels as every reader returns them: with a separator, labels of chunks become
     labels of their documents (two labels of one document must agree).
@@ -2596,166 +2830,6 @@ def fold_labels(qrels, separator, source=""):
     return folded
 
 
-def judge_run(rankings, qrels, opts, source, root=None):
-    """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
-    ranked = {}
-    for qid, (docids, scores) in rankings.items():
-        if opts.separator:
-            blank = blank_once_cut(docids, opts.separator)
-            if blank is not None:
-                fail(source if root is None else loc(source, _join(root, qid)),
-                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
-        labels = qrels.get(qid)
-        if labels is None:
-            ranked[qid] = None
-            continue
-        sets = opts.evidence and opts.evidence.get(qid)
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, sets)
-        if opts.filters and docids:
-            if opts.duplicates == "first":
-                docids, scores, _ = best_occurrences(docids, scores)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, labels, opts, sets,
-                                       qid, source if root is None else loc(source, _join(root, qid)))
-    return ranked
-
-
-def with_filters(ranking, items, listed, labels, opts, sets, qid, where):
-    """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
-    the items that wait for the token counts."""
-    filtered, waiting = filtered_judged(ranking.judged, items, listed, labels, opts, sets, qid, where)
-    return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
-                            pending=(where, waiting) if waiting else None)
-
-
-def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
-    """({Filter: Judged}, {Filter: items}) of one ranking's items (score, ID) in rank order
-    (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
-    items scored at or above it (--depth, applied when judged, keeps the same), a budget
-    weighs the items within --depth (and the floor) as ranked, chunks before folding, and
-    each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
-    whose counts are read later (opts.lengths is LATER) gives the items it may weigh instead.
-    plain: the Judged record of the whole ranking."""
-    filters = [f for f in opts.filters if qid not in (opts.no_answer or ()) or f in opts.abstain]  # what scores it
-    out, waiting = {}, {}
-    for ranking_filter, kept in zip(filters, tee(items, len(filters))):
-        if ranking_filter.thresh is not None:
-            if listed:
-                fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
-            kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
-        if ranking_filter.tokens is None:
-            out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
-            continue
-        kept, reach = within_depth(kept, opts), opts.filters[ranking_filter]
-        if opts.lengths is not LATER:
-            kept = within_budget(kept, ranking_filter, opts.lengths or {}, qid, where, reach, labels, opts)
-            out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
-        elif ranking_filter.pack == "skip" or reach is None:
-            waiting[ranking_filter] = list(kept)
-        else:  # a prefix: the walk ends by the item that brings in the reach-th document
-            waiting[ranking_filter] = list(_through_reach(kept, reach, labels, opts))
-    return out, waiting
-
-
-def _scored_at_least(floor, item):
-    return item[0] >= floor
-
-
-def budget_judged(plain, kept, budget, listed, labels, opts, sets):
-    """The Judged record of the items a budget keeps: packing a prefix, the whole ranking's cut
-    after the documents they bring in (judged again, it would be the same record); else judged."""
-    if budget.pack != "prefix":
-        return judge_items(kept, listed, labels, opts, sets)
-    cut = len({_counted(item, labels, opts) for item in kept} - {None})
-    return plain._replace(
-        rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
-        judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
-        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None, ranked=len(kept),
-        evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
-
-
-def judge_items(items, listed, labels, opts, sets, ties=False):
-    """The Judged record of a filtered ranking's items (score, ID) in rank order."""
-    plain = opts._replace(filters={}, ties=ties)
-    return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
-                         None, sets).judged
-
-
-def within_depth(items, opts):
-    """The items within --depth: up to, not including, the one that brings in the (N+1)-th
-    document (folded: --depth counts documents).
-
-    >>> [d for _, d in within_depth([(None, "a#1"), (None, "a#2"), (None, "b#1"), (None, "c#1")],
-    ...                             Options(depth=2, separator="#"))]
-    ['a#1', 'a#2', 'b#1']
-    """
-    if opts.depth is None:
-        return items
-    if not opts.separator:
-        return islice(items, opts.depth)
-    seen = set()
-    return takewhile(lambda item: seen.add(item[1].split(opts.separator, 1)[0]) or len(seen) <= opts.depth, items)
-
-
-def _through_reach(items, reach, labels, opts):
-    """The items up to the one that brings in the reach-th document the measures count."""
-    documents = {None}
-    for item in items:
-        if len(documents) > reach:
-            return
-        documents.add(_counted(item, labels, opts))
-        yield item
-
-
-def _counted(item, labels, opts):
-    """The document an item brings in, as the measures count them (folded; under --judged-only,
-    None for an unjudged one)."""
-    doc = item[1].split(opts.separator, 1)[0] if opts.separator else item[1]
-    return doc if not opts.judged_only or labels.get(doc, -1) >= 0 else None
-
-
-def in_rank_order(docids, scores):
-    """[(score, ID), ...] in trec_eval's order, score descending and then ID descending;
-    [(None, ID), ...] in list order for a listed ranking.
-
-    >>> in_rank_order(["a", "b", "c"], [1.0, 2.0, 2.0])
-    [(2.0, 'c'), (2.0, 'b'), (1.0, 'a')]
-    """
-    if scores is None:
-        return list(zip(repeat(None), docids))
-    return sorted(zip(scores, docids), reverse=True)
-
-
-def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Options()):
-    """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
-    whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
-    every item that still fits.  The budget weighs the items in turn, until one does not
-    fit (packing a prefix) or until it keeps the ``reach``-th document its measures look at:
-    an item it weighs needs a count, and no other does.  The section 17 example:
-
-    >>> items = [(None, "d%d" % i) for i in range(1, 6)]
-    >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
-    >>> [d for _, d in within_budget(items, Filter(tokens=1500), lengths)]
-    ['d1', 'd2']
-    >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
-    ['d1', 'd2', 'd4', 'd5']
-    """
-    kept, total, documents = [], 0, {None}
-    for item in items:
-        if reach is not None and len(documents) > reach:
-            break
-        count = lengths.get(item[1])
-        if count is None:
-            fail(where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's tokens)"
-                 % show(item[1]), qid)
-        if total + count + budget.overhead <= budget.tokens:
-            kept.append(item)
-            total += count + budget.overhead
-            documents.add(_counted(item, labels, opts))  # what the measures will see
-        elif budget.pack == "prefix":
-            break
-    return kept
-
-
 def reference_json_rankings(text, source, qrels, opts):
     """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
     "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or
@@ -2764,10 +2838,9 @@ def reference_json_rankings(text, source, qrels, opts):
     qrels None: the text must be a fixture or records, judged by its own (folded) labels, or
     its evidence sets (or those of opts) standing in for them.
     """
-    obj, theirs, root, extras = parse_json(text, source), None, "", {}
-    records = json_records_in(obj, source, opts.fields)
-    if records is not None:
-        return records_rankings(records, source, qrels, opts)
+    (kind, obj), theirs, root, extras = json_value(text, source, opts.fields), None, "", {}
+    if kind == "records":
+        return records_rankings(records_in(obj, source), source, qrels, opts)
     if qrels is None:
         labels, obj, extras = split_fixture(obj, source, opts.evidence is not None)
         if "evidence" in extras:
@@ -2784,7 +2857,7 @@ def reference_json_rankings(text, source, qrels, opts):
             extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
             opts = opts._replace(no_answer=dict.fromkeys(extras["no_answer"]))
         with_no_answer(theirs, opts.no_answer)
-    elif is_fixture(obj):
+    elif kind == "fixture":
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
         if "evidence" in obj:  # and its evidence sets
@@ -2892,47 +2965,6 @@ def with_no_answer(labels, no_answer):
     labels), so that its ranking is read: what a fixture read with --no-answer gives."""
     labels.update((q, labels.get(q, {})) for q in no_answer or ())
     return labels
-
-
-def input_kind(stream, source):
-    """What a file is, from its first bytes: "text" (TREC, BEIR TSV, QID GROUP lines),
-    "json lines" or "json" (its first non-blank character '{' or '['); rewinds the stream."""
-    if not is_json(stream, source):
-        return "text"
-    return "json lines" if is_json_lines(stream, source) else "json"
-
-
-def load_qrels(path, separator=None, fields=None, no_answer=frozenset()):
-    """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture
-    give them) from TREC or BEIR qrels, JSON labels, a fixture (or part of one), JSON Lines
-    or an array of records (whose evidence sets stand in for missing labels)."""
-    source = place(path)
-    with open_input(path) as stream:
-        kind = input_kind(stream, source)
-        if kind == "text":
-            return fold_labels(read_trec_qrels(stream, source), separator, source), {}
-        records = json_line_objects(_read_lines(stream, source), source) if kind == "json lines" else None
-        if records is None:
-            obj = parse_json(read_json_text(stream, source), source)
-            records = json_records_in(obj, source, fields)
-        if records is not None:
-            labels, extras = records_labels(records, source, fields, no_answer)
-            if "evidence" in extras:
-                extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
-            return fold_labels(labels, separator, source), extras
-    extras = {}
-    if is_fixture(obj):
-        labels, root = fixture_part(obj, "qrels", source)
-        if "evidence" in obj:
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator,
-                                               source)
-        if "no_answer" in obj:
-            extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
-    elif isinstance(obj, dict) and all(isinstance(obj.get(k), dict) for k in LLAMAINDEX_DATASET):
-        labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
-    else:
-        labels, root = obj, ""
-    return fold_labels(qrels_from_json(labels, source, root), separator, source), extras
 
 
 def reference_judged_trec_run(stream, source, qrels, opts):
@@ -3189,110 +3221,6 @@ def _windows_in_rank_order(docids, scores, size=16):
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
 
 
-def load_fixture(path, opts=Options()):
-    """(qrels, {qid: Ranking or None}, {"groups": its groups unread, "evidence": its evidence
-    sets}, as far as it has them) of a fixture file, JSON Lines or an array of records;
-    labels folded by opts.separator."""
-    source = place(path)
-    with open_input(path) as stream:
-        if input_kind(stream, source) == "json lines":
-            return json_lines_rankings(_read_lines(stream, source), source, None, opts)
-        text = read_json_text(stream, source)
-    return json_rankings(text, source, None, opts)
-
-
-def load_run(path, qrels, opts=Options(), approved=None):
-    """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
-    fixture), JSON Lines or an array of records.
-
-    approved: ("the baseline's" or "the replicate's", {"labels": place, "evidence": place}
-    of the candidate's): a fixture's or a log's own labels, and evidence sets, must equal
-    those the candidate is judged by (``qrels``, opts.evidence).
-    """
-    source = place(path)
-    with open_input(path) as stream:
-        kind = input_kind(stream, source)
-        if kind == "text":
-            return judged_trec_run(stream, source, qrels, opts)
-        if kind == "json lines":
-            theirs, ranked, extras = json_lines_rankings(_read_lines(stream, source), source, qrels, opts)
-        else:
-            theirs, ranked, extras = json_rankings(read_json_text(stream, source), source, qrels, opts)
-    whose, ours = approved or (None, {})
-    if approved and "evidence" in extras and opts.evidence is not None:
-        check_same_labels(extras["evidence"], opts.evidence, "%s: evidence" % source, whose, "evidence sets",
-                          ours["evidence"])
-    if approved and theirs is not None:
-        check_same_labels(theirs, qrels, "%s: qrels" % source, whose, ours_at=ours["labels"])
-    elif approved and "evidence" in extras:  # standing in for its labels
-        check_same_labels(evidence_labels_of(extras["evidence"]), qrels, "%s: evidence" % source, whose,
-                          "labels (its evidence sets)", ours["labels"])
-    return ranked
-
-
-def read_qrels(path, *, fields=None):
-    """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines, records or a
-    fixture (gzip too); fields: {role: key} as --fields names a log's fields.
-
-    Raises EvalError, with the CLI's one-line message, on bad data.
-    """
-    return load_qrels(_path(path), None, fields_table(fields))[0]
-
-
-def read_run(path, *, fields=None):
-    """The rankings of a run file (TREC, JSON, JSON Lines, records or a fixture's; gzip too) in
-    the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
-    source, fields = place(_path(path)), fields_table(fields)
-    with open_input(_path(path)) as stream:
-        kind = input_kind(stream, source)
-        if kind == "text":
-            return _json_forms(read_trec_run(stream, source))
-        if kind == "json lines":
-            records = list(json_line_objects(_read_lines(stream, source), source))
-        else:
-            obj = parse_json(read_json_text(stream, source), source)
-            records = json_records_in(obj, source, fields)
-    if records is None:
-        obj, root = fixture_part(obj, "runs", source) if is_fixture(obj) else (obj, "")
-        return _json_forms(rankings_from_json(obj, source, root, None))
-    found = ((where, qid, fields_of.get("retrieved")) for where, qid, fields_of in json_records(records, fields))
-    return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, ranking in found if ranking})
-
-
-def _json_forms(rankings):
-    return {qid: docids if scores is None else dict(zip(docids, scores))
-            for qid, (docids, scores) in rankings.items()}
-
-
-def _path(path):
-    """A file name given to the library: a str or a path-like object."""
-    try:
-        path = os.fspath(path)
-    except TypeError:
-        raise EvalError("a file name must be a string or a path, not %s %s"
-                        % (type(path).__name__, show(path))) from None
-    if not isinstance(path, str):
-        raise EvalError("a file name must be text, not %s" % show(path))
-    return path
-
-
-def load_groups(path):
-    """{group: {qid: where}} of a groups file: JSON {"group": ["q1", ...]} (or a fixture
-    holding that object under "groups"), or text lines QID GROUP; ``where`` names the
-    file and the line or JSON path of each membership, for messages."""
-    source = place(path)
-    with open_input(path) as stream:
-        if input_kind(stream, source) == "text":
-            return groups_from_lines(text_lines(stream, source), source)
-        obj = parse_json(read_json_text(stream, source), source)
-    if is_fixture(obj):
-        if "groups" not in obj:
-            fail(source, 'a fixture without "groups": give a file of groups')
-        return groups_from_json(obj["groups"], source, "groups")
-    return groups_from_json(obj, source, "")
-
-
 def groups_from_lines(lines, source):
     """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments."""
     groups = {}
@@ -3353,34 +3281,6 @@ def check_count(value, where, query=None):
     if count is None or count < 0:
         fail(where, "token count %s is not an integer from 0 to 2**63 - 1" % show(value), query)
     return count
-
-
-def weigh_later(maps, qrels, opts, path):
-    """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
-    with the counts of the lengths file: it is read once every ranking is, and keeps the
-    counts of those items only (a dictionary of every count would cost more than the run)."""
-    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
-    lengths = load_lengths(path, {item[1] for ranked, qid in waiting
-                                  for items in ranked[qid].pending[1].values() for item in items})
-    for ranked, qid in waiting:
-        (where, pending), judged = ranked[qid].pending, ranked[qid].judged
-        filtered, sets = dict(judged.filtered), opts.evidence and opts.evidence.get(qid)
-        for ranking_filter, items in pending.items():
-            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter],
-                                 qrels[qid], opts)
-            listed = bool(items) and items[0][0] is None
-            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, qrels[qid], opts, sets)
-        ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
-
-
-def load_lengths(path, wanted=None):
-    """{ranked ID: token count} of a lengths file: JSON {"d1": 300, ...} or text lines ID TOKENS,
-    of the wanted IDs only (a set; None: all) when it is text."""
-    source = place(path)
-    with open_input(path) as stream:
-        if input_kind(stream, source) != "text":
-            return lengths_from_json(parse_json(read_json_text(stream, source), source), source)
-        return length_lines(stream, source, wanted)
 
 
 def reference_length_lines(stream, source, wanted=None):
@@ -3569,32 +3469,6 @@ def evidence_from_lines(lines, source):
             for qid, sets in named.items()}
 
 
-def load_evidence(path, separator=None, fields=None):
-    """{qid: evidence sets} of an evidence file, folded by the separator: JSON {qid: evidence}
-    (or a fixture's "evidence"), JSON Lines or an array of records (their evidence field), or
-    text lines QID SET SLOT DOCID."""
-    source = place(path)
-    with open_input(path) as stream:
-        kind = input_kind(stream, source)
-        if kind == "text":
-            return fold_evidence(evidence_from_lines(text_lines(stream, source), source), separator, source)
-        records = json_line_objects(_read_lines(stream, source), source) if kind == "json lines" else None
-        if records is None:
-            obj = parse_json(read_json_text(stream, source), source)
-            records = json_records_in(obj, source, fields)
-        if records is not None:
-            evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid)
-                        for where, qid, found in json_records(records, fields) if "evidence" in found}
-            if not evidence:
-                fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
-            return fold_evidence(evidence, separator, source)
-    if is_fixture(obj) and "evidence" not in obj:
-        fail(source, 'a fixture without "evidence": give a file of evidence sets')
-    inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
-    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else ""),
-                         separator, source)
-
-
 def fold_evidence(evidence, separator, source=""):
     """Evidence sets with each ID cut at the separator, as labels are (see fold_labels).
 
@@ -3673,24 +3547,6 @@ def no_answer_from_json(value, source, root):
     return list(value)
 
 
-def load_no_answer(path):
-    """[qid, ...] of a --no-answer file: query IDs one a line ('#' lines are comments), a JSON
-    list, or a fixture's "no_answer"."""
-    source = place(path)
-    with open_input(path) as stream:
-        if input_kind(stream, source) == "text":
-            qids = {}
-            for number, where, (qid,) in column_lines(text_lines(stream, source), source, "QID"):
-                if qids.setdefault(qid, number) != number:
-                    fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
-            if not qids:
-                fail(source, "no queries: the file has no query IDs")
-            return list(qids)
-        obj = parse_json(read_json_text(stream, source), source)
-    inside = isinstance(obj, dict) and "no_answer" in obj
-    return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
-
-
 def check_no_answer(no_answer, qrels, level, where):
     """Refuse a query without an answer that holds a relevant label."""
     least = least_relevant(level)
@@ -3701,6 +3557,160 @@ def check_no_answer(no_answer, qrels, level, where):
                  % show(relevant), qid)
 
 
+def no_answer_lines(lines, source):
+    """[qid, ...] of (number, line) pairs, a query ID a line; '#' lines are comments."""
+    qids = {}
+    for number, where, (qid,) in column_lines(lines, source, "QID"):
+        if qids.setdefault(qid, number) != number:
+            fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
+    if not qids:
+        fail(source, "no queries: the file has no query IDs")
+    return list(qids)
+
+
+# How each role's file is read, by what it is: its lines (None: read as JSON, which
+# refuses them), its JSON Lines or JSON records (None: read as JSON, which refuses
+# them), and its JSON text.
+Reader = namedtuple("Reader", "lines records json")
+
+
+def load(path, role, *context):
+    """What a file gives for a role (see READERS), its reader given ``context``."""
+    source, reader = place(path), READERS[role]
+    with open_input(path) as stream:
+        kind = sniff(stream, source)
+        if kind == "text" and reader.lines:
+            return reader.lines(stream, source, *context)
+        if kind == "json lines" and reader.records:
+            return reader.records(json_line_objects(_read_lines(stream, source), source), source, *context)
+        text = read_json_text(stream, source)
+    return reader.json(text, source, *context)
+
+
+def _labels_records(records, source, separator, fields, no_answer):
+    labels, extras = records_labels(records, source, fields, no_answer)
+    if "evidence" in extras:
+        extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
+    return fold_labels(labels, separator, source), extras
+
+
+def _labels_json(text, source, separator, fields, no_answer):
+    """A labels file's JSON: records, a fixture (or part of one), LlamaIndex's dataset or
+    labels {qid: labels}."""
+    (kind, obj), extras = json_value(text, source, fields), {}
+    if kind == "records":
+        return _labels_records(records_in(obj, source), source, separator, fields, no_answer)
+    if kind == "fixture":
+        labels, root = fixture_part(obj, "qrels", source)
+        if "evidence" in obj:
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator,
+                                               source)
+        if "no_answer" in obj:
+            extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
+    elif kind == "llamaindex":
+        labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
+    else:
+        labels, root = obj, ""
+    return fold_labels(qrels_from_json(labels, source, root), separator, source), extras
+
+
+def _run_forms_records(records, source, fields):
+    found = ((where, qid, fields_of.get("retrieved")) for where, qid, fields_of in json_records(list(records), fields))
+    return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
+                        for where, qid, ranking in found if ranking})
+
+
+def _run_forms_json(text, source, fields):
+    kind, obj = json_value(text, source, fields)
+    if kind == "records":
+        return _run_forms_records(records_in(obj, source), source, fields)
+    obj, root = fixture_part(obj, "runs", source) if kind == "fixture" else (obj, "")
+    return _json_forms(rankings_from_json(obj, source, root, None))
+
+
+def _json_forms(rankings):
+    return {qid: docids if scores is None else dict(zip(docids, scores))
+            for qid, (docids, scores) in rankings.items()}
+
+
+def _evidence_records(records, source, separator, fields):
+    evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid)
+                for where, qid, found in json_records(records, fields) if "evidence" in found}
+    if not evidence:
+        fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
+    return fold_evidence(evidence, separator, source)
+
+
+def _evidence_json(text, source, separator, fields):
+    kind, obj = json_value(text, source, fields)
+    if kind == "records":
+        return _evidence_records(records_in(obj, source), source, separator, fields)
+    if kind == "fixture" and "evidence" not in obj:
+        fail(source, 'a fixture without "evidence": give a file of evidence sets')
+    inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
+    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else ""),
+                         separator, source)
+
+
+def _groups_json(text, source):
+    kind, obj = json_value(text, source)
+    if kind == "fixture":
+        if "groups" not in obj:
+            fail(source, 'a fixture without "groups": give a file of groups')
+        return groups_from_json(obj["groups"], source, "groups")
+    return groups_from_json(obj, source, "")
+
+
+def _no_answer_json(text, source):
+    obj = parse_json(text, source)
+    inside = isinstance(obj, dict) and "no_answer" in obj
+    return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
+
+
+READERS = {
+    # ({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture give them);
+    # context: separator, fields, no_answer
+    "labels": Reader(lambda stream, source, separator, *_: (fold_labels(read_trec_qrels(stream, source), separator,
+                                                                        source), {}),
+                     _labels_records, _labels_json),
+    # (its own labels or None, {qid: Ranking or None}, extras) of a FIXTURE (qrels None) or a run
+    "fixture": Reader(None, records_rankings, json_rankings),
+    "run": Reader(lambda stream, source, qrels, opts: (None, judged_trec_run(stream, source, qrels, opts), {}),
+                  records_rankings, json_rankings),
+    "run forms": Reader(lambda stream, source, fields: _json_forms(read_trec_run(stream, source)),
+                        _run_forms_records, _run_forms_json),  # read_run's {qid: ranking} in the JSON forms
+    "evidence": Reader(lambda stream, source, separator, fields: fold_evidence(
+        evidence_from_lines(text_lines(stream, source), source), separator, source), _evidence_records, _evidence_json),
+    "lengths": Reader(lambda stream, source, wanted: length_lines(stream, source, wanted), None,
+                      lambda text, source, wanted: lengths_from_json(parse_json(text, source), source)),
+    "no_answer": Reader(lambda stream, source: no_answer_lines(text_lines(stream, source), source), None,
+                        _no_answer_json),
+    "groups": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source), None,
+                     _groups_json)}
+
+
+def load_run(path, qrels, opts=Options(), approved=None):
+    """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
+    fixture), JSON Lines or an array of records.
+
+    approved: ("the baseline's" or "the replicate's", {"labels": place, "evidence": place}
+    of the candidate's): a fixture's or a log's own labels, and evidence sets, must equal
+    those the candidate is judged by (``qrels``, opts.evidence).
+    """
+    source = place(path)
+    theirs, ranked, extras = load(path, "run", qrels, opts)
+    whose, ours = approved or (None, {})
+    if approved and "evidence" in extras and opts.evidence is not None:
+        check_same_labels(extras["evidence"], opts.evidence, "%s: evidence" % source, whose, "evidence sets",
+                          ours["evidence"])
+    if approved and theirs is not None:
+        check_same_labels(theirs, qrels, "%s: qrels" % source, whose, ours_at=ours["labels"])
+    elif approved and "evidence" in extras:  # standing in for its labels
+        check_same_labels(evidence_labels_of(extras["evidence"]), qrels, "%s: evidence" % source, whose,
+                          "labels (its evidence sets)", ours["labels"])
+    return ranked
+
+
 # === Pipeline: plan, load, evaluate ===
 
 # What one evaluation asks for: the measures, how rankings are read, the query
@@ -3708,6 +3718,24 @@ def check_no_answer(no_answer, qrels, level, where):
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
                           "max_group_drop gate_on")
+
+
+def weigh_later(maps, qrels, opts, path):
+    """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
+    with the counts of the lengths file: it is read once every ranking is, and keeps the
+    counts of those items only (a dictionary of every count would cost more than the run)."""
+    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
+    lengths = load(path, "lengths", {item[1] for ranked, qid in waiting
+                                  for items in ranked[qid].pending[1].values() for item in items})
+    for ranked, qid in waiting:
+        (where, pending), judged = ranked[qid].pending, ranked[qid].judged
+        filtered, sets = dict(judged.filtered), opts.evidence and opts.evidence.get(qid)
+        for ranking_filter, items in pending.items():
+            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter],
+                                 qrels[qid], opts)
+            listed = bool(items) and items[0][0] is None
+            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, qrels[qid], opts, sets)
+        ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
 
 
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
@@ -3767,7 +3795,7 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
         raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
-    groups = check_groups(inline if groups is None else load_groups(groups), labels, plan.max_group_drop)
+    groups = check_groups(inline if groups is None else load(groups, "groups"), labels, plan.max_group_drop)
     loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
         ours = {"labels": place(fixture or qrels or evidence), "evidence": place(evidence or fixture or qrels)}
@@ -3785,18 +3813,18 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     evidence sets, token counts and the queries without an answer (labeled with nothing,
     so that their rankings are read), checked against one another."""
     opts = plan.opts._replace(lengths=None if lengths is None else LATER, no_answer=None if seed else
-                              dict.fromkeys(() if no_answer is None else load_no_answer(no_answer),
+                              dict.fromkeys(() if no_answer is None else load(no_answer, "no_answer"),
                                             "--no-answer %s" % place(no_answer or "")))
     if evidence is not None:
-        opts = opts._replace(evidence=load_evidence(evidence, opts.separator, opts.fields))
+        opts = opts._replace(evidence=load(evidence, "evidence", opts.separator, opts.fields))
     loaded, where = [], fixture or qrels or evidence
     if fixture is not None:
-        labels, ranked, extras = load_fixture(fixture, opts)
+        labels, ranked, extras = load(fixture, "fixture", None, opts)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(opts.evidence), {}
     else:
-        labels, extras = load_qrels(qrels, opts.separator, opts.fields, opts.no_answer)
+        labels, extras = load(qrels, "labels", opts.separator, opts.fields, opts.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(opts, key):
                 fail(place(qrels), "the records give %s and %s is given too: give them once"
@@ -4013,6 +4041,33 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
     return {"runs": _library_call(qrels, runs, baseline, options, "runs.")}
 
 
+def read_qrels(path, *, fields=None):
+    """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines, records or a
+    fixture (gzip too); fields: {role: key} as --fields names a log's fields.
+
+    Raises EvalError, with the CLI's one-line message, on bad data.
+    """
+    return load(_path(path), "labels", None, fields_table(fields), frozenset())[0]
+
+
+def read_run(path, *, fields=None):
+    """The rankings of a run file (TREC, JSON, JSON Lines, records or a fixture's; gzip too) in
+    the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
+    return load(_path(path), "run forms", fields_table(fields))
+
+
+def _path(path):
+    """A file name given to the library: a str or a path-like object."""
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise EvalError("a file name must be a string or a path, not %s %s"
+                        % (type(path).__name__, show(path))) from None
+    if not isinstance(path, str):
+        raise EvalError("a file name must be text, not %s" % show(path))
+    return path
+
+
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
     measures, groups, replicates = options.pop("measures"), options.pop("groups"), options.pop("replicates", None)
@@ -4068,35 +4123,36 @@ def _measure_names(measures):
 
 def _checked_library_options(options):
     """The options of a library call, refused when the command line's parser could not have
-    produced them, and converted as it converts them."""
-    def refuse(name, rule):
-        raise EvalError("%s must be %s, not %s" % (name, rule, show(options[name])))
+    produced them (see OPTIONS), and converted as it converts them."""
     checked = dict(options)
-    for name, lowest in (("relevance_level", 0), ("seed", 0), ("permutations", 1)):
-        if name in options:
-            checked[name] = _integral(options[name])
-            if checked[name] is None or checked[name] < lowest:
-                refuse(name, "an integer >= %d" % lowest)
-    if options["depth"] is not None:
-        checked["depth"] = check_cutoff(options["depth"])
-    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
-        if options.get(name) is not None:
-            try:
-                real = isinstance(options[name], numbers.Real) and not isinstance(options[name], bool)
-                checked[name] = float(options[name]) if real else -1.0
-            except OverflowError:
-                checked[name] = -1.0
-            if not 0 <= checked[name] < math.inf:
-                refuse(name, "a number >= 0")
-    for name, choices in dict(POLICIES, duplicates=DUPLICATES, gate_on=GATE_ON).items():
-        if options.get(name, choices[0]) not in choices:  # score_run has no gate_on
-            refuse(name, "one of " + ", ".join(choices))
-    for name in ("ties", "ci", "judged_only"):
-        if not isinstance(options[name], bool):
-            refuse(name, "True or False")
-    if options["chunk_separator"] is not None and not isinstance(options["chunk_separator"], str):
-        refuse("chunk_separator", "a string")
+    for name, value in options.items():
+        option = OPTION[name]
+        if option.kind == "count":
+            checked[name] = _integral(value)
+            ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
+        elif option.kind == "cutoff":
+            ok, checked[name] = True, value if value is None else check_cutoff(value)
+        elif option.kind == "limit":
+            checked[name] = value if value is None else _number_at_least_zero(value)
+            ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
+        elif option.kind == "choice":
+            ok, rule = value in option.values, "one of " + ", ".join(option.values)
+        elif option.kind == "flag":
+            ok, rule = isinstance(value, bool), "True or False"
+        else:  # text
+            ok, rule = value is None or isinstance(value, str), "a string"
+        if not ok:
+            raise EvalError("%s must be %s, not %s" % (name, rule, show(value)))
     return checked
+
+
+def _number_at_least_zero(value):
+    """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
+    try:
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+    except OverflowError:
+        return -1.0
+    return number if number < math.inf else -1.0
 
 
 # === Output ===
@@ -4871,82 +4927,32 @@ def measure_help():
 
 @lru_cache(maxsize=2)
 def build_parser(defaults=True):
-    """The parser; with defaults False, the namespace holds only the options given.  Built
-    once: argparse asks the terminal its size for every option (80% of a small main())."""
+    """The parser of OPTIONS; with defaults False, the namespace holds only the options given.
+    Built once: argparse asks the terminal its size for every option (80% of a small main())."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
                      argument_default=argparse.SUPPRESS)
-    add = parser.add_argument
-    add("fixture", nargs="?", help="JSON fixture with qrels and runs, or JSON Lines records with both")
-    add("--qrels", metavar="FILE", help="labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture")
-    add("--run", action="append", metavar="FILE",
-        help="the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several")
-    add("--evidence", metavar="FILE",
-        help="evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
-             "they stand in for --qrels when it is not given")
-    add("--lengths", metavar="FILE",
-        help="token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)")
-    add("--no-answer", metavar="FILE",
-        help="the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only")
-    add("-m", "--measure", action="append", metavar="NAMES",
-        help="measures to compute, comma-separated (see below)")
-    add("--k", nargs="+", action="extend", type=_arg(parse_cutoff), metavar="K",
-        help="cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K)
-    add("--relevance-level", type=_arg(lambda text: parse_cutoff(text, 0, "relevance level")), metavar="L",
-        help="a grade >= L counts as relevant (default 1; trec_eval -l)")
-    add("--depth", type=_arg(parse_cutoff), metavar="N",
-        help="only the first N ranked documents of each query count (trec_eval -M)")
-    add("--judged-only", action="store_true",
-        help="drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)")
-    for name, case in POLICY_CASES.items():
-        add("--" + name.replace("_", "-"), choices=POLICIES[name],
-            help="%s: %s (default first)" % (case, ", ".join(POLICIES[name])))
-    _add_comparison_and_output(add)
+    for option in OPTIONS:
+        flags, keywords = _argument(option)
+        parser.add_argument(*flags, help=option.help, **keywords)
     if defaults:
         parser.set_defaults(**DEFAULTS)
     return parser
 
 
-def _add_comparison_and_output(add):
-    """build_parser's options for a comparison, its gates, groups, logs and the outputs."""
-    add("--baseline", metavar="FILE",
-        help="an approved run (TREC or JSON) or fixture to compare against, on the same labels")
-    add("--seed", type=_arg(lambda text: parse_cutoff(text, 0, "seed")), metavar="N",
-        help="seed of the sampled test and the bootstrap (default 0)")
-    add("--permutations", type=_arg(lambda text: parse_cutoff(text, 1, "permutations")), metavar="N",
-        help="sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT)
-    add("--max-mean-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline: exit 1 when a measure's mean drops by more than X")
-    add("--max-query-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline: exit 1 when any query's value of a measure drops by more than X")
-    add("--replicate", action="append", metavar="FILE",
-        help="another run of the baseline's configuration (repeatable): the mean gates allow the noise "
-             "among them, and the per-query gate leaves out the queries whose values differ")
-    add("--gate-on", choices=GATE_ON,
-        help="what a mean gate reads: the drop of the mean, or the whole 95%% interval of the change, "
-             "which must lie below minus the limit (default mean)")
-    add("--groups", metavar="FILE",
-        help="query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group")
-    add("--max-group-drop", type=_arg(parse_limit), metavar="X",
-        help="with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X")
-    add("--fields", action="append", type=_arg(parse_fields), metavar="ROLE=KEY,...",
-        help="JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)"
-        % ", ".join(ROLES))
-    add("--duplicates", choices=DUPLICATES,
-        help="a document ranked twice in one query: error, or first (keep its best-ranked place; "
-             "reported) (default error)")
-    add("--chunk-separator", metavar="SEP",
-        help="score documents, not chunks: cut ranked IDs and labels at the first SEP")
-    add("--ties", action="store_true",
-        help="also the lowest and highest mean over all orders of tied scores")
-    add("--ci", action="store_true",
-        help="also a 95%% bootstrap confidence interval for every mean (seeded by --seed)")
-    add("--format", choices=FORMATS, help="output format (default json)")
-    add("--per-query", action="store_true", help="with --format table or markdown, add a row per query")
-    add("--summary", metavar="FILE",
-        help="also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")")
-    add("--plot", metavar="FILE.svg",
-        help="also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG")
+def _argument(option):
+    """(flags, add_argument's keywords) of an option, by its kind."""
+    flag, lowest = "--" + option.name.replace("_", "-"), option.values
+    keywords = {"metavar": option.metavar} if option.metavar else {}
+    keywords.update({
+        "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
+        "names": {"action": "append"}, "flag": {"action": "store_true"}, "choice": {"choices": option.values},
+        "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
+        "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limit)},
+        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
+        "fields": {"action": "append", "type": _arg(parse_fields)}}[option.kind])
+    flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
+    return flags, keywords
 
 
 def parse_command_line(argv):
@@ -5126,9 +5132,9 @@ def _print(text, status):
 def compute(args, seed=False):
     """Load the inputs named by parsed arguments and evaluate them: the general result, or
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
-    fields = {role: key for named in args.fields or () for role, key in named.items()}
-    plan = make_plan(args.measure, fields=fields, curves=args.plot is not None,
-                     **{name: getattr(args, name) for name in PLAN_OPTIONS})
+    options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage == "plan"}
+    options["fields"] = {role: key for named in options["fields"] or () for role, key in named.items()}
+    plan = make_plan(options.pop("measure"), curves=args.plot is not None, **options)
     if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))

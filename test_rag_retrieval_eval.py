@@ -2018,14 +2018,28 @@ class LibraryApiTest(unittest.TestCase):
 
     def test_options_are_keywords_with_their_real_defaults(self):
         import inspect
-        parser = rre.build_parser()
+        parser, library_only = rre.build_parser(), {"measure", "k", "fields"}  # -m is the positional measures
         for call in (rre.score_run, rre.compare_runs, rre.score_runs):
             options = [p for p in inspect.signature(call).parameters.values() if p.kind == p.KEYWORD_ONLY]
             self.assertGreater(len(options), 10)
             for option in options:
                 with self.subTest(call=call.__name__, option=option.name):
+                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]  # one table
+                    self.assertIn(row.stage, ("plan", "input"))
                     expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
                     self.assertEqual(option.default, expected)
+                    self.assertEqual(option.default, row.default)
+        compare = inspect.signature(rre.compare_runs).parameters
+        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage == "plan" and o.name not in library_only),
+                         sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage == "plan"))
+
+    def test_each_kind_of_option_is_checked_as_the_table_says(self):
+        bad = {"count": -1, "cutoff": 0, "limit": float("nan"), "choice": "sometimes", "flag": 1, "text": 5}
+        for option in rre.OPTIONS:
+            if option.stage != "plan" or option.kind not in bad:
+                continue
+            with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
+                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
 
     def test_score_run_equals_the_cli(self):
         data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
