@@ -474,23 +474,26 @@ tied          with --ties: whether any two items have the same score (labeled or
 # diagnostics need besides (chunks folded away, ranked IDs when none matched,
 # repeats removed under --duplicates first).
 # pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
-# to be read (Options.lengths is LATER), else None.
+# to be read (Truth.lengths is LATER), else None.
 Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending", defaults=(0, None))
-LATER = "token counts read once every ranking is"  # Options.lengths of a --lengths file: see weigh_later
+LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
+
+# What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
+# without an answer has some, perhaps none); evidence {qid: evidence sets} (folded) or None;
+# lengths {ranked ID: token count}, None, or LATER (a file read after the rankings);
+# no_answer {qid: where it is said to have no answer, or None}.
+Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None, None, {}))
 
 # How rankings are read; one record instead of a parameter per option.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
 # gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
-# evidence: {qid: evidence sets} (folded) when known before the rankings are read, else None;
 # filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
-# lengths: {ranked ID: token count}, None, or LATER (a file read after the rankings);
-# no_answer: the queries known to have no answer (judged without labels), None in seed mode
-# (where a fixture's "no_answer" is not read, as the seed script read no other key);
-# abstain: the Filters of the Abstain measures, the only ones such a query is judged under.
-Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders evidence "
-                                "filters lengths no_answer abstain",
-                     defaults=(1, None, None, False, False, None, "error", (), None, {}, None, frozenset(),
-                               frozenset()))
+# abstain: the Filters of the Abstain measures, the only ones a query without an answer is
+# judged under; seed_mode: read as the seed script read, which read no other key of a fixture
+# (a fixture's "no_answer" and a record's "answerable" are left alone).
+Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders filters "
+                                "abstain seed_mode",
+                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False))
 
 
 def least_relevant(level):
@@ -736,7 +739,7 @@ def _gain(gains, labels, doc):
     return gains.get(grade, float(grade) if grade >= 1 else 0.0) if grade >= 0 else 0.0
 
 
-def judge_run(rankings, qrels, opts, source, root=None):
+def judge_run(rankings, truth, opts, source, root=None):
     """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
     ranked = {}
     for qid, (docids, scores) in rankings.items():
@@ -745,38 +748,42 @@ def judge_run(rankings, qrels, opts, source, root=None):
             if blank is not None:
                 fail(source if root is None else loc(source, _join(root, qid)),
                      "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
-        labels = qrels.get(qid)
+        labels = truth.labels.get(qid)
         if labels is None:
             ranked[qid] = None
             continue
-        sets = opts.evidence and opts.evidence.get(qid)
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, sets)
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, evidence_of(truth, qid))
         if opts.filters and docids:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, labels, opts, sets,
-                                       qid, source if root is None else loc(source, _join(root, qid)))
+            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, truth, opts, qid,
+                                       source if root is None else loc(source, _join(root, qid)))
     return ranked
 
 
-def with_filters(ranking, items, listed, labels, opts, sets, qid, where):
+def evidence_of(truth, qid):
+    """A query's evidence sets, or None."""
+    return truth.evidence and truth.evidence.get(qid)
+
+
+def with_filters(ranking, items, listed, truth, opts, qid, where):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
-    filtered, waiting = filtered_judged(ranking.judged, items, listed, labels, opts, sets, qid, where)
+    filtered, waiting = filtered_judged(ranking.judged, items, listed, truth, opts, qid, where)
     return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
                             pending=(where, waiting) if waiting else None)
 
 
-def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
+def filtered_judged(plain, items, listed, truth, opts, qid, where):
     """({Filter: Judged}, {Filter: items}) of one ranking's items (score, ID) in rank order
     (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
     items scored at or above it (--depth, applied when judged, keeps the same), a budget
     weighs the items within --depth (and the floor) as ranked, chunks before folding, and
     each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
-    whose counts are read later (opts.lengths is LATER) gives the items it may weigh instead.
+    whose counts are read later (truth.lengths is LATER) gives the items it may weigh instead.
     plain: the Judged record of the whole ranking."""
-    filters = [f for f in opts.filters if qid not in (opts.no_answer or ()) or f in opts.abstain]  # what scores it
-    out, waiting = {}, {}
+    filters = [f for f in opts.filters if qid not in truth.no_answer or f in opts.abstain]  # what scores it
+    out, waiting, labels, sets = {}, {}, truth.labels[qid], evidence_of(truth, qid)
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
             if listed:
@@ -786,8 +793,8 @@ def filtered_judged(plain, items, listed, labels, opts, sets, qid, where):
             out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
             continue
         kept, reach = within_depth(kept, opts), opts.filters[ranking_filter]
-        if opts.lengths is not LATER:
-            kept = within_budget(kept, ranking_filter, opts.lengths or {}, qid, where, reach, labels, opts)
+        if truth.lengths is not LATER:
+            kept = within_budget(kept, ranking_filter, truth.lengths or {}, qid, where, reach, labels, opts)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
         elif ranking_filter.pack == "skip" or reach is None:
             waiting[ranking_filter] = list(kept)
@@ -1552,7 +1559,7 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=frozenset()):
     """The general result of judged queries: means, per-query values, what was left out.
     "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
     per_query = score_queries(judged, specs, no_answer)
-    unanswered = len(no_answer.intersection(per_query))
+    unanswered = len(per_query.keys() & no_answer)
     result = {"queries": len(per_query) - unanswered}
     if no_answer:
         result["no_answer_queries"] = unanswered
@@ -1567,7 +1574,7 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=frozenset()):
 def check_domains(judged, specs, no_answer, where):
     """Refuse a measure that no evaluated query is scored on: Abstain without a question that has
     no answer, any other measure without one that has."""
-    unanswered = no_answer.intersection(judged)
+    unanswered = judged.keys() & no_answer
     for abstaining, count in ((True, len(unanswered)), (False, len(judged) - len(unanswered))):
         names = [s.name for s in specs if (s.base == "Abstain") == abstaining]
         if names and not count:
@@ -2100,7 +2107,7 @@ def group_results(groups, result, plan, where, no_answer=frozenset(), replicates
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
-        answered = len(rows) - len(no_answer.intersection(rows))
+        answered = len(rows) - len(rows.keys() & no_answer)
         fewest = min((sum(1 for row in rows.values() if s.name in row) for s in specs), default=0)
         block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}  # some mean is over so few
         if no_answer:
@@ -2724,7 +2731,7 @@ def records_labels(records, source, fields=None, no_answer=frozenset()):
     (which stand in for missing labels) or say that their question has no answer."""
     qrels, extras, keys = {}, {}, []
     for where, qid, found in json_records(records, fields, first_keys=keys):
-        _record_truth(found, where, qid, Options(fields=fields, no_answer=no_answer), qrels, extras)
+        _record_truth(found, where, qid, Options(fields=fields), Truth(None, no_answer=no_answer), qrels, extras)
     if not qrels:
         fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
@@ -2732,11 +2739,12 @@ def records_labels(records, source, fields=None, no_answer=frozenset()):
     return qrels, extras
 
 
-def _record_truth(found, where, qid, opts, labels, extras):
+def _record_truth(found, where, qid, opts, given, labels, extras):
     """Read a record's labels (or its evidence sets, standing in) into labels, and its evidence
-    sets and whether its question has no answer into extras["evidence"], extras["no_answer"]."""
+    sets and whether its question has no answer into extras["evidence"], extras["no_answer"];
+    given: the Truth given apart (evidence sets, questions without an answer)."""
     if "evidence" in found:
-        if opts.evidence is not None:
+        if given.evidence is not None:
             fail(where, "the record has evidence sets and --evidence is given too: give them once", qid)
         name, value = found["evidence"]
         extras.setdefault("evidence", {}).update(
@@ -2747,16 +2755,16 @@ def _record_truth(found, where, qid, opts, labels, extras):
                                   opts.separator, where))
     elif "evidence" in found:
         labels[qid] = evidence_labels(extras["evidence"][qid])
-    unanswerable = qid in (opts.no_answer or ())
-    if "answerable" in found and opts.no_answer is not None:
+    unanswerable = qid in given.no_answer
+    if "answerable" in found and not opts.seed_mode:
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
-        if opts.no_answer and not value:
+        if given.no_answer and not value:
             fail(where, "the record says it has no answer and --no-answer is given too: give them once", qid)
-        if value and qid in opts.no_answer:
+        if value and qid in given.no_answer:
             fail(where, "the record says its question has an answer, and %s lists it among those without one: "
-                 "which is it?" % (opts.no_answer[qid] or "--no-answer"), qid)
+                 "which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
             extras.setdefault("no_answer", []).append(qid)
             unanswerable = True
@@ -2765,24 +2773,25 @@ def _record_truth(found, where, qid, opts, labels, extras):
     return unanswerable
 
 
-def records_rankings(records, source, qrels, opts, line_of=None):
+def records_rankings(records, source, truth, opts, line_of=None):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
     sets, "no_answer": their queries without an answer} as far as they have them) of records
-    (place, record, where) read as a fixture (qrels None: judged by each record's own labels,
+    (place, record, where) read as a fixture (truth.labels None: judged by each record's own labels,
     or its evidence sets standing in) or a run (whose labels are read, to be compared).
     Each record is judged as it is read, so that memory follows queries."""
     theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
     for where, qid, found in json_records(records, opts.fields, line_of, keys):
         unanswerable = False
-        if qrels is None:
-            unanswerable = _record_truth(found, where, qid, opts, theirs, extras)
+        if truth.labels is None:
+            unanswerable = _record_truth(found, where, qid, opts, truth, theirs, extras)
         elif found.keys() & {"relevant", "evidence"}:  # to be compared with the candidate's
-            _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid,
-                          opts._replace(evidence=None), theirs if "relevant" in found else {}, extras)
+            _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid, opts,
+                          truth._replace(evidence=None), theirs if "relevant" in found else {}, extras)
         if "retrieved" in found:
             name, value = found["retrieved"]
             docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
-            own = opts._replace(evidence=extras.get("evidence") or opts.evidence)
+            own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
+                                 evidence=extras.get("evidence") or truth.evidence)
             if unanswerable:  # known from the record itself: no budget scores its ranking
                 own = own._replace(no_answer={qid: None})
             if "tokens" in found:
@@ -2791,9 +2800,8 @@ def records_rankings(records, source, qrels, opts, line_of=None):
                     f.tokens is not None for f in opts.filters):
                 fail(where, "no token counts for the budget: the record has no %s and --lengths is not given%s"
                      % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
-            ranked.update(judge_run({qid: (docids, scores)}, theirs if qrels is None else qrels, own,
-                                    loc(where, name)))
-    if qrels is None and not theirs:
+            ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, name)))
+    if truth.labels is None and not theirs:
         fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
                                                        fields_hint(keys, "relevant", "the first record's")))
     if not ranked and keys:
@@ -2830,33 +2838,33 @@ def fold_labels(qrels, separator, source=""):
     return folded
 
 
-def reference_json_rankings(text, source, qrels, opts):
+def reference_json_rankings(text, source, truth, opts):
     """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
     "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or
     part of one) or array of records.
 
-    qrels None: the text must be a fixture or records, judged by its own (folded) labels, or
-    its evidence sets (or those of opts) standing in for them.
+    truth.labels None: the text must be a fixture or records, judged by its own (folded)
+    labels, or its evidence sets (or truth's) standing in for them.
     """
     (kind, obj), theirs, root, extras = json_value(text, source, opts.fields), None, "", {}
     if kind == "records":
-        return records_rankings(records_in(obj, source), source, qrels, opts)
-    if qrels is None:
-        labels, obj, extras = split_fixture(obj, source, opts.evidence is not None)
+        return records_rankings(records_in(obj, source), source, truth, opts)
+    if truth.labels is None:
+        labels, obj, extras = split_fixture(obj, source, truth.evidence is not None)
         if "evidence" in extras:
             extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence"),
                                                opts.separator, source)
-            opts = opts._replace(evidence=extras["evidence"])
-        theirs, root = (evidence_labels_of(opts.evidence) if labels is None else
+            truth = truth._replace(evidence=extras["evidence"])
+        theirs, root = (evidence_labels_of(truth.evidence) if labels is None else
                         fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)), "runs"
         if labels is None:  # the evidence sets stand in for its labels (the fast twin takes no such fixture)
             extras["stand_in"] = True
-        if "no_answer" in extras and opts.no_answer is not None:  # not read in seed mode
-            if opts.no_answer:
+        if "no_answer" in extras and not opts.seed_mode:
+            if truth.no_answer:
                 fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
             extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
-            opts = opts._replace(no_answer=dict.fromkeys(extras["no_answer"]))
-        with_no_answer(theirs, opts.no_answer)
+            truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
+        truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
             theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
@@ -2865,8 +2873,7 @@ def reference_json_rankings(text, source, qrels, opts):
                                                opts.separator, source)
         obj, root = fixture_part(obj, "runs", source)
     rankings = rankings_from_json(obj, source, root, opts.duplicates)
-    ranked = judge_run(rankings, theirs if qrels is None else qrels, opts, source, root)
-    return theirs, ranked, extras
+    return theirs, judge_run(rankings, truth, opts, source, root), extras
 
 
 # json.loads would build every ranking before the first is judged: memory ten
@@ -2890,39 +2897,38 @@ _RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' 
 _DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key fails a check, and declines
 
 
-def fast_json_rankings(text, source, qrels, opts):
-    """= reference_json_rankings(text, source, qrels, opts).
+def fast_json_rankings(text, source, truth, opts):
+    """= reference_json_rankings(text, source, truth, opts).
 
     Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other
     layout and any error, JSON's or ours, go to the reference, which finds it
     again and words it.
     """
     try:
-        return _fast_json_rankings(text, source, qrels, opts)
+        return _fast_json_rankings(text, source, truth, opts)
     except (_Decline, ValueError, RecursionError):  # ValueError: JSON's errors and EvalError
-        return reference_json_rankings(text, source, qrels, opts)
+        return reference_json_rankings(text, source, truth, opts)
 
 
-def _fast_json_rankings(text, source, qrels, opts):
+def _fast_json_rankings(text, source, truth, opts):
     theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
     if head:
         labels, i = _DECODER.raw_decode(text, head.end())
         theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
-        if qrels is None:
-            with_no_answer(theirs, opts.no_answer)
+        if truth.labels is None:
+            truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
         runs, root = _RUNS_NEXT.match(text, i), "runs"
         if runs is None:
             raise _Decline
         i = runs.end()
-    elif qrels is None or not text.startswith("{", start):
+    elif truth.labels is None or not text.startswith("{", start):
         raise _Decline
     else:
         i, root = start, ""
-    labels = theirs if qrels is None else qrels
 
     def judged(qid, value):
         docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
-        return judge_run({qid: (docids, scores)}, labels, opts, source, root)[qid]
+        return judge_run({qid: (docids, scores)}, truth, opts, source, root)[qid]
     ranked, end = _members(text, i, judged)
     if root:  # the fixture's closing brace, not another member
         close = _NEXT.match(text, end)
@@ -2967,7 +2973,7 @@ def with_no_answer(labels, no_answer):
     return labels
 
 
-def reference_judged_trec_run(stream, source, qrels, opts):
+def reference_judged_trec_run(stream, source, truth, opts):
     """{qid: Ranking or None} of a TREC run's stream: each query judged when its lines end,
     so that memory holds one query's lines.  Messages come as if every line were read
     first: the first bad line, else the first query that cannot be judged.  A run whose
@@ -2977,12 +2983,12 @@ def reference_judged_trec_run(stream, source, qrels, opts):
         if qid != current:
             if current is not None:
                 try:
-                    ranked.update(judge_run({current: (docids, scores)}, qrels, opts, source))
+                    ranked.update(judge_run({current: (docids, scores)}, truth, opts, source))
                 except EvalError as exc:
                     judging_error, ranked[current] = judging_error or exc, None
             if qid is not None and qid in ranked:  # the query comes back
                 stream.seek(0)
-                return judge_run(read_trec_run(stream, source, opts.duplicates), qrels, opts, source)
+                return judge_run(read_trec_run(stream, source, opts.duplicates), truth, opts, source)
             current, docids, scores, line_of = qid, [], [], {}
         if qid is not None:
             first = line_of.setdefault(doc, number)
@@ -2997,8 +3003,8 @@ def reference_judged_trec_run(stream, source, qrels, opts):
     return ranked
 
 
-def fast_judged_trec_run(stream, source, qrels, opts):
-    """= reference_judged_trec_run(stream, source, qrels, opts).
+def fast_judged_trec_run(stream, source, truth, opts):
+    """= reference_judged_trec_run(stream, source, truth, opts).
 
     A run is read in chunks of whole lines, and a query is judged as soon as
     its last line is read, so memory holds one query's lines at a time (a
@@ -3006,18 +3012,18 @@ def fast_judged_trec_run(stream, source, qrels, opts):
     """
     progress = _progress(source)
     try:
-        ranked = _fast_pass(stream, qrels, opts, BLOCK, progress, source)
+        ranked = _fast_pass(stream, truth, opts, BLOCK, progress, source)
     except _Decline:
         ranked = None
     finally:
         progress(None, None)
     if not ranked:  # declined, or no ranking at all: the reference words the refusal
         stream.seek(0)
-        return reference_judged_trec_run(stream, source, qrels, opts)
+        return reference_judged_trec_run(stream, source, truth, opts)
     return ranked
 
 
-def _fast_pass(stream, qrels, opts, chunk, progress=None, source=""):
+def _fast_pass(stream, truth, opts, chunk, progress=None, source=""):
     """{qid: Ranking or None} of a TREC run's lines, read ``chunk`` bytes at a time."""
     ranked, current, docs, values = {}, None, [], []
     for lines_read, piece, lines in _chunks(stream, chunk):
@@ -3027,31 +3033,31 @@ def _fast_pass(stream, qrels, opts, chunk, progress=None, source=""):
         for q, first, stop in _segments(qids):
             if q != current:
                 if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
+                    ranked[current.decode()] = _fast_judge(current, docs, values, truth, opts, source)
                 if q.decode() in ranked:  # the query came back: only the reference keeps all
                     raise _Decline
                 current, docs, values = q, [], []
             docs.append(docids[first:stop])
             values.append(scores[first:stop])
     if current is not None:
-        ranked[current.decode()] = _fast_judge(current, docs, values, qrels, opts, source)
+        ranked[current.decode()] = _fast_judge(current, docs, values, truth, opts, source)
     return ranked
 
 
-def _fast_judge(q, docs, values, qrels, opts, source):
+def _fast_judge(q, docs, values, truth, opts, source):
     """The Ranking record (or None) of one query's pieces of IDs (bytes) and scores."""
     docids, scores = (part[0] if len(part) == 1 else list(chain.from_iterable(part))
                       for part in (docs, values))
     docset, qid = set(docids), q.decode()
     if len(docset) < len(docids) and opts.duplicates != "first":  # the reference names both lines
         raise _Decline
-    labels = qrels.get(qid)
+    labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
         if opts.separator:  # IDs are cut as text
-            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, qrels, opts, source)[qid]
+            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
         if labels is None:
             return None
-        sets = opts.evidence and opts.evidence.get(qid)
+        sets = evidence_of(truth, qid)
         ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset,
                                 sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
         if ranking.sample:
@@ -3060,7 +3066,7 @@ def _fast_judge(q, docs, values, qrels, opts, source):
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
-            ranking = with_filters(ranking, items, False, labels, opts, sets, qid, source)
+            ranking = with_filters(ranking, items, False, truth, opts, qid, source)
         return ranking
     except EvalError:
         raise _Decline from None
@@ -3675,7 +3681,7 @@ READERS = {
                      _labels_records, _labels_json),
     # (its own labels or None, {qid: Ranking or None}, extras) of a FIXTURE (qrels None) or a run
     "fixture": Reader(None, records_rankings, json_rankings),
-    "run": Reader(lambda stream, source, qrels, opts: (None, judged_trec_run(stream, source, qrels, opts), {}),
+    "run": Reader(lambda stream, source, truth, opts: (None, judged_trec_run(stream, source, truth, opts), {}),
                   records_rankings, json_rankings),
     "run forms": Reader(lambda stream, source, fields: _json_forms(read_trec_run(stream, source)),
                         _run_forms_records, _run_forms_json),  # read_run's {qid: ranking} in the JSON forms
@@ -3689,24 +3695,24 @@ READERS = {
                      _groups_json)}
 
 
-def load_run(path, qrels, opts=Options(), approved=None):
+def load_run(path, truth, opts=Options(), approved=None):
     """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
     fixture), JSON Lines or an array of records.
 
     approved: ("the baseline's" or "the replicate's", {"labels": place, "evidence": place}
     of the candidate's): a fixture's or a log's own labels, and evidence sets, must equal
-    those the candidate is judged by (``qrels``, opts.evidence).
+    those the candidate is judged by (``truth``).
     """
     source = place(path)
-    theirs, ranked, extras = load(path, "run", qrels, opts)
+    theirs, ranked, extras = load(path, "run", truth, opts)
     whose, ours = approved or (None, {})
-    if approved and "evidence" in extras and opts.evidence is not None:
-        check_same_labels(extras["evidence"], opts.evidence, "%s: evidence" % source, whose, "evidence sets",
+    if approved and "evidence" in extras and truth.evidence is not None:
+        check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
                           ours["evidence"])
     if approved and theirs is not None:
-        check_same_labels(theirs, qrels, "%s: qrels" % source, whose, ours_at=ours["labels"])
+        check_same_labels(theirs, truth.labels, "%s: qrels" % source, whose, ours_at=ours["labels"])
     elif approved and "evidence" in extras:  # standing in for its labels
-        check_same_labels(evidence_labels_of(extras["evidence"]), qrels, "%s: evidence" % source, whose,
+        check_same_labels(evidence_labels_of(extras["evidence"]), truth.labels, "%s: evidence" % source, whose,
                           "labels (its evidence sets)", ours["labels"])
     return ranked
 
@@ -3720,7 +3726,7 @@ Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_m
                           "max_group_drop gate_on")
 
 
-def weigh_later(maps, qrels, opts, path):
+def weigh_later(maps, truth, opts, path):
     """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
     with the counts of the lengths file: it is read once every ranking is, and keeps the
     counts of those items only (a dictionary of every count would cost more than the run)."""
@@ -3729,12 +3735,11 @@ def weigh_later(maps, qrels, opts, path):
                                   for items in ranked[qid].pending[1].values() for item in items})
     for ranked, qid in waiting:
         (where, pending), judged = ranked[qid].pending, ranked[qid].judged
-        filtered, sets = dict(judged.filtered), opts.evidence and opts.evidence.get(qid)
+        filtered, sets, labels = dict(judged.filtered), evidence_of(truth, qid), truth.labels[qid]
         for ranking_filter, items in pending.items():
-            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter],
-                                 qrels[qid], opts)
+            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter], labels, opts)
             listed = bool(items) and items[0][0] is None
-            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, qrels[qid], opts, sets)
+            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, labels, opts, sets)
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
 
 
@@ -3755,7 +3760,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
-                   duplicates, gain_orders, None, filters,
+                   duplicates, gain_orders, filters,
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
@@ -3783,72 +3788,74 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
         raise EvalError("--chunk-separator needs a non-empty separator")
 
 
+# The approved side of a comparison: the baseline's rankings, its place, its replicates
+# [(rankings, name), ...], and a dict that keeps their evaluation from one run to the next.
+Approved = namedtuple("Approved", "ranked place replicates kept")
+
+
 def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, replicates=(), groups=None,
                 evidence=None, lengths=None, no_answer=None, seed=False):
-    """(qrels, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the
-    baseline's (rankings, place, {}, [(a replicate's rankings, its name), ...]) or None,
-    groups or None, the queries without an answer (a frozenset)) of the files named: what is
-    true of the queries first (load_truth), then each run, reduced to its judged ranks as it
-    is read.  In seed mode a fixture's "groups" and "no_answer" are ignored, as the seed
-    script ignored every other key."""
-    labels, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
+    """(Truth, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the Approved
+    baseline or None, groups or None) of the files named: what is true of the queries first
+    (load_truth), then each run, reduced to its judged ranks as it is read.  In seed mode a
+    fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
+    truth, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
     inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
         raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
-    groups = check_groups(inline if groups is None else load(groups, "groups"), labels, plan.max_group_drop)
-    loaded += [(path, load_run(path, labels, opts), (place(where), place(path))) for path in runs]
+    groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
+    loaded += [(path, load_run(path, truth, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
         ours = {"labels": place(fixture or qrels or evidence), "evidence": place(evidence or fixture or qrels)}
-        baseline = (load_run(baseline, labels, opts, ("the baseline's", ours)), place(baseline), {},
-                    [(load_run(path, labels, opts, ("the replicate's", ours)), path) for path in replicates])
+        baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours)), place(baseline),
+                            [(load_run(path, truth, opts, ("the replicate's", ours)), path) for path in replicates], {})
     if lengths is not None:
-        weigh_later([ranked for _, ranked, _ in loaded] + ([baseline[0]] + [r for r, _ in baseline[3]] if baseline
-                                                           else []), labels, opts, lengths)
-    return labels, loaded, baseline, groups, frozenset(opts.no_answer or ())
+        weigh_later([ranked for _, ranked, _ in loaded] + ([baseline.ranked] + [r for r, _ in baseline.replicates]
+                                                           if baseline else []), truth, opts, lengths)
+    return truth, loaded, baseline, groups
 
 
 def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
-    """(labels, the Options the rankings are read with, [the fixture's run] or [], the
-    fixture's other members, the labels' file): the labels (or evidence sets standing in),
-    evidence sets, token counts and the queries without an answer (labeled with nothing,
-    so that their rankings are read), checked against one another."""
-    opts = plan.opts._replace(lengths=None if lengths is None else LATER, no_answer=None if seed else
-                              dict.fromkeys(() if no_answer is None else load(no_answer, "no_answer"),
-                                            "--no-answer %s" % place(no_answer or "")))
+    """(Truth, the Options the rankings are read with, [the fixture's run] or [], the fixture's
+    other members, the labels' file): the labels (or evidence sets standing in), evidence
+    sets, token counts and the queries without an answer (labeled with nothing, so that
+    their rankings are read), checked against one another."""
+    opts = plan.opts._replace(seed_mode=seed)
+    truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
+        load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
-        opts = opts._replace(evidence=load(evidence, "evidence", opts.separator, opts.fields))
+        truth = truth._replace(evidence=load(evidence, "evidence", opts.separator, opts.fields))
     loaded, where = [], fixture or qrels or evidence
     if fixture is not None:
-        labels, ranked, extras = load(fixture, "fixture", None, opts)
+        labels, ranked, extras = load(fixture, "fixture", truth, opts)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
     elif qrels is None:  # the evidence sets stand in for the labels
-        labels, extras = evidence_labels_of(opts.evidence), {}
+        labels, extras = evidence_labels_of(truth.evidence), {}
     else:
-        labels, extras = load(qrels, "labels", opts.separator, opts.fields, opts.no_answer)
+        labels, extras = load(qrels, "labels", opts.separator, opts.fields, truth.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
-            if extras.get(key) and getattr(opts, key):
+            if extras.get(key) and getattr(truth, key):
                 fail(place(qrels), "the records give %s and %s is given too: give them once"
                      % (key.replace("_", "-"), flag))
-    opts = opts._replace(evidence=extras.get("evidence") or opts.evidence)
-    if not seed:
-        opts = opts._replace(no_answer=dict.fromkeys(extras.get("no_answer") or opts.no_answer))
-        with_no_answer(labels, opts.no_answer)
-        check_no_answer(opts.no_answer, labels, opts.level, place(no_answer or where))
-    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), place(evidence or where),
-                          extras.get("keys"))
-    if "keys" in extras and not opts.no_answer and any(s.base == "Abstain" for s in plan.specs):
+    truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
+    if not seed and extras.get("no_answer"):
+        truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
+    with_no_answer(labels, truth.no_answer)
+    check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
+    check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
+                          place(evidence or where), extras.get("keys"))
+    if "keys" in extras and not truth.no_answer and any(s.base == "Abstain" for s in plan.specs):
         fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
              % _role_hint(extras["keys"], "answerable"))
     own_labels = qrels is not None or fixture is not None and not extras.get("stand_in")
     check_inputs_used(plan.specs, lengths, evidence, own_labels)
-    return labels, opts, loaded, extras, where
+    return truth, opts, loaded, extras, where
 
 
-def evaluate_runs(plan, qrels, runs, baseline=None, groups=None, no_answer=frozenset()):
+def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
     """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
-    and several runs, Holm's correction is over all of them: one family.  no_answer: the
-    queries with no answer in the corpus, scored by Abstain only."""
-    results = {name: evaluate_loaded(plan, qrels, ranked, where, baseline, groups, no_answer)
+    and several runs, Holm's correction is over all of them: one family."""
+    results = {name: evaluate_loaded(plan, truth, ranked, where, baseline, groups)
                for name, ranked, where in runs}
     if len(results) > 1 and baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
@@ -3857,22 +3864,22 @@ def evaluate_runs(plan, qrels, runs, baseline=None, groups=None, no_answer=froze
     return results
 
 
-def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None, no_answer=frozenset()):
-    """The general result of loaded inputs; baseline is (its rankings, its place, a dict that
-    keeps its evaluation, its replicates) or None, groups {name: [qid, ...]} or None."""
-    specs, opts = plan.specs, plan.opts
-    judged, skipped, zeroed = judge_queries(qrels, ranked, opts.level, plan.policies, where, no_answer)
+def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
+    """The general result of loaded inputs; baseline: Approved or None; groups {name: [qid,
+    ...]} or None.  A query without an answer is scored by Abstain only."""
+    specs, opts, no_answer = plan.specs, plan.opts, truth.no_answer
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, where, no_answer)
     check_domains(judged, specs, no_answer, where[1])
     result = run_evaluation(judged, specs, skipped, zeroed, no_answer)
     intervals, replicates = None, ()
     if baseline is not None:
-        result.update(compare_with_baseline(plan, qrels, judged, result, (where[0],) + baseline, no_answer))
+        result.update(compare_with_baseline(plan, truth, judged, result, baseline, where[0]))
         intervals, replicates = result.pop("mean_ci95"), result.pop("replicate_per_query")
     if groups is not None:
         result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
     if plan.curves:  # drawn by the plot, and taken out of the result
         result["curves"] = curves(with_answer(judged, no_answer), specs)
-    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), qrels),
+    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels),
                                       coverage_warning(result.get("coverage"))) if w]
     if opts.separator:
         folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
@@ -3886,10 +3893,11 @@ def evaluate_loaded(plan, qrels, ranked, where, baseline=None, groups=None, no_a
     return result
 
 
-def approved_evaluation(plan, qrels, ranked, where, no_answer, with_curves=False):
+def approved_evaluation(plan, truth, ranked, where, with_curves=False):
     """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
     zeros, result (and curves), judged by the same policies as every run."""
-    judged, skipped, zeroed = judge_queries(qrels, ranked, plan.opts.level, plan.policies, where, no_answer)
+    no_answer = truth.no_answer
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, where, no_answer)
     return {"ranked": ranked, "judged": judged, "skipped": skipped, "zeroed": zeroed,
             "result": run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
             "curves": curves(with_answer(judged, no_answer), plan.specs) if with_curves else None}
@@ -3910,26 +3918,21 @@ def with_answer(per_query, no_answer):
     return {q: v for q, v in per_query.items() if q not in no_answer} if no_answer else per_query
 
 
-def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=frozenset()):
-    """The comparison block of the candidate's result against the baseline's, on the same labels.
-
-    baseline is (the qrels' place, the baseline's rankings, the baseline's place, a dict
-    that keeps the evaluation of the baseline and its replicates from one run to the next,
-    the replicates: [(rankings, name), ...]).  With replicates the block has their
-    results, the noise and the unstable queries (see replicate_noise).
-    """
-    specs, opts = plan.specs, plan.opts
-    qrels_place, base_ranked, base_place, kept, replicas = baseline
+def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
+    """The comparison block of the candidate's result against the Approved baseline's, on the
+    same labels.  With replicates the block has their results, the noise and the unstable
+    queries (see replicate_noise)."""
+    specs, opts, no_answer, kept, replicas = plan.specs, plan.opts, truth.no_answer, approved.kept, approved.replicates
     if not kept:  # judged with the first run, where its errors come up as they always did
-        kept.update(approved_evaluation(plan, qrels, base_ranked, (qrels_place, base_place), no_answer, plan.curves))
-        kept["replicates"] = [approved_evaluation(plan, qrels, ranked, (qrels_place, place(name)), no_answer)
+        kept.update(approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place), plan.curves))
+        kept["replicates"] = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)))
                               for ranked, name in replicas]
         for (_, name), theirs in zip(replicas, kept["replicates"]):
             same_queries(kept["result"], theirs["result"], place(name), "the replicate and the baseline")
         kept["noise"] = (replicate_noise(kept["result"], [r["result"] for r in kept["replicates"]], specs)
                          if replicas else (None, None))
     noise, unstable = kept["noise"]
-    out = compare(kept["result"], result, specs, plan.seed, plan.permutations, base_place, plan.ci,
+    out = compare(kept["result"], result, specs, plan.seed, plan.permutations, approved.place, plan.ci,
                   Gates("--max-mean-drop", plan.max_mean_drop, plan.max_query_drop, plan.gate_on, noise,
                         unstable, len(replicas)))
     out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
@@ -3941,10 +3944,10 @@ def compare_with_baseline(plan, qrels, judged, result, baseline, no_answer=froze
         out.update(noise=noise, unstable=unstable)
     out["replicate_per_query"] = [theirs["result"]["per_query"] for theirs in kept["replicates"]]
     if opts.duplicates == "first":
-        out["baseline_deduplicated"] = deduplicated(base_ranked, kept["judged"])
+        out["baseline_deduplicated"] = deduplicated(approved.ranked, kept["judged"])
     if plan.curves:
         out["baseline_curves"] = kept["curves"]
-    if any(g < opts.level for labels in qrels.values() for g in labels.values()):
+    if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
         out["coverage"] = coverage(with_answer(kept["judged"], no_answer), with_answer(judged, no_answer), specs)
     return out
 
@@ -3968,7 +3971,7 @@ def evaluate(qrels, runs, k=DEFAULT_K):
     """
     k = check_cutoff(k)
     labels = qrels_from_json(qrels, None, "qrels")
-    ranked = judge_run(rankings_from_json(runs, None, "runs", None), labels, Options(), None, "runs")
+    ranked = judge_run(rankings_from_json(runs, None, "runs", None), Truth(labels), Options(), None, "runs")
     judged, skipped, zeroed = judge_queries(labels, ranked)
     return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
 
@@ -4071,7 +4074,7 @@ def _path(path):
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
     measures, groups, replicates = options.pop("measures"), options.pop("groups"), options.pop("replicates", None)
-    truth = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
+    given = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
     if replicates is not None and not isinstance(replicates, (list, tuple)):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
@@ -4082,33 +4085,33 @@ def _library_call(qrels, runs, baseline, options, root=""):
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
                   chunk_separator=options["chunk_separator"], replicates=len(replicates or ()),
                   gate_on=plan.gate_on)
-    labels, opts = _library_truth(qrels, plan, **truth)
-    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), labels,
+    truth, opts = _library_truth(qrels, plan, **given), plan.opts
+    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), truth.labels,
                           plan.max_group_drop)
-    judged = [(name, judge_run(rankings_from_json(run, None, root + name, opts.duplicates), labels,
-                               opts, None, root + name), ("qrels", root + name)) for name, run in runs.items()]
+
+    def judged(run, name):
+        return judge_run(rankings_from_json(run, None, name, opts.duplicates), truth, opts, None, name)
+    loaded = [(name, judged(run, root + name), ("qrels", root + name)) for name, run in runs.items()]
     if baseline is not None:
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
-        baseline = (judge_run(rankings_from_json(baseline, None, "baseline", opts.duplicates), labels,
-                              opts, None, "baseline"), "baseline", {},
-                    [(judge_run(rankings_from_json(run, None, name, opts.duplicates), labels, opts, None, name), name)
-                     for name, run in zip(names, replicates or ())])
-    return evaluate_runs(plan, labels, judged, baseline, groups, frozenset(opts.no_answer))
+        baseline = Approved(judged(baseline, "baseline"), "baseline",
+                            [(judged(run, name), name) for name, run in zip(names, replicates or ())], {})
+    return evaluate_runs(plan, truth, loaded, baseline, groups)
 
 
 def _library_truth(qrels, plan, evidence, lengths, no_answer):
-    """(labels, Options) of a library call's JSON: as load_truth, for objects."""
-    opts = plan.opts._replace(evidence=evidence if evidence is None else fold_evidence(
+    """The Truth of a library call's JSON: as load_truth, for objects."""
+    truth = Truth(None, evidence if evidence is None else fold_evidence(
         evidence_from_json(evidence, None, "evidence"), plan.opts.separator, "evidence"),
-        lengths=lengths if lengths is None else lengths_from_json(lengths, "lengths"),
-        no_answer=dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
-    labels = (evidence_labels_of(opts.evidence) if qrels is None and evidence is not None else
-              fold_labels(qrels_from_json(qrels, None, "qrels"), opts.separator, "qrels"))
-    labels = dict(labels, **{q: labels.get(q, {}) for q in opts.no_answer})
-    check_no_answer(opts.no_answer, labels, opts.level, "no_answer")
-    check_evidence_wanted(plan.specs, opts.evidence, with_answer(labels, opts.no_answer), "evidence")
+        lengths if lengths is None else lengths_from_json(lengths, "lengths"),
+        dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
+    labels = (evidence_labels_of(truth.evidence) if qrels is None and evidence is not None else
+              fold_labels(qrels_from_json(qrels, None, "qrels"), plan.opts.separator, "qrels"))
+    labels = dict(labels, **{q: labels.get(q, {}) for q in truth.no_answer})
+    check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
+    check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
     check_inputs_used(plan.specs, lengths, evidence, qrels is not None, "")
-    return labels, opts
+    return truth._replace(labels=labels)
 
 
 def _measure_names(measures):
@@ -5138,11 +5141,11 @@ def compute(args, seed=False):
     if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
-    qrels, runs, baseline, groups, no_answer = load_inputs(
+    truth, runs, baseline, groups = load_inputs(
         plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline,
         replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
         no_answer=args.no_answer, seed=seed)
-    results = evaluate_runs(plan, qrels, runs, baseline, groups, no_answer)
+    results = evaluate_runs(plan, truth, runs, baseline, groups)
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}
 
 

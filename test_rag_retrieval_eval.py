@@ -858,7 +858,7 @@ class TrecRunReaderCases:
     def reference(self, data, qrels=None, opts=rre.Options()):
         path = self.write("ref.txt", data)
         with rre.open_input(str(path)) as stream:
-            return rre.judge_run(rre.read_trec_run(stream, "run.txt"), qrels or QRELS_FOR_RANDOM, opts,
+            return rre.judge_run(rre.read_trec_run(stream, "run.txt"), rre.Truth(qrels or QRELS_FOR_RANDOM), opts,
                                  "run.txt")
 
     def test_golden_values(self):
@@ -909,7 +909,7 @@ class TrecRunReaderCases:
         path = self.write("cut.gz", packed)
         for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
             with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
-                self.assertRaises(rre._Decline, rre._fast_pass, stream, QRELS_FOR_RANDOM, rre.Options(), chunk)
+                self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Options(), chunk)
 
     def test_chunk_separator_agrees(self):
         data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
@@ -926,7 +926,7 @@ class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
     def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
         path = self.write(name, data)
         with rre.open_input(str(path)) as stream:
-            return rre.reference_judged_trec_run(stream, name, qrels or QRELS_FOR_RANDOM, opts)
+            return rre.reference_judged_trec_run(stream, name, rre.Truth(qrels or QRELS_FOR_RANDOM), opts)
 
     def test_a_query_that_cannot_be_judged_waits_for_the_lines_after_it(self):
         data = b"q1 Q0 #1 1 3 t\nq2 Q0 b 1 x t\n"
@@ -940,7 +940,7 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
     """The fast twin, also at tiny chunk sizes; where it declines, the reference answers."""
 
     def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
-        path, qrels = self.write(name, data), qrels or QRELS_FOR_RANDOM
+        path, qrels = self.write(name, data), rre.Truth(qrels or QRELS_FOR_RANDOM)
         with rre.open_input(str(path)) as stream:
             try:
                 ranked = rre._fast_pass(stream, qrels, opts, random.Random(len(data)).choice([1, 7, 64, 1 << 16]))
@@ -972,7 +972,7 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                      b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
             with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
                 try:
-                    self.assertEqual(rre._fast_pass(stream, QRELS_FOR_RANDOM, rre.Options(), 7), {})
+                    self.assertEqual(rre._fast_pass(stream, rre.Truth(QRELS_FOR_RANDOM), rre.Options(), 7), {})
                 except rre._Decline:
                     pass
 
@@ -997,7 +997,7 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                 return True
         path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
         with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
-            rre.fast_judged_trec_run(stream, "run.txt", QRELS_FOR_RANDOM, rre.Options())
+            rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Options())
         self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
         self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
 
@@ -1023,7 +1023,7 @@ class JsonReaderCases:
             with self.subTest(name):
                 data = json.loads(text)
                 labels = rre.qrels_from_json(data["qrels"], "f", "qrels")
-                expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), labels,
+                expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), rre.Truth(labels),
                                          rre.Options(), "f", "runs")
                 self.assertEqual(self.read(text), (labels, expected))
                 self.assertEqual(self.read(json.dumps(data["runs"]), labels), (None, expected))
@@ -1061,7 +1061,7 @@ class JsonReaderCases:
 
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
     def read(self, text, qrels=None, opts=rre.Options()):
-        theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", qrels, opts)
+        theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)
         self.assertEqual({}, groups)  # none of these texts has "groups" or "evidence"
         return theirs, ranked
 
@@ -1071,13 +1071,13 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
 
     def read(self, text, qrels=None, opts=rre.Options()):
         try:
-            fast = rre._fast_json_rankings(text, "f.json", qrels, opts)
+            fast = rre._fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)
         except (rre._Decline, ValueError, RecursionError):
             fast = None
         if fast is not None:  # what it serves, the reference gives too (and does not refuse)
-            self.assertEqual(("ok", fast), outcome(lambda: rre.reference_json_rankings(text, "f.json", qrels, opts)))
+            self.assertEqual(("ok", fast), outcome(lambda: rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)))
             self.served += 1
-        return rre.fast_json_rankings(text, "f.json", qrels, opts)[:2]
+        return rre.fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)[:2]
 
     def setUp(self):
         super().setUp()
@@ -1098,7 +1098,7 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
                             ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
                             ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}})]:
             with self.subTest(text=text):
-                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", qrels, rre.Options())
+                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Options())
 
 
 class FastPathSwitchTest(TempDirTestCase):
@@ -2359,7 +2359,7 @@ class PlotTest(TempDirTestCase):
 
     def test_curves_hold_the_mean_at_each_cutoff(self):
         labels = rre.qrels_from_json(GROUP_QRELS, None, "qrels")
-        ranked = rre.judge_run(rre.rankings_from_json(CAND_GROUP_RUN, None, "runs"), labels, rre.Options(), None)
+        ranked = rre.judge_run(rre.rankings_from_json(CAND_GROUP_RUN, None, "runs"), rre.Truth(labels), rre.Options(), None)
         judged = rre.judge_queries(labels, ranked)[0]
         curves = rre.curves(judged, rre.parse_measures(["R@4,nDCG@2,RR"]))
         self.assertEqual(list(curves), ["R@k", "nDCG@k"])
