@@ -226,6 +226,17 @@ def fail(where, problem, query=None):
     raise EvalError(": ".join(parts))
 
 
+def given_twice(where, what, flag, them="them", query=None):
+    """Refuse a fact given in two places, as in 'the record has evidence sets and --evidence
+    is given too: give them once'."""
+    fail(where, "%s and %s is given too: give %s once" % (what, flag, them), query)
+
+
+def nothing_in(where, what, why):
+    """Refuse an input that gives nothing to read, as in 'no groups: the file has no QID GROUP lines'."""
+    fail(where, "no %s: %s" % (what, why))
+
+
 def n_queries(n):
     """'1 query', '2 queries'."""
     return "%d quer%s" % (n, "y" if n == 1 else "ies")
@@ -246,6 +257,12 @@ def skipped_text(skipped, whose=""):
         return None
     total = sum(len(q) for q in skipped.values())
     return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+
+
+def no_record_has(source, what, role, fields, keys):
+    """Refuse records of which none has a role's field, naming the first record's keys."""
+    nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
+                                                     fields_hint(keys, role, "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
@@ -2444,7 +2461,7 @@ def read_trec_qrels(stream, source):
         labels[doc] = parse_grade(grade, where, qid)
         first_line[qid, doc] = number
     if not qrels:
-        fail(source, "no labels: the file has no QID ITER DOCID GRADE (or QID DOCID GRADE) lines")
+        nothing_in(source, "labels", "the file has no QID ITER DOCID GRADE (or QID DOCID GRADE) lines")
     return qrels
 
 
@@ -2483,7 +2500,7 @@ def read_trec_run(stream, source, duplicates="error"):
         docids.append(doc)
         scores.append(value)
     if not rankings:
-        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+        nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     return rankings
 
 
@@ -2555,7 +2572,7 @@ def qrels_from_json(obj, source, root):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
     check_object(obj, loc(source, root), "query IDs to labels")
     if not obj:
-        fail(loc(source, root), "no labels: the object holds no query")
+        nothing_in(loc(source, root), "labels", "the object holds no query")
     return {qid: _labels(*json_query(qid, value, source, root, check_grade, "grades"))
             for qid, value in obj.items()}
 
@@ -2580,7 +2597,7 @@ def split_fixture(obj, source, evidence_given=False):
         fail(source, 'expected a JSON object with "qrels" and "runs", not %s' % type(obj).__name__)
     check_object(obj, source, '"qrels" and "runs"')
     if "evidence" in obj and evidence_given:
-        fail(source, 'the fixture has "evidence" and --evidence is given too: give the evidence sets once')
+        given_twice(source, 'the fixture has "evidence"', "--evidence", "the evidence sets")
     missing = [key for key in FIXTURE_KEYS if key not in obj and not (
         key == "qrels" and ("evidence" in obj or evidence_given))]
     if missing:
@@ -2733,8 +2750,7 @@ def records_labels(records, source, fields=None, no_answer=frozenset()):
     for where, qid, found in json_records(records, fields, first_keys=keys):
         _record_truth(found, where, qid, Options(fields=fields), Truth(None, no_answer=no_answer), qrels, extras)
     if not qrels:
-        fail(source, "no labels: no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)["relevant"]),
-                                                       fields_hint(keys, "relevant", "the first record's")))
+        no_record_has(source, "labels", "relevant", fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return qrels, extras
 
@@ -2745,7 +2761,7 @@ def _record_truth(found, where, qid, opts, given, labels, extras):
     given: the Truth given apart (evidence sets, questions without an answer)."""
     if "evidence" in found:
         if given.evidence is not None:
-            fail(where, "the record has evidence sets and --evidence is given too: give them once", qid)
+            given_twice(where, "the record has evidence sets", "--evidence", query=qid)
         name, value = found["evidence"]
         extras.setdefault("evidence", {}).update(
             fold_evidence({qid: evidence_entry(value, loc(where, name), qid)}, opts.separator, where))
@@ -2761,7 +2777,7 @@ def _record_truth(found, where, qid, opts, given, labels, extras):
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
         if given.no_answer and not value:
-            fail(where, "the record says it has no answer and --no-answer is given too: give them once", qid)
+            given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
         if value and qid in given.no_answer:
             fail(where, "the record says its question has an answer, and %s lists it among those without one: "
                  "which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
@@ -2802,11 +2818,9 @@ def records_rankings(records, source, truth, opts, line_of=None):
                      % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
             ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, name)))
     if truth.labels is None and not theirs:
-        fail(source, "no labels: no record has %s%s" % (" or ".join(fields["relevant"]),
-                                                       fields_hint(keys, "relevant", "the first record's")))
+        no_record_has(source, "labels", "relevant", fields, keys)
     if not ranked and keys:
-        fail(source, "no rankings: no record has %s%s" % (" or ".join(fields["retrieved"]),
-                                                         fields_hint(keys, "retrieved", "the first record's")))
+        no_record_has(source, "rankings", "retrieved", fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return theirs or None, ranked, extras
 
@@ -2861,7 +2875,7 @@ def reference_json_rankings(text, source, truth, opts):
             extras["stand_in"] = True
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
-                fail(source, 'the fixture has "no_answer" and --no-answer is given too: give them once')
+                given_twice(source, 'the fixture has "no_answer"', "--no-answer")
             extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
             truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
@@ -2997,7 +3011,7 @@ def reference_judged_trec_run(stream, source, truth, opts):
             docids.append(doc)
             scores.append(value)
     if not ranked:
-        fail(source, "no rankings: the file has no QID Q0 DOCID RANK SCORE lines")
+        nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     if judging_error:
         raise judging_error
     return ranked
@@ -3233,7 +3247,7 @@ def groups_from_lines(lines, source):
     for _, where, (qid, name) in column_lines(lines, source, "QID GROUP"):
         _add_member(groups.setdefault(name, {}), qid, name, where)
     if not groups:
-        fail(source, "no groups: the file has no QID GROUP lines")
+        nothing_in(source, "groups", "the file has no QID GROUP lines")
     return groups
 
 
@@ -3241,7 +3255,7 @@ def groups_from_json(obj, source, root):
     """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...}."""
     check_object(obj, loc(source, root), "group names to query IDs")
     if not obj:
-        fail(loc(source, root), "no groups: the object holds no group")
+        nothing_in(loc(source, root), "groups", "the object holds no group")
     groups = {}
     for name, qids in obj.items():
         check_id(name, loc(source, root), what="group name")
@@ -3303,7 +3317,7 @@ def reference_length_lines(stream, source, wanted=None):
             fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
         lengths[doc] = count
     if not lines:
-        fail(source, "no token counts: the file has no ID TOKENS lines")
+        nothing_in(source, "token counts", "the file has no ID TOKENS lines")
     return lengths
 
 
@@ -3376,7 +3390,7 @@ def lengths_from_json(obj, source):
     """{ranked ID: token count} of a JSON object {"d1": 300, ...}."""
     check_object(obj, source, "ranked IDs to token counts")
     if not obj:
-        fail(source, "no token counts: the object is empty")
+        nothing_in(source, "token counts", "the object is empty")
     values = set(map(type, obj.values()))
     if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj)):
         return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
@@ -3455,7 +3469,7 @@ def evidence_from_json(obj, source, root):
     """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
     check_object(obj, loc(source, root), "query IDs to evidence sets")
     if not obj:
-        fail(loc(source, root), "no evidence: the object holds no query")
+        nothing_in(loc(source, root), "evidence", "the object holds no query")
     return {check_id(qid, loc(source, root), what="query ID"): evidence_entry(entry, loc(source, _join(root, qid)), qid)
             for qid, entry in obj.items()}
 
@@ -3470,7 +3484,7 @@ def evidence_from_lines(lines, source):
             fail(where, "document %s is listed twice in one slot (first at line %d)" % (show(doc), slot[doc]), qid)
         slot[doc] = number
     if not named:
-        fail(source, "no evidence: the file has no QID SET SLOT DOCID lines")
+        nothing_in(source, "evidence", "the file has no QID SET SLOT DOCID lines")
     return {qid: tuple(tuple(tuple(slot) for slot in slots.values()) for slots in sets.values())
             for qid, sets in named.items()}
 
@@ -3543,7 +3557,7 @@ def no_answer_from_json(value, source, root):
     if not isinstance(value, list):
         fail(where, "expected a list of query IDs, not %s %s" % (type(value).__name__, show(value)))
     if not value:
-        fail(where, "no queries: the list of questions without an answer is empty")
+        nothing_in(where, "queries", "the list of questions without an answer is empty")
     first = {}
     for i, qid in enumerate(value):
         at = loc(source, "%s[%d]" % (root, i))
@@ -3570,7 +3584,7 @@ def no_answer_lines(lines, source):
         if qids.setdefault(qid, number) != number:
             fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
     if not qids:
-        fail(source, "no queries: the file has no query IDs")
+        nothing_in(source, "queries", "the file has no query IDs")
     return list(qids)
 
 
@@ -3643,7 +3657,7 @@ def _evidence_records(records, source, separator, fields):
     evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid)
                 for where, qid, found in json_records(records, fields) if "evidence" in found}
     if not evidence:
-        fail(source, "no evidence: no record has %s" % " or ".join((fields or JSONL_FIELDS)["evidence"]))
+        nothing_in(source, "evidence", "no record has " + " or ".join((fields or JSONL_FIELDS)["evidence"]))
     return fold_evidence(evidence, separator, source)
 
 
@@ -3802,7 +3816,7 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     truth, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
     inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
-        raise EvalError('%s has "groups" and --groups is given too: give the groups once' % place(fixture))
+        given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
     loaded += [(path, load_run(path, truth, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
@@ -3835,8 +3849,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
         labels, extras = load(qrels, "labels", opts.separator, opts.fields, truth.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(truth, key):
-                fail(place(qrels), "the records give %s and %s is given too: give them once"
-                     % (key.replace("_", "-"), flag))
+                given_twice(place(qrels), "the records give " + key.replace("_", "-"), flag)
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     if not seed and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
@@ -4201,20 +4214,15 @@ def format_comparison(result, worst=5):
     lines = _columns(_comparison_rows(result))
     if result["breaches"]:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
-    for name, c in result["comparison"].items():
-        if c.get("lost"):
-            lines.append("lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(c["lost"])))
-    for name, qids in result.get("unstable", {}).items():
-        if qids:
-            lines.append("unstable (values differ among the baseline and its replicates) by %s: %s"
-                         % (name, first_few(qids, 20)))
-    regressed, shown = _worst_regressed(result, worst)
+    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lines += ["lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(qids)) for name, qids in lost]
+    lines += ["unstable (values differ among the baseline and its replicates) by %s: %s" % (name, first_few(qids, 20))
+              for name, qids in unstable]
     if regressed:
         lines += ["", "worst regressed queries:"]
         rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
         lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
-    for name in result["comparison"]:
-        counts = _histogram(result, name)
+    for name, counts in histograms:
         lines += ["", "per-query deltas of %s:" % name]
         lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result["queries"])))
                   for (label, _), n in zip(HISTOGRAM, counts)]
@@ -4237,6 +4245,15 @@ def _comparison_rows(result):
                      "%.4f" % c["p_holm"]]
                     + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
     return rows
+
+
+def changes(result, worst):
+    """The model of a comparison's per-query changes that the table and Markdown render:
+    [(measure, lost queries)], [(measure, unstable queries)], the worst regressed rows (see
+    _worst_regressed) and [(measure, its histogram's counts)]."""
+    return ([(name, c["lost"]) for name, c in result["comparison"].items() if c.get("lost")],
+            [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
+            _worst_regressed(result, worst), [(name, _histogram(result, name)) for name in result["comparison"]])
 
 
 def _breach_lines(result, each=BREACHES_SHOWN):
@@ -4422,23 +4439,18 @@ def _means_rows(result):
 
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
-    lines = []
-    for name, c in result["comparison"].items():
-        if c.get("lost"):
-            lines.append("- **lost** by %s (a hit before, nothing relevant now): %s"
-                         % (_md(name), _md(first_few(c["lost"], 20))))
-    for name, qids in result.get("unstable", {}).items():
-        if qids:
-            lines.append("- **unstable** by %s (values differ among the baseline and its replicates; not gated "
-                         "per query): %s" % (_md(name), _md(first_few(qids, 20))))
-    regressed, shown = _worst_regressed(result, worst)
+    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s" % (_md(name), _md(first_few(qids, 20)))
+             for name, qids in lost]
+    lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not gated per query): %s"
+              % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
     if regressed:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
             ["replicates"] if "unstable" in result else [])
         lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
                                                                   labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
-    rows += [[name] + list(map(str, _histogram(result, name))) for name in result["comparison"]]
+    rows += [[name] + list(map(str, counts)) for name, counts in histograms]
     return lines + [""] + _md_table(rows) + [""]
 
 
@@ -4447,31 +4459,43 @@ def format_csv(result):
     (with a comparison, each measure's baseline value, candidate value and delta, and with
     replicates 1 when the query is unstable, else 0), then with groups a column per group:
     1 for its members, else 0."""
-    out, names = io.StringIO(), list(result["measures"])
-    writer = csv.writer(out, lineterminator="\n")
-    base = result.get("baseline_per_query")
-    members = {name: set(block["members"]) for name, block in result.get("groups", {}).items()}
+    base, columns = result.get("baseline_per_query"), []
     unstable = {n: set(qids) for n, qids in result.get("unstable", {}).items()}
-    if base is None:
-        header = ["query"] + names
-        cells = ([q] + [row.get(n, "") for n in names] for q, row in result["per_query"].items())
-    else:
-        parts = ("baseline", "candidate", "delta") + (("unstable",) if unstable else ())
-        header = ["query"] + ["%s %s" % (n, part) for n in names for part in parts]
-        cells = ([q] + [v for n in names for v in ((base[q][n], row[n], row[n] - base[q][n]) if n in row
-                                                   else ("", "", "")) + _unstable_cell(unstable, n, q, row)]
-                 for q, row in result["per_query"].items())
-    writer.writerow(header + ["group:" + name for name in members])
-    writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in cells)
+    for n in result["measures"]:
+        value = partial(_cell, result["per_query"], n)
+        if base is None:
+            columns.append((n, value))
+            continue
+        columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in result["per_query"][q] else ""),
+                    ("%s candidate" % n, value),
+                    ("%s delta" % n, lambda q, n=n, value=value: "" if value(q) == "" else value(q) - base[q][n])]
+        columns += [("%s unstable" % n, partial(_unstable_cell, unstable, n, result["per_query"]))] if unstable else []
+    return _csv_text(list(result["per_query"]), columns, [result])
+
+
+def _cell(per_query, name, qid):
+    """A query's value of a measure, or "" where the measure does not score it."""
+    return per_query[qid][name] if name in per_query.get(qid, ()) else ""
+
+
+def _csv_text(qids, columns, results):
+    """CSV of a row per query: its ID, a cell per column (header, cell(qid)), then a 0/1
+    column per group of the results."""
+    members = {}
+    for r in results:
+        for name, block in r.get("groups", {}).items():
+            members.setdefault(name, set()).update(block["members"])
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["query"] + [header for header, _ in columns] + ["group:" + name for name in members])
+    writer.writerows([q] + [cell(q) for _, cell in columns] + [int(q in m) for m in members.values()] for q in qids)
     return out.getvalue().rstrip("\n")
 
 
-def _unstable_cell(unstable, name, qid, row):
-    """(1,) or (0,): is the query unstable for the measure among the baseline's replicates;
-    ("",) where the measure does not score it; () without replicates."""
-    if not unstable:
-        return ()
-    return (int(qid in unstable[name]) if name in row else "",)
+def _unstable_cell(unstable, name, rows, qid):
+    """1 or 0: is the query unstable for the measure among the baseline's replicates; "" where
+    the measure does not score it."""
+    return int(qid in unstable[name]) if name in rows.get(qid, ()) else ""
 
 
 # --- Several runs: {"runs": {name: result}} ---
@@ -4571,30 +4595,20 @@ def _runs_csv(results, labels):
     """A row per query evaluated in any run; per measure the baseline's value (with one), then
     each run's value (and change): a run that did not evaluate a query leaves its cells empty;
     with groups a 0/1 column per group, as for one run."""
-    out, first = io.StringIO(), next(iter(results.values()))
-    names, base = list(first["measures"]), first.get("baseline_per_query")
-    qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
-    header, rows = ["query"], [[q] for q in qids]
+    first = next(iter(results.values()))
+    base, columns = first.get("baseline_per_query"), []
     unstable = {n: set(ids) for n, ids in first.get("unstable", {}).items()}
-    for n in names:
+    for n in first["measures"]:
         if base is not None:
-            header += ["%s %s" % (n, labels[None])] + (["%s unstable" % n] if unstable else [])
-            for q, row in zip(qids, rows):
-                row.append(base[q][n] if n in base.get(q, ()) else "")
-                row += _unstable_cell(unstable, n, q, base.get(q, ()))
+            columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
+            columns += [("%s unstable" % n, partial(_unstable_cell, unstable, n, base))] if unstable else []
         for run, r in results.items():
-            header += ["%s %s" % (n, labels[run])] + (["%s %s delta" % (n, labels[run])] if base is not None else [])
-            for q, row in zip(qids, rows):
-                value = r["per_query"][q][n] if n in r["per_query"].get(q, ()) else ""
-                row += [value] + ([value - base[q][n] if value != "" else ""] if base is not None else [])
-    members = {}
-    for r in results.values():
-        for name, block in r.get("groups", {}).items():
-            members.setdefault(name, set()).update(block["members"])
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header + ["group:" + name for name in members])
-    writer.writerows(row + [int(row[0] in m) for m in members.values()] for row in rows)
-    return out.getvalue().rstrip("\n")
+            value = partial(_cell, r["per_query"], n)
+            columns.append(("%s %s" % (n, labels[run]), value))
+            columns += [("%s %s delta" % (n, labels[run]), lambda q, n=n, value=value: "" if value(q) == "" else
+                         value(q) - base[q][n])] if base is not None else []
+    qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
+    return _csv_text(qids, columns, results.values())
 
 
 def notes(result):
