@@ -1,28 +1,40 @@
 #!/usr/bin/env python3
 """Score saved retrieval rankings against relevance labels, exactly as trec_eval does.
 
-Usage:
+Usage (python3 rag_retrieval_eval.py --help says more):
   python3 rag_retrieval_eval.py FIXTURE [--k K]        seed mode: recall@K and MRR@K
-  python3 rag_retrieval_eval.py FIXTURE -m R@10,nDCG@10 [-m AP ...]
-  python3 rag_retrieval_eval.py --qrels QRELS --run RUN [-m MEASURE ...]
-  ... --baseline BASELINE [--max-mean-drop X] [--max-query-drop X]   compare, gate
-  ... --groups GROUPS [--max-group-drop X]     a mean (and a gate) per kind of question
-  --qrels QRELS --run A --run B [--baseline BASELINE]   several retrievers, one table
-  ... --plot FILE.svg                           curves over k, per-query changes
+  python3 rag_retrieval_eval.py --qrels QRELS --run RUN [--run RUN2] [-m R@10,nDCG@10]
+  ... --baseline APPROVED [--replicate RUN] [--max-mean-drop X] [--max-query-drop X]
+  ... --groups GROUPS [--max-group-drop X] [--format table] [--plot FILE.svg]
+Library (keyword-only options, the long options' names; bad data raises EvalError):
+  evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
+  candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path), read_run(path)
+Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be written.
 
-Library use (after copying this one file into a repo):
-  from rag_retrieval_eval import evaluate, score_run, compare_runs, read_qrels, read_run
-  evaluate({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, k=3)          the seed's result
-  score_run(qrels, run, ["R@5", "nDCG@10"], depth=100)          what --format json prints
-  compare_runs(qrels, approved, candidate, "R@5", max_query_drop=0.5)   ... with --baseline
-  score_runs(qrels, {"bm25": run, "dense": other}, "R@5", baseline=approved)   several runs
-  read_qrels("qrels/test.tsv"), read_run("run.trec.gz")         files in the JSON forms
-Options are keyword-only: the long options with underscores, with their defaults;
-bad data raises EvalError (a ValueError) with the command line's one-line message.
+Map: the sections in pipeline order, each calling only into those above it.
 
-Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the
-output could not be written.
-Standard library only; Python 3.9 or newer.
+  Section          Main names
+  ---------------  ---------------------------------------------------------------------
+  (constants)      OPTIONS (every option once: argparse, defaults, plan, library checks)
+  Errors           EvalError, fail, given_twice, nothing_in, skipped_text: each fact worded once
+  Validation       check_id(s), check_grade, check_score, check_cutoff, parse_fields
+  Judged rankings  Judged, Ranking, Truth, Options; judge_ranking, rank_scored, judge_run,
+                   filtered_judged, within_budget: what every measure needs of a query
+  Measures         MEASURES (@measure), Spec, Filter, parse_measure, parse_measures
+  Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
+  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results
+  Diagnostics      id_mismatch, coverage, check_same_labels
+  Readers          open_input, text_lines, sniff (what a file or JSON value is), the
+                   readers of each role, READERS and load(path, role)
+  Pipeline         Plan, make_plan, load_inputs, load_truth, evaluate_runs, Approved
+  Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
+  Output           format_json, format_trec, format_table, format_markdown, format_csv,
+                   format_runs, notes; the plot: format_svg
+  Command line     build_parser (from OPTIONS), check_usage, main, compute
+
+Five speed twins, each chosen where it is defined (x = fast_x if FAST_PATHS else
+reference_x), return what their reference returns: judged_trec_run, json_rankings,
+length_lines, flip_hits, bootstrap_sums.  Standard library only; Python 3.9 or newer.
 """
 __all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
 
@@ -1453,7 +1465,7 @@ def trec_label(name):
     return label or name
 
 
-# === Evaluation and aggregation ===
+# === Evaluation ===
 
 def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer=frozenset()):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
@@ -1681,7 +1693,7 @@ def curves(judged, specs):
     return out
 
 
-# === Comparison and statistics ===
+# === Statistics ===
 
 def sign_flip_p(diffs, permutations=10000, rng=None):
     """Paired two-sided randomization (sign-flip) test of the mean difference.
@@ -2166,7 +2178,7 @@ def _breach(name, qid, before, after, gate, limit, **rule):
                  "drop": None if before is None else before - after, "gate": gate, "limit": limit}, **rule)
 
 
-# === Diagnostics: ID mismatch, label coverage, label checks ===
+# === Diagnostics ===
 
 def coverage(baseline, candidate, specs):
     """Judged@k of both runs' judged records, k the largest cutoff asked for (else 10).
@@ -3731,7 +3743,7 @@ def load_run(path, truth, opts=Options(), approved=None):
     return ranked
 
 
-# === Pipeline: plan, load, evaluate ===
+# === Pipeline ===
 
 # What one evaluation asks for: the measures, how rankings are read, the query
 # policies, the statistics and the gates.  The command line and the library both
@@ -4711,7 +4723,7 @@ def stderr_lines(runs, labels, several):
     return list(shared) + lines
 
 
-# === Plot (--plot FILE.svg) ===
+# --- The plot (--plot FILE.svg) ---
 
 # A standalone SVG a browser shows and a pull request embeds: per cutoff measure
 # the curve of its mean over k for each run (and the baseline), then with a
