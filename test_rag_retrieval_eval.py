@@ -4155,6 +4155,52 @@ class ContractRulesOfThisTurnTest(TempDirTestCase):
                 self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {}, None)
 
 
+class StructureTest(unittest.TestCase):
+    """The shape a newcomer relies on: sections in pipeline order, each decision in one place."""
+
+    @classmethod
+    def setUpClass(cls):
+        import ast
+        cls.source = SCRIPT.read_text(encoding="utf-8")
+        cls.tree = ast.parse(cls.source)
+        lines = cls.source.split("\n")
+        cls.sections = [i + 1 for i, line in enumerate(lines) if line.startswith("# === ")]
+        cls.names = {}
+        for node in cls.tree.body:
+            for name in ([node.name] if hasattr(node, "name") else
+                         [n.id for t in getattr(node, "targets", ()) for n in ast.walk(t) if type(n).__name__ == "Name"]):
+                cls.names.setdefault(name, (cls.section(node.lineno), node))
+
+    @classmethod
+    def section(cls, line):
+        return sum(1 for start in cls.sections if start <= line)
+
+    def test_no_code_calls_up_into_a_later_section(self):
+        import ast
+        upward = [(name, used) for name, (section, node) in self.names.items()
+                  for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                  if used in self.names and self.names[used][0] > section]
+        self.assertEqual(upward, [])
+        self.assertIn("Map: the sections in pipeline order", rre.__doc__)
+        for title in re.findall(r"^# === (.*) ===$", self.source, re.M):  # the map names every section
+            self.assertRegex(rre.__doc__, r"\n  %s " % re.escape(title))
+
+    def test_one_sniff_five_twins_short_functions(self):
+        import ast
+        calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "sniff"]
+        self.assertLessEqual(len(calls), 2)  # a stream's, in load, and a JSON value's, in json_value
+        twins = re.findall(r"^(\w+) = fast_(\w+) if FAST_PATHS else reference_(\w+)$", self.source, re.M)
+        self.assertEqual(sorted(t[0] for t in twins if t[0] == t[1] == t[2]),
+                         ["bootstrap_sums", "flip_hits", "json_rankings", "judged_trec_run", "length_lines"])
+        for name, *_ in twins:  # chosen where the fast twin is defined: after it, before any other definition
+            after = [node for node in self.tree.body if node.lineno > self.names["fast_" + name][1].lineno
+                     and hasattr(node, "name") and not node.name.startswith("_")]
+            self.assertGreater(after[0].lineno, self.names[name][1].lineno, name)
+        long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(self.tree)
+                if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 40]
+        self.assertEqual(long, [])
+
+
 class OlderPythonTest(unittest.TestCase):
     def test_an_older_python_is_told_which_version_is_needed(self):
         code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
