@@ -338,7 +338,8 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     if not isinstance(ids, list):
         fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)), query)
     try:  # join() refuses non-strings, the set finds repeats
-        if (duplicates == "first" or len(set(ids)) == len(ids)) and _plain_ids(ids):
+        unique = set(ids)
+        if (duplicates == "first" or len(unique) == len(ids)) and _plain_ids(ids, unique):
             return ids
     except TypeError:
         pass
@@ -352,11 +353,12 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     return ids
 
 
-def _plain_ids(ids):
+def _plain_ids(ids, unique):
     """Whether strings are all valid IDs (none blank, all printable), checked at once in C;
-    a TypeError when one is not a string."""
+    a TypeError when one is not a string.  unique: a set (or dict) of them, which finds ""
+    at once, where a list is scanned."""
     joined = "".join(ids)  # split() finds any whitespace at all
-    return "" not in ids and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
+    return "" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
 
 
 def _integral(value):
@@ -3404,7 +3406,7 @@ def lengths_from_json(obj, source):
     if not obj:
         nothing_in(source, "token counts", "the object is empty")
     values = set(map(type, obj.values()))
-    if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj)):
+    if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj), obj):
         return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
     return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
 
