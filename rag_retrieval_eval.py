@@ -299,7 +299,11 @@ _ASCII_CONTROLS = bytes(range(32)) + b"\x7f"
 
 
 def _printable(text):
-    """Whether text holds no control character, line separator or lone surrogate."""
+    """Whether text holds no control character, line separator or lone surrogate.
+
+    >>> _printable("d 1"), _printable("d\\x001"), _printable("d\\u2028")
+    (True, False, False)
+    """
     if text.isascii():  # the common case, in C: five times faster than the pattern
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) == len(data)
@@ -1929,8 +1933,8 @@ def fixed_point(column):
     moves by more than 2**-63 of the largest.
 
     >>> ints, scale = fixed_point([0.5, -0.25, 0.0])
-    >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62
-    ([2.0, -1.0, 0.0], True)
+    >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62, fixed_point([4.0])[1] == 2 ** 59
+    ([2.0, -1.0, 0.0], True, True)
     """
     scale = 2.0 ** (BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1])
     return [round(v * scale) for v in column], scale
@@ -4822,15 +4826,17 @@ def _k_ticks(top):
     """Round ticks of the k axis up to ``top``: 1, 5, 10, 15, 20 on a linear one; 1, 2, 5, 10,
     20, 50 ... on a log one; and ``top`` itself, unless a tick stands too close to it.
 
-    >>> _k_ticks(10), _k_ticks(1000)
-    ([1, 5, 10], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    >>> _k_ticks(10), _k_ticks(16), _k_ticks(18)
+    ([1, 5, 10], [1, 5, 10, 16], [1, 5, 10, 15, 18])
+    >>> _k_ticks(1000), _k_ticks(700)
+    ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 2, 5, 10, 20, 50, 100, 200, 700])
     """
     if top <= PLOT_POINTS:
         ticks = [1] + list(range(5, top + 1, 5))
     else:
         ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
-    close = top / 8 if top <= PLOT_POINTS else top * 0.7
-    return [t for t in ticks if t == top or t < close or t <= top - close] + ([top] if top not in ticks else [])
+    far = top * (7 / 8 if top <= PLOT_POINTS else 0.7)  # a tick past this would crowd top's label
+    return [t for t in ticks if t == top or t <= far] + ([top] if top not in ticks else [])
 
 
 def _strip(name, short, measure, result, top):

@@ -80,7 +80,6 @@ def cli(*args, stdin=None):
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def reference_module():
     """The module with FAST_PATHS = False: a copy whose twins are the reference ones (made
     once: it keeps no state from one call to the next)."""
@@ -1000,6 +999,18 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
             rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Options())
         self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
         self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
+        with contextlib.redirect_stderr(Terminal()) as shown:
+            rre._progress("r.txt")(None, None)  # nothing shown, nothing to clear
+        self.assertEqual(shown.getvalue(), "")
+        with contextlib.redirect_stderr(Terminal()) as shown:
+            progress = rre._progress("r.txt")
+            for lines in range(1, 50):  # at most one line each half second: a terminal is not flooded
+                progress(lines, 0)
+        self.assertEqual(shown.getvalue().count("reading r.txt"), 1)
+
+    def test_chunks_end_with_a_last_line_that_has_no_break(self):
+        self.assertEqual(list(rre._chunks(io.BytesIO(b"a 1\nb 2\nc 3"), 5)),
+                         [(1, b"a 1\n", 1), (2, b"b 2\n", 1), (3, b"c 3\n", 1)])
 
 
 def json_fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
@@ -1096,7 +1107,8 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
         for text, qrels in [('"a": ["d1"]}', {"a": {}}), ('{"a": ["d1"],}', {"a": {}}),
                             ('[["d1"]]', {"a": {}}), ('{"a": ["d1"], "a": ["d2"]}', {"a": {}}),
                             ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
-                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}})]:
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}}),
+                            ('{"a": ["d1"] "b": ["d2"]}', {"a": {}}), ('{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}', None)]:
             with self.subTest(text=text):
                 self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Options())
 
@@ -1839,6 +1851,11 @@ class ReportFormatsTest(TempDirTestCase):
         c = self.write("cand.json", fixture(cand))
         return cli(c, "--baseline", b, "-m", "R@2,RR", *args)
 
+    def test_markdown_has_per_query_rows_only_when_asked(self):
+        plain, rows = (cli(FIXTURE, "-m", "R@3", "--format", "markdown", *more)[1] for more in ((), ("--per-query",)))
+        self.assertNotIn("<details>", plain)
+        self.assertIn("<details><summary>Per query</summary>", rows)
+
     def test_markdown_tables_keep_their_shape_with_hostile_ids(self):
         odd = {"q|1*": ["d|1", "d2"], "q_2`": ["d3"], "q3": ["d4"]}
         base = {"q|1*": ["d|1", "d2", "d9"], "q_2`": ["d8", "d3", "d9"], "q3": ["d4", "d9", "d10"]}
@@ -2041,6 +2058,15 @@ class LibraryApiTest(unittest.TestCase):
             with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
                 rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
 
+    def test_integral_grades_of_any_type_and_a_query_named_like_a_dataset_key(self):
+        class Grade(int):  # numpy's integers are integral without being int
+            pass
+        self.assertEqual(rre.score_run({"q1": {"d1": Grade(2)}}, {"q1": ["d1"]}, "R@1")["measures"], {"R@1": 1.0})
+        with tempfile.TemporaryDirectory() as folder:  # LlamaIndex's dataset holds both of its keys, as objects
+            path = Path(folder, "q.json")
+            path.write_text(json.dumps({"queries": {"d1": 1}, "q2": ["d2"]}), encoding="utf-8")
+            self.assertEqual(rre.read_qrels(path), {"queries": {"d1": 1}, "q2": {"d2": 1}})
+
     def test_score_run_equals_the_cli(self):
         data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
         with tempfile.TemporaryDirectory() as tmp:
@@ -2237,6 +2263,14 @@ class SeveralRunsTest(TempDirTestCase):
         self.base = self.write("base.json", BASE_GROUP_RUN)
         self.paths = [self.write(name, run) for name, run in three_runs().items()]
         self.args = ["--qrels", self.qrels] + [a for p in self.paths for a in ("--run", p)]
+
+    def test_two_runs_are_one_family_too(self):
+        runs = json.loads(cli("--qrels", self.qrels, "--run", self.paths[0], "--run", self.paths[1], "--baseline",
+                              self.base, "-m", "RR,R@1")[1])["runs"]
+        rows = [r["comparison"][name] for r in runs.values() for name in ("RR", "R@1")]
+        self.assertEqual([r["p_holm"] for r in rows], rre.holm([r["p_value"] for r in rows]))
+        pvalues = [r["p_value"] for r in rows]  # a family of two runs is not two families of one
+        self.assertNotEqual(rre.holm(pvalues), rre.holm(pvalues[:2]) + rre.holm(pvalues[2:]))
 
     def test_three_runs_give_the_numbers_of_three_calls_with_holm_over_runs_and_measures(self):
         status, out, err = cli(*self.args, "--baseline", self.base, "-m", "RR,R@1", "--ci", "--ties")
