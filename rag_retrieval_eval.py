@@ -1473,7 +1473,7 @@ def trec_label(name):
 
 # === Evaluation ===
 
-def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer=frozenset()):
+def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer={}):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
     policies maps each POLICIES key to a choice (default "error"); where is
@@ -1546,7 +1546,7 @@ def _filtered(func, ranking_filter, q, k):
     return func(q.filtered[ranking_filter] if q.filtered else q, k)
 
 
-def score_queries(judged, specs, no_answer=frozenset()):
+def score_queries(judged, specs, no_answer={}):
     """{qid: {measure name: value}} for parsed measure specs: a query without an answer
     (no_answer) has Abstain measures only, the others every other measure."""
     funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs if spec.base != "Abstain"]
@@ -1576,7 +1576,7 @@ def aggregated(per_query, specs):
     return out
 
 
-def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer=frozenset()):
+def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer={}):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
     ranked is {qid: Ranking, or None for a query without labels}; a query
@@ -1590,7 +1590,7 @@ def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answ
     return judged, skipped, zeroed
 
 
-def run_evaluation(judged, specs, skipped, zeroed, no_answer=frozenset()):
+def run_evaluation(judged, specs, skipped, zeroed, no_answer={}):
     """The general result of judged queries: means, per-query values, what was left out.
     "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
     per_query = score_queries(judged, specs, no_answer)
@@ -1619,7 +1619,7 @@ def check_domains(judged, specs, no_answer, where):
                 "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
 
 
-def tie_bounds(judged, specs, per_query, opts=Options(), no_answer=frozenset()):
+def tie_bounds(judged, specs, per_query, opts=Options(), no_answer={}):
     """Lowest and highest mean of each measure over the orders of tied documents; a query
     without ties that matter keeps its values in per_query, and so does Abstain, which no
     order changes.  A measure that no order bounds for sure (not_bounded) gets None for
@@ -2128,7 +2128,7 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where, no_answer=frozenset(), replicates=()):
+def group_results(groups, result, plan, where, no_answer={}, replicates=()):
     """The "groups" block of a result: each group's means over the evaluated queries it
     holds (of the measures that score one of them), its intervals under --ci and, with a
     baseline, its comparison, with Holm's correction over groups x measures, and with
@@ -2760,7 +2760,7 @@ def _field(record, role, where, fields):
     return (names[0], record[names[0]]) if names else None
 
 
-def records_labels(records, source, fields=None, no_answer=frozenset()):
+def records_labels(records, source, fields=None, no_answer={}):
     """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
     as they have them) of the records (place, record, where) that hold labels, evidence sets
     (which stand in for missing labels) or say that their question has no answer."""
@@ -4081,7 +4081,7 @@ def read_qrels(path, *, fields=None):
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return load(_path(path), "labels", None, fields_table(fields), frozenset())[0]
+    return load(_path(path), "labels", None, fields_table(fields), {})[0]
 
 
 def read_run(path, *, fields=None):
