@@ -52,6 +52,7 @@ import contextlib
 import csv
 import gc
 import gzip
+import hashlib
 import io
 import json
 import math
@@ -61,6 +62,7 @@ import random
 import re
 import signal
 import time
+import unicodedata
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
@@ -110,14 +112,22 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
                 "evidence": ("evidence", "retrieval_gt"),  # retrieval_gt: AutoRAG's AND-of-OR lists
                 "tokens": ("tokens",),  # a list parallel to the ranking's IDs
+                "scores": ("retrieve_scores",),  # a list parallel to the ranking's IDs (AutoRAG's)
                 "answerable": ("answerable",)}  # false: the corpus holds no answer
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
-ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
-         "evidence": "evidence sets", "tokens": "token counts", "answerable": "answerability"}  # what each role gives
+ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking", "evidence": "evidence sets",
+         "tokens": "token counts", "scores": "scores", "answerable": "answerability"}  # what each role gives
+_PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")  # a --fields path: keys joined by '.', '[]' for each
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
+BINARY_FORMATS = (  # files RAG tools write that are not text: their first bytes, and how to get JSON Lines
+    (b"PAR1", "a Parquet file (AutoRAG's, pandas')", "export JSON Lines from it first, as with pandas: "
+     "pandas.read_parquet(%r).to_json(\"out.jsonl\", orient=\"records\", lines=True)"),
+    (b"SQLite format 3\0", "an SQLite database", "export a table as JSON first: sqlite3 -json %r "
+     "'select * from TABLE' > out.json"),
+    (b"PK\x03\x04", "a zip archive", "unzip %r first, and give the JSON or JSON Lines file it holds"))
 DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"  # what a refused repeat suggests
 
 # Query policies: the choices for each case, the first the default, and the case
@@ -178,6 +188,10 @@ OPTIONS = (
            "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
            "JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)" % ", ".join(ROLES)),
+    Option("match", "id", "choice", None, ("id", "text", "contains"), "plan",
+           "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space for each run of "
+           "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
+           "claimed (MultiHop-RAG's rule) (default id)"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "plan",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
            "(default error)"),
@@ -216,6 +230,20 @@ def show(value, limit=60):
     except ValueError:  # an integer past Python's digit limit
         text = "an integer of over 4300 digits"
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def text_name(doc, match="id"):
+    """A ranked entry as a report names it: an ID as show() gives it; under --match text or
+    contains, t: and the first 12 hex digits of the sha256 of the normalized text, beside its
+    first 40 characters (section 24).
+
+    >>> text_name("Paris is the capital of France.", "text")
+    "t:557be7eca214 'Paris is the capital of France.'"
+    """
+    if match == "id":
+        return show(doc)
+    name = "t:" + hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return "%s %s" % (name, show(doc if len(doc) <= 40 else doc[:39] + "\u2026"))
 
 
 def place(path):
@@ -319,8 +347,9 @@ def check_id(value, where, query=None, what="document ID"):
     bad = None if _printable(value) else _UNPRINTABLE.search(value)
     if bad:
         kind = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
-        fail(where, "%s %s holds %s (%s): IDs are printable text" % (what, show(value), kind,
-                                                                     show(bad.group())), query)
+        texts = "; texts, not IDs, are read with --match text or --match contains" if bad.group().isspace() else ""
+        fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind, show(bad.group()),
+                                                                       texts), query)
     return value
 
 
@@ -363,6 +392,16 @@ def _plain_ids(ids, unique):
     at once, where a list is scanned."""
     joined = "".join(ids)  # split() finds any whitespace at all
     return "" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
+
+
+def normalized(text):
+    """A text as --match text and contains compare it: Unicode NFC, each run of whitespace one
+    space, none at either end.
+
+    >>> normalized(" Paris  is\\n the capital ")
+    'Paris is the capital'
+    """
+    return " ".join((text if text.isascii() else unicodedata.normalize("NFC", text)).split())
 
 
 def _integral(value):
@@ -468,6 +507,9 @@ def fields_table(named):
             raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty string, not %s" % (role, show(key)))
+        if not _PATH.fullmatch(key):
+            raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' after a key for "
+                            "each element of its list, as in retrieval_list[].text)" % (role, show(key)))
         table[role] = (key,)
     for role, keys in table.items():  # a key names one role: relevant=retrieved would rank the labels
         other = next((r for r in table if r != role and set(keys) & set(table[r])), None)
@@ -510,7 +552,8 @@ tied          with --ties: whether any two items have the same score (labeled or
 # repeats removed under --duplicates first).
 # pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
 # to be read (Truth.lengths is LATER), else None.
-Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending", defaults=(0, None))
+# several: under --match contains, the ranked texts that held more than one label.
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several", defaults=(0, None, 0))
 LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
@@ -525,10 +568,11 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None,
 # filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
 # abstain: the Filters of the Abstain measures, the only ones a query without an answer is
 # judged under; seed_mode: read as the seed script read, which read no other key of a fixture
-# (a fixture's "no_answer" and a record's "answerable" are left alone).
+# (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and
+# "contains", where labels and ranked entries are texts (section 24), read as normalized() texts.
 Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders filters "
-                                "abstain seed_mode",
-                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False))
+                                "abstain seed_mode match",
+                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False, "id"))
 
 
 def least_relevant(level):
@@ -577,12 +621,16 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
     if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
-    if opts.separator:  # a document keeps the rank, and the score, of its first chunk
+    several = 0
+    if opts.separator or opts.match == "contains":  # a document keeps the rank, and the score, of its first item
         if scores is not None:
             ordered = sorted(zip(scores, docids), reverse=True)
-            docids = [d for _, d in ordered]
-            first_score = dict(reversed([(d.split(opts.separator, 1)[0], x) for x, d in ordered]))
-        docids, folded = fold(docids, opts.separator)
+            docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
+        targets, several = documents(docids, labels, opts)
+        if scores is not None:
+            first_score = dict(reversed([(d, x) for d, x in zip(targets, scores) if d is not None]))
+        docids = list(dict.fromkeys(d for d in targets if d is not None))
+        folded = len(targets) - len(docids)
         if scores is not None and opts.ties:
             bounds = rank_scored(docids, [first_score[d] for d in docids], labels, opts.depth,
                                  None, (None,) + opts.gain_orders)[2]
@@ -603,7 +651,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
     if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(tied=True)
-    return Ranking(judged, folded, sample, removed)
+    return Ranking(judged, folded, sample, removed, None, several)
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -726,14 +774,37 @@ def _tied_ids(docids, scores, wanted):
     return {s: sorted(ids) for s, ids in found.items()}
 
 
-def fold(docids, separator):
-    """Chunk IDs cut to document IDs at the first separator; each document at its first rank.
+def documents(ids, labels, opts):
+    """(the document each ranked ID brings in, in rank order; how many ranked texts held more
+    than one label): under --chunk-separator its chunk's document; under --match contains the
+    label it claims (see _claim), or None; else the ID itself.
 
-    >>> fold(["a#2", "b#1", "a#1", "c"], "#")
-    (['a', 'b', 'c'], 1)
+    >>> documents(["a#2", "b#1", "a#1"], {}, Options(separator="#"))
+    (['a', 'b', 'a'], 0)
+    >>> documents(["x A y", "B and A", "A", "C"], {"A": 1, "B": 0}, Options(match="contains"))
+    (['A', 'B', None, 'C'], 1)
     """
-    documents = list(dict.fromkeys(d.split(separator, 1)[0] for d in docids))
-    return documents, len(docids) - len(documents)
+    if opts.separator:
+        return [d.split(opts.separator, 1)[0] for d in ids], 0
+    if opts.match != "contains":
+        return list(ids), 0
+    claimed, out, several = set(), [], 0
+    for text in ids:
+        doc, held = _claim(text, labels, claimed)
+        out.append(doc)
+        several += held > 1
+    return out, several
+
+
+def _claim(text, labels, claimed):
+    """(the label a ranked text claims, how many labels it contains), --match contains' rule
+    (section 24): the first label, in the labels' order, that it contains and no earlier text
+    has claimed (now claimed); the text itself when it contains no label (unjudged); None when
+    all it contains are claimed (it is removed, as a folded chunk is)."""
+    inside = [label for label in labels if label in text]
+    free = next((label for label in inside if label not in claimed), None)
+    claimed.add(free)
+    return (free if free is not None else None if inside else text), len(inside)
 
 
 def blank_once_cut(ids, separator):
@@ -827,7 +898,7 @@ def filtered_judged(plain, items, listed, truth, opts, qid, where):
         if ranking_filter.tokens is None:
             out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
             continue
-        kept, reach = within_depth(kept, opts), opts.filters[ranking_filter]
+        kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if truth.lengths is not LATER:
             kept = within_budget(kept, ranking_filter, truth.lengths or {}, qid, where, reach, labels, opts)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
@@ -847,7 +918,8 @@ def budget_judged(plain, kept, budget, listed, labels, opts, sets):
     after the documents they bring in (judged again, it would be the same record); else judged."""
     if budget.pack != "prefix":
         return judge_items(kept, listed, labels, opts, sets)
-    cut = len({_counted(item, labels, opts) for item in kept} - {None})
+    counted = _counter(labels, opts)
+    cut = len({counted(item) for item in kept} - {None})
     return plain._replace(
         rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
         judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
@@ -862,9 +934,9 @@ def judge_items(items, listed, labels, opts, sets, ties=False):
                          None, sets).judged
 
 
-def within_depth(items, opts):
+def within_depth(items, opts, labels=None):
     """The items within --depth: up to, not including, the one that brings in the (N+1)-th
-    document (folded: --depth counts documents).
+    document (folded, or claimed: --depth counts documents).
 
     >>> [d for _, d in within_depth([(None, "a#1"), (None, "a#2"), (None, "b#1"), (None, "c#1")],
     ...                             Options(depth=2, separator="#"))]
@@ -872,27 +944,33 @@ def within_depth(items, opts):
     """
     if opts.depth is None:
         return items
-    if not opts.separator:
+    if not opts.separator and opts.match != "contains":
         return islice(items, opts.depth)
-    seen = set()
-    return takewhile(lambda item: seen.add(item[1].split(opts.separator, 1)[0]) or len(seen) <= opts.depth, items)
+    seen, document = {None}, _counter(labels, opts, judged=False)
+    return takewhile(lambda item: seen.add(document(item)) or len(seen) <= opts.depth + 1, items)
 
 
 def _through_reach(items, reach, labels, opts):
     """The items up to the one that brings in the reach-th document the measures count."""
-    documents = {None}
+    brought, counted = {None}, _counter(labels, opts)
     for item in items:
-        if len(documents) > reach:
+        if len(brought) > reach:
             return
-        documents.add(_counted(item, labels, opts))
+        brought.add(counted(item))
         yield item
 
 
-def _counted(item, labels, opts):
-    """The document an item brings in, as the measures count them (folded; under --judged-only,
-    None for an unjudged one)."""
-    doc = item[1].split(opts.separator, 1)[0] if opts.separator else item[1]
-    return doc if not opts.judged_only or labels.get(doc, -1) >= 0 else None
+def _counter(labels, opts, judged=True):
+    """A function of each item (score, ID), taken in rank order, to the document it brings in
+    as the measures count them (see documents; with judged, under --judged-only, None for an
+    unjudged one)."""
+    claimed = set()
+
+    def document(item):
+        doc = (item[1].split(opts.separator, 1)[0] if opts.separator else
+               _claim(item[1], labels, claimed)[0] if opts.match == "contains" else item[1])
+        return doc if doc is None or not (judged and opts.judged_only) or labels.get(doc, -1) >= 0 else None
+    return document
 
 
 def in_rank_order(docids, scores):
@@ -921,9 +999,9 @@ def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels
     >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
     ['d1', 'd2', 'd4', 'd5']
     """
-    kept, total, documents = [], 0, {None}
+    kept, total, brought, counted = [], 0, {None}, _counter(labels or {}, opts)
     for item in items:
-        if reach is not None and len(documents) > reach:
+        if reach is not None and len(brought) > reach:
             break
         count = lengths.get(item[1])
         if count is None:
@@ -932,7 +1010,7 @@ def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels
         if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
             total += count + budget.overhead
-            documents.add(_counted(item, labels, opts))  # what the measures will see
+            brought.add(counted(item))  # what the measures will see
         elif budget.pack == "prefix":
             break
     return kept
@@ -1486,6 +1564,28 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answe
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
     missing = [q for q in qrels if q not in ranked]
     extra = [q for q in ranked if q not in qrels]
+    _refuse_differing_queries(missing, extra, policies, where[1], no_answer)
+    least = least_relevant(level)
+    no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
+              and (q in ranked or policies["missing_run"] != "skip")]
+    if no_rel and policies["no_relevant"] == "error":
+        empty = [q for q in no_rel if not qrels[q]]  # an empty list of labels: often a question without an answer
+        fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
+             % (_count(no_rel, ""), level, first_few(no_rel), "" if not empty else "; or, if %s no answer in the "
+                "corpus, say so: \"answerable\": false in a record, or --no-answer FILE" % (
+                    "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))))
+    skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
+               "unlabeled": extra,
+               "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
+    dropped = set(skipped["missing_run"]) | set(skipped["no_relevant"])
+    zeroed = {"missing_run": [q for q in missing if q not in dropped]
+                             if policies["missing_run"] == "zero" else [],
+              "no_relevant": no_rel if policies["no_relevant"] == "zero" else []}
+    return [q for q in qrels if q not in dropped], skipped, zeroed
+
+
+def _refuse_differing_queries(missing, extra, policies, where, no_answer):
+    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies say."""
     bad = []
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing if q in no_answer]
@@ -1497,21 +1597,9 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answe
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
-        fail(where[1], "query sets differ: %s; see --missing-run and --unlabeled" % "; ".join(bad))
-    least = least_relevant(level)
-    no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
-              and (q in ranked or policies["missing_run"] != "skip")]
-    if no_rel and policies["no_relevant"] == "error":
-        fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
-             "see --no-relevant" % (_count(no_rel, ""), level, first_few(no_rel)))
-    skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
-               "unlabeled": extra,
-               "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
-    dropped = set(skipped["missing_run"]) | set(skipped["no_relevant"])
-    zeroed = {"missing_run": [q for q in missing if q not in dropped]
-                             if policies["missing_run"] == "zero" else [],
-              "no_relevant": no_rel if policies["no_relevant"] == "zero" else []}
-    return [q for q in qrels if q not in dropped], skipped, zeroed
+        fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s" % ("; ".join(bad), (
+            " (a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)"
+            if extra and policies["unlabeled"] == "error" else "")))
 
 
 def _count(ids, adjective):
@@ -2223,7 +2311,7 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
              % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)), first_few(differ)))
 
 
-def id_mismatch(ranked, qrels):
+def id_mismatch(ranked, qrels, match="id"):
     """One line on ranked IDs that (nearly) never match a label, with the likely cause; or None.
 
     Silent on a healthy run: it speaks when no query retrieves a labeled
@@ -2237,28 +2325,37 @@ def id_mismatch(ranked, qrels):
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]  # only misses carry a sample
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
-    labels = {d for docs in qrels.values() for d in docs}
-    if not labels:  # every query is labeled with nothing: nothing to match
+    if not any(qrels.values()):  # every query is labeled with nothing: nothing to match
         return None
-    prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
-    lower = {q: {d.lower() for d in qrels[q]} for q in missed}
-    guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
-                "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
-               for sep in SEPARATORS if any(sep in d for _, d in sample)]
-    guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
-                    "ranked and labeled IDs differ in letter case"))
-    if prefix:
-        guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
-                        "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
-    best, cause = max(guesses)
+    best, cause = max(_mismatch_causes(sample, qrels, missed, match))
     everywhere = len(missed) == len(judged)
     if best and (everywhere or best >= max(3, len(sample) // 10)):
         return "warning: %d of %s retrieved no labeled document; %s" % (
             len(missed), n_queries(len(judged)), cause)
     if everywhere:
         return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
-                "run and the labels use the same IDs?" % ", ".join(show(d) for _, d in sample[:2]))
+                "run and the labels use the same IDs?" % ", ".join(text_name(d, match) for _, d in sample[:2]))
     return None
+
+
+def _mismatch_causes(sample, qrels, missed, match):
+    """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change tried."""
+    labels = {d for docs in qrels.values() for d in docs}
+    prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
+    lower = {q: {d.lower() for d in qrels[q]} for q in missed}
+    guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
+                "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
+               for sep in SEPARATORS if match == "id" and any(sep in d for _, d in sample)]
+    guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
+                    "ranked and labeled IDs differ in letter case"))
+    guesses.append((sum(1 for q, d in sample if " " in d and any(label in d for label in qrels[q])),  # texts
+                    "ranked entries hold labeled texts inside them: try --match contains"))
+    if prefix:
+        guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
+                        "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
+    theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])  # that of the ranked IDs
+    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]), "ranked IDs start with %s and labeled IDs "
+                       "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
 
 # === Readers ===
@@ -2569,15 +2666,39 @@ def check_object(obj, where, what, query=None):
     return obj
 
 
-def json_query(qid, value, source, root, check_value, what, duplicates=None):
+def normalized_texts(value, where, qid=None):
+    """A JSON list of texts, or object keyed by texts, normalized (anything else is left to the
+    checks that follow); two keys that are one text once normalized are refused."""
+    if isinstance(value, list):
+        try:  # IDs read as texts: ASCII without whitespace is normalized already
+            joined = "".join(value)
+            if joined.isascii() and joined.split() == [joined]:
+                return value
+        except TypeError:
+            pass
+        return [normalized(text) if isinstance(text, str) else text for text in value]
+    if not isinstance(value, dict) or isinstance(value, _DuplicateKeys):
+        return value
+    texts = {}
+    for key in value:
+        text = normalized(key) if isinstance(key, str) else key
+        if text in texts:
+            fail(where, "texts %s and %s are one text once normalized" % (show(texts[text]), show(key)), qid)
+        texts[text] = key
+    return {text: value[key] for text, key in texts.items()}
+
+
+def json_query(qid, value, source, root, check_value, what, duplicates=None, match="id"):
     """(IDs, values or None) of one query's JSON: a list of IDs, or an object of ID -> value."""
     check_id(qid, loc(source, root), what="query ID")
-    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what, duplicates)
+    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what, duplicates, match)
 
 
-def json_ids(value, where, qid, check_value, what, duplicates=None):
+def json_ids(value, where, qid, check_value, what, duplicates=None, match="id"):
     """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``;
     duplicates as for check_ids (None for labels, the policy for rankings)."""
+    if match != "id":  # texts are compared, and checked, once normalized
+        value = normalized_texts(value, where, qid)
     if isinstance(value, list):
         return check_ids(value, where, qid, duplicates), None
     check_object(value, where, "document IDs to %s" % what, qid)
@@ -2586,12 +2707,12 @@ def json_ids(value, where, qid, check_value, what, duplicates=None):
     return [doc for doc, _ in pairs], [v for _, v in pairs]
 
 
-def qrels_from_json(obj, source, root):
+def qrels_from_json(obj, source, root, match="id"):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
     check_object(obj, loc(source, root), "query IDs to labels")
     if not obj:
         nothing_in(loc(source, root), "labels", "the object holds no query")
-    return {qid: _labels(*json_query(qid, value, source, root, check_grade, "grades"))
+    return {qid: _labels(*json_query(qid, value, source, root, check_grade, "grades", None, match))
             for qid, value in obj.items()}
 
 
@@ -2600,10 +2721,10 @@ def _labels(docs, grades):
     return dict.fromkeys(docs, 1) if grades is None else dict(zip(docs, grades))
 
 
-def rankings_from_json(obj, source, root, duplicates="error"):
+def rankings_from_json(obj, source, root, duplicates="error", match="id"):
     """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or {"q": {"d": score}}."""
     check_object(obj, loc(source, root), "query IDs to rankings")
-    return {qid: json_query(qid, value, source, root, check_score, "scores", duplicates)
+    return {qid: json_query(qid, value, source, root, check_score, "scores", duplicates, match)
             for qid, value in obj.items()}
 
 
@@ -2686,13 +2807,19 @@ def sniff(value, source, fields=None):
     "llamaindex" (EmbeddingQAFinetuneDataset's) or "object" (any other value).
     """
     if isinstance(value, io.IOBase):
+        start = read_bytes(value, source, 16)
+        value.seek(0)
+        for magic, what, export in BINARY_FORMATS:
+            if start.startswith(magic):
+                fail(source, "%s, not text: %s" % (what, export % source))
         if not is_json(value, source):
             return "text"
         return "json lines" if is_json_lines(value, source) else "json"
     fields = fields or JSONL_FIELDS
-    if isinstance(value, list) or isinstance(value, dict) and any(
-            isinstance(value.get(k), str) for k in fields["query"]) and any(
-            k in value for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
+    if isinstance(value, list) or isinstance(value, dict) and any(  # a path's first key stands for it
+            isinstance(value.get(k), str) or _first_key(k) != k and _first_key(k) in value
+            for k in fields["query"]) and any(
+            _first_key(k) in value for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
         return "records"
     if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"
@@ -2753,22 +2880,56 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
 
 
 def _field(record, role, where, fields):
-    """(name, value) of the record's field for a role, or None; two names for one role are refused."""
-    names = [name for name in fields[role] if name in record]
+    """(name, value) of the record's field for a role (a key, or a path whose first key it has:
+    see follow), or None; two names for one role are refused."""
+    names = [name for name in fields[role] if name in record or _first_key(name) in record]
     if len(names) > 1:
         fail(where, "fields %s both give the %s: keep one" % (" and ".join(map(show, names)), ROLES[role]))
-    return (names[0], record[names[0]]) if names else None
+    if not names:
+        return None
+    return names[0], record[names[0]] if names[0] in record else follow(record, names[0], where)
 
 
-def records_labels(records, source, fields=None, no_answer={}):
+def _first_key(path):
+    return re.split(r"\.|\[", path, 1)[0]
+
+
+def follow(value, path, where):
+    """What a --fields path leads to in a record: keys joined by '.', and '[]' after a key for
+    each element of its list.  A step that finds no object with the key, or no list, is refused.
+
+    >>> follow({"docs": [{"meta": {"id": "d1"}}, {"meta": {"id": "d2"}}]}, "docs[].meta.id", "log:1")
+    ['d1', 'd2']
+    """
+    steps = [(step.rstrip("[]"), step.endswith("[]")) for step in path.split(".")]
+    return _follow(value, steps, path, where, "the record")
+
+
+def _follow(value, steps, path, where, at):
+    for i, (key, each) in enumerate(steps):
+        if not isinstance(value, dict) or key not in value:
+            fail(where, "the path %s leads nowhere: %s %s" % (path, at, "has no key %s" % show(key)
+                 if isinstance(value, dict) else "is %s %s, not an object" % (type(value).__name__, show(value))))
+        value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
+        if each:
+            if not isinstance(value, list):
+                fail(where, "the path %s leads nowhere: %s is %s %s, not a list" % (
+                    path, at, type(value).__name__, show(value)))
+            rest = steps[i + 1:]
+            return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)] if rest else value
+    return value
+
+
+def records_labels(records, source, opts, no_answer={}):
     """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
     as they have them) of the records (place, record, where) that hold labels, evidence sets
     (which stand in for missing labels) or say that their question has no answer."""
     qrels, extras, keys = {}, {}, []
-    for where, qid, found in json_records(records, fields, first_keys=keys):
-        _record_truth(found, where, qid, Options(fields=fields), Truth(None, no_answer=no_answer), qrels, extras)
+    for where, qid, found in json_records(records, opts.fields, first_keys=keys):
+        _record_truth(found, where, qid, opts._replace(separator=None), Truth(None, no_answer=no_answer), qrels,
+                      extras)  # folded by the caller, file-wide
     if not qrels:
-        no_record_has(source, "labels", "relevant", fields, keys)
+        no_record_has(source, "labels", "relevant", opts.fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return qrels, extras
 
@@ -2782,10 +2943,11 @@ def _record_truth(found, where, qid, opts, given, labels, extras):
             given_twice(where, "the record has evidence sets", "--evidence", query=qid)
         name, value = found["evidence"]
         extras.setdefault("evidence", {}).update(
-            fold_evidence({qid: evidence_entry(value, loc(where, name), qid)}, opts.separator, where))
+            fold_evidence({qid: evidence_entry(value, loc(where, name), qid, opts.match)}, opts.separator, where))
     if "relevant" in found:
         name, value = found["relevant"]
-        labels.update(fold_labels({qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades"))},
+        labels.update(fold_labels({qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades", None,
+                                                          opts.match))},
                                   opts.separator, where))
     elif "evidence" in found:
         labels[qid] = evidence_labels(extras["evidence"][qid])
@@ -2823,7 +2985,10 @@ def records_rankings(records, source, truth, opts, line_of=None):
                           truth._replace(evidence=None), theirs if "relevant" in found else {}, extras)
         if "retrieved" in found:
             name, value = found["retrieved"]
-            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates)
+            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates,
+                                      opts.match)
+            if "scores" in found:
+                scores = record_scores(found["scores"], docids, scores, where, qid)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
                                  evidence=extras.get("evidence") or truth.evidence)
             if unanswerable:  # known from the record itself: no budget scores its ranking
@@ -2884,11 +3049,11 @@ def reference_json_rankings(text, source, truth, opts):
     if truth.labels is None:
         labels, obj, extras = split_fixture(obj, source, truth.evidence is not None)
         if "evidence" in extras:
-            extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence"),
+            extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence", opts.match),
                                                opts.separator, source)
             truth = truth._replace(evidence=extras["evidence"])
         theirs, root = (evidence_labels_of(truth.evidence) if labels is None else
-                        fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)), "runs"
+                        fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)), "runs"
         if labels is None:  # the evidence sets stand in for its labels (the fast twin takes no such fixture)
             extras["stand_in"] = True
         if "no_answer" in extras and not opts.seed_mode:
@@ -2899,12 +3064,12 @@ def reference_json_rankings(text, source, truth, opts):
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
-            theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels"), opts.separator, source)
+            theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels", opts.match), opts.separator, source)
         if "evidence" in obj:  # and its evidence sets
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"),
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
                                                opts.separator, source)
         obj, root = fixture_part(obj, "runs", source)
-    rankings = rankings_from_json(obj, source, root, opts.duplicates)
+    rankings = rankings_from_json(obj, source, root, opts.duplicates, opts.match)
     return theirs, judge_run(rankings, truth, opts, source, root), extras
 
 
@@ -2946,7 +3111,7 @@ def _fast_json_rankings(text, source, truth, opts):
     theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
     if head:
         labels, i = _DECODER.raw_decode(text, head.end())
-        theirs = fold_labels(qrels_from_json(labels, source, "qrels"), opts.separator, source)
+        theirs = fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)
         if truth.labels is None:
             truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
         runs, root = _RUNS_NEXT.match(text, i), "runs"
@@ -2959,7 +3124,7 @@ def _fast_json_rankings(text, source, truth, opts):
         i, root = start, ""
 
     def judged(qid, value):
-        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates)
+        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates, opts.match)
         return judge_run({qid: (docids, scores)}, truth, opts, source, root)[qid]
     ranked, end = _members(text, i, judged)
     if root:  # the fixture's closing brace, not another member
@@ -3085,7 +3250,7 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        if opts.separator:  # IDs are cut as text
+        if opts.separator or opts.match == "contains":  # IDs are cut, or texts claim labels, as text
             return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
         if labels is None:
             return None
@@ -3415,6 +3580,18 @@ def lengths_from_json(obj, source):
     return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
 
 
+def record_scores(field, docids, scores, where, qid):
+    """The scores of a record's scores list, parallel to its ranking's IDs (AutoRAG's retrieve_scores)."""
+    name, values = field
+    if scores is not None:
+        fail(loc(where, name), "the ranking gives its scores already (an object of IDs to scores): leave out one "
+             "of the two", qid)
+    if not isinstance(values, list) or len(values) != len(docids):
+        fail(loc(where, name), "expected a list of %d scores, one per ranked ID, not %s" % (len(docids), show(values)),
+             qid)
+    return [check_score(value, "%s[%d]" % (loc(where, name), i), qid) for i, value in enumerate(values)]
+
+
 def record_lengths(field, docids, where, qid):
     """{ranked ID: token count} of a record's tokens list, parallel to its ranking's IDs; null for
     an item not counted (a log that counts only the chunks it sent: a budget must not weigh it)."""
@@ -3432,7 +3609,7 @@ def record_lengths(field, docids, where, qid):
 
 # --- Evidence sets: what a multi-hop question needs, all of it (CLI_CONTRACT section 16) ---
 
-def evidence_entry(entry, where, qid):
+def evidence_entry(entry, where, qid, match="id"):
     """One query's evidence as sets of slots of IDs, from any of the three nestings: a list
     of IDs (one set, each ID a slot of its own), a list of slots (one set; a slot is filled
     by any of its IDs) or a list of sets of slots (alternatives; any one complete set serves).
@@ -3454,9 +3631,14 @@ def evidence_entry(entry, where, qid):
         if nested is not None:
             fail("%s[%d]" % (where, nested), "mixed nesting: expected an ID like the first, not list %s"
                  % show(entry[nested]), qid)
-        return (tuple((doc,) for doc in check_ids(entry, where, qid)),)
-    return tuple(tuple(tuple(check_ids(slot, at, qid)) for at, slot in _evidence_lists(members, place_, qid, "slot"))
+        return (tuple((doc,) for doc in _checked(entry, where, qid, match)),)
+    return tuple(tuple(tuple(_checked(slot, at, qid, match)) for at, slot in _evidence_lists(members, place_, qid, "slot"))
                  for place_, members in sets)
+
+
+def _checked(ids, where, qid, match):
+    """check_ids of evidence IDs, or of texts once normalized."""
+    return check_ids(ids if match == "id" else normalized_texts(ids, where, qid), where, qid)
 
 
 def _nesting(value):
@@ -3483,12 +3665,12 @@ def _evidence_lists(value, where, qid, what):
     return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
 
 
-def evidence_from_json(obj, source, root):
+def evidence_from_json(obj, source, root, match="id"):
     """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
     check_object(obj, loc(source, root), "query IDs to evidence sets")
     if not obj:
         nothing_in(loc(source, root), "evidence", "the object holds no query")
-    return {check_id(qid, loc(source, root), what="query ID"): evidence_entry(entry, loc(source, _join(root, qid)), qid)
+    return {check_id(qid, loc(source, root), what="query ID"): evidence_entry(entry, loc(source, _join(root, qid)), qid, match)
             for qid, entry in obj.items()}
 
 
@@ -3625,37 +3807,43 @@ def load(path, role, *context):
     return reader.json(text, source, *context)
 
 
-def _labels_records(records, source, separator, fields, no_answer):
-    labels, extras = records_labels(records, source, fields, no_answer)
+def _labels_records(records, source, opts, no_answer):
+    labels, extras = records_labels(records, source, opts, no_answer)
     if "evidence" in extras:
-        extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
-    return fold_labels(labels, separator, source), extras
+        extras["evidence"] = fold_evidence(extras["evidence"], opts.separator, source)
+    return fold_labels(labels, opts.separator, source), extras
 
 
-def _labels_json(text, source, separator, fields, no_answer):
+def _labels_json(text, source, opts, no_answer):
     """A labels file's JSON: records, a fixture (or part of one), LlamaIndex's dataset or
     labels {qid: labels}."""
-    (kind, obj), extras = json_value(text, source, fields), {}
+    (kind, obj), extras = json_value(text, source, opts.fields), {}
     if kind == "records":
-        return _labels_records(records_in(obj, source), source, separator, fields, no_answer)
+        return _labels_records(records_in(obj, source), source, opts, no_answer)
     if kind == "fixture":
         labels, root = fixture_part(obj, "qrels", source)
         if "evidence" in obj:
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence"), separator,
-                                               source)
+            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
+                                               opts.separator, source)
         if "no_answer" in obj:
             extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
     elif kind == "llamaindex":
         labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
     else:
         labels, root = obj, ""
-    return fold_labels(qrels_from_json(labels, source, root), separator, source), extras
+    return fold_labels(qrels_from_json(labels, source, root, opts.match), opts.separator, source), extras
 
 
 def _run_forms_records(records, source, fields):
-    found = ((where, qid, fields_of.get("retrieved")) for where, qid, fields_of in json_records(list(records), fields))
-    return _json_forms({qid: json_ids(ranking[1], loc(where, ranking[0]), qid, check_score, "scores")
-                        for where, qid, ranking in found if ranking})
+    rankings = {}
+    for where, qid, found in json_records(list(records), fields):
+        if "retrieved" in found:
+            name, value = found["retrieved"]
+            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores")
+            if "scores" in found:
+                scores = record_scores(found["scores"], docids, scores, where, qid)
+            rankings[qid] = docids, scores
+    return _json_forms(rankings)
 
 
 def _run_forms_json(text, source, fields):
@@ -3671,23 +3859,23 @@ def _json_forms(rankings):
             for qid, (docids, scores) in rankings.items()}
 
 
-def _evidence_records(records, source, separator, fields):
-    evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid)
-                for where, qid, found in json_records(records, fields) if "evidence" in found}
+def _evidence_records(records, source, opts):
+    evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid, opts.match)
+                for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
     if not evidence:
-        nothing_in(source, "evidence", "no record has " + " or ".join((fields or JSONL_FIELDS)["evidence"]))
-    return fold_evidence(evidence, separator, source)
+        nothing_in(source, "evidence", "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
+    return fold_evidence(evidence, opts.separator, source)
 
 
-def _evidence_json(text, source, separator, fields):
-    kind, obj = json_value(text, source, fields)
+def _evidence_json(text, source, opts):
+    kind, obj = json_value(text, source, opts.fields)
     if kind == "records":
-        return _evidence_records(records_in(obj, source), source, separator, fields)
+        return _evidence_records(records_in(obj, source), source, opts)
     if kind == "fixture" and "evidence" not in obj:
         fail(source, 'a fixture without "evidence": give a file of evidence sets')
     inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
-    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else ""),
-                         separator, source)
+    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else "",
+                                            opts.match), opts.separator, source)
 
 
 def _groups_json(text, source):
@@ -3708,8 +3896,8 @@ def _no_answer_json(text, source):
 READERS = {
     # ({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture give them);
     # context: separator, fields, no_answer
-    "labels": Reader(lambda stream, source, separator, *_: (fold_labels(read_trec_qrels(stream, source), separator,
-                                                                        source), {}),
+    "labels": Reader(lambda stream, source, opts, _: (fold_labels(read_trec_qrels(stream, source), opts.separator,
+                                                                   source), {}),
                      _labels_records, _labels_json),
     # (its own labels or None, {qid: Ranking or None}, extras) of a FIXTURE (qrels None) or a run
     "fixture": Reader(None, records_rankings, json_rankings),
@@ -3717,8 +3905,9 @@ READERS = {
                   records_rankings, json_rankings),
     "run forms": Reader(lambda stream, source, fields: _json_forms(read_trec_run(stream, source)),
                         _run_forms_records, _run_forms_json),  # read_run's {qid: ranking} in the JSON forms
-    "evidence": Reader(lambda stream, source, separator, fields: fold_evidence(
-        evidence_from_lines(text_lines(stream, source), source), separator, source), _evidence_records, _evidence_json),
+    "evidence": Reader(lambda stream, source, opts: fold_evidence(
+        evidence_from_lines(text_lines(stream, source), source), opts.separator, source), _evidence_records,
+        _evidence_json),
     "lengths": Reader(lambda stream, source, wanted: length_lines(stream, source, wanted), None,
                       lambda text, source, wanted: lengths_from_json(parse_json(text, source), source)),
     "no_answer": Reader(lambda stream, source: no_answer_lines(text_lines(stream, source), source), None,
@@ -3778,7 +3967,7 @@ def weigh_later(maps, truth, opts, path):
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, gate_on="mean", curves=False):
+              max_group_drop=None, gate_on="mean", match="id", curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
     specs = parse_measures(measures or [])
@@ -3792,7 +3981,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
-                   duplicates, gain_orders, filters,
+                   duplicates, gain_orders, filters, match=match,
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
@@ -3800,7 +3989,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
 
 
 def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
-                  replicates=0, gate_on="mean"):
+                  replicates=0, gate_on="mean", match="id"):
     """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
     for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
         if name in given and baseline is None:
@@ -3818,6 +4007,8 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
                         "run's per_query" % ("--format trec" if format == "trec" else "--per-query"))
     if chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
+    if chunk_separator and match != "id":
+        raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: give one of them" % match)
 
 
 # The approved side of a comparison: the baseline's rankings, its place, its replicates
@@ -3856,7 +4047,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
-        truth = truth._replace(evidence=load(evidence, "evidence", opts.separator, opts.fields))
+        truth = truth._replace(evidence=load(evidence, "evidence", opts))
     loaded, where = [], fixture or qrels or evidence
     if fixture is not None:
         labels, ranked, extras = load(fixture, "fixture", truth, opts)
@@ -3864,7 +4055,7 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(truth.evidence), {}
     else:
-        labels, extras = load(qrels, "labels", opts.separator, opts.fields, truth.no_answer)
+        labels, extras = load(qrels, "labels", opts, truth.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(truth, key):
                 given_twice(place(qrels), "the records give " + key.replace("_", "-"), flag)
@@ -3910,11 +4101,12 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
     if plan.curves:  # drawn by the plot, and taken out of the result
         result["curves"] = curves(with_answer(judged, no_answer), specs)
-    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels),
+    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"))) if w]
-    if opts.separator:
-        folded = {q: ranked[q].folded for q in judged if q in ranked and ranked[q].folded}
-        result["folded"] = {"total": sum(folded.values()), "per_query": folded}
+    if opts.separator or opts.match == "contains":
+        for key, field in (("folded", "folded"),) + ((("several_labels", "several"),) if opts.separator is None else ()):
+            counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
+            result[key] = {"total": sum(counts.values()), "per_query": counts}
     if opts.duplicates == "first":
         result["deduplicated"] = deduplicated(ranked, judged)
     if opts.ties:
@@ -4017,7 +4209,7 @@ def seed_result(result, k):
 
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
-              missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
+              missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
               duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None, lengths=None,
               no_answer=None):
     """Score one run: the dict that ``--format json`` prints.
@@ -4038,7 +4230,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
-                 chunk_separator=None, duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
+                 chunk_separator=None, match="id", duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
                  lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
@@ -4055,7 +4247,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 
 
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
-               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
+               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
                duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
                max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
                no_answer=None, replicates=None, gate_on="mean"):
@@ -4081,7 +4273,7 @@ def read_qrels(path, *, fields=None):
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return load(_path(path), "labels", None, fields_table(fields), {})[0]
+    return load(_path(path), "labels", Options(fields=fields_table(fields)), {})[0]
 
 
 def read_run(path, *, fields=None):
@@ -4115,13 +4307,13 @@ def _library_call(qrels, runs, baseline, options, root=""):
                         "configuration, and the candidate's would pass its change as noise" % own)
     check_options({n for n in options if options[n] is not None}, baseline=baseline,
                   chunk_separator=options["chunk_separator"], replicates=len(replicates or ()),
-                  gate_on=plan.gate_on)
+                  gate_on=plan.gate_on, match=plan.opts.match)
     truth, opts = _library_truth(qrels, plan, **given), plan.opts
     groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), truth.labels,
                           plan.max_group_drop)
 
     def judged(run, name):
-        return judge_run(rankings_from_json(run, None, name, opts.duplicates), truth, opts, None, name)
+        return judge_run(rankings_from_json(run, None, name, opts.duplicates, opts.match), truth, opts, None, name)
     loaded = [(name, judged(run, root + name), ("qrels", root + name)) for name, run in runs.items()]
     if baseline is not None:
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
@@ -4133,11 +4325,11 @@ def _library_call(qrels, runs, baseline, options, root=""):
 def _library_truth(qrels, plan, evidence, lengths, no_answer):
     """The Truth of a library call's JSON: as load_truth, for objects."""
     truth = Truth(None, evidence if evidence is None else fold_evidence(
-        evidence_from_json(evidence, None, "evidence"), plan.opts.separator, "evidence"),
+        evidence_from_json(evidence, None, "evidence", plan.opts.match), plan.opts.separator, "evidence"),
         lengths if lengths is None else lengths_from_json(lengths, "lengths"),
         dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
     labels = (evidence_labels_of(truth.evidence) if qrels is None and evidence is not None else
-              fold_labels(qrels_from_json(qrels, None, "qrels"), plan.opts.separator, "qrels"))
+              fold_labels(qrels_from_json(qrels, None, "qrels", plan.opts.match), plan.opts.separator, "qrels"))
     labels = dict(labels, **{q: labels.get(q, {}) for q in truth.no_answer})
     check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
@@ -4333,7 +4525,8 @@ def format_table(result, per_query=False):
         lines.append("* depends on the order of tied scores in %s: %s"
                      % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
     if "folded" in result:
-        lines.append("folded %d ranked chunks into an earlier chunk of their document, in %s"
+        lines.append(("removed %d ranked texts whose labels an earlier text had claimed, in %s" if "several_labels" in
+                      result else "folded %d ranked chunks into an earlier chunk of their document, in %s")
                      % (result["folded"]["total"], n_queries(len(result["folded"]["per_query"]))))
     for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
         for reason, qids in result[key].items():
@@ -4638,6 +4831,11 @@ def notes(result):
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
+    several = result.get("several_labels", {}).get("per_query")
+    if several:
+        count = sum(several.values())
+        lines.append("%d ranked text%s contained more than one label, in %s (%s): each claims the first that no "
+                     "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
     return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
             + [("gate failed", line) for line in _breach_lines(result)])
 
@@ -5011,7 +5209,7 @@ def check_usage(args, given):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator,
-                  replicates=len(args.replicate or ()), gate_on=args.gate_on)
+                  replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
     named = [p for p in (args.fixture, args.qrels, args.evidence, args.lengths, args.no_answer, *(args.run or ()),
                          args.baseline, *(args.replicate or ()), args.groups) if p]
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))

@@ -13,6 +13,7 @@ import doctest
 import fractions
 import functools
 import gzip
+import hashlib
 import io
 import itertools
 import json
@@ -4219,6 +4220,10 @@ class StructureTest(unittest.TestCase):
         for title in re.findall(r"^# === (.*) ===$", self.source, re.M):  # the map names every section
             self.assertRegex(rre.__doc__, r"\n  %s " % re.escape(title))
 
+    def test_help_starts_with_the_one_line_summary(self):
+        self.assertEqual(rre.build_parser().format_help().split("\n\n")[1],
+                         "Score saved retrieval rankings against relevance labels, exactly as trec_eval does.")
+
     def test_one_sniff_five_twins_short_functions(self):
         import ast
         calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "sniff"]
@@ -4233,6 +4238,148 @@ class StructureTest(unittest.TestCase):
         long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(self.tree)
                 if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 40]
         self.assertEqual(long, [])
+
+
+# Section 24's worked example: labels are facts, the ranking holds chunks of text.
+FACTS = ["Paris is the capital of France.", "The Seine flows through Paris."]
+CHUNKS = ["Lyon is large.", "Fact: Paris is the capital  of France. More.", "Paris is the capital of France, they say.",
+          "The Seine flows through Paris. Also Paris is the capital of France."]
+
+
+def text_log(chunks_of=lambda q: CHUNKS, queries=("q1",)):
+    """JSON Lines as a RAG framework writes it: texts, with a line break or two."""
+    return "".join(json.dumps({"question": "what about %s?" % q, "id": q, "gold": [{"fact": f} for f in FACTS],
+                               "hits": [{"text": c.replace(". ", ".\n", 1), "score": 1.0 - i / 10}
+                                        for i, c in enumerate(chunks_of(q))]}) + "\n" for q in queries)
+
+
+class LogsAsWrittenTest(TempDirTestCase):
+    """Section 24: paths in --fields, a scores role, --match text and contains, binary files named."""
+    FIELDS = ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=hits[].score")
+
+    def test_the_worked_example_on_the_command_line_and_in_the_library(self):
+        fixture = self.write("f.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}})
+        status, out, err = cli(fixture, "--match", "contains", "-m", "R@2,R@3,R@4,RR")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5}))
+        self.assertIn("note: 1 ranked text contained more than one label, in 1 query ('q1')", err)
+        self.assertEqual(rre.score_run({"q1": FACTS}, {"q1": CHUNKS}, "R@2,R@3,R@4,RR", match="contains")["measures"],
+                         {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5})
+        fifth = rre.score_run({"q1": FACTS}, {"q1": CHUNKS + [FACTS[0]]}, "R@4,NumRet", match="contains")
+        self.assertEqual((fifth["measures"], fifth["folded"]), ({"R@4": 1.0, "NumRet": 4}, {"total": 1, "per_query": {"q1": 1}}))
+        self.assertEqual(cli(fixture, "--match", "text", "-m", "R@4")[1:], cli(fixture, "-m", "R@4", "--match", "text")[1:])
+        status, out, err = cli(fixture, "--match", "text", "-m", "R@4")  # whole texts match no fact: a hint
+        self.assertEqual(json.loads(out)["measures"], {"R@4": 0.0})
+        self.assertIn("ranked entries hold labeled texts inside them: try --match contains", err)
+
+    def test_a_log_as_written_paths_scores_and_texts(self):
+        log = self.write("log.jsonl", text_log())
+        status, out, err = cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR,Success(thresh=0.75)@4")
+        self.assertEqual((status, json.loads(out)["measures"]),
+                         (0, {"R@2": 0.5, "R@4": 1.0, "RR": 0.5, "Success(thresh=0.75)@4": 1.0}), err)
+        array = self.write("log.json", [json.loads(line) for line in text_log().splitlines()])
+        one = self.write("one.json", json.loads(text_log().splitlines()[0]))
+        for path in (array, one):  # an array of records, and one record, read alike
+            self.assertEqual(cli(path, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")[1],
+                             cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")[1])
+        reversed_scores = text_log().replace('"score": 1.0', '"score": 0.01')  # the first chunk now ranks last
+        status, out, _ = cli(self.write("r.jsonl", reversed_scores), *self.FIELDS, "--match", "contains", "-m", "R@3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 1.0})  # ranked by the parallel scores
+
+    def test_every_mode_and_format_reads_texts_as_the_same_ids(self):
+        """Texts, claimed, score as the IDs they stand for, in every mode and every format."""
+        chunks = CHUNKS[:3] + ["The Seine flows through Paris. Yes."]  # each holds one fact at most: a fixed claim
+        ids = dict(zip(chunks, ("d0", "f0", "d2", "f1")))
+        as_ids = lambda run: {q: [ids[c] for c in r] for q, r in run.items()}
+        qids = ["q%d" % i for i in range(6)]
+        run = {q: chunks[i % 4:] + chunks[:i % 4] for i, q in enumerate(qids)}
+        base, other = {q: list(reversed(r)) for q, r in run.items()}, {q: r[1:] for q, r in run.items()}
+        (self.tmp / "t").mkdir()
+        (self.tmp / "i").mkdir()
+        texts = {"qrels": self.write("t/q.json", {q: FACTS for q in qids}), "run": self.write("t/r.json", run),
+                 "base": self.write("t/b.json", base), "other": self.write("t/o.json", other)}
+        plain = {"qrels": self.write("i/q.json", {q: ["f0", "f1"] for q in qids}),
+                 "run": self.write("i/r.json", as_ids(run)), "base": self.write("i/b.json", as_ids(base)),
+                 "other": self.write("i/o.json", as_ids(other))}
+        groups = self.write("g.json", {"odd": qids[1::2], "even": qids[::2]})
+        modes = {"one run": ["--run", "{run}"], "baseline": ["--run", "{run}", "--baseline", "{base}"],
+                 "several runs": ["--run", "{run}", "--run", "{other}", "--baseline", "{base}"],
+                 "groups": ["--run", "{run}", "--groups", str(groups), "--baseline", "{base}"]}
+        for mode, args in modes.items():
+            for fmt in ("json", "table", "markdown", "csv", "trec"):
+                if fmt == "trec" and mode != "one run":
+                    continue
+                with self.subTest(mode=mode, format=fmt):
+                    line = lambda files, *more: cli("--qrels", files["qrels"], *[a.format(**files) for a in args],
+                                                    "-m", "R@2,RR,nDCG@3", "--format", fmt, *more)
+                    got, want = line(texts, "--match", "contains"), line(plain)
+                    self.assertEqual(got[0], want[0], got[2])
+                    keep = lambda text: "\n".join(l for l in text.replace(str(self.tmp / "t"), "X").replace(
+                        str(self.tmp / "i"), "X").splitlines() if "removed 0" not in l).strip()
+                    if fmt == "json":
+                        drop = lambda r: {k: v for k, v in r.items() if k not in ("folded", "several_labels")}
+                        got_json, want_json = json.loads(got[1]), json.loads(want[1])
+                        if "runs" in got_json:
+                            got_json = {n: drop(r) for n, r in got_json["runs"].items()}
+                            want_json = {n: drop(r) for n, r in want_json["runs"].items()}
+                            self.assertEqual(list(got_json.values()), list(want_json.values()))
+                        else:
+                            self.assertEqual(drop(got_json), drop(want_json))
+                    else:
+                        self.assertEqual(keep(got[1]), keep(want[1]))
+
+    def test_bad_paths_scores_and_binary_files_are_named(self):
+        log = self.write("log.jsonl", text_log(queries=("q1", "q2")))
+        cases = {
+            ("--fields", "retrieved=hits[].txt", "--match", "text"): "log.jsonl:1: the path hits[].txt leads nowhere: "
+                                                                    "hits[0] has no key 'txt'",
+            ("--fields", "relevant=gold[].fact,retrieved=hits.text", "--match", "text"):
+                "the path hits.text leads nowhere: hits is list",
+            ("--fields", "retrieved=hits[]..text"): "--fields retrieved: 'hits[]..text' is not a field or a path",
+            ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=gold", "--match", "text"):
+                "log.jsonl:1: gold: query 'q1': expected a list of 4 scores, one per ranked ID, not [{'fact'",
+            ("--chunk-separator", "#", "--match", "text"): "--chunk-separator cuts IDs, and --match text compares texts",
+            ("--fields", "relevant=gold[].fact,retrieved=hits[].text"):
+                "holds a control character ('\\n'): IDs are printable text; texts, not IDs, are read with --match text",
+        }
+        for args, message in cases.items():
+            with self.subTest(args=args):
+                rejected(self, *cli(log, *args), message)
+        for name, data, what in (("a.parquet", b"PAR1\x15\x04", "a Parquet file (AutoRAG's, pandas')"), ("a.db", b"SQLite format 3\x00xx",
+                                 "an SQLite database"), ("a.zip", b"PK\x03\x04\x14\x00", "a zip archive")):
+            with self.subTest(binary=name):
+                path = self.write(name, data)
+                rejected(self, *cli(path), "%s: %s, not text" % (path, what))
+                rejected(self, *cli("--qrels", path, "--run", path), what)
+        scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
+        rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
+
+    def test_texts_are_normalized_and_checked_as_texts(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["caf\u00e9  au\tlait"]},
+                                        "runs": {"q1": ["x", "cafe\u0301 au lait\n"]}})
+        self.assertEqual(json.loads(cli(fixture, "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
+        twice = self.write("t.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": ["a  b", "a\nb"]}})
+        rejected(self, *cli(twice, "--match", "text"), "runs.q1[1]: query 'q1': document 'a b' appears twice")
+        blank = self.write("b.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": [" \n "]}})
+        rejected(self, *cli(blank, "--match", "text"), "runs.q1[0]: query 'q1': document ID '' is blank")
+        keys = self.write("k.json", {"qrels": {"q1": {"a b": 1, "a  b": 2}}, "runs": {"q1": ["a b"]}})
+        rejected(self, *cli(keys, "--match", "text"), "texts 'a b' and 'a  b' are one text once normalized")
+        self.assertEqual(rre.text_name("a b", "text"), "t:%s 'a b'" % hashlib.sha256(b"a b").hexdigest()[:12])
+
+    def test_messages_that_point_to_the_fix(self):
+        empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
+                                      '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
+        rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
+                 "answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE")
+        qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
+        rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
+                 "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--unlabeled", "skip", "-m", "R@1")[0], 0)
+        labels = {"q%d" % i: ["<dbpedia:E%d>" % i] for i in range(12)}
+        ranked = {"q%d" % i: ["doc:<dbpedia:E%d>" % i, "doc:<dbpedia:X%d>" % i] for i in range(12)}
+        _, _, err = cli("--qrels", self.write("pq.json", labels), "--run", self.write("pr.json", ranked), "-m", "R@2")
+        self.assertIn("warning: 12 of 12 queries retrieved no labeled document; ranked IDs start with 'doc:' and "
+                      "labeled IDs do not", err)
+
 
 
 class OlderPythonTest(unittest.TestCase):
