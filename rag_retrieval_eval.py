@@ -69,7 +69,7 @@ from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from decimal import Decimal
 from functools import lru_cache, partial
-from itertools import chain, compress, groupby, islice, repeat, takewhile, tee
+from itertools import accumulate, chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
 from operator import ge, getitem, truediv
 
@@ -788,12 +788,18 @@ def documents(ids, labels, opts):
         return [d.split(opts.separator, 1)[0] for d in ids], 0
     if opts.match != "contains":
         return list(ids), 0
-    claimed, out, several = set(), [], 0
-    for text in ids:
-        doc, held = _claim(text, labels, claimed)
-        out.append(doc)
-        several += held > 1
-    return out, several
+    joined, starts, holders = "\0".join(ids), list(accumulate(len(t) + 1 for t in ids)), {}
+    for label in labels:  # where each label lies, found in C (no text holds a NUL): linear in the texts' length
+        at = joined.find(label)
+        while at != -1:
+            i = bisect_right(starts, at)
+            holders.setdefault(i, []).append(label)
+            at = joined.find(label, starts[i]) if i + 1 < len(ids) else -1
+    out, claimed = list(ids), set()
+    for i in sorted(holders):  # in rank order, as _claim takes them
+        out[i] = next((label for label in holders[i] if label not in claimed), None)
+        claimed.add(out[i])
+    return out, sum(len(inside) > 1 for inside in holders.values())
 
 
 def _claim(text, labels, claimed):
@@ -1755,6 +1761,8 @@ def not_bounded(specs, opts):
             loose[s.name] = "the orders by grade are not the best and worst orders of evidence"
         elif s.filter is not None and s.filter.tokens is not None:
             loose[s.name] = "the orders of tied items under a token budget are not tried"
+        elif opts.match == "contains" and s.base != "Abstain":
+            loose[s.name] = "under --match contains, the labels ranked texts claim depend on the order of tied texts"
         elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
             loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
     return loose
@@ -4525,9 +4533,11 @@ def format_table(result, per_query=False):
         lines.append("* depends on the order of tied scores in %s: %s"
                      % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
     if "folded" in result:
-        lines.append(("removed %d ranked texts whose labels an earlier text had claimed, in %s" if "several_labels" in
-                      result else "folded %d ranked chunks into an earlier chunk of their document, in %s")
-                     % (result["folded"]["total"], n_queries(len(result["folded"]["per_query"]))))
+        removed = result["folded"]["total"]
+        lines.append(("removed %d ranked text%s whose labels an earlier text had claimed, in %%s" % (
+            removed, "" if removed == 1 else "s") if "several_labels" in result else
+            "folded %d ranked chunks into an earlier chunk of their document, in %%s" % removed)
+            % n_queries(len(result["folded"]["per_query"])))
     for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
         for reason, qids in result[key].items():
             if qids:

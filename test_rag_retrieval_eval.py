@@ -4313,8 +4313,9 @@ class LogsAsWrittenTest(TempDirTestCase):
                                                     "-m", "R@2,RR,nDCG@3", "--format", fmt, *more)
                     got, want = line(texts, "--match", "contains"), line(plain)
                     self.assertEqual(got[0], want[0], got[2])
-                    keep = lambda text: "\n".join(l for l in text.replace(str(self.tmp / "t"), "X").replace(
-                        str(self.tmp / "i"), "X").splitlines() if "removed 0" not in l).strip()
+                    folders = [f(str(self.tmp / d)) for d in "ti" for f in (str, rre._md)]  # Markdown escapes '_'
+                    keep = lambda text: "\n".join(l for l in functools.reduce(lambda t, f: t.replace(f, "X"), folders,
+                                                                               text).splitlines() if "removed 0" not in l)
                     if fmt == "json":
                         drop = lambda r: {k: v for k, v in r.items() if k not in ("folded", "several_labels")}
                         got_json, want_json = json.loads(got[1]), json.loads(want[1])
@@ -4326,6 +4327,56 @@ class LogsAsWrittenTest(TempDirTestCase):
                             self.assertEqual(drop(got_json), drop(want_json))
                     else:
                         self.assertEqual(keep(got[1]), keep(want[1]))
+
+    def test_contains_under_budgets_floors_depth_and_ties(self):
+        """A budget weighs every text, claimed or not (the model reads them all); --depth counts the
+        documents the texts bring in; which label a tied text claims depends on the order."""
+        log = self.write("b.jsonl", "".join(json.dumps(r) + "\n" for r in [
+            {"id": "q1", "gold": FACTS, "tokens": [100, 300, 50, 200], "s": [0.9, 0.8, 0.8, 0.5],
+             "hits": ["Lyon is large.", "Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]},
+            {"id": "q2", "gold": FACTS[1:], "tokens": [10, 10], "s": [0.3, 0.3],
+             "hits": ["The Seine flows through Paris, it does.", FACTS[1]]}]))
+        fields = ("--fields", "relevant=gold,retrieved=hits", "--match", "contains", "--format", "csv")
+        measures = "R@2,R@4,R(tokens=400)@4,R(tokens=450,pack=skip)@4,NumRet"
+        # q1: Lyon, f0, (the bare fact is removed: f0 is claimed), f1; 400 tokens hold Lyon and the first fact
+        self.assertEqual(cli(log, *fields, "-m", measures)[1].splitlines()[1:],
+                         ["q1,0.5,1.0,0.5,0.5,3", "q2,1.0,1.0,1.0,1.0,2"])
+        self.assertEqual(cli(log, *fields, "-m", "R@4,RR", "--depth", "2")[1].splitlines()[1:],
+                         ["q1,0.5,0.5", "q2,1.0,0.5"])
+        status, out, err = cli(log, "--fields", "relevant=gold,retrieved=hits,scores=s", "--match", "contains", "-m",
+                               "RR", "--ties")
+        result = json.loads(out)  # q1: the tie .8 is ordered by text, descending: the bare fact claims f0 first
+        self.assertEqual(([row["RR"] for row in result["per_query"].values()], result["ties"]["not_bounded"]),
+                         ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
+                                             "order of tied texts"}))
+
+    def test_four_frameworks_logs_each_read_with_one_command(self):
+        """Small excerpts in the shapes these tools write (our own words, their field names)."""
+        autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [  # a retrieval node's result
+            {"qid": "1oy5", "query": "why rush first?", "retrieval_gt": [["5b95"]],
+             "retrieved_ids": ["5b95", "5b95", "2b08"], "retrieve_scores": [12.7, 12.7, 5.7], "retrieval_recall": 1.0},
+            {"qid": "2loj", "query": "gas tiers?", "retrieval_gt": [["b9ad"], ["e2f1"]],
+             "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
+        out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
+        self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
+                                            "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
+        multihop = self.write("multihop.json", [  # MultiHop-RAG's retrieval output: texts, no query ID
+            {"query": "Who is accused?", "question_type": "inference_query", "gold_list": [{"fact": FACTS[0]}],
+             "retrieval_list": [{"text": "x\n" + c, "score": 0.9 - i / 10} for i, c in enumerate(CHUNKS)]}])
+        fields = "query=query,retrieved=retrieval_list[].text,scores=retrieval_list[].score,relevant=gold_list[].fact"
+        self.assertEqual(json.loads(cli(multihop, "--fields", fields, "--match", "contains", "-m", "Success@1,RR@10")[1])[
+            "measures"], {"Success@1": 0.0, "RR@10": 0.5})
+        ragas = self.write("ragas.jsonl", json.dumps({  # an EvaluationDataset's sample
+            "user_input": "What is the capital?", "reference_contexts": [FACTS[0]],
+            "retrieved_contexts": ["Lyon is large.", "Paris is the\ncapital of France."], "response": "Paris."}) + "\n")
+        self.assertEqual(json.loads(cli(ragas, "--fields", "query=user_input,relevant=reference_contexts,retrieved="
+                                    "retrieved_contexts", "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
+        haystack = self.write("haystack.jsonl", json.dumps({  # Document.to_dict() of each retrieved document
+            "query_id": "q1", "relevant": ["doc-2"], "documents": [
+                {"id": "doc-1", "content": "...", "score": 0.4, "meta": {"file": "a.md"}},
+                {"id": "doc-2", "content": "...", "score": 0.9, "meta": {"file": "b.md"}}]}) + "\n")
+        self.assertEqual(json.loads(cli(haystack, "--fields", "retrieved=documents[].id,scores=documents[].score", "-m",
+                                        "RR,Success(thresh=0.5)@1")[1])["measures"], {"RR": 1.0, "Success(thresh=0.5)@1": 1.0})
 
     def test_bad_paths_scores_and_binary_files_are_named(self):
         log = self.write("log.jsonl", text_log(queries=("q1", "q2")))
