@@ -4350,6 +4350,16 @@ class LogsAsWrittenTest(TempDirTestCase):
                          ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
                                              "order of tied texts"}))
 
+    def test_evidence_sets_of_texts(self):
+        sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
+        for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
+                                                                      "runs": {"q1": CHUNKS}}):
+            with self.subTest(qrels="qrels" in fixture):
+                out = cli(self.write("e.json", fixture), "--match", "contains", "-m",
+                          "EvidenceRecall@2,EvidenceSuccess@4,EvidenceRR")[1]
+                self.assertEqual(json.loads(out)["measures"],
+                                 {"EvidenceRecall@2": 0.5, "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25})
+
     def test_four_frameworks_logs_each_read_with_one_command(self):
         """Small excerpts in the shapes these tools write (our own words, their field names)."""
         autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [  # a retrieval node's result
