@@ -2899,7 +2899,7 @@ def _field(record, role, where, fields):
 
 
 def _first_key(path):
-    return re.split(r"\.|\[", path, 1)[0]
+    return path.split(".", 1)[0].split("[", 1)[0]
 
 
 def follow(value, path, where):
