@@ -239,6 +239,8 @@ def text_name(doc, match="id"):
 
     >>> text_name("Paris is the capital of France.", "text")
     "t:557be7eca214 'Paris is the capital of France.'"
+    >>> text_name("x" * 40, "text").endswith("x'"), text_name("x" * 41, "text").endswith("x'")  # 40 shown whole
+    (True, False)
     """
     if match == "id":
         return show(doc)
@@ -783,6 +785,8 @@ def documents(ids, labels, opts):
     (['a', 'b', 'a'], 0)
     >>> documents(["x A y", "B and A", "A", "C"], {"A": 1, "B": 0}, Options(match="contains"))
     (['A', 'B', None, 'C'], 1)
+    >>> documents(["x", "A", "A more"], {"A": 1}, Options(match="contains"))
+    (['x', 'A', None], 0)
     """
     if opts.separator:
         return [d.split(opts.separator, 1)[0] for d in ids], 0
@@ -2823,11 +2827,10 @@ def sniff(value, source, fields=None):
         if not is_json(value, source):
             return "text"
         return "json lines" if is_json_lines(value, source) else "json"
-    fields = fields or JSONL_FIELDS
-    if isinstance(value, list) or isinstance(value, dict) and any(  # a path's first key stands for it
-            isinstance(value.get(k), str) or _first_key(k) != k and _first_key(k) in value
-            for k in fields["query"]) and any(
-            _first_key(k) in value for k in fields["relevant"] + fields["retrieved"] + fields["evidence"]):
+    fields = dict(fields or JSONL_FIELDS)
+    fields["relevant|retrieved|evidence"] = fields["relevant"] + fields["retrieved"] + fields["evidence"]
+    if isinstance(value, list) or isinstance(value, dict) and all(any(  # a path's first key stands for it
+            _first_key(k) in value for k in fields[role]) for role in ("query", "relevant|retrieved|evidence")):
         return "records"
     if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"

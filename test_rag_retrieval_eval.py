@@ -4350,6 +4350,16 @@ class LogsAsWrittenTest(TempDirTestCase):
                          ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
                                              "order of tied texts"}))
 
+    def test_budgets_count_documents_as_the_measures_do(self):
+        run = {"q1": ["Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]}  # the bare fact is removed: f0 is claimed
+        lengths = {text: 10 for text in run["q1"]}
+        # --depth 2 counts documents: the removed text brings none, so the second fact is within it
+        self.assertEqual(rre.score_run({"q1": FACTS}, run, "R(tokens=1000)@4", match="contains", depth=2,
+                                       lengths=lengths)["measures"], {"R(tokens=1000)@4": 1.0})
+        # an ID that holds a label's ID is another ID: the budget stops at the reach-th document, d1x
+        self.assertEqual(rre.score_run({"q1": ["d1", "d2"]}, {"q1": ["d1", "d1x", "d2"]}, "R(tokens=100)@2",
+                                       lengths={"d1": 1, "d1x": 1})["measures"], {"R(tokens=100)@2": 0.5})
+
     def test_evidence_sets_of_texts(self):
         sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
         for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
@@ -4422,6 +4432,8 @@ class LogsAsWrittenTest(TempDirTestCase):
         rejected(self, *cli(twice, "--match", "text"), "runs.q1[1]: query 'q1': document 'a b' appears twice")
         blank = self.write("b.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": [" \n "]}})
         rejected(self, *cli(blank, "--match", "text"), "runs.q1[0]: query 'q1': document ID '' is blank")
+        odd = self.write("o.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": "a b"}})
+        rejected(self, *cli(odd, "--match", "text"), "expected an object of document IDs to scores, not str 'a b'")
         keys = self.write("k.json", {"qrels": {"q1": {"a b": 1, "a  b": 2}}, "runs": {"q1": ["a b"]}})
         rejected(self, *cli(keys, "--match", "text"), "texts 'a b' and 'a  b' are one text once normalized")
         self.assertEqual(rre.text_name("a b", "text"), "t:%s 'a b'" % hashlib.sha256(b"a b").hexdigest()[:12])
@@ -4435,6 +4447,15 @@ class LogsAsWrittenTest(TempDirTestCase):
         rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
                  "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
         self.assertEqual(cli("--qrels", qrels, "--run", run, "--unlabeled", "skip", "-m", "R@1")[0], 0)
+        labeled = self.write("l.json", {"q1": ["a"], "q9": ["b"]})
+        err = cli("--qrels", labeled, "--run", run, "--unlabeled", "skip", "-m", "R@1")[2]
+        self.assertIn("1 labeled query has no ranking ('q9'); see --missing-run and --unlabeled\n", err)  # no BEIR hint
+        unanswered = self.write("n.txt", "q9\n")
+        err = cli("--qrels", qrels, "--run", self.write("r1.json", {"q1": ["a"]}), "--no-answer", unanswered,
+                  "-m", "R@1,Abstain")[2]
+        self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
+        one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
+        rejected(self, *cli(one), "one.json: query ID must be a string, not int 5")
         labels = {"q%d" % i: ["<dbpedia:E%d>" % i] for i in range(12)}
         ranked = {"q%d" % i: ["doc:<dbpedia:E%d>" % i, "doc:<dbpedia:X%d>" % i] for i in range(12)}
         _, _, err = cli("--qrels", self.write("pq.json", labels), "--run", self.write("pr.json", ranked), "-m", "R@2")
