@@ -4377,6 +4377,8 @@ class LogsAsWrittenTest(TempDirTestCase):
              "retrieved_ids": ["5b95", "5b95", "2b08"], "retrieve_scores": [12.7, 12.7, 5.7], "retrieval_recall": 1.0},
             {"qid": "2loj", "query": "gas tiers?", "retrieval_gt": [["b9ad"], ["e2f1"]],
              "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
+        self.assertEqual(rre.read_run(self.write("a1.jsonl", autorag.read_text().splitlines()[1] + "\n")),
+                         {"2loj": {"2b08": 3.1, "b9ad": 24.2}})  # the library reads the parallel scores too
         out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
         self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
                                             "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
@@ -4423,6 +4425,11 @@ class LogsAsWrittenTest(TempDirTestCase):
                 rejected(self, *cli("--qrels", path, "--run", path), what)
         scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
         rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
+
+    def test_ids_read_as_texts_score_as_ids(self):
+        for args in ((FIXTURE, "-m", "R@2,RR,nDCG@3"), ("--qrels", FIXTURE, "--run", FIXTURE, "-m", "AP,P@2")):
+            with self.subTest(args=args):
+                self.assertEqual(cli(*args, "--match", "text"), cli(*args))
 
     def test_texts_are_normalized_and_checked_as_texts(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["caf\u00e9  au\tlait"]},
