@@ -53,6 +53,7 @@ import csv
 import gc
 import gzip
 import hashlib
+import heapq
 import io
 import json
 import math
@@ -192,6 +193,10 @@ OPTIONS = (
            "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space for each run of "
            "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
            "claimed (MultiHop-RAG's rule) (default id)"),
+    Option("explain", False, "flag", None, None, "plan",
+           "say where each missed relevant document went: below the largest cutoff K (its rank) or absent, "
+           "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
+           "ranks before and after of each changed query's relevant documents"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "plan",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
            "(default error)"),
@@ -554,8 +559,9 @@ tied          with --ties: whether any two items have the same score (labeled or
 # repeats removed under --duplicates first).
 # pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
 # to be read (Truth.lengths is LATER), else None.
-# several: under --match contains, the ranked texts that held more than one label.
-Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several", defaults=(0, None, 0))
+# several: under --match contains, the ranked texts that held more than one label; seen: under
+# --explain, ({labeled document: rank}, the top K documents, {Filter: the documents it kept}).
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen", defaults=(0, None, 0, None))
 LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
@@ -571,10 +577,11 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None,
 # abstain: the Filters of the Abstain measures, the only ones a query without an answer is
 # judged under; seed_mode: read as the seed script read, which read no other key of a fixture
 # (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and
-# "contains", where labels and ranked entries are texts (section 24), read as normalized() texts.
+# "contains", where labels and ranked entries are texts (section 24), read as normalized() texts;
+# explain: --explain's K (section 20), the largest cutoff asked for, else None.
 Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders filters "
-                                "abstain seed_mode match",
-                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False, "id"))
+                                "abstain seed_mode match explain",
+                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False, "id", None))
 
 
 def least_relevant(level):
@@ -653,7 +660,13 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
     if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(tied=True)
-    return Ranking(judged, folded, sample, removed, None, several)
+    seen = opts.explain and (ranks, [] if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), {})
+    return Ranking(judged, folded, sample, removed, None, several, seen)
+
+
+def _top(docids, scores, k):
+    """The first k documents of a ranking, in rank order (score descending, then ID descending)."""
+    return docids[:k] if scores is None else [d for _, d in heapq.nlargest(k, zip(scores, docids))]
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -885,13 +898,16 @@ def evidence_of(truth, qid):
 def with_filters(ranking, items, listed, truth, opts, qid, where):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
-    filtered, waiting = filtered_judged(ranking.judged, items, listed, truth, opts, qid, where)
+    filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, listed, truth, opts, qid, where)
+    if documents_kept:
+        ranking.seen[2].update(documents_kept)
     return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
                             pending=(where, waiting) if waiting else None)
 
 
 def filtered_judged(plain, items, listed, truth, opts, qid, where):
-    """({Filter: Judged}, {Filter: items}) of one ranking's items (score, ID) in rank order
+    """({Filter: Judged}, {Filter: items}, under --explain {Filter: documents kept}) of one ranking's
+    items (score, ID) in rank order
     (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
     items scored at or above it (--depth, applied when judged, keeps the same), a budget
     weighs the items within --depth (and the floor) as ranked, chunks before folding, and
@@ -899,24 +915,31 @@ def filtered_judged(plain, items, listed, truth, opts, qid, where):
     whose counts are read later (truth.lengths is LATER) gives the items it may weigh instead.
     plain: the Judged record of the whole ranking."""
     filters = [f for f in opts.filters if qid not in truth.no_answer or f in opts.abstain]  # what scores it
-    out, waiting, labels, sets = {}, {}, truth.labels[qid], evidence_of(truth, qid)
+    out, waiting, labels, sets, documents_kept = {}, {}, truth.labels[qid], evidence_of(truth, qid), {}
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
             if listed:
                 fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
         if ranking_filter.tokens is None:
-            out[ranking_filter] = judge_items(list(kept), listed, labels, opts, sets, opts.ties)  # ties whole
-            continue
-        kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
-        if truth.lengths is not LATER:
+            kept = list(kept)
+            out[ranking_filter] = judge_items(kept, listed, labels, opts, sets, opts.ties)  # ties whole
+        else:
+            kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
+        if ranking_filter.tokens is not None and truth.lengths is not LATER:
             kept = within_budget(kept, ranking_filter, truth.lengths or {}, qid, where, reach, labels, opts)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
-        elif ranking_filter.pack == "skip" or reach is None:
-            waiting[ranking_filter] = list(kept)
-        else:  # a prefix: the walk ends by the item that brings in the reach-th document
-            waiting[ranking_filter] = list(_through_reach(kept, reach, labels, opts))
-    return out, waiting
+        elif ranking_filter.tokens is not None:
+            waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
+                                           _through_reach(kept, reach, labels, opts))  # a prefix stops at the reach
+        if opts.explain and ranking_filter in out:
+            documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
+    return out, waiting, documents_kept
+
+
+def _documents_in(items, labels, opts):
+    """The documents the items bring in (see documents)."""
+    return set(map(_counter(labels, opts, judged=False), items)) - {None}
 
 
 def _scored_at_least(floor, item):
@@ -939,7 +962,7 @@ def budget_judged(plain, kept, budget, listed, labels, opts, sets):
 
 def judge_items(items, listed, labels, opts, sets, ties=False):
     """The Judged record of a filtered ranking's items (score, ID) in rank order."""
-    plain = opts._replace(filters={}, ties=ties)
+    plain = opts._replace(filters={}, ties=ties, explain=None)
     return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
                          None, sets).judged
 
@@ -3270,6 +3293,9 @@ def _fast_judge(q, docs, values, truth, opts, source):
                                 sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
+        if ranking.seen:
+            ranks, top, _ = ranking.seen
+            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, [d.decode() for d in top], {}))
         if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -3972,13 +3998,15 @@ def weigh_later(maps, truth, opts, path):
             kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter], labels, opts)
             listed = bool(items) and items[0][0] is None
             filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, labels, opts, sets)
+            if opts.explain:
+                ranked[qid].seen[2][ranking_filter] = _documents_in(kept, labels, opts)
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
 
 
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, gate_on="mean", match="id", curves=False):
+              max_group_drop=None, gate_on="mean", match="id", explain=False, curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
     specs = parse_measures(measures or [])
@@ -3993,6 +4021,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
                    duplicates, gain_orders, filters, match=match,
+                   explain=explain and max([s.k for s in specs if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
@@ -4011,8 +4040,9 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
     if gate_on == "interval" and not {"max_mean_drop", "max_group_drop"} & given:
         raise EvalError("--gate-on interval needs --max-mean-drop or --max-group-drop: it says how a mean "
                         "gate reads the change")
-    if format == "trec" and baseline is not None:
-        raise EvalError("--format trec has no place for a comparison: use json, table, markdown or csv")
+    if format == "trec" and (baseline is not None or "explain" in given):
+        raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
+                        % ("a comparison" if baseline is not None else "--explain"))
     if runs > 1 and (format == "trec" or per_query):
         raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
                         "run's per_query" % ("--format trec" if format == "trec" else "--per-query"))
@@ -4124,7 +4154,74 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
+    if opts.explain:
+        result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
+        for block in result.get("groups", {}).values():
+            block["explain"] = explain_counts(result["explain"], block["members"])
     return result
+
+
+def explanations(plan, truth, ranked, judged, result, approved=None):
+    """The "explain" block (section 20): per query with a relevant document missing from its top
+    K, or cut from it by a floor or a budget, where each one went, the unjudged documents in
+    its top K, and its cause; with a baseline, each changed query's relevant documents' ranks
+    before and after; and counts by cause."""
+    k, least = plan.opts.explain, least_relevant(plan.opts.level)
+    counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
+    changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
+    before = approved and approved.kept["ranked"]
+    for q in judged:
+        labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
+        relevant = [d for d, g in labels.items() if g >= least]
+        missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
+        cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
+               for s in plan.specs if s.filter in kept}
+        entry = {"cause": "absent" if None in missing.values() else "below"} if missing else {}
+        if not missing and any(cut.values()):
+            entry["cause"] = "cut"
+        if entry:
+            unjudged = [d for d in top if labels.get(d, -1) < 0]
+            entry.update(missing=missing, unjudged=unjudged, cut={m: docs for m, docs in cut.items() if docs})
+            counts["missed"] += entry["cause"] != "cut"
+            counts[entry["cause"]] += 1
+            counts["unjudged"] += bool(unjudged)
+        if q in changed:
+            entry["ranks"] = {d: [_seen_of(before.get(q))[0].get(d), ranks.get(d)] for d in relevant}
+        if entry:
+            queries[q] = {key: value for key, value in entry.items() if value}
+    return _named({"k": k, "counts": counts, "queries": queries}, plan.opts.match)
+
+
+def _named(block, match):
+    """The explain block with texts named t:... (section 24), and "texts": {name: its first 40
+    characters} for the reports, under --match text or contains."""
+    if match == "id":
+        return block
+    texts = {}
+
+    def name(doc):
+        texts.setdefault(text_name(doc, match).split(" ", 1)[0], doc[:40])
+        return text_name(doc, match).split(" ", 1)[0]
+    for entry in block["queries"].values():
+        for key in ("missing", "ranks"):
+            if key in entry:
+                entry[key] = {name(d): value for d, value in entry[key].items()}
+        entry.update({key: [name(d) for d in entry[key]] for key in ("unjudged",) if key in entry})
+        if "cut" in entry:
+            entry["cut"] = {m: [name(d) for d in docs] for m, docs in entry["cut"].items()}
+    return dict(block, texts=texts)
+
+
+def explain_counts(block, qids):
+    """The counts of an explain block (see explanations) over some of its queries (a group's)."""
+    entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
+    counts = {cause: sum(1 for e in entries if e["cause"] == cause) for cause in ("absent", "below", "cut")}
+    return dict(missed=counts["absent"] + counts["below"], **counts, unjudged=sum(1 for e in entries if "unjudged" in e))
+
+
+def _seen_of(ranking):
+    """A Ranking's seen (see Ranking); nothing seen for a query without a ranking."""
+    return ranking.seen if ranking is not None and ranking.seen else ({}, [], {})
 
 
 def approved_evaluation(plan, truth, ranked, where, with_curves=False):
@@ -4221,8 +4318,8 @@ def seed_result(result, k):
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-              duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None, lengths=None,
-              no_answer=None):
+              explain=False, duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None,
+              lengths=None, no_answer=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -4241,7 +4338,8 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
-                 chunk_separator=None, match="id", duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
+                 chunk_separator=None, match="id", explain=False, duplicates="error", ties=False, ci=False, seed=0,
+                 permutations=10000,
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
                  lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
@@ -4259,7 +4357,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-               duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
+               explain=False, duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
                max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
                no_answer=None, replicates=None, gate_on="mean"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
@@ -4515,6 +4613,26 @@ def _histogram(result, name):
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
+def explain_lines(block, limit=20):
+    """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
+    k, c, texts = block["k"], block["counts"], block.get("texts", {})
+    name = (lambda d: "%s %s" % (d, show(texts[d]))) if texts else str
+    lines = ["why it missed, within the top %d: %s missed (%d absent, %d below), %d cut; %d with unjudged documents "
+             "in the top %d" % (k, n_queries(c["missed"]), c["absent"], c["below"], c["cut"], c["unjudged"], k)]
+    for q, e in list(block["queries"].items())[:limit]:
+        parts = [e["cause"]] if "cause" in e else []
+        parts += [", ".join("%s %s" % (name(d), "absent" if r is None else "at %d" % r) for d, r in e.get("missing",
+                                                                                                        {}).items())]
+        parts += ["cut by %s: %s" % (m, ", ".join(map(name, docs))) for m, docs in e.get("cut", {}).items()]
+        parts += ["unjudged in the top %d: %s" % (k, ", ".join(map(name, e["unjudged"])))] if "unjudged" in e else []
+        parts += ["ranks before -> after: " + ", ".join("%s %s -> %s" % (name(d), *("absent" if r is None else r
+                                                                               for r in ranks))
+                                                    for d, ranks in e["ranks"].items())] if "ranks" in e else []
+        lines.append("%s: %s" % (q, "; ".join(p for p in parts if p)))
+    more = len(block["queries"]) - limit
+    return lines + (["and %d more (all of them in the JSON output)" % more] if more > 0 else [])
+
+
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
     names = list(result["measures"])
@@ -4551,6 +4669,9 @@ def format_table(result, per_query=False):
     if "groups" in result:
         lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
         lines += _group_footnotes(result)
+    if "explain" in result:
+        head, *rest = explain_lines(result["explain"])
+        lines += ["", head] + ["  " + line for line in rest]
     return "\n".join(lines)
 
 
@@ -4631,11 +4752,23 @@ def format_markdown(result, per_query=False, worst=5):
     if "groups" in result:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
         lines += ["- " + _md(line) for line in _group_footnotes(result)]
+    if "explain" in result:
+        lines += _md_explain(result["explain"])
     if per_query:
         names = list(result["measures"])
         rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
         lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
     return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")  # one blank line between blocks, however built
+
+
+def _md_explain(block, first=5):
+    """An explain block for a CI page: the counts and the first queries, the rest folded away."""
+    head, *rest = explain_lines(block)
+    lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + ["- " + _md(line) for line in rest[:first]]
+    if rest[first:]:
+        lines += ["", "<details><summary>%d more</summary>" % len(rest[first:]), ""]
+        lines += ["- " + _md(line) for line in rest[first:]] + ["", "</details>"]
+    return lines + [""]
 
 
 def _md_breaches(breaches, count=None):
@@ -4694,7 +4827,17 @@ def format_csv(result):
                     ("%s candidate" % n, value),
                     ("%s delta" % n, lambda q, n=n, value=value: "" if value(q) == "" else value(q) - base[q][n])]
         columns += [("%s unstable" % n, partial(_unstable_cell, unstable, n, result["per_query"]))] if unstable else []
+    columns += explain_columns(result.get("explain"), "")
     return _csv_text(list(result["per_query"]), columns, [result])
+
+
+def explain_columns(block, label):
+    """CSV columns of an explain block, or none: per query the documents absent, below and unjudged."""
+    entry = (lambda q: block["queries"].get(q, {})) if block else None
+    missing = lambda q, absent: sum(1 for r in entry(q).get("missing", {}).values() if (r is None) == absent)
+    return [] if not block else [("%sabsent" % label, partial(missing, absent=True)),
+                                 ("%sbelow" % label, partial(missing, absent=False)),
+                                 ("%sunjudged" % label, lambda q: len(entry(q).get("unjudged", ())))]
 
 
 def _cell(per_query, name, qid):
@@ -4761,7 +4904,11 @@ def format_runs(results, fmt, per_query=False, labels=None):
         lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
         for name, r in groups:
             lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
-        return "\n".join(lines + (_group_footnotes(*(r for _, r in groups)) if groups else []))
+        lines += _group_footnotes(*(r for _, r in groups)) if groups else []
+        for name, r in ((n, r) for n, r in results.items() if "explain" in r):
+            head, *rest = explain_lines(r["explain"])
+            lines += ["", "%s: %s" % (labels[name], head)] + ["  " + line for line in rest]
+        return "\n".join(lines)
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
         breaches, sum(len(r.get("breaches", [])) for r in results.values()))
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
@@ -4769,6 +4916,8 @@ def format_runs(results, fmt, per_query=False, labels=None):
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
     if groups:
         lines += [""] + ["- " + _md(line) for line in _group_footnotes(*(r for _, r in groups))]
+    for name, r in ((n, r) for n, r in results.items() if "explain" in r):
+        lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r["explain"])
     return "\n".join(lines).rstrip("\n")
 
 
@@ -4831,6 +4980,8 @@ def _runs_csv(results, labels):
             columns.append(("%s %s" % (n, labels[run]), value))
             columns += [("%s %s delta" % (n, labels[run]), lambda q, n=n, value=value: "" if value(q) == "" else
                          value(q) - base[q][n])] if base is not None else []
+    for run, r in results.items():
+        columns += explain_columns(r.get("explain"), labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
     return _csv_text(qids, columns, results.values())
 

@@ -4471,6 +4471,116 @@ class LogsAsWrittenTest(TempDirTestCase):
 
 
 
+EXPLAIN_EXAMPLE = {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 0}, "q2": {"d5": 1}},
+                   "runs": {"q1": ["d4", "d1", "d3", "d6", "d2"], "q2": ["d7", "d8"]}}
+EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 1, "below": 1, "cut": 0, "unjudged": 2},
+                 "queries": {"q1": {"cause": "below", "missing": {"d2": 5}, "unjudged": ["d4"]},
+                             "q2": {"cause": "absent", "missing": {"d5": None}, "unjudged": ["d7", "d8"]}}}
+
+
+class ExplainTest(TempDirTestCase):
+    """Section 20: where each missed relevant document went."""
+
+    def test_the_worked_example_on_the_command_line_through_both_readers_and_in_the_library(self):
+        trec = "".join("%s Q0 %s %d %d t\n" % (q, d, i, 10 - i) for q, r in EXPLAIN_EXAMPLE["runs"].items()
+                       for i, d in enumerate(r))
+        for args in ((self.write("f.json", EXPLAIN_EXAMPLE),),
+                     ("--qrels", self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), "--run", self.write("r.txt", trec))):
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args, "-m", "R@3", "--explain")
+                self.assertEqual(fast, reference)
+                self.assertEqual(json.loads(fast[1])["explain"], EXPLAIN_BLOCK)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3", explain=True)["explain"],
+                         EXPLAIN_BLOCK)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR")["per_query"],
+                         rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["per_query"])
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["explain"]["k"], 10)
+
+    def test_every_format_and_mode(self):
+        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
+        table = cli(fixture, "-m", "R@3", "--explain", "--format", "table")[1]
+        self.assertIn("why it missed, within the top 3: 2 queries missed (1 absent, 1 below), 0 cut; 2 with unjudged "
+                      "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
+                      "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
+        markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
+        self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
+        self.assertIn("- q2: absent; d5 absent; unjudged in the top 3: d7, d8", markdown)
+        self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
+                         "query,R@3,absent,below,unjudged\nq1,0.5,0,1,1\nq2,0.0,1,0,2\n")
+        rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
+        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
+        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        groups = self.write("g.json", {"a": ["q1"], "b": ["q2"]})
+        out = json.loads(cli("--qrels", qrels, "--run", run, "--baseline", base, "--groups", groups, "-m", "R@3",
+                             "--explain")[1])
+        self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
+        self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
+        self.assertEqual([b["explain"] for b in out["groups"].values()],
+                         [{"missed": 1, "absent": 0, "below": 1, "cut": 0, "unjudged": 1},
+                          {"missed": 1, "absent": 1, "below": 0, "cut": 0, "unjudged": 1}])
+        self.assertIn("ranks before -> after: d5 1 -> absent", cli("--qrels", qrels, "--run", run, "--baseline", base,
+                                                                  "-m", "R@3", "--explain", "--format", "table")[1])
+        several = json.loads(cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain")[1])["runs"]
+        self.assertEqual([r["explain"]["counts"]["missed"] for r in several.values()], [2, 0])
+        csv_text = cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format", "csv")[1]
+        self.assertEqual(csv_text.splitlines()[0].split(",")[3:6], ["%s absent" % run, "%s below" % run,
+                                                                   "%s unjudged" % run])
+        for fmt in ("table", "markdown"):
+            self.assertIn("why it missed" if fmt == "table" else "Why it missed",
+                          cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format",
+                              fmt)[1])
+
+    def test_what_a_floor_or_a_budget_cut(self):
+        run = {"q1": {"d1": 0.9, "x": 0.8, "d2": 0.7, "y": 0.2}}
+        result = rre.score_run({"q1": ["d1", "d2"]}, run, ["R(thresh=0.75)@3", "R(tokens=250)@3",
+                                                           "R(tokens=250,pack=skip)@3"], explain=True,
+                               lengths={"d1": 100, "x": 200, "d2": 100, "y": 10})
+        self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {
+            "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
+        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
+
+    def test_random_rankings_agree_with_the_contracts_words(self):
+        """Ties, chunks folded, --depth, --judged-only and a floor, against a plain reading of section 20."""
+        rng = random.Random(20)
+        docs = ["d%d" % i for i in range(10)]
+        for case in range(12):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
+            qrels, run = {}, {}
+            for q in ("q%d" % i for i in range(6)):
+                qrels[q] = {d: rng.choice((0, 1, 1, -1)) for d in rng.sample(docs, 4)}
+                ranked = [d + "#%d" % rng.randint(1, 2) if chunked else d for d in rng.sample(docs, rng.randint(0, 8))]
+                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}
+            names = ["R@3", "R(thresh=1.5)@3", "P@2"]
+            result = rre.score_run(qrels, run, names, explain=True, no_relevant="zero", depth=depth,
+                                   judged_only=judged_only, chunk_separator="#" if chunked else None)
+            for q, scored in run.items():
+                ordered = sorted(((s, d) for d, s in scored.items()), reverse=True)
+                best = {}
+                for s, d in ordered:
+                    best.setdefault(d.split("#")[0], s)
+                ranking = list(best)[:depth]
+                if judged_only:
+                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
+                rank = {d: i for i, d in enumerate(ranking, 1)}
+                relevant = [d for d, g in qrels[q].items() if g >= 1]
+                missing = {d: rank.get(d) for d in relevant if rank.get(d, 4) > 3}
+                cut = [d for d in relevant if rank.get(d, 4) <= 3 and best[d] < 1.5]
+                unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
+                expected = {}
+                if missing or cut:
+                    expected["cause"] = "absent" if None in missing.values() else "below" if missing else "cut"
+                    expected.update(missing=missing, unjudged=unjudged, cut={"R(thresh=1.5)@3": cut} if cut else {})
+                with self.subTest(case=case, query=q):
+                    self.assertEqual(result["explain"]["queries"].get(q, {}),
+                                     {key: value for key, value in expected.items() if value})
+
+    def test_texts_are_named(self):
+        out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
+                             "contains", "-m", "R@2", "--explain")[1])["explain"]
+        name = rre.text_name(FACTS[1], "text").split()[0]
+        self.assertEqual((out["queries"]["q1"]["missing"], out["texts"][name]), ({name: 4}, FACTS[1]))
+
+
 class OlderPythonTest(unittest.TestCase):
     def test_an_older_python_is_told_which_version_is_needed(self):
         code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
