@@ -197,6 +197,9 @@ OPTIONS = (
            "say where each missed relevant document went: below the largest cutoff K (its rank) or absent, "
            "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
            "ranks before and after of each changed query's relevant documents"),
+    Option("unjudged_bounds", False, "flag", None, None, "plan",
+           "also the mean of P@k, R@k, Success@k and RR as it would be if every unjudged document where the "
+           "measure looks were relevant: the most the missing labels could add"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "plan",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
            "(default error)"),
@@ -1762,6 +1765,43 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer={}):
     if loose:
         out["not_bounded"] = loose
     return out
+
+
+def if_relevant(q, base, k):
+    """A query's value of P@k, R@k, Success@k or RR(@k) if every unjudged document where the measure
+    looks (no label, or a negative grade) were relevant: the most the missing labels could add.
+
+    >>> j = _example(None, 1, 0, None, labels={"x": 1})   # R 2: d2 relevant, d3 judged non-relevant
+    >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None)
+    (0.6666666666666666, 0.6666666666666666, 1.0)
+    """
+    n = q.num_ret if k is None else min(k, q.num_ret)
+    labeled = set(q.judged_ranks).difference(q.unjudged_ranks)  # judged, relevant or not
+    unjudged = n - len([r for r in labeled if r <= n])
+    found = _found(q, n)
+    if base == "R":
+        return (found + unjudged) / (q.num_rel + unjudged) if q.num_rel + unjudged else 0.0
+    if base == "P":
+        return (found + unjudged) / k
+    if base == "Success":
+        return 1.0 if found or unjudged else 0.0
+    first = next((r for r in range(1, n + 1) if r not in labeled or r in q.rel_ranks), None)  # RR
+    return 1.0 / first if first else 0.0
+
+
+def unjudged_bounds(judged, specs):
+    """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}} (section 21)."""
+    out, loose = {}, {}
+    for spec in specs:
+        plain = spec.rel is None and spec.gains is None and spec.filter is None and spec.base != "Abstain"
+        if plain and (spec.base in ("P", "R", "Success") or spec.base == "RR"):
+            values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
+            out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
+        else:
+            loose[spec.name] = ("a relevant label for an unjudged document can lower it" if spec.base in (
+                "nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec", "SetP", "SetF") else
+                "bounded are P@k, R@k, Success@k and RR, without parameters")
+    return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
 
 
 def floors_in_order(j):
@@ -3981,7 +4021,7 @@ def load_run(path, truth, opts=Options(), approved=None):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on")
+                          "max_group_drop gate_on unjudged_bounds", defaults=(False,))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4006,7 +4046,8 @@ def weigh_later(maps, truth, opts, path):
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, gate_on="mean", match="id", explain=False, curves=False):
+              max_group_drop=None, gate_on="mean", match="id", explain=False, unjudged_bounds=False,
+              curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
     specs = parse_measures(measures or [])
@@ -4025,7 +4066,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop, gate_on)
+                max_group_drop, gate_on, unjudged_bounds)
 
 
 def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
@@ -4154,6 +4195,8 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
+    if plan.unjudged_bounds:
+        result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
     if opts.explain:
         result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
         for block in result.get("groups", {}).values():
@@ -4210,6 +4253,31 @@ def _named(block, match):
         if "cut" in entry:
             entry["cut"] = {m: [name(d) for d in docs] for m, docs in entry["cut"].items()}
     return dict(block, texts=texts)
+
+
+def unjudged_block(plan, judged, result, approved=None):
+    """The "unjudged" block of a result (section 21): each bounded measure's judged mean and its mean if
+    every unjudged document were relevant; with a baseline, the baseline's too, and {measure: [qid,
+    ...]} of the regressed or lost queries whose candidate top k holds unjudged documents."""
+    block = unjudged_bounds(judged, plan.specs)
+    for name, values in block["measures"].items():
+        block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
+    if approved is not None:
+        theirs = unjudged_bounds({q: approved.kept["judged"][q] for q in judged}, plan.specs)
+        block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
+                                    "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
+        specs = {s.name: s for s in plan.specs}
+        changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
+                   for name, c in result["comparison"].items() if name in block["measures"]}
+        block["marked"] = {name: {"changed": len(qids), "queries": [q for q in qids if _unjudged_within(
+            judged[q], specs[name].k)]} for name, qids in changed.items()}
+    return block
+
+
+def _unjudged_within(q, k):
+    """Whether a query's top k (its whole ranking when k is None) holds an unjudged document."""
+    n = q.num_ret if k is None else min(k, q.num_ret)
+    return n > len([r for r in set(q.judged_ranks).difference(q.unjudged_ranks) if r <= n])
 
 
 def explain_counts(block, qids):
@@ -4318,8 +4386,8 @@ def seed_result(result, k):
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-              explain=False, duplicates="error", ties=False, ci=False, seed=0, groups=None, evidence=None,
-              lengths=None, no_answer=None):
+              explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
+              evidence=None, lengths=None, no_answer=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -4338,9 +4406,8 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
-                 chunk_separator=None, match="id", explain=False, duplicates="error", ties=False, ci=False, seed=0,
-                 permutations=10000,
-                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
+                 chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
+                 ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
                  lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
@@ -4357,8 +4424,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-               explain=False, duplicates="error", ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None,
-               max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
+               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
+               permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
                no_answer=None, replicates=None, gate_on="mean"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
@@ -4995,6 +5062,7 @@ def notes(result):
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
+    lines += unjudged_notes(result.get("unjudged"))
     several = result.get("several_labels", {}).get("per_query")
     if several:
         count = sum(several.values())
@@ -5002,6 +5070,23 @@ def notes(result):
                      "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
     return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
             + [("gate failed", line) for line in _breach_lines(result)])
+
+
+def unjudged_notes(block):
+    """What --unjudged-bounds says beside the numbers: the most the missing labels could add, and
+    the changed queries whose candidate top k holds unjudged documents."""
+    if not block:
+        return []
+    lines = ["if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
+        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["measures"].items())]
+    lines += ["the baseline's, if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
+        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["baseline"].items())
+              ] if block.get("baseline") else []
+    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the candidate's top k "
+              "(%s): label them before calling it a regression" % (len(m["queries"]), m["changed"], name,
+                                                                   first_few(m["queries"]))
+              for name, m in block.get("marked", {}).items() if m["queries"]]
+    return lines + ["--unjudged-bounds does not bound %s: %s" % kv for kv in block.get("not_bounded", {}).items()]
 
 
 def approved_notes(result):

@@ -4581,6 +4581,52 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual((out["queries"]["q1"]["missing"], out["texts"][name]), ({name: 4}, FACTS[1]))
 
 
+class UnjudgedBoundsTest(TempDirTestCase):
+    """Section 21: how much the unjudged documents could matter."""
+
+    def test_the_worked_example(self):
+        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
+        status, out, err = cli(fixture, "-m", "R@3,P@3,nDCG@3", "--unjudged-bounds")
+        block = json.loads(out)["unjudged"]
+        self.assertEqual(block, {"measures": {"R@3": {"judged": 0.25, "if_relevant": 2 / 3},
+                                              "P@3": {"judged": 1 / 6, "if_relevant": 2 / 3}},
+                                 "not_bounded": {"nDCG@3": "a relevant label for an unjudged document can lower it"}})
+        self.assertIn("note: if every unjudged document were relevant: R@3 0.2500 -> 0.6667, P@3 0.1667 -> 0.6667", err)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3,P@3,nDCG@3",
+                                       unjudged_bounds=True)["unjudged"], block)
+
+    def test_a_comparison_gives_both_sides_and_marks_the_changed_queries(self):
+        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
+        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds")
+        block = json.loads(out)["unjudged"]
+        self.assertEqual((block["baseline"], block["marked"]), ({"R@3": {"judged": 1.0, "if_relevant": 1.0}},
+                                                                {"R@3": {"changed": 2, "queries": ["q2", "q1"]}}))
+        self.assertIn("unjudged: 2 of 2 regressed or lost queries of R@3 have unjudged documents in the candidate's "
+                      "top k ('q2', 'q1'): label them before calling it a regression", err)
+        markdown = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds",
+                       "--format", "markdown")[1]
+        self.assertIn("unjudged: 2 of 2 regressed or lost queries", markdown)
+
+    def test_random_rankings_agree_with_labels_filled_in(self):
+        """If relevant = the same measure once each unjudged document where it looks is labeled 1."""
+        rng = random.Random(21)
+        docs = ["d%d" % i for i in range(10)]
+        for case in range(10):
+            qrels = {q: {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 3)} for q in ("q%d" % i for i in range(5))}
+            run = {q: rng.sample(docs, rng.randint(0, 7)) for q in qrels}
+            depth = rng.choice((None, 3))
+            names = ["R@2", "P@3", "Success@1", "RR@4", "RR"]
+            block = rre.score_run(qrels, run, names, unjudged_bounds=True, no_relevant="zero", depth=depth)["unjudged"]
+            for name in names:
+                k = int(name.split("@")[1]) if "@" in name else None
+                filled = {q: dict(labels, **{d: 1 for d in run[q][:depth][:k] if labels.get(d, -1) < 0})
+                          for q, labels in qrels.items()}
+                expected = rre.score_run(filled, run, name, no_relevant="zero", depth=depth)["measures"][name]
+                with self.subTest(case=case, measure=name):
+                    self.assertAlmostEqual(block["measures"][name]["if_relevant"], expected, places=12)
+
+
 class OlderPythonTest(unittest.TestCase):
     def test_an_older_python_is_told_which_version_is_needed(self):
         code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
