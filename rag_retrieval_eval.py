@@ -146,8 +146,8 @@ Option = namedtuple("Option", "name default kind metavar values stage help")
 OPTIONS = (
     Option("fixture", None, "positional", None, None, "input",
            "JSON fixture with qrels and runs, or JSON Lines records with both"),
-    Option("qrels", None, "file", "FILE", None, "input",
-           "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture"),
+    Option("qrels", None, "files", "FILE", None, "input",
+           "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture; repeat to merge label files"),
     Option("run", None, "files", "FILE", None, "input",
            "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several"),
     Option("evidence", None, "file", "FILE", None, "input",
@@ -214,6 +214,9 @@ OPTIONS = (
     Option("per_query", False, "flag", None, None, "output", "with --format table or markdown, add a row per query"),
     Option("summary", None, "file", "FILE", None, "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
+    Option("pool", None, "file", "FILE", None, "output",
+           "also write, as JSON Lines, the unjudged documents in the top K of every run given, per query: a "
+           "labeling to-do list that, its grades filled in, is a labels file for another --qrels"),
     Option("plot", None, "file", "FILE.svg", None, "output",
            "also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG"))
 OPTION = {option.name: option for option in OPTIONS}
@@ -427,6 +430,8 @@ def check_grade(value, where, query=None):
     """An integer grade; bools, floats (even 1.0) and integers past 64 bits are refused."""
     if type(value) is int and -INT_LIMIT <= value < INT_LIMIT:
         return value
+    if value is None:  # a --pool record not yet filled in
+        fail(where, "the grade is still to be given (null): fill it in, or leave the document out", query)
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         fail(where, "grade %s is not an integer" % show(value), query)
     grade = _integral(value)
@@ -3747,8 +3752,8 @@ def evidence_from_json(obj, source, root, match="id"):
     check_object(obj, loc(source, root), "query IDs to evidence sets")
     if not obj:
         nothing_in(loc(source, root), "evidence", "the object holds no query")
-    return {check_id(qid, loc(source, root), what="query ID"): evidence_entry(entry, loc(source, _join(root, qid)), qid, match)
-            for qid, entry in obj.items()}
+    return {check_id(qid, loc(source, root), what="query ID"):
+            evidence_entry(entry, loc(source, _join(root, qid)), qid, match) for qid, entry in obj.items()}
 
 
 def evidence_from_lines(lines, source):
@@ -4021,7 +4026,7 @@ def load_run(path, truth, opts=Options(), approved=None):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on unjudged_bounds", defaults=(False,))
+                          "max_group_drop gate_on unjudged_bounds explain", defaults=(False, False))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4046,7 +4051,7 @@ def weigh_later(maps, truth, opts, path):
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, gate_on="mean", match="id", explain=False, unjudged_bounds=False,
+              max_group_drop=None, gate_on="mean", match="id", explain=False, unjudged_bounds=False, pool=False,
               curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
@@ -4062,11 +4067,11 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
     opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
                    duplicates, gain_orders, filters, match=match,
-                   explain=explain and max([s.k for s in specs if type(s.k) is int] or [10]),
+                   explain=(explain or pool) and max([s.k for s in specs if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop, gate_on, unjudged_bounds)
+                max_group_drop, gate_on, unjudged_bounds, explain)
 
 
 def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
@@ -4111,13 +4116,30 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
     loaded += [(path, load_run(path, truth, opts), (place(where), place(path))) for path in runs]
     if baseline is not None:
-        ours = {"labels": place(fixture or qrels or evidence), "evidence": place(evidence or fixture or qrels)}
+        first = qrels and qrels[0]
+        ours = {"labels": place(fixture or first or evidence), "evidence": place(evidence or fixture or first)}
         baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours)), place(baseline),
                             [(load_run(path, truth, opts, ("the replicate's", ours)), path) for path in replicates], {})
     if lengths is not None:
         weigh_later([ranked for _, ranked, _ in loaded] + ([baseline.ranked] + [r for r, _ in baseline.replicates]
                                                            if baseline else []), truth, opts, lengths)
     return truth, loaded, baseline, groups
+
+
+def merged_labels(files):
+    """The labels of several files [(place, {qid: {doc: grade}})], merged; a (query, document) labeled
+    in two of them is refused, naming both."""
+    if len(files) == 1:
+        return files[0][1]
+    merged, first = {}, {}
+    for where, labels in files:
+        for qid, grades in labels.items():
+            for doc, grade in grades.items():
+                if doc in merged.setdefault(qid, {}):
+                    fail(where, "document %s is labeled in %s already: label it once" % (show(doc), first[qid, doc]),
+                         qid)
+                merged[qid][doc], first[qid, doc] = grade, where
+    return merged
 
 
 def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
@@ -4130,17 +4152,19 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", opts))
-    loaded, where = [], fixture or qrels or evidence
+    loaded, where = [], fixture or (qrels and qrels[0]) or evidence
     if fixture is not None:
         labels, ranked, extras = load(fixture, "fixture", truth, opts)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(truth.evidence), {}
     else:
-        labels, extras = load(qrels, "labels", opts, truth.no_answer)
+        labels, extras = load(qrels[0], "labels", opts, truth.no_answer)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(truth, key):
-                given_twice(place(qrels), "the records give " + key.replace("_", "-"), flag)
+                given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
+        labels = merged_labels([(place(qrels[0]), labels)] + [
+            (place(path), load(path, "labels", opts, truth.no_answer)[0]) for path in qrels[1:]])
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     if not seed and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
@@ -4197,7 +4221,7 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
     if plan.unjudged_bounds:
         result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
-    if opts.explain:
+    if plan.explain:
         result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
         for block in result.get("groups", {}).values():
             block["explain"] = explain_counts(result["explain"], block["members"])
@@ -4285,6 +4309,26 @@ def explain_counts(block, qids):
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
     counts = {cause: sum(1 for e in entries if e["cause"] == cause) for cause in ("absent", "below", "cut")}
     return dict(missed=counts["absent"] + counts["below"], **counts, unjudged=sum(1 for e in entries if "unjudged" in e))
+
+
+def pool_records(truth, runs, approved, k):
+    """--pool's records (section 21): per labeled query, in the labels' order, whose top k in any run
+    given holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
+    documents in the order of their best rank."""
+    sources = [(place(name), ranked) for name, ranked, _ in runs]
+    if approved is not None:
+        sources += [(approved.place, approved.ranked)] + [(place(name), ranked) for ranked, name in approved.replicates]
+    records = []
+    for qid, labels in truth.labels.items():
+        ranks = {}
+        for name, ranked in sources:
+            for rank, doc in enumerate(_seen_of(ranked.get(qid))[1][:k], 1):
+                if labels.get(doc, -1) < 0:
+                    ranks.setdefault(doc, {})[name] = rank
+        order = sorted(ranks, key=lambda doc: min(ranks[doc].values()))
+        if order:
+            records.append({"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}})
+    return records
 
 
 def _seen_of(ranking):
@@ -4407,8 +4451,9 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
                  chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
-                 ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None,
-                 lengths=None, no_answer=None, replicates=None, gate_on="mean"):
+                 ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
+                 groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
+                 gate_on="mean"):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
     ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean" or
@@ -4425,8 +4470,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
                explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
-               permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None, evidence=None, lengths=None,
-               no_answer=None, replicates=None, gate_on="mean"):
+               permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
+               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -4505,7 +4550,9 @@ def _library_truth(qrels, plan, evidence, lengths, no_answer):
         lengths if lengths is None else lengths_from_json(lengths, "lengths"),
         dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
     labels = (evidence_labels_of(truth.evidence) if qrels is None and evidence is not None else
-              fold_labels(qrels_from_json(qrels, None, "qrels", plan.opts.match), plan.opts.separator, "qrels"))
+              merged_labels([(root, fold_labels(qrels_from_json(labels, None, root, plan.opts.match),
+                                                plan.opts.separator, root)) for root, labels in (
+                  [("qrels[%d]" % i, q) for i, q in enumerate(qrels)] if isinstance(qrels, list) else [("qrels", qrels)])]))
     labels = dict(labels, **{q: labels.get(q, {}) for q in truth.no_answer})
     check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
@@ -5459,10 +5506,10 @@ def check_usage(args, given):
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator,
                   replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
-    named = [p for p in (args.fixture, args.qrels, args.evidence, args.lengths, args.no_answer, *(args.run or ()),
+    named = [p for p in (args.fixture, *(args.qrels or ()), args.evidence, args.lengths, args.no_answer, *(args.run or ()),
                          args.baseline, *(args.replicate or ()), args.groups) if p]
-    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot))
-               if path is not None]
+    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot),
+                                               ("--pool", args.pool)) if path is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
         check_output_path(flag, path)
         twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
@@ -5517,7 +5564,7 @@ def main(argv=None):
     """Parse, load, compute, print; return the exit status."""
     try:
         args, seed = parse_command_line(argv)
-        result = compute(args, seed)
+        result, pool = compute(args, seed)
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
@@ -5545,8 +5592,8 @@ def main(argv=None):
     if args.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
         summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, args.per_query)
         status = status if _append(args.summary, summary) else 3
-    if svg is not None and not write_plot(args.plot, svg):
-        status = 3
+    for path, written, what in ((args.plot, svg, "the plot"), (args.pool, pool, "the pool")):
+        status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
 
 
@@ -5582,9 +5629,9 @@ def _append(path, text):
         return False
 
 
-def write_plot(path, text):
-    """Write the SVG to a new file beside ``path``, then put it in its place: a failed write
-    leaves the previous picture whole.  Say so and return False when it cannot be."""
+def write_file(path, text, what):
+    """Write a side output (the plot, the pool) to a new file beside ``path``, then put it in its
+    place: a failed write leaves the previous file whole.  Say so and return False when it cannot be."""
     temporary = "%s.%d.tmp" % (path, os.getpid())
     try:
         with open(temporary, "wb") as out:
@@ -5594,7 +5641,7 @@ def write_plot(path, text):
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.remove(temporary)
-        _say("error: cannot write the plot %s: %s" % (place(path), exc.strerror or exc))
+        _say("error: cannot write %s %s: %s" % (what, place(path), exc.strerror or exc))
         return False
 
 
@@ -5618,7 +5665,7 @@ def compute(args, seed=False):
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
     options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage == "plan"}
     options["fields"] = {role: key for named in options["fields"] or () for role, key in named.items()}
-    plan = make_plan(options.pop("measure"), curves=args.plot is not None, **options)
+    plan = make_plan(options.pop("measure"), curves=args.plot is not None, pool=args.pool is not None, **options)
     if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
@@ -5627,7 +5674,8 @@ def compute(args, seed=False):
         replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
         no_answer=args.no_answer, seed=seed)
     results = evaluate_runs(plan, truth, runs, baseline, groups)
-    return results[runs[0][0]] if len(results) == 1 else {"runs": results}
+    pool = args.pool and "".join(json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.explain))
+    return results[runs[0][0]] if len(results) == 1 else {"runs": results}, pool
 
 
 def _run_script():

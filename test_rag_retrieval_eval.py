@@ -4627,6 +4627,46 @@ class UnjudgedBoundsTest(TempDirTestCase):
                     self.assertAlmostEqual(block["measures"][name]["if_relevant"], expected, places=12)
 
 
+class PoolTest(TempDirTestCase):
+    """Section 21: a pool to label, and label files merged."""
+
+    def test_the_loop_score_pool_label_score_again(self):
+        """A BEIR-style dataset with incomplete labels: the lost query was a label gap."""
+        qrels = self.write("test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\nq1\td3\t0\nq2\td5\t1\n")
+        run = self.write("run.txt", "".join("%s Q0 %s %d %d t\n" % (q, d, i, 9 - i) for q, r in
+                                           EXPLAIN_EXAMPLE["runs"].items() for i, d in enumerate(r)))
+        base = self.write("base.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        pool = self.tmp / "pool.jsonl"
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--pool", pool)
+        self.assertEqual(json.loads(out)["comparison"]["R@3"]["lost"], ["q2"])
+        records = [json.loads(line) for line in pool.read_text().splitlines()]
+        self.assertEqual(records, [
+            {"query_id": "q1", "relevant": {"d4": None}, "ranks": {"d4": {str(run): 1, str(base): 3}}},
+            {"query_id": "q2", "relevant": {"d7": None, "d8": None}, "ranks": {"d7": {str(run): 1}, "d8": {str(run): 2}}}])
+        rejected(self, *cli("--qrels", qrels, "--qrels", pool, "--run", run, "-m", "R@3"),
+                 "pool.jsonl:1: relevant.d4: query 'q1': the grade is still to be given (null)")
+        for record in records:  # a labeler fills in the grades: d7 is relevant after all
+            record["relevant"] = {d: int(d == "d7") for d in record["relevant"]}
+        filled = self.write("filled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        status, out, err = cli("--qrels", qrels, "--qrels", filled, "--run", run, "--baseline", base, "-m", "R@3")
+        self.assertEqual((status, json.loads(out)["comparison"]["R@3"]["lost"]), (0, []), err)
+        self.assertEqual(json.loads(out)["per_query"]["q2"], {"R@3": 0.5})
+
+    def test_labels_given_twice_and_pools_onto_inputs_are_refused(self):
+        one, two = self.write("a.json", {"q1": ["d1"]}), self.write("b.json", {"q1": {"d2": 1, "d1": 0}})
+        run = self.write("r.json", {"q1": ["d2", "d1"]})
+        rejected(self, *cli("--qrels", one, "--qrels", two, "--run", run), "b.json: query 'q1': document 'd1' is "
+                 "labeled in %s already: label it once" % one)
+        rejected(self, *cli("--qrels", one, "--run", run, "--pool", one), "--pool %s names %s, which is read" % (one, one))
+        self.assertEqual(rre.score_run([{"q1": ["d1"]}, {"q1": {"d2": 1}}], {"q1": ["d2", "d1"]}, "R@1")["measures"],
+                         {"R@1": 0.5})
+        with self.assertRaisesRegex(rre.EvalError, r"qrels\[1\]: query 'q1': document 'd1' is labeled in qrels\[0\]"):
+            rre.score_run([{"q1": ["d1"]}, {"q1": {"d1": 1}}], {"q1": ["d1"]})
+        status, _, err = cli("--qrels", one, "--run", run, "-m", "R@1", "--pool", self.tmp / "p.jsonl",
+                             "--judged-only")
+        self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
+
+
 class OlderPythonTest(unittest.TestCase):
     def test_an_older_python_is_told_which_version_is_needed(self):
         code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
