@@ -4540,18 +4540,20 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
 
     def test_random_rankings_agree_with_the_contracts_words(self):
-        """Ties, chunks folded, --depth, --judged-only and a floor, against a plain reading of section 20."""
+        """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
+        of section 20 (and of section 17's packing)."""
         rng = random.Random(20)
         docs = ["d%d" % i for i in range(10)]
         for case in range(12):
             chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
-            qrels, run = {}, {}
+            qrels, run, lengths = {}, {}, {}
             for q in ("q%d" % i for i in range(6)):
                 qrels[q] = {d: rng.choice((0, 1, 1, -1)) for d in rng.sample(docs, 4)}
                 ranked = [d + "#%d" % rng.randint(1, 2) if chunked else d for d in rng.sample(docs, rng.randint(0, 8))]
                 run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}
-            names = ["R@3", "R(thresh=1.5)@3", "P@2"]
-            result = rre.score_run(qrels, run, names, explain=True, no_relevant="zero", depth=depth,
+                lengths.update((d, rng.randint(0, 3)) for d in run[q])
+            names = ["R@3", "R(thresh=1.5)@3", "P@2", "R(tokens=4)@3"]
+            result = rre.score_run(qrels, run, names, explain=True, no_relevant="zero", depth=depth, lengths=lengths,
                                    judged_only=judged_only, chunk_separator="#" if chunked else None)
             for q, scored in run.items():
                 ordered = sorted(((s, d) for d, s in scored.items()), reverse=True)
@@ -4564,12 +4566,21 @@ class ExplainTest(TempDirTestCase):
                 rank = {d: i for i, d in enumerate(ranking, 1)}
                 relevant = [d for d, g in qrels[q].items() if g >= 1]
                 missing = {d: rank.get(d) for d in relevant if rank.get(d, 4) > 3}
-                cut = [d for d in relevant if rank.get(d, 4) <= 3 and best[d] < 1.5]
+                floor = [d for d in relevant if rank.get(d, 4) <= 3 and best[d] < 1.5]
+                packed, total = set(), 0  # a prefix of the items, in rank order, within --depth
+                for _, item in ordered:
+                    doc = item.split("#")[0]
+                    if depth is not None and len(packed | {doc}) > depth or total + lengths[item] > 4:
+                        break
+                    packed.add(doc)
+                    total += lengths[item]
+                budget = [d for d in relevant if rank.get(d, 4) <= 3 and d not in packed]
+                cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
                 unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
                 expected = {}
                 if missing or cut:
                     expected["cause"] = "absent" if None in missing.values() else "below" if missing else "cut"
-                    expected.update(missing=missing, unjudged=unjudged, cut={"R(thresh=1.5)@3": cut} if cut else {})
+                    expected.update(missing=missing, unjudged=unjudged, cut=cut)
                 with self.subTest(case=case, query=q):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
                                      {key: value for key, value in expected.items() if value})
