@@ -4463,6 +4463,10 @@ class LogsAsWrittenTest(TempDirTestCase):
         self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
         one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
         rejected(self, *cli(one), "one.json: query ID must be a string, not int 5")
+        theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}  # the ranked IDs share one character
+        ours = {q: ["x" + d for d in docs] for q, docs in theirs.items()}
+        _, _, err = cli("--qrels", self.write("xq.json", theirs), "--run", self.write("xr.json", ours), "-m", "R@2")
+        self.assertIn("ranked IDs start with 'x' and labeled IDs do not", err)
         labels = {"q%d" % i: ["<dbpedia:E%d>" % i] for i in range(12)}
         ranked = {"q%d" % i: ["doc:<dbpedia:E%d>" % i, "doc:<dbpedia:X%d>" % i] for i in range(12)}
         _, _, err = cli("--qrels", self.write("pq.json", labels), "--run", self.write("pr.json", ranked), "-m", "R@2")
@@ -4502,6 +4506,12 @@ class ExplainTest(TempDirTestCase):
         self.assertIn("why it missed, within the top 3: 2 queries missed (1 absent, 1 below), 0 cut; 2 with unjudged "
                       "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
                       "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
+        self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
+        many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
+                                     "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
+        lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
+        self.assertEqual((lines[-2], lines[-1]), ("  q19: absent; d1 absent; unjudged in the top 1: d2",
+                                                  "  and 3 more (all of them in the JSON output)"))
         markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
         self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
         self.assertIn("- q2: absent; d5 absent; unjudged in the top 3: d7, d8", markdown)
@@ -4588,8 +4598,9 @@ class ExplainTest(TempDirTestCase):
     def test_texts_are_named(self):
         out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
                              "contains", "-m", "R@2", "--explain")[1])["explain"]
-        name = rre.text_name(FACTS[1], "text").split()[0]
-        self.assertEqual((out["queries"]["q1"]["missing"], out["texts"][name]), ({name: 4}, FACTS[1]))
+        name, lyon = (rre.text_name(text, "text").split()[0] for text in (FACTS[1], CHUNKS[0]))
+        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unjudged"], out["texts"][name]),
+                         ({name: 4}, [lyon], FACTS[1]))
 
 
 class UnjudgedBoundsTest(TempDirTestCase):
