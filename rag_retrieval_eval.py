@@ -4880,7 +4880,7 @@ def _md_explain(block, first=5):
     head, *rest = explain_lines(block)
     lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + ["- " + _md(line) for line in rest[:first]]
     if rest[first:]:
-        lines += ["", "<details><summary>%d more</summary>" % len(rest[first:]), ""]
+        lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
         lines += ["- " + _md(line) for line in rest[first:]] + ["", "</details>"]
     return lines + [""]
 

@@ -4379,6 +4379,8 @@ class LogsAsWrittenTest(TempDirTestCase):
              "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
         self.assertEqual(rre.read_run(self.write("a1.jsonl", autorag.read_text().splitlines()[1] + "\n")),
                          {"2loj": {"2b08": 3.1, "b9ad": 24.2}})  # the library reads the parallel scores too
+        self.assertEqual(rre.read_run(self.write("labels.jsonl", '{"qid": "q1", "relevant": ["a"]}\n'
+                                                                 '{"qid": "q2", "retrieved": ["b"]}\n')), {"q2": ["b"]})
         out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
         self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
                                             "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
@@ -4509,6 +4511,8 @@ class ExplainTest(TempDirTestCase):
         self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
         many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
                                      "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
+        markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
+        self.assertEqual((markdown.count("\n- q"), markdown.split("<details><summary>")[1][:7]), (20, "18 more"))
         lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
         self.assertEqual((lines[-2], lines[-1]), ("  q19: absent; d1 absent; unjudged in the top 1: d2",
                                                   "  and 3 more (all of them in the JSON output)"))
@@ -4548,6 +4552,13 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {
             "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
         self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
+        files = ("--qrels", self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\n"), "--run", self.write("r.txt", "".join(
+            "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
+                                                                                              "x 200\nd2 100\ny 10\n"))
+        for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
+            with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
+                self.assertEqual(json.loads(explained[1])["explain"]["queries"],
+                                 {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {"R(tokens=250)@3": ["d2"]}}})
 
     def test_random_rankings_agree_with_the_contracts_words(self):
         """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
