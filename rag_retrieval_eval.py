@@ -668,13 +668,13 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
     if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(tied=True)
-    seen = opts.explain and (ranks, [] if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), {})
+    seen = opts.explain and (ranks, () if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), None)
     return Ranking(judged, folded, sample, removed, None, several, seen)
 
 
 def _top(docids, scores, k):
     """The first k documents of a ranking, in rank order (score descending, then ID descending)."""
-    return docids[:k] if scores is None else [d for _, d in heapq.nlargest(k, zip(scores, docids))]
+    return tuple(docids[:k] if scores is None else [d for _, d in heapq.nlargest(k, zip(scores, docids))])
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -907,10 +907,13 @@ def with_filters(ranking, items, listed, truth, opts, qid, where):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, listed, truth, opts, qid, where)
-    if documents_kept:
-        ranking.seen[2].update(documents_kept)
-    return ranking._replace(judged=ranking.judged._replace(filtered=filtered),
+    return with_kept(ranking, documents_kept)._replace(judged=ranking.judged._replace(filtered=filtered),
                             pending=(where, waiting) if waiting else None)
+
+
+def with_kept(ranking, kept):
+    """The Ranking whose seen (for --explain) adds {Filter: the documents it kept}."""
+    return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
 
 
 def filtered_judged(plain, items, listed, truth, opts, qid, where):
@@ -3340,7 +3343,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
             ranks, top, _ = ranking.seen
-            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, [d.decode() for d in top], {}))
+            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, tuple(d.decode() for d in top),
+                                             None))
         if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -4044,7 +4048,7 @@ def weigh_later(maps, truth, opts, path):
             listed = bool(items) and items[0][0] is None
             filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, labels, opts, sets)
             if opts.explain:
-                ranked[qid].seen[2][ranking_filter] = _documents_in(kept, labels, opts)
+                ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, labels, opts)})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
 
 
@@ -4314,11 +4318,10 @@ def explain_counts(block, qids):
 def pool_records(truth, runs, approved, k):
     """--pool's records (section 21): per labeled query, in the labels' order, whose top k in any run
     given holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
-    documents in the order of their best rank."""
+    documents in the order of their best rank; one at a time, so that memory holds one."""
     sources = [(place(name), ranked) for name, ranked, _ in runs]
     if approved is not None:
         sources += [(approved.place, approved.ranked)] + [(place(name), ranked) for ranked, name in approved.replicates]
-    records = []
     for qid, labels in truth.labels.items():
         ranks = {}
         for name, ranked in sources:
@@ -4327,13 +4330,12 @@ def pool_records(truth, runs, approved, k):
                     ranks.setdefault(doc, {})[name] = rank
         order = sorted(ranks, key=lambda doc: min(ranks[doc].values()))
         if order:
-            records.append({"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}})
-    return records
+            yield {"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}}
 
 
 def _seen_of(ranking):
     """A Ranking's seen (see Ranking); nothing seen for a query without a ranking."""
-    return ranking.seen if ranking is not None and ranking.seen else ({}, [], {})
+    return ranking.seen[:2] + (ranking.seen[2] or {},) if ranking is not None and ranking.seen else ({}, (), {})
 
 
 def approved_evaluation(plan, truth, ranked, where, with_curves=False):
@@ -5592,7 +5594,7 @@ def main(argv=None):
     if args.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
         summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, args.per_query)
         status = status if _append(args.summary, summary) else 3
-    for path, written, what in ((args.plot, svg, "the plot"), (args.pool, pool, "the pool")):
+    for path, written, what in ((args.plot, svg and [svg], "the plot"), (args.pool, pool, "the pool")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
 
@@ -5629,13 +5631,15 @@ def _append(path, text):
         return False
 
 
-def write_file(path, text, what):
-    """Write a side output (the plot, the pool) to a new file beside ``path``, then put it in its
-    place: a failed write leaves the previous file whole.  Say so and return False when it cannot be."""
+def write_file(path, pieces, what):
+    """Write a side output (the plot, the pool: pieces of its text) to a new file beside ``path``,
+    then put it in its place: a failed write leaves the previous file whole.  Say so and return
+    False when it cannot be."""
     temporary = "%s.%d.tmp" % (path, os.getpid())
     try:
         with open(temporary, "wb") as out:
-            out.write(text.encode("utf-8"))
+            for piece in pieces:
+                out.write(piece.encode("utf-8"))
         os.replace(temporary, path)
         return True
     except OSError as exc:
@@ -5674,7 +5678,7 @@ def compute(args, seed=False):
         replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
         no_answer=args.no_answer, seed=seed)
     results = evaluate_runs(plan, truth, runs, baseline, groups)
-    pool = args.pool and "".join(json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.explain))
+    pool = args.pool and (json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.explain))
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}, pool
 
 
