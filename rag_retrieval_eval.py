@@ -4737,16 +4737,22 @@ def explain_lines(block, limit=20):
              "in the top %d" % (k, n_queries(c["missed"]), c["absent"], c["below"], c["cut"], c["unjudged"], k)]
     for q, e in list(block["queries"].items())[:limit]:
         parts = [e["cause"]] if "cause" in e else []
-        parts += [", ".join("%s %s" % (name(d), "absent" if r is None else "at %d" % r) for d, r in e.get("missing",
-                                                                                                        {}).items())]
-        parts += ["cut by %s: %s" % (m, ", ".join(map(name, docs))) for m, docs in e.get("cut", {}).items()]
-        parts += ["unjudged in the top %d: %s" % (k, ", ".join(map(name, e["unjudged"])))] if "unjudged" in e else []
+        parts += [_few("%s %s" % (name(d), "absent" if r is None else "at %d" % r) for d, r in e.get("missing",
+                                                                                                   {}).items())]
+        parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
+        parts += ["unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"])))] if "unjudged" in e else []
         parts += ["ranks before -> after: " + ", ".join("%s %s -> %s" % (name(d), *("absent" if r is None else r
                                                                                for r in ranks))
                                                     for d, ranks in e["ranks"].items())] if "ranks" in e else []
         lines.append("%s: %s" % (q, "; ".join(p for p in parts if p)))
     more = len(block["queries"]) - limit
     return lines + (["and %d more (all of them in the JSON output)" % more] if more > 0 else [])
+
+
+def _few(items, limit=5):
+    """'a, b, c and 4 more': a report's line of documents, never a wall (JSON holds them all)."""
+    items = list(items)
+    return ", ".join(items[:limit]) + (" and %d more" % (len(items) - limit) if len(items) > limit else "")
 
 
 def format_table(result, per_query=False):

@@ -4509,6 +4509,9 @@ class ExplainTest(TempDirTestCase):
                       "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
                       "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
         self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
+        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)]}, "runs": {"q1": ["x"]}})
+        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and 2 more; unjudged in the top "
+                      "1: x\n", cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])  # a line, not a wall
         many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
                                      "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
         markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
