@@ -4609,6 +4609,11 @@ class ExplainTest(TempDirTestCase):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
                                      {key: value for key, value in expected.items() if value})
 
+    def test_evidence_standing_in_for_labels(self):
+        fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
+        self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
+                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None}, "unjudged": ["d3"]}})
+
     def test_texts_are_named(self):
         out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
                              "contains", "-m", "R@2", "--explain")[1])["explain"]
