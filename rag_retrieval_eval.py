@@ -5461,7 +5461,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def measure_help():
-    return "\n".join("  %-18s %s" % (", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values())
+    """A line per measure: its spellings, then what it is, in a column (on a line of its own when
+    the spellings fill theirs)."""
+    rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
+    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18 else "  %s\n%21s%s" % (names, "", doc)
+                     for names, doc in rows)
 
 
 @lru_cache(maxsize=2)

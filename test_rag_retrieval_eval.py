@@ -4223,6 +4223,8 @@ class StructureTest(unittest.TestCase):
     def test_help_starts_with_the_one_line_summary(self):
         self.assertEqual(rre.build_parser().format_help().split("\n\n")[1],
                          "Score saved retrieval rankings against relevance labels, exactly as trec_eval does.")
+        for line in rre.measure_help().splitlines():  # every description in one column
+            self.assertTrue(line[2] != " " and line[20] == " " and line[21] != " " or line[:21] == " " * 21, line)
 
     def test_one_sniff_five_twins_short_functions(self):
         import ast
