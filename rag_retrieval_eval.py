@@ -1783,9 +1783,7 @@ def if_relevant(q, base, k):
     >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None)
     (0.6666666666666666, 0.6666666666666666, 1.0)
     """
-    n = q.num_ret if k is None else min(k, q.num_ret)
-    labeled = set(q.judged_ranks).difference(q.unjudged_ranks)  # judged, relevant or not
-    unjudged = n - len([r for r in labeled if r <= n])
+    n, unjudged = q.num_ret if k is None else min(k, q.num_ret), _unjudged_within(q, k)
     found = _found(q, n)
     if base == "R":
         return (found + unjudged) / (q.num_rel + unjudged) if q.num_rel + unjudged else 0.0
@@ -1793,8 +1791,16 @@ def if_relevant(q, base, k):
         return (found + unjudged) / k
     if base == "Success":
         return 1.0 if found or unjudged else 0.0
-    first = next((r for r in range(1, n + 1) if r not in labeled or r in q.rel_ranks), None)  # RR
+    labeled = set(q.judged_ranks).difference(q.unjudged_ranks).difference(q.rel_ranks)  # judged non-relevant
+    first = next((r for r in range(1, n + 1) if r not in labeled), None)  # RR: relevant, or unjudged
     return 1.0 / first if first else 0.0
+
+
+def _unjudged_within(q, k):
+    """How many unjudged documents (no label, or a negative grade) a query's top k holds (its whole
+    ranking when k is None)."""
+    n = q.num_ret if k is None else min(k, q.num_ret)
+    return n - len([r for r in set(q.judged_ranks).difference(q.unjudged_ranks) if r <= n])
 
 
 def unjudged_bounds(judged, specs):
@@ -2898,10 +2904,9 @@ def sniff(value, source, fields=None):
         if not is_json(value, source):
             return "text"
         return "json lines" if is_json_lines(value, source) else "json"
-    fields = dict(fields or JSONL_FIELDS)
-    fields["relevant|retrieved|evidence"] = fields["relevant"] + fields["retrieved"] + fields["evidence"]
-    if isinstance(value, list) or isinstance(value, dict) and all(any(  # a path's first key stands for it
-            _first_key(k) in value for k in fields[role]) for role in ("query", "relevant|retrieved|evidence")):
+    fields = fields or JSONL_FIELDS
+    has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])  # a path's first key
+    if isinstance(value, list) or isinstance(value, dict) and has("query") and has("relevant", "retrieved", "evidence"):
         return "records"
     if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"
@@ -4213,8 +4218,9 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["curves"] = curves(with_answer(judged, no_answer), specs)
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"))) if w]
-    if opts.separator or opts.match == "contains":
-        for key, field in (("folded", "folded"),) + ((("several_labels", "several"),) if opts.separator is None else ()):
+    for key, field, wanted in (("folded", "folded", opts.separator or opts.match == "contains"),
+                               ("several_labels", "several", opts.match == "contains")):
+        if wanted:
             counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
             result[key] = {"total": sum(counts.values()), "per_query": counts}
     if opts.duplicates == "first":
@@ -4257,7 +4263,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
             counts[entry["cause"]] += 1
             counts["unjudged"] += bool(unjudged)
         if q in changed:
-            entry["ranks"] = {d: [_seen_of(before.get(q))[0].get(d), ranks.get(d)] for d in relevant}
+            ranked_before = _seen_of(before.get(q))[0]
+            entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
         if entry:
             queries[q] = {key: value for key, value in entry.items() if value}
     return _named({"k": k, "counts": counts, "queries": queries}, plan.opts.match)
@@ -4271,8 +4278,9 @@ def _named(block, match):
     texts = {}
 
     def name(doc):
-        texts.setdefault(text_name(doc, match).split(" ", 1)[0], doc[:40])
-        return text_name(doc, match).split(" ", 1)[0]
+        short = text_name(doc, match).split(" ", 1)[0]
+        texts.setdefault(short, doc[:40])
+        return short
     for entry in block["queries"].values():
         for key in ("missing", "ranks"):
             if key in entry:
@@ -4300,12 +4308,6 @@ def unjudged_block(plan, judged, result, approved=None):
         block["marked"] = {name: {"changed": len(qids), "queries": [q for q in qids if _unjudged_within(
             judged[q], specs[name].k)]} for name, qids in changed.items()}
     return block
-
-
-def _unjudged_within(q, k):
-    """Whether a query's top k (its whole ranking when k is None) holds an unjudged document."""
-    n = q.num_ret if k is None else min(k, q.num_ret)
-    return n > len([r for r in set(q.judged_ranks).difference(q.unjudged_ranks) if r <= n])
 
 
 def explain_counts(block, qids):

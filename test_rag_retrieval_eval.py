@@ -4363,6 +4363,20 @@ class LogsAsWrittenTest(TempDirTestCase):
         self.assertEqual(rre.score_run({"q1": ["d1", "d2"]}, {"q1": ["d1", "d1x", "d2"]}, "R(tokens=100)@2",
                                        lengths={"d1": 1, "d1x": 1})["measures"], {"R(tokens=100)@2": 0.5})
 
+    def test_the_two_readings_of_the_claim_rule_agree(self):
+        """documents() finds the labels in the joined texts at once; a budget's walk claims item by item."""
+        rng = random.Random(24)
+        for _ in range(2000):
+            labels = dict.fromkeys("".join(rng.choice("abc") for _ in range(rng.randint(1, 2))) for _ in range(3))
+            texts = list(dict.fromkeys("".join(rng.choice("abcx ") for _ in range(rng.randint(1, 5)))
+                                       for _ in range(rng.randint(0, 6))))
+            claimed, walked = set(), []
+            for text in texts:
+                walked.append(rre._claim(text, labels, claimed))
+            with self.subTest(labels=labels, texts=texts):
+                self.assertEqual(rre.documents(texts, labels, rre.Options(match="contains")),
+                                 ([doc for doc, _ in walked], sum(held > 1 for _, held in walked)))
+
     def test_evidence_sets_of_texts(self):
         sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
         for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
