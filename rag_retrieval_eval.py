@@ -568,7 +568,8 @@ tied          with --ties: whether any two items have the same score (labeled or
 # pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
 # to be read (Truth.lengths is LATER), else None.
 # several: under --match contains, the ranked texts that held more than one label; seen: under
-# --explain, ({labeled document: rank}, the top K documents, {Filter: the documents it kept}).
+# --explain, ({labeled document: rank}, the top K documents joined (see _top), {Filter: the documents
+# it kept}).
 Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen", defaults=(0, None, 0, None))
 LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
 
@@ -668,13 +669,26 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
     if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(tied=True)
-    seen = opts.explain and (ranks, () if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), None)
+    seen = opts.explain and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), None)
     return Ranking(judged, folded, sample, removed, None, several, seen)
 
 
 def _top(docids, scores, k):
-    """The first k documents of a ranking, in rank order (score descending, then ID descending)."""
-    return tuple(docids[:k] if scores is None else [d for _, d in heapq.nlargest(k, zip(scores, docids))])
+    """The first k documents of a ranking, in rank order (score descending, then ID descending),
+    joined by line breaks, which no ID or normalized text holds: one string per query, not k.
+
+    >>> _top(["a", "b", "c"], [2.0, 2.0, 1.0], 2), _top(["a", "b", "c"], [3.0, 2.0, 2.0], 2)
+    ('b\\na', 'a\\nc')
+    >>> _top(["a", "b", "c"], [1.0, 3.0, 2.0], 2), _top(["a", "b"], None, 1), _top([], [], 10)
+    ('b\\nc', 'a', '')
+    """
+    if scores is None:
+        top = docids[:k]
+    elif len(scores) <= k or min(scores[:k]) > max(scores[k:]):  # listed by score already: sort k, not all
+        top = [d for _, d in sorted(zip(scores[:k], docids[:k]), reverse=True)]
+    else:
+        top = [d for _, d in heapq.nlargest(k, zip(scores, docids))]
+    return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
 def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
@@ -3348,8 +3362,7 @@ def _fast_judge(q, docs, values, truth, opts, source):
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
             ranks, top, _ = ranking.seen
-            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, tuple(d.decode() for d in top),
-                                             None))
+            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, top.decode(), None))
         if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -4337,7 +4350,10 @@ def pool_records(truth, runs, approved, k):
 
 def _seen_of(ranking):
     """A Ranking's seen (see Ranking); nothing seen for a query without a ranking."""
-    return ranking.seen[:2] + (ranking.seen[2] or {},) if ranking is not None and ranking.seen else ({}, (), {})
+    if ranking is None or not ranking.seen:
+        return {}, (), {}
+    ranks, top, kept = ranking.seen
+    return ranks, tuple(top.split("\n")) if top else (), kept or {}
 
 
 def approved_evaluation(plan, truth, ranked, where, with_curves=False):
@@ -4611,7 +4627,12 @@ def _number_at_least_zero(value):
 # === Output ===
 
 def format_json(result):
-    return json.dumps(result, indent=2)
+    """The JSON text of a result (as json.dumps with indent 2 writes it), in pieces: json.dumps
+    holds every small chunk of the encoder at once, more memory than the whole evaluation
+    with --explain at msmarco-dev size."""
+    chunks = json.JSONEncoder(indent=2).iterencode(result)
+    for batch in iter(lambda: list(islice(chunks, 8192)), []):
+        yield "".join(batch)
 
 
 def _number(value, digits=None):
@@ -5016,8 +5037,8 @@ def format_runs(results, fmt, per_query=False, labels=None):
     if fmt == "json":  # each run's text as --run alone prints it, indented one level
         marker = "\0run\0"
         outer = json.dumps({"runs": {name: marker for name in results}}, indent=2).split(json.dumps(marker))
-        parts = [format_json(r).replace("\n", "\n    ") for r in results.values()]
-        return "".join(chain.from_iterable(zip(outer, parts + [""])))
+        parts = [(piece.replace("\n", "\n    ") for piece in format_json(r)) for r in results.values()]
+        return chain.from_iterable(chain([text], part) for text, part in zip(outer, parts + [()]))
     if fmt == "csv":
         return _runs_csv(results, labels)
     rows = _columns(_runs_rows(results, labels)) if fmt == "table" else _md_table(_runs_rows(results, labels))
@@ -5662,11 +5683,14 @@ def write_file(path, pieces, what):
 
 
 def _print(text, status):
-    """Write the output; return the evaluation's status, or 3 when the output could not be written."""
+    """Write the output (a string, or its pieces); return the evaluation's status, or 3 when the
+    output could not be written."""
     try:
         if sys.stdout is None:
             raise OSError("standard output is closed")
-        sys.stdout.write(text + "\n")
+        for piece in [text] if isinstance(text, str) else text:
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away early (`| head`): the evaluation's status stands
         return status
