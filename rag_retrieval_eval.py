@@ -4323,6 +4323,12 @@ def unjudged_block(plan, judged, result, approved=None):
     return block
 
 
+def unjudged_marked(result):
+    """{measure: set of the regressed or lost queries marked unjudged} of a comparison made
+    under --unjudged-bounds (see unjudged_block); {} otherwise."""
+    return {name: set(m["queries"]) for name, m in result.get("unjudged", {}).get("marked", {}).items()}
+
+
 def explain_counts(block, qids):
     """The counts of an explain block (see explanations) over some of its queries (a group's)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
@@ -4673,7 +4679,8 @@ def format_comparison(result, worst=5):
     if result["breaches"]:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
     lost, unstable, (regressed, shown), histograms = changes(result, worst)
-    lines += ["lost (a hit before, nothing relevant now) by %s: %s" % (name, ", ".join(qids)) for name, qids in lost]
+    lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
+        ", ".join(marked))) for name, qids, marked in lost]
     lines += ["unstable (values differ among the baseline and its replicates) by %s: %s" % (name, first_few(qids, 20))
               for name, qids in unstable]
     if regressed:
@@ -4707,9 +4714,11 @@ def _comparison_rows(result):
 
 def changes(result, worst):
     """The model of a comparison's per-query changes that the table and Markdown render:
-    [(measure, lost queries)], [(measure, unstable queries)], the worst regressed rows (see
-    _worst_regressed) and [(measure, its histogram's counts)]."""
-    return ([(name, c["lost"]) for name, c in result["comparison"].items() if c.get("lost")],
+    [(measure, lost queries, those of them marked unjudged)], [(measure, unstable queries)], the
+    worst regressed rows (see _worst_regressed) and [(measure, its histogram's counts)]."""
+    marked = unjudged_marked(result)
+    return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
+             for name, c in result["comparison"].items() if c.get("lost")],
             [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
             _worst_regressed(result, worst), [(name, _histogram(result, name)) for name in result["comparison"]])
 
@@ -4728,16 +4737,23 @@ def _breach_lines(result, each=BREACHES_SHOWN):
     return lines
 
 
+def _unjudged_of(marked):
+    """What the lost line of a report adds about its queries marked unjudged (section 21)."""
+    return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
+
+
 def _worst_regressed(result, worst):
     """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
-    with replicates a sixth cell, "unstable" for a query whose values differ among them, else
-    empty; and a line saying how many of each measure's regressed queries are shown."""
+    with replicates a cell more, "unstable" for a query whose values differ among them, else
+    empty; under --unjudged-bounds one more, "unjudged" for a marked query (section 21); and a
+    line saying how many of each measure's regressed queries are shown."""
     base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
-    unstable = {name: set(qids) for name, qids in result.get("unstable", {}).items()}
+    flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
+        "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
     for name, c in result["comparison"].items():
         drops = sorted(c["regressed"].items(), key=lambda pair: pair[1])
         rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-                 + (("unstable" if q in unstable[name] else "",) if unstable else ()) for q, d in drops[:worst]]
+                 + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags) for q, d in drops[:worst]]
         if drops:
             shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
                          "%s all %d" % (name, len(drops)))
@@ -4942,13 +4958,13 @@ def _means_rows(result):
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
     lost, unstable, (regressed, shown), histograms = changes(result, worst)
-    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s" % (_md(name), _md(first_few(qids, 20)))
-             for name, qids in lost]
+    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
+        _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
     lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not gated per query): %s"
               % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
     if regressed:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
-            ["replicates"] if "unstable" in result else [])
+            ["replicates"] if "unstable" in result else []) + (["labels"] if unjudged_marked(result) else [])
         lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
                                                                   labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
@@ -4962,7 +4978,7 @@ def format_csv(result):
     replicates 1 when the query is unstable, else 0), then with groups a column per group:
     1 for its members, else 0."""
     base, columns = result.get("baseline_per_query"), []
-    unstable = {n: set(qids) for n, qids in result.get("unstable", {}).items()}
+    unstable, marked = {n: set(qids) for n, qids in result.get("unstable", {}).items()}, unjudged_marked(result)
     for n in result["measures"]:
         value = partial(_cell, result["per_query"], n)
         if base is None:
@@ -4971,7 +4987,8 @@ def format_csv(result):
         columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in result["per_query"][q] else ""),
                     ("%s candidate" % n, value),
                     ("%s delta" % n, lambda q, n=n, value=value: "" if value(q) == "" else value(q) - base[q][n])]
-        columns += [("%s unstable" % n, partial(_unstable_cell, unstable, n, result["per_query"]))] if unstable else []
+        columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, result["per_query"]))] if unstable else []
+        columns += [("%s unjudged" % n, partial(_flag_cell, marked, n, result["per_query"]))] if n in marked else []
     columns += explain_columns(result.get("explain"), "")
     return _csv_text(list(result["per_query"]), columns, [result])
 
@@ -5004,10 +5021,10 @@ def _csv_text(qids, columns, results):
     return out.getvalue().rstrip("\n")
 
 
-def _unstable_cell(unstable, name, rows, qid):
-    """1 or 0: is the query unstable for the measure among the baseline's replicates; "" where
-    the measure does not score it."""
-    return int(qid in unstable[name]) if name in rows.get(qid, ()) else ""
+def _flag_cell(flagged, name, rows, qid):
+    """1 or 0: is the query flagged for the measure (unstable among the baseline's replicates,
+    or marked unjudged); "" where the measure does not score it."""
+    return int(qid in flagged[name]) if name in rows.get(qid, ()) else ""
 
 
 # --- Several runs: {"runs": {name: result}} ---
@@ -5119,12 +5136,15 @@ def _runs_csv(results, labels):
     for n in first["measures"]:
         if base is not None:
             columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
-            columns += [("%s unstable" % n, partial(_unstable_cell, unstable, n, base))] if unstable else []
+            columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, base))] if unstable else []
         for run, r in results.items():
             value = partial(_cell, r["per_query"], n)
             columns.append(("%s %s" % (n, labels[run]), value))
             columns += [("%s %s delta" % (n, labels[run]), lambda q, n=n, value=value: "" if value(q) == "" else
                          value(q) - base[q][n])] if base is not None else []
+            marked = unjudged_marked(r)
+            columns += [("%s %s unjudged" % (n, labels[run]), partial(_flag_cell, marked, n, r["per_query"]))
+                        ] if n in marked else []
     for run, r in results.items():
         columns += explain_columns(r.get("explain"), labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))

@@ -4667,6 +4667,31 @@ class UnjudgedBoundsTest(TempDirTestCase):
                        "--format", "markdown")[1]
         self.assertIn("unjudged: 2 of 2 regressed or lost queries", markdown)
 
+    def test_every_report_marks_the_changed_queries_with_unjudged_documents(self):
+        qrels = self.write("q.json", {"q1": {"a": 1, "b": 1, "x": 0}, "q2": ["c"], "q3": ["e"]})
+        base = self.write("b.json", {"q1": ["a", "b"], "q2": ["c"], "q3": ["e"]})
+        run = self.write("r.json", {"q1": ["x", "a"], "q2": ["u", "v"], "q3": ["e"]})  # q1 regressed, all judged
+        args = ("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@2,nDCG@2", "--unjudged-bounds")
+        table = cli(*args, "--format", "table")[1]
+        self.assertIn("lost (a hit before, nothing relevant now) by R@2: q2; unjudged documents in the candidate's "
+                      "top k: q2\n", table)
+        rows = [line.split() for line in table.splitlines() if line.startswith("  R@2 ") or line.startswith("  nDCG@2 ")]
+        self.assertEqual([(row[1], row[-1]) for row in rows],
+                         [("q2", "unjudged"), ("q1", "-0.5000"), ("q2", "-1.0000"), ("q1", "-0.6131")])
+        markdown = cli(*args, "--format", "markdown")[1]
+        self.assertIn("| measure | query | baseline | candidate | delta | labels |", markdown)
+        self.assertIn("| R@2 | q2 | 1.0000 | 0.0000 | -1.0000 | unjudged |", markdown)
+        self.assertIn("| R@2 | q1 | 1.0000 | 0.5000 | -0.5000 |  |", markdown)
+        self.assertIn("'q2'; unjudged documents in the candidate's top k: 'q2'", markdown)
+        csv_rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv")[1])))
+        self.assertEqual([row["R@2 unjudged"] for row in csv_rows], ["0", "1", "0"])
+        self.assertNotIn("nDCG@2 unjudged", csv_rows[0])  # nDCG is not bounded, and so not marked
+        several = list(csv.DictReader(io.StringIO(cli(*args, "--run", base, "--format", "csv")[1])))
+        self.assertEqual([(row["R@2 %s unjudged" % run], row["R@2 %s unjudged" % base]) for row in several],
+                         [("0", "0"), ("1", "0"), ("0", "0")])
+        plain = cli(*args[:-1], "--format", "table")[1]  # without the option, no mark
+        self.assertNotIn("unjudged", plain)
+
     def test_random_rankings_agree_with_labels_filled_in(self):
         """If relevant = the same measure once each unjudged document where it looks is labeled 1."""
         rng = random.Random(21)
