@@ -24,9 +24,11 @@ Map: the sections in pipeline order, each calling only into those above it.
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results
   Diagnostics      id_mismatch, coverage, check_same_labels
+  Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
                    readers of each role, READERS and load(path, role)
-  Pipeline         Plan, make_plan, load_inputs, load_truth, evaluate_runs, Approved
+  Pipeline         Plan, make_plan, load_inputs, load_truth, evaluate_runs, Approved,
+                   saved_evaluation (a saved result as a baseline)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
                    format_runs, notes; the plot: format_svg
@@ -36,7 +38,9 @@ Five speed twins, each chosen where it is defined (x = fast_x if FAST_PATHS else
 reference_x), return what their reference returns: judged_trec_run, json_rankings,
 length_lines, flip_hits, bootstrap_sums.  Standard library only; Python 3.9 or newer.
 """
-__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run", "check_ids", "EvalError"]
+__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run", "check_ids", "EvalError",
+           "__version__"]
+__version__ = "1.0.0"
 
 import sys
 
@@ -140,8 +144,9 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # Every option, once: its name (the long option's, with underscores: the library's keyword
 # too), default, kind (how the command line parses it and a library call is checked: see
 # _argument and _checked_library_options), its metavar, its values (choices, or the lowest
-# number), who takes it (input: a file; plan: make_plan; output) and its help.  argparse,
-# the defaults, the plan and the library's checks are built from it, in this order.
+# number), who takes it (input: a file; plan: make_plan; value: make_plan, and as it changes
+# per-query values a saved baseline must have been made with the same; output) and its help.
+# argparse, the defaults, the plan and the library's checks are built from it, in this order.
 Option = namedtuple("Option", "name default kind metavar values stage help")
 OPTIONS = (
     Option("fixture", None, "positional", None, None, "input",
@@ -160,13 +165,13 @@ OPTIONS = (
     Option("measure", None, "names", "NAMES", None, "plan", "measures to compute, comma-separated (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
-    Option("relevance_level", 1, "count", "L", 0, "plan",
+    Option("relevance_level", 1, "count", "L", 0, "value",
            "a grade >= L counts as relevant (default 1; trec_eval -l)"),
-    Option("depth", None, "cutoff", "N", None, "plan",
+    Option("depth", None, "cutoff", "N", None, "value",
            "only the first N ranked documents of each query count (trec_eval -M)"),
-    Option("judged_only", False, "flag", None, None, "plan",
+    Option("judged_only", False, "flag", None, None, "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
-    *(Option(name, choices[0], "choice", None, choices, "plan", "%s: %s (default first)" % (case, ", ".join(choices)))
+    *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
     Option("baseline", None, "file", "FILE", None, "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels"),
@@ -189,7 +194,7 @@ OPTIONS = (
            "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
            "JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)" % ", ".join(ROLES)),
-    Option("match", "id", "choice", None, ("id", "text", "contains"), "plan",
+    Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
            "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space for each run of "
            "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
            "claimed (MultiHop-RAG's rule) (default id)"),
@@ -200,10 +205,10 @@ OPTIONS = (
     Option("unjudged_bounds", False, "flag", None, None, "plan",
            "also the mean of P@k, R@k, Success@k and RR as it would be if every unjudged document where the "
            "measure looks were relevant: the most the missing labels could add"),
-    Option("duplicates", "error", "choice", None, ("error", "first"), "plan",
+    Option("duplicates", "error", "choice", None, ("error", "first"), "value",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
            "(default error)"),
-    Option("chunk_separator", None, "text", "SEP", None, "plan",
+    Option("chunk_separator", None, "text", "SEP", None, "value",
            "score documents, not chunks: cut ranked IDs and labels at the first SEP"),
     Option("ties", False, "flag", None, None, "plan",
            "also the lowest and highest mean over all orders of tied scores"),
@@ -218,7 +223,11 @@ OPTIONS = (
            "also write, as JSON Lines, the unjudged documents in the top K of every run given, per query: a "
            "labeling to-do list that, its grades filled in, is a labels file for another --qrels"),
     Option("plot", None, "file", "FILE.svg", None, "output",
-           "also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG"))
+           "also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG"),
+    Option("junit", None, "file", "FILE.xml", None, "output",
+           "also write the gates' checks as JUnit XML, as CI servers show test reports: a test case per measure "
+           "and gate, failed by each breach"),
+    Option("version", None, "version", None, None, "output", "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
 DEFAULTS = {option.name: option.default for option in OPTIONS}
 
@@ -575,7 +584,8 @@ LATER = "token counts read once every ranking is"  # Truth.lengths of a --length
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
 # without an answer has some, perhaps none); evidence {qid: evidence sets} (folded) or None;
-# lengths {ranked ID: token count}, None, or LATER (a file read after the rankings);
+# lengths {ranked ID: token count}, None, LATER (a file read after the rankings), or once it is
+# read the digest of its counts (see weigh_later);
 # no_answer {qid: where it is said to have no answer, or None}.
 Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None, None, {}))
 
@@ -2378,16 +2388,27 @@ def _breach(name, qid, before, after, gate, limit, **rule):
 # === Diagnostics ===
 
 def coverage(baseline, candidate, specs):
-    """Judged@k of both runs' judged records, k the largest cutoff asked for (else 10).
+    """Judged@k of both runs' judged records (the baseline's: or its mean, a saved result's), k
+    the largest cutoff asked for (else 10).
 
     Only telling when the labels judge non-relevant documents too: then a
     candidate that returns unlabeled documents is measured against labels that
     were never made for it.
     """
-    k = max([s.k for s in specs if type(s.k) is int] or [10])
-    spec = Spec("Judged@%d" % k, "Judged", k)
-    means = [aggregated(score_queries(judged, [spec]), [spec])[spec.name] for judged in (baseline, candidate)]
-    return {"measure": spec.name, "baseline": means[0], "candidate": means[1]}
+    name = coverage_measure(specs)
+    means = [judged if isinstance(judged, float) else judged_share(judged, name) for judged in (baseline, candidate)]
+    return {"measure": name, "baseline": means[0], "candidate": means[1]}
+
+
+def coverage_measure(specs):
+    """The Judged@k that the label-coverage warning reads: k the largest cutoff asked for, else 10."""
+    return "Judged@%d" % max([s.k for s in specs if type(s.k) is int] or [10])
+
+
+def judged_share(judged, name):
+    """The mean of a Judged@k measure over judged records."""
+    spec = parse_measure(name)
+    return aggregated(score_queries(judged, [spec]), [spec])[name]
 
 
 def deduplicated(ranked, judged):
@@ -2459,6 +2480,128 @@ def _mismatch_causes(sample, qrels, missed, match):
     theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])  # that of the ranked IDs
     return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]), "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
+
+
+# === Manifest ===
+
+# What a general result says of how it was made (section 22): the tool, digests of the truth
+# it was judged by, the measures, the options that change a per-query value (and the seed and
+# permutations, recorded, not checked) and the input files.  A result saved with it stands for
+# the baseline run it was made from, as long as the truth, those options and the queries are
+# the same and it holds every measure asked for.
+
+Saved = namedtuple("Saved", "result source")  # a saved result where a baseline's run would be
+
+
+def sorted_digest(lines):
+    """'sha256:' and the hex digest of text lines sorted by code point, in UTF-8."""
+    return "sha256:" + hashlib.sha256("".join(sorted(lines)).encode("utf-8")).hexdigest()
+
+
+def lengths_digest(lengths):
+    """The digest of token counts {ID: count} as a manifest gives it (section 22): sha256 of the
+    lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's other digests are:
+    a sort of the millions of IDs a counts file holds would cost seconds, and the fast reader
+    hashes the lines as it reads them."""
+    return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__, lengths.items())).encode("utf-8")).hexdigest()
+
+
+def truth_digests(truth):
+    """{input: digest} of the truth as evaluated: the labels (lines QID<TAB>DOCID<TAB>GRADE), and
+    when given the evidence sets (QID<TAB>SET<TAB>SLOT<TAB>DOCID, sets and slots counted from 1),
+    the token counts (see lengths_digest) and the questions without an answer (QID)."""
+    digests = {"labels": sorted_digest("%s\t%s\t%d\n" % (q, d, g) for q, grades in truth.labels.items()
+                                       for d, g in grades.items())}
+    if truth.evidence is not None:
+        digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d) for q, sets in truth.evidence.items()
+                                            for i, one in enumerate(sets, 1) for j, slot in enumerate(one, 1)
+                                            for d in slot)
+    if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
+        digests["lengths"] = truth.lengths if isinstance(truth.lengths, str) else lengths_digest(truth.lengths)
+    if truth.no_answer:
+        digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
+    return digests
+
+
+def manifest(plan, digests, labels, judged):
+    """The manifest of a general result (judged: its answered queries' records); "inputs" stays {}
+    until the command line names the files.  When the labels judge documents non-relevant, it
+    holds the label coverage a comparison reads of a baseline, at every cutoff it may ask."""
+    made = {"tool": "%s %s" % (PROG, __version__), **digests, "measures": [s.name for s in plan.specs],
+            "options": dict(plan.recorded)}
+    if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
+        names = sorted({coverage_measure([s]) for s in plan.specs} | {coverage_measure([])}, key=lambda n: int(n[7:]))
+        made["label_coverage"] = {name: judged_share(judged, name) for name in names}
+    made["inputs"] = {}
+    return made
+
+
+_WHAT = {"labels": "the labels", "evidence": "the evidence sets", "lengths": "the token counts",
+         "no_answer": "the questions without an answer"}
+
+
+def check_saved(saved, plan, truth, whose):
+    """Refuse a saved result (its manifest checked for shape) made on other truth, other options
+    that change a per-query value, or without a measure asked for (section 22)."""
+    theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
+    for key, what in _WHAT.items():
+        if theirs.get(key) != ours.get(key):
+            fail(where, ("%s changed since %s was saved" % (what, whose) if key in theirs and key in ours else
+                         "%s was saved %s %s" % (whose, "with" if key in theirs else "without", what))
+                 + ": score its run again")
+    for name, value in plan.recorded.items():
+        if OPTION[name].stage == "value" and theirs["options"].get(name, DEFAULTS[name]) != value:
+            fail(where, "%s was saved with %s, and %s is given now: give the same, or score its run again" % (
+                whose, option_text(name, theirs["options"].get(name, DEFAULTS[name])), option_text(name, value)))
+    missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
+    if missing:
+        fail(where, "%s has no %s (it holds %s): score its run again with them" % (
+            whose, ", ".join(missing), ", ".join(map(str, theirs["measures"])) or "none"))
+
+
+def check_manifest(made, where):
+    """Refuse a saved result's manifest that is not one this tool writes: one line on the first
+    member out of shape."""
+    if not isinstance(made, dict):
+        fail(where, "has no manifest: it was saved by an older version, or edited; score its run again")
+    for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"), ("measures", list, "a list"),
+                            ("options", dict, "an object"), *((key, str, "a digest") for key in _WHAT if key in made),
+                            ("label_coverage", dict, "an object")):
+        if (key in made or key != "label_coverage") and not isinstance(made.get(key), kind):
+            fail(loc(where, "manifest." + key), "expected %s, not %s" % (what, show(made.get(key))))
+    for name, value in made.get("label_coverage", {}).items():
+        _saved_number(made, ("label_coverage", name), where)
+
+
+def _saved_number(obj, path, where, root=()):
+    """The number at a path of keys in a saved result (a value it gives: an int or a float)."""
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(obj, bool) or not isinstance(obj, (int, float)):
+        fail("%s: %s" % (where, ".".join(root + path)), "expected a number, not %s" % show(obj))
+    return obj
+
+
+def _saved_row(row, specs, where, qid):
+    """A saved result's values of one query, of the measures asked for that score it."""
+    if not isinstance(row, dict):
+        fail(loc(where, "per_query." + qid), "expected an object of measures to values, not %s" % show(row), qid)
+    return {s.name: _saved_number(row, (s.name,), where, ("per_query", qid)) for s in specs}
+
+
+def _saved_lists(obj, key, names, where):
+    """A saved result's "skipped" or "zeroed": {policy: [qid, ...]}."""
+    lists = obj.get(key)
+    if not isinstance(lists, dict) or set(lists) != set(names) or not all(
+            isinstance(qids, list) and all(isinstance(q, str) for q in qids) for qids in lists.values()):
+        fail(loc(where, key), "expected {%s} of query ID lists, not %s" % (", ".join(names), show(lists)))
+    return lists
+
+
+def option_text(name, value):
+    """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
+    flag = "--" + name.replace("_", "-")
+    return flag if value is True else "no " + flag if value in (None, False) else "%s %s" % (flag, value)
 
 
 # === Readers ===
@@ -2907,7 +3050,9 @@ def sniff(value, source, fields=None):
     that holds a query ID and labels, a ranking or evidence sets: a JSON Lines file
     of one record), "fixture" (an object whose "qrels" or "runs" holds an object: a
     fixture or part of one; a query so named would hold a list or grades),
-    "llamaindex" (EmbeddingQAFinetuneDataset's) or "object" (any other value).
+    "llamaindex" (EmbeddingQAFinetuneDataset's), "result" (this tool's JSON output: an
+    object holding "per_query" and "manifest" or "measures" objects, or several runs of them)
+    or "object" (any other value).
     """
     if isinstance(value, io.IOBase):
         start = read_bytes(value, source, 16)
@@ -2918,6 +3063,8 @@ def sniff(value, source, fields=None):
         if not is_json(value, source):
             return "text"
         return "json lines" if is_json_lines(value, source) else "json"
+    if is_saved(value):
+        return "result"
     fields = fields or JSONL_FIELDS
     has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])  # a path's first key
     if isinstance(value, list) or isinstance(value, dict) and has("query") and has("relevant", "retrieved", "evidence"):
@@ -2929,10 +3076,24 @@ def sniff(value, source, fields=None):
     return "object"
 
 
-def json_value(text, source, fields=None):
-    """(what it is, the value) of a JSON text (see sniff)."""
+def is_saved(value):
+    """Is a JSON value this tool's output: a result (an object holding "per_query" and a "manifest"
+    or "measures" object), or several runs' {"runs": {name: result}}?"""
+    one = lambda v: isinstance(v, dict) and isinstance(v.get("per_query"), dict) and (
+        isinstance(v.get("manifest"), dict) or isinstance(v.get("measures"), dict))
+    runs = isinstance(value, dict) and value.get("runs")
+    return one(value) or isinstance(runs, dict) and bool(runs) and all(map(one, runs.values()))
+
+
+def json_value(text, source, fields=None, results=False):
+    """(what it is, the value) of a JSON text (see sniff); a saved result is refused unless
+    ``results`` (a baseline's or a replicate's reader) takes it."""
     obj = parse_json(text, source)
-    return sniff(obj, source, fields), obj
+    kind = sniff(obj, source, fields)
+    if kind == "result" and not results:
+        fail(source, "a result this tool saved holds no labels or rankings: it serves as --baseline or --replicate, "
+                     "in place of the run it was made from")
+    return kind, obj
 
 
 def records_in(obj, source):
@@ -3144,7 +3305,9 @@ def reference_json_rankings(text, source, truth, opts):
     truth.labels None: the text must be a fixture or records, judged by its own (folded)
     labels, or its evidence sets (or truth's) standing in for them.
     """
-    (kind, obj), theirs, root, extras = json_value(text, source, opts.fields), None, "", {}
+    (kind, obj), theirs, root, extras = json_value(text, source, opts.fields, truth.labels is not None), None, "", {}
+    if kind == "result":  # a saved result stands for a baseline's run: see saved_evaluation
+        return None, Saved(obj, source), {}
     if kind == "records":
         return records_rankings(records_in(obj, source), source, truth, opts)
     if truth.labels is None:
@@ -3591,11 +3754,13 @@ def check_count(value, where, query=None):
 
 
 def reference_length_lines(stream, source, wanted=None):
-    """{ranked ID: token count} of a stream of lines ID TOKENS, of the wanted IDs (None: all);
-    '#' lines are comments.  Every line is checked; a wanted ID given twice is refused."""
-    lengths, lines = {}, 0
+    """({ranked ID: token count}, the digest of every count) of a stream of lines ID TOKENS, of
+    the wanted IDs (None: all); '#' lines are comments.  Every line is checked; a wanted ID
+    given twice is refused.  The digest: see lengths_digest."""
+    lengths, lines, digest = {}, 0, hashlib.sha256()
     for number, doc, count in _length_lines(stream, source):
         lines += 1
+        digest.update(("%s\t%d\n" % (doc, count)).encode("utf-8"))
         if wanted is not None and doc not in wanted:
             continue
         if doc in lengths:  # the first line is looked for again: no line number is kept per ID
@@ -3605,7 +3770,7 @@ def reference_length_lines(stream, source, wanted=None):
         lengths[doc] = count
     if not lines:
         nothing_in(source, "token counts", "the file has no ID TOKENS lines")
-    return lengths
+    return lengths, "sha256:" + digest.hexdigest()
 
 
 def _length_lines(stream, source):
@@ -3625,12 +3790,12 @@ def fast_length_lines(stream, source, wanted=None):
     odd go to the reference, which reads the same stream from its start.
     """
     try:
-        lengths, lines, kept = {}, 0, 0
+        lengths, lines, kept, digest = {}, 0, 0, hashlib.sha256()
         encoded = None if wanted is None else {doc.encode("utf-8") for doc in wanted}
         for lines, piece, count in _chunks(stream, LENGTHS_BLOCK):
-            kept += _fast_length_lines(piece, count, lengths, encoded)
+            kept += _fast_length_lines(piece, count, lengths, encoded, digest)
         if lines and len(lengths) == kept:
-            return lengths
+            return lengths, "sha256:" + digest.hexdigest()
     except _Decline:
         pass
     stream.seek(0)
@@ -3646,9 +3811,10 @@ _ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at th
 _DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
 
 
-def _fast_length_lines(piece, lines, lengths, wanted):
-    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and return
-    how many it added, or decline.  Each line is proven to hold an ID, one space and a count."""
+def _fast_length_lines(piece, lines, lengths, wanted, digest):
+    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and all of them
+    to the digest; return how many it added, or decline.  Each line is proven to hold an ID, one
+    space and a count without leading zeros: the lines hashed as they stand are lengths_digest's."""
     if b"\r" in piece:
         if piece.count(b"\r") != piece.count(b"\r\n"):
             raise _Decline
@@ -3659,8 +3825,10 @@ def _fast_length_lines(piece, lines, lengths, wanted):
     tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
     ids, counts = tokens[0:-1:3], tokens[1::3]
     if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
-            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids:
-        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference)
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or (
+            b" 0" in piece.replace(b" 0\n", b"")):  # a count of 19 digits or more (an ID of as many
+        raise _Decline  # digits is read by the reference), or with a leading zero, which the digest drops
+    digest.update(piece.replace(b" ", b"\t"))
     if wanted is not None:
         keep = list(map(wanted.__contains__, ids))
         if True not in keep:
@@ -3671,6 +3839,11 @@ def _fast_length_lines(piece, lines, lengths, wanted):
 
 
 length_lines = fast_length_lines if FAST_PATHS else reference_length_lines
+
+
+def _digested(lengths):
+    """(lengths, their digest): what a lengths reader returns."""
+    return lengths, lengths_digest(lengths)
 
 
 def lengths_from_json(obj, source):
@@ -4013,7 +4186,7 @@ READERS = {
         evidence_from_lines(text_lines(stream, source), source), opts.separator, source), _evidence_records,
         _evidence_json),
     "lengths": Reader(lambda stream, source, wanted: length_lines(stream, source, wanted), None,
-                      lambda text, source, wanted: lengths_from_json(parse_json(text, source), source)),
+                      lambda text, source, wanted: _digested(lengths_from_json(parse_json(text, source), source))),
     "no_answer": Reader(lambda stream, source: no_answer_lines(text_lines(stream, source), source), None,
                         _no_answer_json),
     "groups": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source), None,
@@ -4048,16 +4221,18 @@ def load_run(path, truth, opts=Options(), approved=None):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on unjudged_bounds explain", defaults=(False, False))
+                          "max_group_drop gate_on unjudged_bounds explain pool recorded",
+                  defaults=(False, False, False, {}))
 
 
 def weigh_later(maps, truth, opts, path):
     """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
     with the counts of the lengths file: it is read once every ranking is, and keeps the
-    counts of those items only (a dictionary of every count would cost more than the run)."""
+    counts of those items only (a dictionary of every count would cost more than the run).
+    Return the digest of every count in the file (see lengths_digest)."""
     waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
-    lengths = load(path, "lengths", {item[1] for ranked, qid in waiting
-                                  for items in ranked[qid].pending[1].values() for item in items})
+    lengths, digest = load(path, "lengths", {item[1] for ranked, qid in waiting
+                                          for items in ranked[qid].pending[1].values() for item in items})
     for ranked, qid in waiting:
         (where, pending), judged = ranked[qid].pending, ranked[qid].judged
         filtered, sets, labels = dict(judged.filtered), evidence_of(truth, qid), truth.labels[qid]
@@ -4068,6 +4243,7 @@ def weigh_later(maps, truth, opts, path):
             if opts.explain:
                 ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, labels, opts)})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
+    return digest
 
 
 def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
@@ -4077,6 +4253,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
               curves=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
+    given = dict(locals())
     specs = parse_measures(measures or [])
     if k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
@@ -4092,8 +4269,9 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
                    explain=(explain or pool) and max([s.k for s in specs if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
+    recorded = {name: given[name] for name in [o.name for o in OPTIONS if o.stage == "value"] + ["seed", "permutations"]}
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop, gate_on, unjudged_bounds, explain)
+                max_group_drop, gate_on, unjudged_bounds, explain, pool, recorded)
 
 
 def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
@@ -4137,14 +4315,19 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
     loaded += [(path, load_run(path, truth, opts), (place(where), place(path))) for path in runs]
+    for path, ranked, _ in loaded:
+        if isinstance(ranked, Saved):
+            fail(place(path), "a result this tool saved stands for a baseline's run (--baseline or --replicate), "
+                              "not for a candidate's: score its run")
     if baseline is not None:
         first = qrels and qrels[0]
         ours = {"labels": place(fixture or first or evidence), "evidence": place(evidence or fixture or first)}
         baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours)), place(baseline),
                             [(load_run(path, truth, opts, ("the replicate's", ours)), path) for path in replicates], {})
     if lengths is not None:
-        weigh_later([ranked for _, ranked, _ in loaded] + ([baseline.ranked] + [r for r, _ in baseline.replicates]
-                                                           if baseline else []), truth, opts, lengths)
+        approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
+        truth = truth._replace(lengths=weigh_later([ranked for _, ranked, _ in loaded] + [
+            r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
     return truth, loaded, baseline, groups
 
 
@@ -4205,7 +4388,8 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
 def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
     """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
     and several runs, Holm's correction is over all of them: one family."""
-    results = {name: evaluate_loaded(plan, truth, ranked, where, baseline, groups)
+    digests = truth_digests(truth)
+    results = {name: evaluate_loaded(plan, truth, ranked, where, baseline, groups, digests)
                for name, ranked, where in runs}
     if len(results) > 1 and baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
@@ -4214,9 +4398,10 @@ def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
     return results
 
 
-def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
+def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None, digests=None):
     """The general result of loaded inputs; baseline: Approved or None; groups {name: [qid,
-    ...]} or None.  A query without an answer is scored by Abstain only."""
+    ...]} or None; digests: truth_digests(truth), when known.  A query without an answer is
+    scored by Abstain only."""
     specs, opts, no_answer = plan.specs, plan.opts, truth.no_answer
     judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, where, no_answer)
     check_domains(judged, specs, no_answer, where[1])
@@ -4248,6 +4433,7 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None):
         result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
         for block in result.get("groups", {}).values():
             block["explain"] = explain_counts(result["explain"], block["members"])
+    result["manifest"] = manifest(plan, digests or truth_digests(truth), truth.labels, with_answer(judged, no_answer))
     return result
 
 
@@ -4259,7 +4445,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     k, least = plan.opts.explain, least_relevant(plan.opts.level)
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
-    before = approved and approved.kept["ranked"]
+    before = approved and not isinstance(approved.ranked, Saved) and approved.kept["ranked"]
     for q in judged:
         labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
         relevant = [d for d, g in labels.items() if g >= least]
@@ -4275,7 +4461,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
             counts["unjudged"] += bool(unjudged)
-        if q in changed:
+        if q in changed and before is not False:  # a saved baseline's ranks are unknown: a note says so
             ranked_before = _seen_of(before.get(q))[0]
             entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
         if entry:
@@ -4311,10 +4497,11 @@ def unjudged_block(plan, judged, result, approved=None):
     block = unjudged_bounds(judged, plan.specs)
     for name, values in block["measures"].items():
         block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
-    if approved is not None:
+    if approved is not None and approved.kept["judged"] is not None:  # a saved baseline's: a note says so
         theirs = unjudged_bounds({q: approved.kept["judged"][q] for q in judged}, plan.specs)
         block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
                                     "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
+    if approved is not None:
         specs = {s.name: s for s in plan.specs}
         changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
                    for name, c in result["comparison"].items() if name in block["measures"]}
@@ -4341,8 +4528,9 @@ def pool_records(truth, runs, approved, k):
     given holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
     documents in the order of their best rank; one at a time, so that memory holds one."""
     sources = [(place(name), ranked) for name, ranked, _ in runs]
-    if approved is not None:
-        sources += [(approved.place, approved.ranked)] + [(place(name), ranked) for ranked, name in approved.replicates]
+    if approved is not None:  # a saved result holds no rankings: a note says so
+        sources += [(where, ranked) for where, ranked in [(approved.place, approved.ranked)] + [
+            (place(name), ranked) for ranked, name in approved.replicates] if not isinstance(ranked, Saved)]
     for qid, labels in truth.labels.items():
         ranks = {}
         for name, ranked in sources:
@@ -4362,14 +4550,55 @@ def _seen_of(ranking):
     return ranks, tuple(top.split("\n")) if top else (), kept or {}
 
 
-def approved_evaluation(plan, truth, ranked, where, with_curves=False):
+def approved_evaluation(plan, truth, ranked, where, with_curves=False, whose="the baseline"):
     """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
-    zeros, result (and curves), judged by the same policies as every run."""
+    zeros, result (and curves), the repeats --duplicates first removed and what its label
+    coverage is read from, judged by the same policies as every run; or a saved result's."""
+    if isinstance(ranked, Saved):
+        return saved_evaluation(plan, truth, ranked, whose)
     no_answer = truth.no_answer
     judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, where, no_answer)
     return {"ranked": ranked, "judged": judged, "skipped": skipped, "zeroed": zeroed,
             "result": run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
-            "curves": curves(with_answer(judged, no_answer), plan.specs) if with_curves else None}
+            "curves": curves(with_answer(judged, no_answer), plan.specs) if with_curves else None,
+            "deduplicated": deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
+            "coverage": with_answer(judged, no_answer)}
+
+
+def saved_evaluation(plan, truth, saved, whose):
+    """approved_evaluation of a saved result (section 22): its values of the measures asked
+    for stand for its run's, once check_saved agrees and its queries are the labels' (less
+    those it skipped).  It holds no rankings: no curves, nothing judged."""
+    obj, where, specs, no_answer = saved.result, saved.source, plan.specs, truth.no_answer
+    if "per_query" not in obj:
+        fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s" % (len(obj["runs"]),
+                                                                                                  whose))
+    check_manifest(obj.get("manifest"), where)
+    check_saved(saved, plan, truth, whose)
+    skipped, zeroed = (_saved_lists(obj, key, names, where) for key, names in (
+        ("skipped", POLICIES), ("zeroed", ("missing_run", "no_relevant"))))
+    odd = set(obj["per_query"]) ^ (set(truth.labels) - set(skipped["missing_run"]) - set(skipped["no_relevant"]))
+    if odd:
+        fail(where, "%s was saved on other queries than the labels give (%s): it was cut or edited; score its run "
+                    "again" % (whose, first_few(sorted(odd))))
+    per_query = {q: _saved_row(row, [s for s in specs if (s.base == "Abstain") == (q in no_answer)], where, q)
+                 for q, row in obj["per_query"].items()}
+    unanswered = len(per_query.keys() & no_answer)
+    result = dict({"queries": len(per_query) - unanswered}, **({"no_answer_queries": unanswered} if no_answer else {}))
+    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    levels = [s.name for s in specs if s.rel is not None]
+    if levels:
+        result["no_relevant_at_level"] = {n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels}
+    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
+    if coverage is None and any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values()):
+        fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage warning reads: score "
+                                                     "its run again" % coverage_measure(specs))
+    removed = obj.get("deduplicated") if plan.opts.duplicates == "first" else None
+    if plan.opts.duplicates == "first" and not (isinstance(removed, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in removed.values())):
+        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s" % show(removed))
+    return {"ranked": {}, "judged": None, "skipped": skipped, "zeroed": zeroed, "result": result, "curves": None,
+            "deduplicated": removed, "coverage": coverage, "saved": obj["manifest"]}
 
 
 def replicate_entry(name, theirs, opts):
@@ -4378,7 +4607,7 @@ def replicate_entry(name, theirs, opts):
     entry = {"run": name, "measures": theirs["result"]["measures"], "skipped": theirs["skipped"],
              "zeroed": theirs["zeroed"]}
     if opts.duplicates == "first":
-        entry["deduplicated"] = deduplicated(theirs["ranked"], theirs["judged"])
+        entry["deduplicated"] = theirs["deduplicated"]
     return entry
 
 
@@ -4394,8 +4623,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     specs, opts, no_answer, kept, replicas = plan.specs, plan.opts, truth.no_answer, approved.kept, approved.replicates
     if not kept:  # judged with the first run, where its errors come up as they always did
         kept.update(approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place), plan.curves))
-        kept["replicates"] = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)))
-                              for ranked, name in replicas]
+        kept["replicates"] = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)),
+                                                  whose="the replicate %s" % place(name)) for ranked, name in replicas]
         for (_, name), theirs in zip(replicas, kept["replicates"]):
             same_queries(kept["result"], theirs["result"], place(name), "the replicate and the baseline")
         kept["noise"] = (replicate_noise(kept["result"], [r["result"] for r in kept["replicates"]], specs)
@@ -4413,12 +4642,28 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         out.update(noise=noise, unstable=unstable)
     out["replicate_per_query"] = [theirs["result"]["per_query"] for theirs in kept["replicates"]]
     if opts.duplicates == "first":
-        out["baseline_deduplicated"] = deduplicated(approved.ranked, kept["judged"])
-    if plan.curves:
+        out["baseline_deduplicated"] = kept["deduplicated"]
+    if plan.curves and kept["curves"] is not None:
         out["baseline_curves"] = kept["curves"]
     if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
-        out["coverage"] = coverage(with_answer(kept["judged"], no_answer), with_answer(judged, no_answer), specs)
+        out["coverage"] = coverage(kept["coverage"], with_answer(judged, no_answer), specs)
+    said = saved_notes(plan, [kept] + kept["replicates"])
+    if said:
+        out["baseline_notes"] = said
     return out
+
+
+def saved_notes(plan, approved):
+    """What a comparison says of saved results among the baseline and its replicates: what they
+    cannot give (they hold no rankings), and the version that saved them when it is not this one."""
+    tool, base = "%s %s" % (PROG, __version__), "saved" in approved[0]
+    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept["saved"]["tool"], tool)
+             for i, kept in enumerate(approved) if "saved" in kept and kept["saved"]["tool"] != tool]
+    return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
+        (plan.explain and base, "--explain gives no ranks before the change"),
+        (plan.pool and any("saved" in kept for kept in approved), "--pool lists no unjudged documents of it"),
+        (plan.curves and base, "--plot draws no curves of the baseline"),
+        (plan.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
 
 
 # === Library ===
@@ -4560,8 +4805,14 @@ def _library_call(qrels, runs, baseline, options, root=""):
                           plan.max_group_drop)
 
     def judged(run, name):
+        if is_saved(run):  # a saved result stands for a baseline's run
+            return Saved(run, name)
         return judge_run(rankings_from_json(run, None, name, opts.duplicates, opts.match), truth, opts, None, name)
     loaded = [(name, judged(run, root + name), ("qrels", root + name)) for name, run in runs.items()]
+    for name, ranked, _ in loaded:
+        if isinstance(ranked, Saved):
+            raise EvalError("%s%s: a saved result stands for a baseline's run (baseline or replicates), not for a "
+                            "candidate's: score its run" % (root, name))
     if baseline is not None:
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = Approved(judged(baseline, "baseline"), "baseline",
@@ -5197,7 +5448,8 @@ def approved_notes(result):
         lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"], entry["zeroed"])
     if "noise" in result:
         lines += _noise_notes(result)
-    return lines + [_deduplicated_text(result.get("baseline_deduplicated"), "the baseline's ")]
+    return lines + [_deduplicated_text(result.get("baseline_deduplicated"), "the baseline's ")] + result.get(
+        "baseline_notes", [])
 
 
 def _deduplicated_text(removed, whose):
@@ -5251,6 +5503,40 @@ def breach_text(b):
         b["measure"], "query " + show(b["query"]) if b["query"] is not None else
         "group %s mean" % show(b["group"]) if "group" in b else "mean",
         _number(b["baseline"], 4), _number(b["candidate"], 4), rule)
+
+
+def format_junit(runs, labels, gates):
+    """JUnit XML of the gates' checks, as CI servers read it (section 22): a testsuite per run, a
+    testcase per measure and gate given (per group for --max-group-drop; for --max-query-drop,
+    besides, one per breached query), and in each breached one a failure holding its line."""
+    from xml.etree import ElementTree  # here, not above: the import costs every other start a few ms
+    suites = ElementTree.Element("testsuites", name=PROG)
+    for name, result in runs.items():
+        cases = {}
+        for measure in result["comparison"]:
+            for gate, limit in gates.items():
+                for group in result.get("groups", {}) if gate == "--max-group-drop" else [None]:
+                    if limit is not None:
+                        cases[gate, measure, group, None] = []
+        for b in result["breaches"]:
+            query = b["query"] if b["gate"] == "--max-query-drop" else None
+            cases.setdefault((b["gate"], b["measure"], b.get("group"), query), []).append(b)
+            if query is not None:
+                cases[b["gate"], b["measure"], None, None].append(b)
+        suite = ElementTree.SubElement(suites, "testsuite", name=labels[name], tests=str(len(cases)), failures=str(
+            sum(1 for found in cases.values() if found)), errors="0", skipped="0", time="0")
+        for (gate, measure, group, query), found in cases.items():
+            what = "query %s" % query if query is not None else "group %s mean" % group if group is not None else (
+                "every query" if gate == "--max-query-drop" else "mean")
+            case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
+                                          name="%s %s (%s %s)" % (measure, what, gate, gates[gate]))
+            if found:
+                lines = [breach_text(b) for b in found]
+                ElementTree.SubElement(case, "failure", message=lines[0], type=gate).text = "\n".join(lines)
+    for key in ("tests", "failures"):
+        suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n%s\n' % ElementTree.tostring(suites, encoding="unicode")
 
 
 def _replicates(n):
@@ -5536,7 +5822,8 @@ def _argument(option):
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limit)},
         "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
-        "fields": {"action": "append", "type": _arg(parse_fields)}}[option.kind])
+        "fields": {"action": "append", "type": _arg(parse_fields)},
+        "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
     flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
     return flags, keywords
 
@@ -5563,8 +5850,11 @@ def check_usage(args, given):
                   replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
     named = [p for p in (args.fixture, *(args.qrels or ()), args.evidence, args.lengths, args.no_answer, *(args.run or ()),
                          args.baseline, *(args.replicate or ()), args.groups) if p]
+    if args.junit is not None and not {"max_mean_drop", "max_query_drop", "max_group_drop"} & given:
+        raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
+                        "--max-group-drop (with --baseline)")
     outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot),
-                                               ("--pool", args.pool)) if path is not None]
+                                               ("--pool", args.pool), ("--junit", args.junit)) if path is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
         check_output_path(flag, path)
         twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
@@ -5647,7 +5937,10 @@ def main(argv=None):
     if args.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
         summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, args.per_query)
         status = status if _append(args.summary, summary) else 3
-    for path, written, what in ((args.plot, svg and [svg], "the plot"), (args.pool, pool, "the pool")):
+    junit = args.junit and [format_junit(runs, labels, {flag: getattr(args, flag[2:].replace("-", "_")) for flag in (
+        "--max-mean-drop", "--max-query-drop", "--max-group-drop")})]
+    for path, written, what in ((args.plot, svg and [svg], "the plot"), (args.pool, pool, "the pool"),
+                                (args.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
 
@@ -5723,7 +6016,7 @@ def _print(text, status):
 def compute(args, seed=False):
     """Load the inputs named by parsed arguments and evaluate them: the general result, or
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
-    options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage == "plan"}
+    options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage in ("plan", "value")}
     options["fields"] = {role: key for named in options["fields"] or () for role, key in named.items()}
     plan = make_plan(options.pop("measure"), curves=args.plot is not None, pool=args.pool is not None, **options)
     if args.plot is not None and not curve_specs(plan.specs):
@@ -5734,6 +6027,9 @@ def compute(args, seed=False):
         replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
         no_answer=args.no_answer, seed=seed)
     results = evaluate_runs(plan, truth, runs, baseline, groups)
+    for name, result in results.items():  # the files as given, by role; of the runs, this one
+        result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(args, o.name) for o in OPTIONS
+                                        if o.stage == "input" and getattr(args, o.name) is not None}
     pool = args.pool and (json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.explain))
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}, pool
 
