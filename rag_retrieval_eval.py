@@ -2396,7 +2396,7 @@ def coverage(baseline, candidate, specs):
     were never made for it.
     """
     name = coverage_measure(specs)
-    means = [judged if isinstance(judged, float) else judged_share(judged, name) for judged in (baseline, candidate)]
+    means = [judged if isinstance(judged, float) else mean_judged(judged, name) for judged in (baseline, candidate)]
     return {"measure": name, "baseline": means[0], "candidate": means[1]}
 
 
@@ -2405,10 +2405,12 @@ def coverage_measure(specs):
     return "Judged@%d" % max([s.k for s in specs if type(s.k) is int] or [10])
 
 
-def judged_share(judged, name):
-    """The mean of a Judged@k measure over judged records."""
+def mean_judged(judged, name):
+    """The mean of a Judged@k measure over judged records (= aggregated(score_queries(...)),
+    without a value per query held)."""
     spec = parse_measure(name)
-    return aggregated(score_queries(judged, [spec]), [spec])[name]
+    score = _scorer(spec)
+    return sum(score(j, spec.k) for j in judged.values()) / len(judged) if judged else 0.0
 
 
 def deduplicated(ranked, judged):
@@ -2495,7 +2497,10 @@ Saved = namedtuple("Saved", "result source")  # a saved result where a baseline'
 
 def sorted_digest(lines):
     """'sha256:' and the hex digest of text lines sorted by code point, in UTF-8."""
-    return "sha256:" + hashlib.sha256("".join(sorted(lines)).encode("utf-8")).hexdigest()
+    digest, lines = hashlib.sha256(), sorted(lines)
+    for start in range(0, len(lines), 4096):  # not one string of them all: the labels of msmarco-dev are 1 MB
+        digest.update("".join(lines[start:start + 4096]).encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
 
 
 def lengths_digest(lengths):
@@ -2531,7 +2536,7 @@ def manifest(plan, digests, labels, judged):
             "options": dict(plan.recorded)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
         names = sorted({coverage_measure([s]) for s in plan.specs} | {coverage_measure([])}, key=lambda n: int(n[7:]))
-        made["label_coverage"] = {name: judged_share(judged, name) for name in names}
+        made["label_coverage"] = {name: mean_judged(judged, name) for name in names}
     made["inputs"] = {}
     return made
 

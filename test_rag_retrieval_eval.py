@@ -33,6 +33,7 @@ import unittest
 import unittest.mock
 import zlib
 from pathlib import Path
+from xml.etree import ElementTree
 
 import rag_retrieval_eval as rre
 
@@ -3784,7 +3785,7 @@ class InputTwinsTest(TempDirTestCase):
     TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
                  "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
                  "--groups", "{groups}", "-m", "R@3,AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
-                 "--ci", "--ties", "--format", "table"]
+                 "--ties", "--format", "table"]  # --ci's twins: StatisticsAtScaleTest
     FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
                                       "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
                                                "q3": {"x1": 0.47}}}),
@@ -5222,6 +5223,230 @@ class InterruptTest(TempDirTestCase):
                     proc.wait()
                 self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
 
+
+
+def trec_run(run, tag="r"):
+    """A TREC run file's text of {qid: {doc: score}}."""
+    return "".join("%s Q0 %s %d %s %s\n" % (q, d, i, score, tag) for q, ranking in run.items()
+                   for i, (d, score) in enumerate(ranking.items(), 1))
+
+
+class ManifestTest(TempDirTestCase):
+    """Section 22: every general result says what it was made on; the seed's shape does not change."""
+
+    def test_the_manifest_of_a_result(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+        run = self.write("r.txt", "q1 Q0 d2 1 0.9 r\nq1 Q0 d1 2 0.8 r\nq2 Q0 d4 1 0.5 r\n")
+        status, out, err = cli("--qrels", qrels, "--run", run, "-m", "R@5,RR", "--depth", "50", "--seed", "7")
+        made = json.loads(out)["manifest"]
+        lines = "q1\td1\t1\nq1\td2\t0\nq2\td3\t2\n"  # sorted by code point
+        self.assertEqual(made, {
+            "tool": "rag_retrieval_eval %s" % rre.__version__,
+            "labels": "sha256:" + hashlib.sha256(lines.encode()).hexdigest(), "measures": ["R@5", "RR"],
+            "options": {"relevance_level": 1, "depth": 50, "judged_only": False, "missing_run": "error",
+                        "unlabeled": "error", "no_relevant": "error", "match": "id", "duplicates": "error",
+                        "chunk_separator": None, "seed": 7, "permutations": 10000},
+            "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},  # the labels judge d2 non-relevant
+            "inputs": {"qrels": [str(qrels)], "run": [str(run)]}})
+        library = rre.score_run({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, {"q1": ["d2", "d1"], "q2": ["d4"]},
+                                ["R@5", "RR"], depth=50, seed=7)["manifest"]
+        self.assertEqual(library, dict(made, inputs={}))
+        self.assertEqual(cli("--version"), (0, "rag_retrieval_eval %s\n" % rre.__version__, ""))
+        self.assertNotIn("manifest", cli(FIXTURE, "--k", "3")[1])  # the seed's bytes
+
+    def test_the_other_truth_inputs_are_hashed_as_given(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "x"], "q2": ["y"]},
+                                        "evidence": {"q1": [["d1", "d9"]]}})
+        lengths = self.write("l.txt", "d1 3\nx 007\ny 1\n")  # the fast reader hands a leading zero over
+        no_answer = self.write("n.txt", "q2\n")
+        made = json.loads(cli(fixture, "--lengths", lengths, "--no-answer", no_answer,
+                              "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]
+        digest = lambda text: "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        self.assertEqual((made["evidence"], made["lengths"], made["no_answer"]),
+                         (digest("q1\t1\t1\td1\nq1\t1\t1\td9\n"), digest("d1\t3\nx\t7\ny\t1\n"), digest("q2\n")))
+        as_json = self.write("l.json", {"d1": 3, "x": 7, "y": 1})
+        self.assertEqual(json.loads(cli(fixture, "--lengths", as_json, "--no-answer", no_answer,
+                                        "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]["lengths"],
+                         made["lengths"])
+
+
+class SavedBaselineTest(TempDirTestCase):
+    """Section 22: a saved result of one run stands for that run as --baseline or --replicate:
+    the same stdout, stderr and exit status in every format and mode; a result made on other
+    labels, options or queries, or without a measure asked for, is refused in one line."""
+
+    def random_files(self, rng, where):
+        """Labels, runs and the rest of a random case, written under ``where``; the baseline
+        and replicate runs as TREC files named base and rep."""
+        qids = ["q%d" % i for i in range(rng.randint(3, 8))]
+        docs = ["d%d" % i for i in range(10)]
+        grades = {q: {d: rng.choice([0, 1, 1, 2]) for d in rng.sample(docs, rng.randint(1, 4))} for q in qids}
+        for labels in grades.values():
+            labels[next(iter(labels))] = 2  # a relevant one at every level asked
+        run = lambda: {q: {d: rng.randint(1, 9) / 10 for d in rng.sample(docs, rng.randint(0, 6))}
+                       for q in qids if rng.random() < 0.9}
+        where.mkdir()
+        files = {name: where / name for name in ("q.txt", "cand", "cand2", "base", "rep", "g.json", "l.txt")}
+        files["q.txt"].write_text("".join("%s 0 %s %d\n" % (q, d, g) for q, l in grades.items() for d, g in l.items()))
+        for name in ("cand", "cand2", "base", "rep"):
+            files[name].write_text(trec_run(run()) or "q0 Q0 d0 1 0.5 r\n")
+        files["g.json"].write_text(json.dumps({"a": qids[:2], "b": qids[2:]}))
+        files["l.txt"].write_text("".join("%s %d\n" % (d, rng.randint(1, 15)) for d in docs))
+        return files
+
+    def test_a_saved_result_answers_as_its_run_in_every_mode_and_format(self):
+        rng = random.Random(32)
+        for case in range(12):
+            files = self.random_files(rng, self.tmp / ("c%d" % case))
+            measures = rng.sample(["R@3", "P@2", "RR", "nDCG@5", "AP", "Success@3", "R(tokens=20)@3"], 3)
+            values = ["--missing-run", "zero"] + rng.choice(
+                [[], ["--depth", "4"], ["--relevance-level", "2"], ["--judged-only"]])
+            truth = ["--qrels", files["q.txt"]] + (["--lengths", files["l.txt"]] if "R(tokens=20)@3" in measures else [])
+            saved_dir = self.tmp / ("s%d" % case)
+            saved_dir.mkdir()
+            for name in ("base", "rep"):  # the saved results, under the names of their runs, elsewhere
+                wider = measures + rng.sample(["Judged@3", "P@5"], rng.randint(0, 1))
+                status, out, err = cli(*truth, "--run", files[name], "-m", ",".join(wider), *values)
+                self.assertEqual(status, 0, err)
+                (saved_dir / name).write_text(out)
+            mode = rng.sample([["--ci"], ["--ties"], ["--max-mean-drop", "0.05"], ["--max-query-drop", "0.3"],
+                               ["--groups", files["g.json"], "--max-group-drop", "0.1"], ["--run", files["cand2"]]], 2)
+            mode.append(rng.choice([[], ["--replicate", "rep"], ["--replicate", "rep", "--max-group-drop", "0.05",
+                                                                 "--gate-on", "interval", "--groups", files["g.json"]]]))
+            args = truth + ["--run", files["cand"], "--baseline", "base", "-m", ",".join(measures)] + values + sum(
+                mode, [])
+            for fmt in ["json", rng.choice(["table", "markdown", "csv"])]:
+                with self.subTest(case=case, mode=mode, values=values, fmt=fmt):
+                    outcomes, home = [], os.getcwd()
+                    for where in (files["base"].parent, saved_dir):
+                        os.chdir(where)
+                        try:
+                            outcomes.append(without_inputs(cli(*args, "--format", fmt)))
+                        finally:
+                            os.chdir(home)
+                    self.assertEqual(outcomes[1], outcomes[0])
+                    self.assertIn(outcomes[0][0], (0, 1), outcomes[0][2])
+
+    def test_what_differs_is_refused_in_one_line(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq3 0 d4 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\nq3 Q0 d4 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d2 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
+        saved = json.loads(cli("--qrels", qrels, "--run", base, "-m", "R@2,RR")[1])
+        edit = lambda change: self.write("s.json", change(copy.deepcopy(saved)) or saved)
+        compare = lambda *more, **files: cli("--qrels", files.get("qrels", qrels), "--run", run, "--baseline",
+                                             files.get("baseline", self.tmp / "s.json"), "-m", "R@2", *more)
+        self.write("s.json", saved)
+        self.assertEqual(compare()[0], 0)
+        relabeled = self.write("q2.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        cut = copy.deepcopy(saved)
+        del cut["per_query"]["q3"]
+        several = {"runs": {"a": saved, "b": saved}}
+        for files, more, message in [
+                ({"qrels": relabeled}, [], "s.json: the labels changed since the baseline was saved: score its run "
+                                           "again"),
+                ({}, ["--depth", "5"], "the baseline was saved with no --depth, and --depth 5 is given now"),
+                ({}, ["--judged-only"], "with no --judged-only, and --judged-only is given now"),
+                ({}, ["-m", "P@2"], "the baseline has no P@2 (it holds R@2, RR): score its run again with them"),
+                ({"baseline": self.write("cut.json", cut)}, [], "the baseline was saved on other queries than the "
+                                                                "labels give ('q3'): it was cut or edited"),
+                ({"baseline": self.write("several.json", several)}, [], "holds the results of 2 runs: save one "
+                                                                        "run's (--run once)"),
+                ({"baseline": self.write("old.json", {k: v for k, v in saved.items() if k != "manifest"})}, [],
+                 "has no manifest: it was saved by an older version, or edited"),
+                ({"baseline": self.write("bad.json", dict(saved, per_query=dict(saved["per_query"], q2={"R@2": "1"})))},
+                 [], "bad.json: per_query.q2.R@2: expected a number, not '1'"),
+                ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
+                 "the baseline was saved without the token counts: score its run again")]:
+            with self.subTest(message=message):
+                rejected(self, *compare(*more, **files), message)
+        rejected(self, *cli("--qrels", qrels, "--run", self.tmp / "s.json", "-m", "R@2"),
+                 "a result this tool saved stands for a baseline's run (--baseline or --replicate), not for a "
+                 "candidate's")
+        rejected(self, *cli("--qrels", self.tmp / "s.json", "--run", run), "a result this tool saved holds no "
+                                                                          "labels or rankings")
+        with self.assertRaisesRegex(rre.EvalError, "^baseline: the labels changed since the baseline was saved"):
+            rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, saved, {"q1": ["d1"], "q2": [], "q3": []},
+                             "R@2")
+        with self.assertRaisesRegex(rre.EvalError, "^run: a saved result stands for a baseline's run"):
+            rre.score_run({"q1": ["d1"]}, saved, "R@2")
+
+    def test_the_library_takes_a_saved_result_as_the_baseline_and_replicates(self):
+        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"], "q3": ["d4", "d5"]}
+        base, rep = {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"]}, {"q1": ["d1"], "q2": ["d3"], "q3": []}
+        cand = {"q1": ["d1"], "q2": ["d9", "d3"], "q3": ["d4"]}
+        options = dict(groups={"g": ["q1", "q2"]}, max_group_drop=0.1, max_query_drop=0.2, ci=True)
+        saved = [rre.score_run(qrels, run, ["R@2", "RR", "AP"]) for run in (base, rep)]
+        self.assertEqual(rre.compare_runs(qrels, saved[0], cand, ["RR", "R@2"], replicates=[saved[1]], **options),
+                         rre.compare_runs(qrels, base, cand, ["RR", "R@2"], replicates=[rep], **options))
+        self.assertEqual(rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=saved[0]),
+                         rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=base))
+
+    def test_what_a_saved_result_cannot_give_is_said(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d9 1 0.9 r\nq2 Q0 d3 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d1 1 0.9 b\nq2 Q0 d3 1 0.5 b\n")
+        saved = self.write("s.json", cli("--qrels", qrels, "--run", base, "-m", "R@2")[1])
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", saved, "-m", "R@2", "--explain",
+                               "--unjudged-bounds", "--pool", self.tmp / "pool.jsonl", "--plot", self.tmp / "p.svg")
+        self.assertEqual(status, 0, err)
+        for what in ("--explain gives no ranks before the change", "--pool lists no unjudged documents of it",
+                     "--plot draws no curves of the baseline", "--unjudged-bounds gives no bounds of the baseline"):
+            self.assertIn("note: a saved result holds no rankings: " + what, err)
+        result = json.loads(out)
+        self.assertNotIn("ranks", result["explain"]["queries"]["q1"])  # not guessed
+        self.assertNotIn("baseline", result["unjudged"])
+        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
+                         ["q1"])
+        older = json.loads(saved.read_text())
+        older["manifest"]["tool"] = "rag_retrieval_eval 0.9.0"
+        self.write("older.json", older)
+        err = cli("--qrels", qrels, "--run", run, "--baseline", self.tmp / "older.json", "-m", "R@2")[2]
+        self.assertIn("note: the baseline was saved by rag_retrieval_eval 0.9.0, and this is rag_retrieval_eval "
+                      + rre.__version__, err)
+
+
+class JunitTest(TempDirTestCase):
+    """Section 22: --junit writes a testsuite per run, a testcase per measure and gate (per group,
+    per breached query besides), a failure holding each breach's line; only with a gate."""
+
+    def test_the_report_as_ci_servers_read_it(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        base = self.write("b.txt", "q1 Q0 d1 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
+        good, bad = self.write("good.txt", "q1 Q0 d1 1 0.9 g\nq2 Q0 d3 1 0.5 g\nq3 Q0 d4 1 0.5 g\n"), \
+            self.write("bad.txt", "q1 Q0 d9 1 0.9 x\nq2 Q0 d3 1 0.5 x\nq3 Q0 d4 1 0.5 x\n")
+        groups = self.write("g.json", {"one": ["q1"], "rest": ["q2", "q3"]})
+        xml = self.tmp / "junit.xml"
+        status, out, err = cli("--qrels", qrels, "--run", good, "--run", bad, "--baseline", base, "-m", "R@1,RR",
+                               "--max-mean-drop", "0.1", "--max-query-drop", "0.5", "--groups", groups,
+                               "--max-group-drop", "0.2", "--junit", xml, "--format", "table")
+        self.assertEqual(status, 1, err)
+        root = ElementTree.parse(xml).getroot()
+        self.assertEqual((root.tag, root.get("tests"), root.get("failures")), ("testsuites", "18", "8"))
+        suites = root.findall("testsuite")
+        self.assertEqual([(s.get("name"), s.get("tests"), s.get("failures")) for s in suites],
+                         [(str(good), "8", "0"), (str(bad), "10", "8")])
+        cases = {c.get("name"): c.find("failure") for c in suites[1].findall("testcase")}
+        self.assertEqual(sorted(cases), sorted([
+            "R@1 mean (--max-mean-drop 0.1)", "RR mean (--max-mean-drop 0.1)",
+            "R@1 every query (--max-query-drop 0.5)", "RR every query (--max-query-drop 0.5)",
+            "R@1 query q1 (--max-query-drop 0.5)", "RR query q1 (--max-query-drop 0.5)",
+            "R@1 group one mean (--max-group-drop 0.2)", "RR group one mean (--max-group-drop 0.2)",
+            "R@1 group rest mean (--max-group-drop 0.2)", "RR group rest mean (--max-group-drop 0.2)"]))
+        self.assertIsNone(cases["R@1 group rest mean (--max-group-drop 0.2)"])
+        failure = cases["R@1 query q1 (--max-query-drop 0.5)"]
+        self.assertEqual((failure.get("type"), failure.get("message")), (
+            "--max-query-drop", "R@1 query 'q1': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.5)"))
+        self.assertIn("R@1 query 'q1': 1.0000 -> 0.0000", cli("--qrels", qrels, "--run", bad, "--baseline", base,
+                                                               "-m", "R@1", "--max-query-drop", "0.5")[2])
+        self.assertTrue(all(c.get("classname") == s.get("name") for s in suites for c in s.findall("testcase")))
+
+    def test_only_with_a_gate_and_never_onto_an_input(self):
+        qrels, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", "q1 Q0 d1 1 0.9 r\n")
+        rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", run, "-m", "R@1", "--junit",
+                            self.tmp / "j.xml"), "--junit reports the gates' checks: give --max-mean-drop")
+        rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("b.txt", "q1 Q0 d1 1 1 b\n"),
+                            "-m", "R@1", "--max-mean-drop", "0", "--junit", qrels), "--junit", "which is read")
+        self.assertFalse((self.tmp / "j.xml").exists())
 
 if __name__ == "__main__":
     unittest.main()
