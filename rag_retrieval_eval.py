@@ -4,7 +4,8 @@
 Usage (python3 rag_retrieval_eval.py --help says more):
   python3 rag_retrieval_eval.py FIXTURE [--k K]        seed mode: recall@K and MRR@K
   python3 rag_retrieval_eval.py --qrels QRELS --run RUN [--run RUN2] [-m R@10,nDCG@10]
-  ... --baseline APPROVED [--replicate RUN] [--max-mean-drop X] [--max-query-drop X]
+  ... --baseline APPROVED (a run, or its saved result) [--replicate RUN] [--max-mean-drop X]
+      [--max-query-drop X] [--junit FILE.xml]
   ... --groups GROUPS [--max-group-drop X] [--format table] [--plot FILE.svg]
 Library (keyword-only options, the long options' names; bad data raises EvalError):
   evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
@@ -174,7 +175,8 @@ OPTIONS = (
     *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
     Option("baseline", None, "file", "FILE", None, "input",
-           "an approved run (TREC or JSON) or fixture to compare against, on the same labels"),
+           "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or the result "
+           "saved from one (its JSON output), which stands for it"),
     Option("seed", 0, "count", "N", 0, "plan", "seed of the sampled test and the bootstrap (default 0)"),
     Option("permutations", 10000, "count", "N", 1, "plan",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
@@ -2590,7 +2592,7 @@ def _saved_number(obj, path, where, root=()):
 def _saved_row(row, specs, where, qid):
     """A saved result's values of one query, of the measures asked for that score it."""
     if not isinstance(row, dict):
-        fail(loc(where, "per_query." + qid), "expected an object of measures to values, not %s" % show(row), qid)
+        fail("%s: per_query.%s" % (where, qid), "expected an object of measures to values, not %s" % show(row))
     return {s.name: _saved_number(row, (s.name,), where, ("per_query", qid)) for s in specs}
 
 
@@ -3083,9 +3085,9 @@ def sniff(value, source, fields=None):
 
 def is_saved(value):
     """Is a JSON value this tool's output: a result (an object holding "per_query" and a "manifest"
-    or "measures" object), or several runs' {"runs": {name: result}}?"""
+    or "measures" object, or the seed's "mrr_at_k"), or several runs' {"runs": {name: result}}?"""
     one = lambda v: isinstance(v, dict) and isinstance(v.get("per_query"), dict) and (
-        isinstance(v.get("manifest"), dict) or isinstance(v.get("measures"), dict))
+        isinstance(v.get("manifest"), dict) or isinstance(v.get("measures"), dict) or "mrr_at_k" in v)
     runs = isinstance(value, dict) and value.get("runs")
     return one(value) or isinstance(runs, dict) and bool(runs) and all(map(one, runs.values()))
 
@@ -4274,7 +4276,8 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
                    explain=(explain or pool) and max([s.k for s in specs if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
     policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
-    recorded = {name: given[name] for name in [o.name for o in OPTIONS if o.stage == "value"] + ["seed", "permutations"]}
+    recorded = {name: given[name] for name in [o.name for o in OPTIONS if o.stage == "value"] + [
+        "seed", "permutations"]}  # the statistics' seed is recorded too, not checked
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
                 max_group_drop, gate_on, unjudged_bounds, explain, pool, recorded)
 
@@ -4394,7 +4397,7 @@ def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
     """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
     and several runs, Holm's correction is over all of them: one family."""
     digests = truth_digests(truth)
-    results = {name: evaluate_loaded(plan, truth, ranked, where, baseline, groups, digests)
+    results = {name: evaluate_loaded(plan, truth, digests, ranked, where, baseline, groups)
                for name, ranked, where in runs}
     if len(results) > 1 and baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
@@ -4403,10 +4406,10 @@ def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
     return results
 
 
-def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None, digests=None):
-    """The general result of loaded inputs; baseline: Approved or None; groups {name: [qid,
-    ...]} or None; digests: truth_digests(truth), when known.  A query without an answer is
-    scored by Abstain only."""
+def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=None):
+    """The general result of loaded inputs; digests: truth_digests(truth), the same for every
+    run; baseline: Approved or None; groups {name: [qid, ...]} or None.  A query without an
+    answer is scored by Abstain only."""
     specs, opts, no_answer = plan.specs, plan.opts, truth.no_answer
     judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, where, no_answer)
     check_domains(judged, specs, no_answer, where[1])
@@ -4438,7 +4441,7 @@ def evaluate_loaded(plan, truth, ranked, where, baseline=None, groups=None, dige
         result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
         for block in result.get("groups", {}).values():
             block["explain"] = explain_counts(result["explain"], block["members"])
-    result["manifest"] = manifest(plan, digests or truth_digests(truth), truth.labels, with_answer(judged, no_answer))
+    result["manifest"] = manifest(plan, digests, truth.labels, with_answer(judged, no_answer))
     return result
 
 
@@ -4578,6 +4581,9 @@ def saved_evaluation(plan, truth, saved, whose):
     if "per_query" not in obj:
         fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s" % (len(obj["runs"]),
                                                                                                   whose))
+    if "manifest" not in obj and "mrr_at_k" in obj:
+        fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's shape: save a result "
+                    "with -m R@3,RR@3 instead, which says what it was made on")
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
     skipped, zeroed = (_saved_lists(obj, key, names, where) for key, names in (
@@ -4662,7 +4668,8 @@ def saved_notes(plan, approved):
     """What a comparison says of saved results among the baseline and its replicates: what they
     cannot give (they hold no rankings), and the version that saved them when it is not this one."""
     tool, base = "%s %s" % (PROG, __version__), "saved" in approved[0]
-    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept["saved"]["tool"], tool)
+    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept["saved"]["tool"],
+                                                     tool)
              for i, kept in enumerate(approved) if "saved" in kept and kept["saved"]["tool"] != tool]
     return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
         (plan.explain and base, "--explain gives no ranks before the change"),
@@ -5009,7 +5016,8 @@ def _worst_regressed(result, worst):
     for name, c in result["comparison"].items():
         drops = sorted(c["regressed"].items(), key=lambda pair: pair[1])
         rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-                 + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags) for q, d in drops[:worst]]
+                 + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
+                 for q, d in drops[:worst]]
         if drops:
             shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
                          "%s all %d" % (name, len(drops)))

@@ -4652,6 +4652,14 @@ class ExplainTest(TempDirTestCase):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
                                      {key: value for key, value in expected.items() if value})
 
+    def test_a_query_without_a_ranking_misses_all_it_should_find(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d9", "d1"]}})
+        status, out, err = cli(fixture, "-m", "R@1", "--explain", "--missing-run", "zero", "--pool",
+                               self.tmp / "pool.jsonl")
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"], {"cause": "absent", "missing": {"d2": None}}, err)
+        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
+                         ["q1"])  # q2 has nothing unjudged to label
+
     def test_evidence_standing_in_for_labels(self):
         fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
         self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
@@ -5251,6 +5259,8 @@ class ManifestTest(TempDirTestCase):
         library = rre.score_run({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, {"q1": ["d2", "d1"], "q2": ["d4"]},
                                 ["R@5", "RR"], depth=50, seed=7)["manifest"]
         self.assertEqual(library, dict(made, inputs={}))
+        relevant = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")["manifest"]  # nothing judged non-relevant
+        self.assertNotIn("label_coverage", relevant)
         self.assertEqual(cli("--version"), (0, "rag_retrieval_eval %s\n" % rre.__version__, ""))
         self.assertNotIn("manifest", cli(FIXTURE, "--k", "3")[1])  # the seed's bytes
 
@@ -5332,7 +5342,6 @@ class SavedBaselineTest(TempDirTestCase):
         run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\nq3 Q0 d4 1 0.5 r\n"), \
             self.write("b.txt", "q1 Q0 d2 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
         saved = json.loads(cli("--qrels", qrels, "--run", base, "-m", "R@2,RR")[1])
-        edit = lambda change: self.write("s.json", change(copy.deepcopy(saved)) or saved)
         compare = lambda *more, **files: cli("--qrels", files.get("qrels", qrels), "--run", run, "--baseline",
                                              files.get("baseline", self.tmp / "s.json"), "-m", "R@2", *more)
         self.write("s.json", saved)
@@ -5355,10 +5364,30 @@ class SavedBaselineTest(TempDirTestCase):
                  "has no manifest: it was saved by an older version, or edited"),
                 ({"baseline": self.write("bad.json", dict(saved, per_query=dict(saved["per_query"], q2={"R@2": "1"})))},
                  [], "bad.json: per_query.q2.R@2: expected a number, not '1'"),
+                ({"baseline": self.write("odd.json", dict(saved, skipped=dict(saved["skipped"], unlabeled="q9")))}, [],
+                 "odd.json: skipped: expected {missing_run, unlabeled, no_relevant} of query ID lists"),
+                ({"baseline": self.write("odd2.json", dict(saved, skipped=["q9"]))}, [], "odd2.json: skipped: expected"),
+                ({"baseline": self.write("odd3.json", {k: v for k, v in saved.items() if k != "zeroed"})}, [],
+                 "odd3.json: zeroed: expected {missing_run, no_relevant} of query ID lists, not None"),
+                ({"baseline": self.write("odd4.json", dict(saved, zeroed={"missing_run": [], "no_relevant": [1]}))},
+                 [], "odd4.json: zeroed: expected"),
+                ({"baseline": self.write("row.json", dict(saved, per_query=dict(saved["per_query"], q2=5)))}, [],
+                 "row.json: per_query.q2: expected an object of measures to values, not 5"),
+                ({"baseline": self.write("cover.json", dict(saved, manifest={
+                    k: v for k, v in saved["manifest"].items() if k != "label_coverage"}))}, [],
+                 "cover.json: manifest.label_coverage: holds no Judged@2, which the label-coverage warning reads"),
+                ({"baseline": self.write("seed.json", json.loads(cli(FIXTURE, "--k", "3")[1]))}, [],
+                 "seed.json: is the output of the seed's mode (FIXTURE --k K)"),
                 ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
                  "the baseline was saved without the token counts: score its run again")]:
             with self.subTest(message=message):
                 rejected(self, *compare(*more, **files), message)
+        first = self.write("first.json", cli("--qrels", qrels, "--run", base, "-m", "R@2", "--duplicates", "first")[1])
+        for removed in ({"q1": "1"}, {"q1": True}, None):
+            edited = dict(json.loads(first.read_text()), deduplicated=removed)
+            rejected(self, *compare("--duplicates", "first", baseline=self.write("d.json", edited)),
+                     "d.json: deduplicated: expected {query ID: repeats removed}")
+        self.assertEqual(compare("--duplicates", "first", baseline=first)[0], 0)
         rejected(self, *cli("--qrels", qrels, "--run", self.tmp / "s.json", "-m", "R@2"),
                  "a result this tool saved stands for a baseline's run (--baseline or --replicate), not for a "
                  "candidate's")
@@ -5397,6 +5426,11 @@ class SavedBaselineTest(TempDirTestCase):
         self.assertNotIn("baseline", result["unjudged"])
         self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
                          ["q1"])
+        rep = self.write("rep.json", cli("--qrels", qrels, "--run", run, "-m", "R@2")[1])
+        err = cli("--qrels", qrels, "--run", run, "--baseline", base, "--replicate", rep, "-m", "R@2", "--pool",
+                  self.tmp / "pool2.jsonl")[2]
+        self.assertIn("note: a saved result holds no rankings: --pool lists no unjudged documents of it", err)
+        self.assertNotIn("--explain", err)
         older = json.loads(saved.read_text())
         older["manifest"]["tool"] = "rag_retrieval_eval 0.9.0"
         self.write("older.json", older)
@@ -5439,6 +5473,17 @@ class JunitTest(TempDirTestCase):
         self.assertIn("R@1 query 'q1': 1.0000 -> 0.0000", cli("--qrels", qrels, "--run", bad, "--baseline", base,
                                                                "-m", "R@1", "--max-query-drop", "0.5")[2])
         self.assertTrue(all(c.get("classname") == s.get("name") for s in suites for c in s.findall("testcase")))
+
+    def test_a_test_case_for_each_gate_given(self):
+        qrels, run = self.write("q.txt", "q1 0 d1 1\nq2 0 d2 1\n"), self.write("r.txt", "q1 Q0 d1 1 0.9 r\n")
+        xml = self.tmp / "j.xml"
+        base = self.write("b.txt", "q1 Q0 d1 1 1 b\nq2 Q0 d2 1 1 b\n")
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@1,RR",
+                               "--missing-run", "zero", "--max-mean-drop", "0.9", "--junit", xml)
+        self.assertEqual(status, 0, err)
+        cases = ElementTree.parse(xml).getroot().findall("testsuite/testcase")
+        self.assertEqual([c.get("name") for c in cases], ["R@1 mean (--max-mean-drop 0.9)", "RR mean (--max-mean-drop 0.9)"])
+        self.assertEqual([c.find("failure") for c in cases], [None, None])
 
     def test_only_with_a_gate_and_never_onto_an_input(self):
         qrels, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", "q1 Q0 d1 1 0.9 r\n")
