@@ -67,6 +67,7 @@ import os
 import random
 import re
 import signal
+import statistics
 import time
 import unicodedata
 import zlib
@@ -187,9 +188,13 @@ OPTIONS = (
     Option("replicate", None, "files", "FILE", None, "input",
            "another run of the baseline's configuration (repeatable): the mean gates allow the noise among them, "
            "and the per-query gate leaves out the queries whose values differ"),
-    Option("gate_on", "mean", "choice", None, ("mean", "interval"), "plan",
-           "what a mean gate reads: the drop of the mean, or the whole 95%% interval of the change, which must lie "
-           "below minus the limit (default mean)"),
+    Option("gate_on", "mean", "choice", None, ("mean", "interval", "noninferiority"), "plan",
+           "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, which fails the "
+           "gate when it lies below minus the limit; or noninferiority: it passes only when the interval lies above "
+           "minus the limit, the candidate shown to be no worse (default mean)"),
+    Option("power", False, "flag", None, None, "plan",
+           "also per measure the smallest change of the mean this query set detects (80%% power, two-sided 5%%), "
+           "and the queries each mean gate's limit would need"),
     Option("groups", None, "file", "FILE", None, "input",
            "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
     Option("max_group_drop", None, "limit", "X", None, "plan",
@@ -2255,20 +2260,49 @@ def mean_breach(spec, row, queries, gates):
 
     The gate allows its limit plus the measure's noise.  Read as "mean" it fails when the
     mean dropped by more; as "interval", when the whole 95% interval of the change lies
-    below -(limit + noise), and always on fewer than 2 queries: an interval of one query
+    below -(limit + noise); as "noninferiority", unless the whole interval lies above it (the
+    candidate shown no worse).  Both fail on fewer than 2 queries: an interval of one query
     says nothing, and a gate never passes on too little.
     """
     before, after = row["baseline"], row["candidate"]
     noise = gates.noise[spec.name] if gates.noise is not None else 0.0
     allowed = gates.mean + noise
     extra = {} if gates.noise is None else {"noise": noise, "replicates": gates.replicates}
-    if gates.gate_on == "interval":
-        if queries >= 2 and row["ci95"][1] >= -allowed - 1e-12:
+    if gates.gate_on != "mean":
+        bound = row["ci95"][1 if gates.gate_on == "interval" else 0]
+        if queries >= 2 and bound >= -allowed - 1e-12:
             return None
-        extra.update(gate_on="interval", ci95=list(row["ci95"]), queries=queries)
+        extra.update(gate_on=gates.gate_on, ci95=list(row["ci95"]), queries=queries)
     elif before - after <= allowed + 1e-12:
         return None
     return _breach(spec.name, None, before, after, gates.flag, gates.mean, **extra)
+
+
+Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
+
+
+def power(per_query, specs, base=None, limit=None):
+    """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (section 23): from the n paired
+    differences with a baseline's values (base), of sample standard deviation sd, the smallest
+    change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a gate's
+    limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2) times
+    that of the run's own values ("paired": false): the paired spread when a second run spreads
+    alike and the two are not negatively correlated.  None where fewer than 2 queries.
+
+    >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
+    >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
+    {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
+    """
+    out = {}
+    for spec in specs:
+        name = spec.name
+        values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
+        sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None
+        mde = None if sd is None else Z_POWER * sd / math.sqrt(len(values))
+        out[name] = {"paired": base is not None, "n": len(values), "sd": sd, "mde": mde}
+        if limit is not None:
+            out[name]["queries_for"] = {str(limit): None if sd is None else math.ceil((Z_POWER * sd / limit) ** 2)}
+    return out
 
 
 def replicate_noise(baseline, replicates, specs):
@@ -2353,23 +2387,32 @@ def group_results(groups, result, plan, where, no_answer={}, replicates=()):
         block.update(members=list(rows), measures=aggregated(rows, specs))
         if plan.ci and base is None:
             block["ci95"] = mean_intervals(rows, specs, plan.seed)
+        if plan.power:
+            block["power"] = power(rows, specs, base, plan.max_group_drop)
         if base is not None:
-            theirs = [{q: pq[q] for q in rows} for pq in [base] + list(replicates)]
-            theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
-            noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if replicates else None
-            out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.seed,
-                          plan.permutations, where, plan.ci,
-                          Gates("--max-group-drop", plan.max_group_drop, None, plan.gate_on, noise, None,
-                                len(replicates)))
-            if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
-                block["ci95"] = out["ci95"]
-            block["comparison"] = out["comparison"]
-            if replicates:
-                block["noise"] = noise
-            result["breaches"] += [dict(b, group=name) for b in out["breaches"] + _nothing_to_gate(specs, plan)]
+            result["breaches"] += [dict(b, group=name) for b in _group_comparison(
+                block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks
+
+
+def _group_comparison(block, rows, specs, approved, plan, where):
+    """Add a group's comparison (its intervals under --ci, and with replicates its noise) to its
+    block; return the breaches of its gate.  approved: the baseline's per_query, then each
+    replicate's."""
+    theirs = [{q: pq[q] for q in rows} for pq in approved]
+    theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
+    noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
+    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.seed, plan.permutations,
+                  where, plan.ci, Gates("--max-group-drop", plan.max_group_drop, None, plan.gate_on, noise, None,
+                                        len(theirs) - 1))
+    if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+        block["ci95"] = out["ci95"]
+    block["comparison"] = out["comparison"]
+    if len(theirs) > 1:
+        block["noise"] = noise
+    return out["breaches"]
 
 
 def _nothing_to_gate(specs, plan):
@@ -4228,8 +4271,8 @@ def load_run(path, truth, opts=Options(), approved=None):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on unjudged_bounds explain pool recorded",
-                  defaults=(False, False, False, {}))
+                          "max_group_drop gate_on unjudged_bounds explain pool recorded power",
+                  defaults=(False, False, False, {}, False))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4257,7 +4300,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
               unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
               ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
               max_group_drop=None, gate_on="mean", match="id", explain=False, unjudged_bounds=False, pool=False,
-              curves=False):
+              curves=False, power=False):
     """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
     options whose values are checked already (fields: {role: field name} or None)."""
     given = dict(locals())
@@ -4279,7 +4322,7 @@ def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_on
     recorded = {name: given[name] for name in [o.name for o in OPTIONS if o.stage == "value"] + [
         "seed", "permutations"]}  # the statistics' seed is recorded too, not checked
     return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop, gate_on, unjudged_bounds, explain, pool, recorded)
+                max_group_drop, gate_on, unjudged_bounds, explain, pool, recorded, power)
 
 
 def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
@@ -4291,9 +4334,9 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
                             % name.replace("_", "-"))
     if replicates and baseline is None:
         raise EvalError("--replicate needs --baseline: a replicate is another run of the approved configuration")
-    if gate_on == "interval" and not {"max_mean_drop", "max_group_drop"} & given:
-        raise EvalError("--gate-on interval needs --max-mean-drop or --max-group-drop: it says how a mean "
-                        "gate reads the change")
+    if gate_on != "mean" and not {"max_mean_drop", "max_group_drop"} & given:
+        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop: it says how a mean "
+                        "gate reads the change" % gate_on)
     if format == "trec" and (baseline is not None or "explain" in given):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if baseline is not None else "--explain"))
@@ -4420,6 +4463,8 @@ def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=N
         intervals, replicates = result.pop("mean_ci95"), result.pop("replicate_per_query")
     if groups is not None:
         result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
+    if plan.power:
+        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.max_mean_drop)
     if plan.curves:  # drawn by the plot, and taken out of the result
         result["curves"] = curves(with_answer(judged, no_answer), specs)
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
@@ -4714,7 +4759,7 @@ def seed_result(result, k):
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
-              evidence=None, lengths=None, no_answer=None):
+              evidence=None, lengths=None, no_answer=None, power=False):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -4736,11 +4781,11 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
                  ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
                  groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
-                 gate_on="mean"):
+                 gate_on="mean", power=False):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
-    ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean" or
-    "interval" (see --gate-on).
+    ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean",
+    "interval" or "noninferiority" (see --gate-on).
 
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
@@ -4754,7 +4799,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
                explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
                permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
-               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean"):
+               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -5430,7 +5475,11 @@ def notes(result):
         count = sum(several.values())
         lines.append("%d ranked text%s contained more than one label, in %s (%s): each claims the first that no "
                      "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
-    return ([("note", line) for line in lines if line] + [("warning", w) for w in result.get("warnings", [])]
+    said = power_lines(result.get("power", {}), "--max-mean-drop") + [line for name, block in result.get(
+        "groups", {}).items() for line in power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)]
+    return ([("note", line) for line in lines if line] + [(kind, text) for kind, text in said if kind == "note"]
+            + [("warning", w) for w in result.get("warnings", [])] + [(kind, text) for kind, text in said
+                                                                       if kind == "warning"]
             + [("gate failed", line) for line in _breach_lines(result)])
 
 
@@ -5494,6 +5543,27 @@ def _noise_notes(result):
                                        for name, qids in result["unstable"].items()))]
 
 
+def power_lines(block, flag, what=""):
+    """What --power says (see power) as (kind, text): per measure the smallest change the set
+    detects, and the queries a gate's limit would need; a warning for a gate finer than that."""
+    lines = []
+    for name, p in block.items():
+        if p["mde"] is None:
+            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
+            continue
+        limit = float(next(iter(p["queries_for"]))) if "queries_for" in p else None
+        need = " (%s %s would need %d queries)" % (flag, next(iter(p["queries_for"])), next(iter(
+            p["queries_for"].values()))) if limit is not None else ""
+        lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s over %d queries, sd %s%s%s" % (
+            what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4), p["n"],
+            _number(p["sd"], 4), "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
+        if limit is not None and limit < p["mde"]:
+            lines.append(("warning", "warning: %s %s on %s%s is finer than the set can see: its smallest detectable "
+                                     "change is %s" % (flag, next(iter(p["queries_for"])), what, name,
+                                                       _number(p["mde"], 4))))
+    return lines
+
+
 def breach_text(b):
     """One gate breach: what dropped, from what to what, past which limit (plus the noise among
     the baseline's replicates); under --gate-on interval, the interval that lies past it."""
@@ -5503,13 +5573,15 @@ def breach_text(b):
     if b["drop"] is None:
         return "%s group %s mean: no query of the group is scored by it: %s cannot decide on nothing, and fails" % (
             b["measure"], show(b["group"]), allowed)
-    if b.get("gate_on") != "interval":
+    if b.get("gate_on") is None:
         rule = "drop %s > %s" % (_number(b["drop"], 4), allowed)
     elif b["queries"] < 2:
-        rule = "--gate-on interval cannot decide on %s, and fails: %s" % (n_queries(b["queries"]), allowed)
+        rule = "--gate-on %s cannot decide on %s, and fails: %s" % (b["gate_on"], n_queries(b["queries"]), allowed)
     else:
-        rule = "95%% CI of the change [%s, %s] lies below -(%s); drop %s" % (
-            _signed(b["ci95"][0]), _signed(b["ci95"][1]), allowed, _number(b["drop"], 4))
+        verb, shown = ("lies below", "") if b["gate_on"] == "interval" else ("does not lie above",
+                                                                            ": not shown to be no worse")
+        rule = "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
+            _signed(b["ci95"][0]), _signed(b["ci95"][1]), verb, allowed, shown, _number(b["drop"], 4))
     if b["query"] is not None and "replicates" in b:
         rule += "; the same in the baseline and %s" % _replicates(b["replicates"])
     return "%s %s: %s -> %s (%s)" % (

@@ -5101,7 +5101,7 @@ class ReplicateTest(TempDirTestCase):
         self.assertEqual(several["runs"]["b"]["breaches"][0]["gate_on"], "interval")
         for options, message in (
                 ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
-                ({"gate_on": "median"}, "gate_on must be one of mean, interval, not 'median'"),
+                ({"gate_on": "median"}, "gate_on must be one of mean, interval, noninferiority, not 'median'"),
                 ({"gate_on": "interval"}, "--gate-on interval needs --max-mean-drop or --max-group-drop"),
                 ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
                 ({"replicates": [{"q0": "d0"}]}, "replicates[0]")):
@@ -5492,6 +5492,95 @@ class JunitTest(TempDirTestCase):
         rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("b.txt", "q1 Q0 d1 1 1 b\n"),
                             "-m", "R@1", "--max-mean-drop", "0", "--junit", qrels), "--junit", "which is read")
         self.assertFalse((self.tmp / "j.xml").exists())
+
+
+class ReleaseDecisionTest(TempDirTestCase):
+    """Section 23: --power, and --gate-on noninferiority."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", REPLICATE_QRELS)
+        for name, run in REPLICATE_RUNS.items():
+            self.write(name, run)
+        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # RR against base.json's
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # against base.json: -8/9 once, q2 +1/2
+        self.write("g.json", {"first": ["q0", "q1", "q2"], "last": ["q3", "q4", "q5"], "one": ["q0"]})
+
+    def test_power_by_hand(self):
+        base = json.loads(cli("--qrels", "qrels.json", "--run", "base.json", "-m", "RR")[1])["per_query"]
+        down = {q: row["RR"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json",
+                                                          "-m", "RR")[1])["per_query"].items()}
+        diffs = [down[q] - base[q]["RR"] for q in down]
+        mean = sum(diffs) / len(diffs)
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+        status, out, err = cli("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m",
+                               "RR", "--power", "--max-mean-drop", "0.05", "--groups", "g.json")
+        block = json.loads(out)["power"]["RR"]
+        self.assertEqual(block["n"], 6)
+        self.assertAlmostEqual(block["sd"], sd, places=12)
+        self.assertAlmostEqual(block["mde"], 2.8015852 * sd / math.sqrt(6), places=12)
+        self.assertEqual(block["queries_for"], {"0.05": math.ceil((2.8015852 * sd / 0.05) ** 2)})
+        self.assertIn("note: power (80%%, two-sided 5%%): RR detects a change of %.4f over 6 queries, sd %.4f "
+                      "(--max-mean-drop 0.05 would need %d queries)" % (block["mde"], sd, block["queries_for"]["0.05"]),
+                      err)
+        self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
+                      "change is %.4f" % block["mde"], err)
+        groups = json.loads(out)["groups"]
+        self.assertEqual([groups[g]["power"]["RR"]["n"] for g in ("first", "last", "one")], [3, 3, 1])
+        self.assertEqual(groups["one"]["power"]["RR"]["mde"], None)  # one query: nothing to say
+        self.assertIn("note: power: group one RR: fewer than 2 queries, nothing to say", err)
+        alone = json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json", "-m", "RR", "--power")[1])
+        values = list(down.values())
+        spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
+        self.assertEqual(alone["power"]["RR"]["paired"], False)
+        self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+
+    def test_power_in_every_format_and_mode(self):
+        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,R@1",
+                "--power", "--max-mean-drop", "0.05")
+        for fmt in ("table", "csv", "json"):
+            self.assertIn("note: power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", fmt)[2])
+        self.assertIn("- power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", "markdown")[1])
+        several = cli(*args, "--run", "inside.json")
+        self.assertEqual(sorted(json.loads(several[1])["runs"]["inside.json"]["power"]), ["R@1", "RR"])
+        self.assertIn("inside.json: note: power (80%, two-sided 5%): RR", several[2])
+        library = rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], rr_run(2, 2, 4, 2, 2, 2),
+                                   ["RR", "R@1"], power=True, max_mean_drop=0.05)
+        self.assertEqual(library["power"], json.loads(cli(*args)[1])["power"])
+        self.assertNotIn("power", json.loads(cli(*args[:-3])[1]))
+
+    def test_noninferiority_passes_only_what_the_interval_shows(self):
+        def gate(run, limit, *more):
+            return self.compare(run, "--max-mean-drop", limit, "--gate-on", "noninferiority", *more)
+        status, out, err = gate("base.json", "0.01")  # no change at all: the interval is a point, at 0
+        self.assertEqual(status, 0, err)
+        status, out, err = gate("all-down.json", "0.45")  # [-0.5, -0.375]: not above -0.45
+        low, high = json.loads(out)["comparison"]["RR"]["ci95"]
+        self.assertEqual((status, low, high), (1, -0.5, -0.375), err)
+        breach, = json.loads(out)["breaches"]
+        self.assertEqual((breach["gate_on"], breach["queries"]), ("noninferiority", 6))
+        self.assertIn("(95% CI of the change [-0.5000, -0.3750] does not lie above -(--max-mean-drop 0.45): not shown "
+                      "to be no worse; drop 0.4583)", err)
+        self.assertEqual(gate("all-down.json", "0.5")[0], 0)  # the interval lies above -0.5: equality passes
+        low = json.loads(gate("one-lost.json", "0.2")[1])["comparison"]["RR"]["ci95"][0]
+        self.assertLess(low, -0.2)  # a wide interval: not shown to be no worse than -0.2
+        self.assertEqual(gate("one-lost.json", "0.2")[0], 1)
+        self.assertEqual(self.compare("one-lost.json", "--max-mean-drop", "0.2")[0], 0)  # the mean gate passes it
+        rejected(self, *self.compare("base.json", "--gate-on", "noninferiority"),
+                 "--gate-on noninferiority needs --max-mean-drop or --max-group-drop")
+        one = self.write("one.json", {"q0": ["d0"]})
+        status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1",
+                               "--gate-on", "noninferiority")
+        self.assertEqual(status, 1, err)
+        self.assertIn("--gate-on noninferiority cannot decide on 1 query, and fails", err)
+        grouped = cli("--qrels", "qrels.json", "--run", "base.json", "--baseline", "base.json", "-m", "RR",
+                      "--groups", "g.json", "--max-group-drop", "0.1", "--gate-on", "noninferiority")
+        self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])  # one query: no decision
+
+    def compare(self, run, *args):
+        return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
 
 if __name__ == "__main__":
     unittest.main()
