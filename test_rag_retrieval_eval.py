@@ -5526,7 +5526,7 @@ class ReleaseDecisionTest(TempDirTestCase):
                       "(--max-mean-drop 0.05 would need %d queries)" % (block["mde"], sd, block["queries_for"]["0.05"]),
                       err)
         self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
-                      "change is %.4f" % block["mde"], err)
+                      "change is %.4f\n" % block["mde"], err)
         groups = json.loads(out)["groups"]
         self.assertEqual([groups[g]["power"]["RR"]["n"] for g in ("first", "last", "one")], [3, 3, 1])
         self.assertEqual(groups["one"]["power"]["RR"]["mde"], None)  # one query: nothing to say
@@ -5550,6 +5550,12 @@ class ReleaseDecisionTest(TempDirTestCase):
                                    ["RR", "R@1"], power=True, max_mean_drop=0.05)
         self.assertEqual(library["power"], json.loads(cli(*args)[1])["power"])
         self.assertNotIn("power", json.loads(cli(*args[:-3])[1]))
+        unanswered = self.write("n.txt", "q9\n")  # Abstain scores one query: nothing to say of it, and then RR
+        self.write("with-q9.json", dict(rr_run(2, 2, 4, 2, 2, 2), q9=[]))
+        err = cli("--qrels", "qrels.json", "--run", "with-q9.json", "--no-answer", unanswered, "-m",
+                  "Abstain,RR", "--power")[2]
+        self.assertIn("note: power: Abstain: fewer than 2 queries, nothing to say\n", err)
+        self.assertIn("note: power (80%, two-sided 5%): RR would detect", err)
 
     def test_noninferiority_passes_only_what_the_interval_shows(self):
         def gate(run, limit, *more):
