@@ -4868,8 +4868,8 @@ REPLICATE_RUNS = {"base.json": rr_run(1, 1, 2, 1, 1, 1), "rep1.json": rr_run(1, 
 REPLICATES = ["--replicate", "rep1.json", "--replicate", "rep2.json"]
 
 
-class ReplicateTest(TempDirTestCase):
-    """CLI_CONTRACT section 19: replicates of the baseline, the noise they show, interval gates."""
+class ReplicateFilesTestCase(TempDirTestCase):
+    """REPLICATE_QRELS and REPLICATE_RUNS written in a folder of their own, the current one."""
 
     def setUp(self):
         super().setUp()
@@ -4881,6 +4881,10 @@ class ReplicateTest(TempDirTestCase):
 
     def compare(self, run, *args):
         return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
+
+
+class ReplicateTest(ReplicateFilesTestCase):
+    """CLI_CONTRACT section 19: replicates of the baseline, the noise they show, interval gates."""
 
     def test_the_contracts_worked_example(self):
         specs = rre.parse_measures(["nDCG@10"])
@@ -5494,16 +5498,11 @@ class JunitTest(TempDirTestCase):
         self.assertFalse((self.tmp / "j.xml").exists())
 
 
-class ReleaseDecisionTest(TempDirTestCase):
+class ReleaseDecisionTest(ReplicateFilesTestCase):
     """Section 23: --power, and --gate-on noninferiority."""
 
     def setUp(self):
         super().setUp()
-        os.chdir(self.tmp)
-        self.addCleanup(os.chdir, ROOT)
-        self.write("qrels.json", REPLICATE_QRELS)
-        for name, run in REPLICATE_RUNS.items():
-            self.write(name, run)
         self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # RR against base.json's
         self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # against base.json: -8/9 once, q2 +1/2
         self.write("g.json", {"first": ["q0", "q1", "q2"], "last": ["q3", "q4", "q5"], "one": ["q0"]})
@@ -5584,9 +5583,6 @@ class ReleaseDecisionTest(TempDirTestCase):
         grouped = cli("--qrels", "qrels.json", "--run", "base.json", "--baseline", "base.json", "-m", "RR",
                       "--groups", "g.json", "--max-group-drop", "0.1", "--gate-on", "noninferiority")
         self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])  # one query: no decision
-
-    def compare(self, run, *args):
-        return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
 
 if __name__ == "__main__":
     unittest.main()
