@@ -197,6 +197,9 @@ OPTIONS = (
            "and the queries each mean gate's limit would need"),
     Option("groups", None, "file", "FILE", None, "input",
            "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
+    Option("clusters", None, "file", "FILE", None, "input",
+           "queries that share a source (questions generated from one chunk, paraphrases), JSON {\"cluster\": "
+           "[\"q1\", ...]} or lines QID CLUSTER: the sign-flip test and the bootstrap draw clusters, not queries"),
     Option("max_group_drop", None, "limit", "X", None, "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
@@ -2045,7 +2048,22 @@ def flip_table(block):
     return sums
 
 
-def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP):
+def cluster_rows(qids, cluster_of):
+    """[[row index, ...], ...] of queries in rows (qids, in order) by cluster, in order of their
+    first query, each query not in one a cluster of its own; None without clusters.
+
+    >>> cluster_rows(["q1", "q2", "q3"], {"q1": "A", "q3": "A"}), cluster_rows(["q1"], None)
+    ([[0, 2], [1]], None)
+    """
+    if cluster_of is None:
+        return None
+    rows = {}
+    for i, q in enumerate(qids):
+        rows.setdefault(cluster_of.get(q, ("", q)), []).append(i)
+    return list(rows.values())
+
+
+def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
     """A 95% percentile bootstrap interval of the mean of each column.
 
     Columns are per-query values in the same query order; each resample draws
@@ -2056,21 +2074,30 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP):
     >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
     """
-    return paired_statistics([], 0, seed, columns, resamples)[1]
+    return paired_statistics([], 0, seed, columns, resamples, clusters)[1]
 
 
-def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP):
+def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, clusters=None):
     """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs,
-    then of each column of means]); each test draws from random.Random(seed)."""
+    then of each column of means]); each test draws from random.Random(seed).  clusters:
+    [[row index, ...], ...] of every row, or None: queries that share a source are one unit
+    (section 23): a cluster's summed difference is flipped, and clusters are resampled, a
+    resample's mean its queries' total over their count."""
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
+    if clusters is not None and n:  # sums of the exact integers; the sizes in a last column
+        fixed = [([sum(ints[i] for i in c) for c in clusters], scale) for ints, scale in fixed] + [
+            ([len(c) for c in clusters], 1.0)]
+        diffs = [[math.fsum(column[i] for i in c) for c in clusters] for column in diffs]
     pvalues = [sign_flip_p(column, permutations, random.Random(seed)) for column in diffs]
     sums = bootstrap_sums(fixed, seed, resamples) if fixed else []
     if not sums:
         return pvalues, [[0.0, 0.0] for _ in columns]
+    counts = [row[-1] for row in sums] if clusters is not None else repeat(n)
     low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
-    means = [sorted(total / scale / n for total in column) for (_, scale), column in zip(fixed, zip(*sums))]
+    means = [sorted(total / scale / count for total, count in zip(column, counts))
+             for (_, scale), column in zip(fixed[:len(columns)], zip(*sums))]
     return pvalues, [[m[low], m[high]] for m in means]
 
 
@@ -2192,13 +2219,15 @@ def holm(pvalues):
     return adjusted
 
 
-def mean_intervals(per_query, specs, seed=0):
-    """A seeded 95% bootstrap interval for every mean, over the queries it scores."""
+def mean_intervals(per_query, specs, seed=0, clusters=None):
+    """A seeded 95% bootstrap interval for every mean, over the queries it scores (resampling
+    clusters {qid: cluster} of them, when given)."""
     out = {}
     for mine in domains(specs):
         means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
-        rows = [row for row in per_query.values() if mine[0].name in row]
-        out.update(zip(means, bootstrap_intervals([[row[name] for row in rows] for name in means], seed)))
+        qids = [q for q, row in per_query.items() if mine[0].name in row]
+        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids] for name in means], seed,
+                                                  clusters=cluster_rows(qids, clusters))))
     return {s.name: out[s.name] for s in specs if s.name in out}
 
 
@@ -2211,7 +2240,7 @@ Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
                    defaults=("--max-mean-drop", None, None, "mean", None, None, 0))
 
 
-def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci=False, gates=Gates()):
+def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci=False, gates=Gates(), clusters=None):
     """The comparison block and gate breaches of two results on the same labels.
 
     Per measure: means, delta, sign-flip p (and Holm's across measures), a
@@ -2221,7 +2250,7 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci
     candidate's mean_intervals from the same resamples (else empty).
     """
     same_queries(baseline, candidate, where, "the runs")
-    statistics, means_ci = paired_by_domain(baseline, candidate, specs, seed, permutations, ci)
+    statistics, means_ci = paired_by_domain(baseline, candidate, specs, seed, permutations, ci, clusters)
     comparison = {spec.name: _comparison_row(baseline, candidate, spec, *statistics[spec.name]) for spec in specs}
     breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
     holm_over(comparison.values())
@@ -2323,7 +2352,7 @@ def replicate_noise(baseline, replicates, specs):
     return noise, unstable
 
 
-def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
+def paired_by_domain(baseline, candidate, specs, seed, permutations, ci, clusters=None):
     """({measure: (its queries, the changes on them, sign-flip p, interval of the mean change)},
     with ci {measure: interval of the candidate's mean}): the measures scored on the same
     queries (see domains) drawn together, so that paired values stay paired."""
@@ -2333,7 +2362,8 @@ def paired_by_domain(baseline, candidate, specs, seed, permutations, ci):
         qids = [q for q in cand if mine[0].name in cand[q]]
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if ci and MEASURES[s.base].aggregate == "mean"]
-        pvalues, intervals = paired_statistics(diffs, permutations, seed, [[cand[q][n] for q in qids] for n in means])
+        pvalues, intervals = paired_statistics(diffs, permutations, seed, [[cand[q][n] for q in qids] for n in means],
+                                               clusters=cluster_rows(qids, clusters))
         statistics.update((s.name, (qids, d, p, interval))
                           for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
@@ -2386,7 +2416,7 @@ def group_results(groups, result, plan, where, no_answer={}, replicates=()):
             block["no_answer_queries"] = len(rows) - answered
         block.update(members=list(rows), measures=aggregated(rows, specs))
         if plan.ci and base is None:
-            block["ci95"] = mean_intervals(rows, specs, plan.seed)
+            block["ci95"] = mean_intervals(rows, specs, plan.seed, plan.clusters)
         if plan.power:
             block["power"] = power(rows, specs, base, plan.max_group_drop)
         if base is not None:
@@ -2406,7 +2436,7 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.seed, plan.permutations,
                   where, plan.ci, Gates("--max-group-drop", plan.max_group_drop, None, plan.gate_on, noise, None,
-                                        len(theirs) - 1))
+                                        len(theirs) - 1), plan.clusters)
     if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
@@ -3741,40 +3771,55 @@ def _windows_in_rank_order(docids, scores, size=16):
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
 
 
-def groups_from_lines(lines, source):
-    """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments."""
+def groups_from_lines(lines, source, what="group"):
+    """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments.  what:
+    "group", or "cluster" (--clusters, read alike)."""
     groups = {}
-    for _, where, (qid, name) in column_lines(lines, source, "QID GROUP"):
-        _add_member(groups.setdefault(name, {}), qid, name, where)
+    for _, where, (qid, name) in column_lines(lines, source, "QID " + what.upper()):
+        _add_member(groups.setdefault(name, {}), qid, name, where, what)
     if not groups:
-        nothing_in(source, "groups", "the file has no QID GROUP lines")
+        nothing_in(source, what + "s", "the file has no QID %s lines" % what.upper())
     return groups
 
 
-def groups_from_json(obj, source, root):
-    """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...}."""
-    check_object(obj, loc(source, root), "group names to query IDs")
+def groups_from_json(obj, source, root, what="group"):
+    """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...} (what: see groups_from_lines)."""
+    check_object(obj, loc(source, root), "%s names to query IDs" % what)
     if not obj:
-        nothing_in(loc(source, root), "groups", "the object holds no group")
+        nothing_in(loc(source, root), what + "s", "the object holds no " + what)
     groups = {}
     for name, qids in obj.items():
-        check_id(name, loc(source, root), what="group name")
+        check_id(name, loc(source, root), what=what + " name")
         where = loc(source, _join(root, name))
         if not isinstance(qids, list):
             fail(where, "expected a list of query IDs, not %s %s" % (type(qids).__name__, show(qids)))
         if not qids:
-            fail(where, "group %s is empty" % show(name))
+            fail(where, "%s %s is empty" % (what, show(name)))
         members = groups[name] = {}
         for i, qid in enumerate(qids):
             _add_member(members, check_id(qid, "%s[%d]" % (where, i), what="query ID"), name,
-                        "%s[%d]" % (where, i))
+                        "%s[%d]" % (where, i), what)
     return groups
 
 
-def _add_member(members, qid, name, where):
+def _add_member(members, qid, name, where, what="group"):
     if qid in members:
-        fail(where, "query %s is listed twice in group %s (first at %s)" % (show(qid), show(name), members[qid]))
+        fail(where, "query %s is listed twice in %s %s (first at %s)" % (show(qid), what, show(name), members[qid]))
     members[qid] = where
+
+
+def check_clusters(clusters, qrels):
+    """{qid: cluster} of read clusters (section 23): each query labeled, and in one cluster only."""
+    cluster_of = {}
+    for name, members in clusters.items():
+        for qid, where in members.items():
+            if qid not in qrels:
+                fail(where, "cluster %s names a query that has no labels" % show(name), qid)
+            if qid in cluster_of:
+                fail(where, "query %s is in cluster %s and in cluster %s: a query shares a source with one cluster "
+                            "only" % (show(qid), show(cluster_of[qid]), show(name)), qid)
+            cluster_of[qid] = name
+    return cluster_of
 
 
 def check_groups(groups, qrels, max_group_drop=None):
@@ -4240,7 +4285,9 @@ READERS = {
     "no_answer": Reader(lambda stream, source: no_answer_lines(text_lines(stream, source), source), None,
                         _no_answer_json),
     "groups": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source), None,
-                     _groups_json)}
+                     _groups_json),
+    "clusters": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source, "cluster"), None,
+                       lambda text, source: groups_from_json(json_value(text, source)[1], source, "", "cluster"))}
 
 
 def load_run(path, truth, opts=Options(), approved=None):
@@ -4271,8 +4318,8 @@ def load_run(path, truth, opts=Options(), approved=None):
 # policies, the statistics and the gates.  The command line and the library both
 # build it with make_plan, from the same keywords.
 Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on unjudged_bounds explain pool recorded power",
-                  defaults=(False, False, False, {}, False))
+                          "max_group_drop gate_on unjudged_bounds explain pool recorded power clusters",
+                  defaults=(False, False, False, {}, False, None))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4465,21 +4512,18 @@ def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=N
         result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
     if plan.power:
         result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.max_mean_drop)
+    if plan.clusters is not None:  # how many units the tests drew
+        result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     if plan.curves:  # drawn by the plot, and taken out of the result
         result["curves"] = curves(with_answer(judged, no_answer), specs)
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"))) if w]
-    for key, field, wanted in (("folded", "folded", opts.separator or opts.match == "contains"),
-                               ("several_labels", "several", opts.match == "contains")):
-        if wanted:
-            counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
-            result[key] = {"total": sum(counts.values()), "per_query": counts}
-    if opts.duplicates == "first":
-        result["deduplicated"] = deduplicated(ranked, judged)
+    result.update(what_reading_did(ranked, judged, opts))
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed)
+        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed,
+                                                                                plan.clusters)
     if plan.unjudged_bounds:
         result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
     if plan.explain:
@@ -4488,6 +4532,20 @@ def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=N
             block["explain"] = explain_counts(result["explain"], block["members"])
     result["manifest"] = manifest(plan, digests, truth.labels, with_answer(judged, no_answer))
     return result
+
+
+def what_reading_did(ranked, judged, opts):
+    """What the reader did to the evaluated queries' rankings, as the result reports it: chunks
+    folded into documents, texts that held several labels, repeats removed."""
+    out = {}
+    for key, field, wanted in (("folded", "folded", opts.separator or opts.match == "contains"),
+                               ("several_labels", "several", opts.match == "contains")):
+        if wanted:
+            counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
+            out[key] = {"total": sum(counts.values()), "per_query": counts}
+    if opts.duplicates == "first":
+        out["deduplicated"] = deduplicated(ranked, judged)
+    return out
 
 
 def explanations(plan, truth, ranked, judged, result, approved=None):
@@ -4688,7 +4746,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     noise, unstable = kept["noise"]
     out = compare(kept["result"], result, specs, plan.seed, plan.permutations, approved.place, plan.ci,
                   Gates("--max-mean-drop", plan.max_mean_drop, plan.max_query_drop, plan.gate_on, noise,
-                        unstable, len(replicas)))
+                        unstable, len(replicas)), plan.clusters)
     out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
                baseline_per_query=kept["result"]["per_query"])
@@ -4759,7 +4817,7 @@ def seed_result(result, k):
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
-              evidence=None, lengths=None, no_answer=None, power=False):
+              evidence=None, lengths=None, no_answer=None, power=False, clusters=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -4781,7 +4839,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
                  ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
                  groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
-                 gate_on="mean", power=False):
+                 gate_on="mean", power=False, clusters=None):
     """Compare a candidate run with a baseline on the same labels: the dict that
     ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
     ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean",
@@ -4799,7 +4857,8 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
                explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
                permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
-               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False):
+               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False,
+               clusters=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -4846,6 +4905,7 @@ def _path(path):
 def _library_call(qrels, runs, baseline, options, root=""):
     """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
     measures, groups, replicates = options.pop("measures"), options.pop("groups"), options.pop("replicates", None)
+    clusters = options.pop("clusters")
     given = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
     plan = make_plan(_measure_names(measures), **_checked_library_options(options))
     if replicates is not None and not isinstance(replicates, (list, tuple)):
@@ -4860,6 +4920,9 @@ def _library_call(qrels, runs, baseline, options, root=""):
     truth, opts = _library_truth(qrels, plan, **given), plan.opts
     groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), truth.labels,
                           plan.max_group_drop)
+    if clusters is not None:
+        plan = plan._replace(clusters=check_clusters(groups_from_json(clusters, None, "clusters", "cluster"),
+                                                     truth.labels))
 
     def judged(run, name):
         if is_saved(run):  # a saved result stands for a baseline's run
@@ -5470,6 +5533,9 @@ def notes(result):
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     lines += unjudged_notes(result.get("unjudged"))
+    if "clusters" in result:
+        lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, not the queries one by "
+                     "one" % (result["clusters"], n_queries(result["queries"])))
     several = result.get("several_labels", {}).get("per_query")
     if several:
         count = sum(several.values())
@@ -6111,6 +6177,8 @@ def compute(args, seed=False):
         plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline,
         replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
         no_answer=args.no_answer, seed=seed)
+    if args.clusters is not None:
+        plan = plan._replace(clusters=check_clusters(load(args.clusters, "clusters"), truth.labels))
     results = evaluate_runs(plan, truth, runs, baseline, groups)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(args, o.name) for o in OPTIONS
