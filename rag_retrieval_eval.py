@@ -2626,9 +2626,10 @@ def check_saved(saved, plan, truth, whose):
     theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
     for key, what in _WHAT.items():
         if theirs.get(key) != ours.get(key):
-            fail(where, ("%s changed since %s was saved" % (what, whose) if key in theirs and key in ours else
-                         "%s was saved %s %s" % (whose, "with" if key in theirs else "without", what))
-                 + ": score its run again")
+            fail(where, "%s changed since %s was saved: score its run again" % (what, whose) if key in theirs and
+                 key in ours else "%s was saved with %s, and none are given now: give them, or score its run again"
+                 % (whose, what) if key in theirs else "%s was saved without %s, which are given now: score its run "
+                 "again with them" % (whose, what))
     for name, value in plan.recorded.items():
         if OPTION[name].stage == "value" and theirs["options"].get(name, DEFAULTS[name]) != value:
             fail(where, "%s was saved with %s, and %s is given now: give the same, or score its run again" % (
@@ -3816,8 +3817,8 @@ def check_clusters(clusters, qrels):
             if qid not in qrels:
                 fail(where, "cluster %s names a query that has no labels" % show(name), qid)
             if qid in cluster_of:
-                fail(where, "query %s is in cluster %s and in cluster %s: a query shares a source with one cluster "
-                            "only" % (show(qid), show(cluster_of[qid]), show(name)), qid)
+                fail(where, "in cluster %s and in cluster %s: a query shares its source with one cluster only"
+                     % (show(cluster_of[qid]), show(name)), qid)
             cluster_of[qid] = name
     return cluster_of
 
@@ -4556,7 +4557,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     k, least = plan.opts.explain, least_relevant(plan.opts.level)
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
-    before = approved and not isinstance(approved.ranked, Saved) and approved.kept["ranked"]
+    saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
+    before = approved.kept["ranked"] if approved is not None else {}
     for q in judged:
         labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
         relevant = [d for d, g in labels.items() if g >= least]
@@ -4572,7 +4574,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
             counts["unjudged"] += bool(unjudged)
-        if q in changed and before is not False:  # a saved baseline's ranks are unknown: a note says so
+        if q in changed and not saved:
             ranked_before = _seen_of(before.get(q))[0]
             entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
         if entry:

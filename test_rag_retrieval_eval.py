@@ -5383,9 +5383,14 @@ class SavedBaselineTest(TempDirTestCase):
                 ({"baseline": self.write("seed.json", json.loads(cli(FIXTURE, "--k", "3")[1]))}, [],
                  "seed.json: is the output of the seed's mode (FIXTURE --k K)"),
                 ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
-                 "the baseline was saved without the token counts: score its run again")]:
+                 "the baseline was saved without the token counts, which are given now: score its run again with "
+                 "them")]:
             with self.subTest(message=message):
                 rejected(self, *compare(*more, **files), message)
+        counted = self.write("counted.json", cli("--qrels", qrels, "--run", base, "-m", "R@2,R(tokens=3)@2", "--lengths",
+                                                 self.write("l2.txt", "d1 1\nd2 1\nd3 1\nd4 1\n"))[1])
+        rejected(self, *compare(baseline=counted), "counted.json: the baseline was saved with the token counts, and "
+                                                   "none are given now: give them, or score its run again")
         first = self.write("first.json", cli("--qrels", qrels, "--run", base, "-m", "R@2", "--duplicates", "first")[1])
         for removed in ({"q1": "1"}, {"q1": True}, None):
             edited = dict(json.loads(first.read_text()), deduplicated=removed)
@@ -5613,7 +5618,7 @@ class ClustersTest(TempDirTestCase):
 
     def test_bad_cluster_files(self):
         qrels, run = self.write("q.json", self.QRELS), self.write("c.json", self.CAND)
-        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': query 'q1' is in cluster 'A' and in cluster 'B'"),
+        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': in cluster 'A' and in cluster 'B': a query shares its source with one cluster only"),
                               ("q1 A\nq9 A\n", "c.txt:2: query 'q9': cluster 'A' names a query that has no labels"),
                               ("q1 A\nq1 A\n", "query 'q1' is listed twice in cluster 'A'"),
                               ("# nothing\n", "no clusters: the file has no QID CLUSTER lines"),
