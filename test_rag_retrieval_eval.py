@@ -3839,8 +3839,9 @@ class InputTwinsTest(TempDirTestCase):
         cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
                  (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
                  (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
-        for files, args, status in cases:  # one file at a time on stdin; every file at once otherwise
-            for role, how in [(role, "-") for role in files] + [(None, how) for how in ("path", "pipe", "gzip")]:
+        for files, args, status in cases:  # one file at a time on stdin (of a refusal, the refused one); every
+            stdin = [role for role in files if not status or role == "lengths"]  # file at once otherwise
+            for role, how in [(role, "-") for role in stdin] + [(None, how) for how in ("path", "pipe", "gzip")]:
                 with self.subTest(role=role, how=how, args=args[:2], status=status):
                     fast, reference = self.run_both(files, args, role, how)
                     self.assertEqual(fast, reference)
