@@ -3812,10 +3812,8 @@ def _add_member(members, qid, name, where, what="group"):
 def check_clusters(clusters, qrels):
     """{qid: cluster} of read clusters (section 23): each query labeled, and in one cluster only."""
     cluster_of = {}
-    for name, members in clusters.items():
-        for qid, where in members.items():
-            if qid not in qrels:
-                fail(where, "cluster %s names a query that has no labels" % show(name), qid)
+    for name, members in check_groups(clusters, qrels, what="cluster").items():
+        for qid, where in zip(members, clusters[name].values()):
             if qid in cluster_of:
                 fail(where, "in cluster %s and in cluster %s: a query shares its source with one cluster only"
                      % (show(cluster_of[qid]), show(name)), qid)
@@ -3823,9 +3821,9 @@ def check_clusters(clusters, qrels):
     return cluster_of
 
 
-def check_groups(groups, qrels, max_group_drop=None):
-    """{group: [qid, ...]} of read groups whose queries are all labeled; None when there are
-    none, which a group gate (max_group_drop) cannot do without."""
+def check_groups(groups, qrels, max_group_drop=None, what="group"):
+    """{group: [qid, ...]} of read groups (or clusters: what) whose queries are all labeled;
+    None when there are none, which a group gate (max_group_drop) cannot do without."""
     if groups is None:
         if max_group_drop is not None:
             raise EvalError('--max-group-drop needs query groups: --groups FILE, or a fixture\'s "groups"')
@@ -3833,7 +3831,7 @@ def check_groups(groups, qrels, max_group_drop=None):
     for name, members in groups.items():
         for qid, where in members.items():
             if qid not in qrels:
-                fail(where, "group %s names a query that has no labels" % show(name), qid)
+                fail(where, "%s %s names a query that has no labels" % (what, show(name)), qid)
     return {name: list(members) for name, members in groups.items()}
 
 
@@ -3905,6 +3903,7 @@ _ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at th
 
 
 _DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
+_LEADING_ZERO = re.compile(rb" 0[0-9]")  # a count such as 007: IDs hold no space
 
 
 def _fast_length_lines(piece, lines, lengths, wanted, digest):
@@ -3921,9 +3920,9 @@ def _fast_length_lines(piece, lines, lengths, wanted, digest):
     tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
     ids, counts = tokens[0:-1:3], tokens[1::3]
     if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
-            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or (
-            b" 0" in piece.replace(b" 0\n", b"")):  # a count of 19 digits or more (an ID of as many
-        raise _Decline  # digits is read by the reference), or with a leading zero, which the digest drops
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or _LEADING_ZERO.search(piece):
+        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+        # with a leading zero, which the digest drops
     digest.update(piece.replace(b" ", b"\t"))
     if wanted is not None:
         keep = list(map(wanted.__contains__, ids))
@@ -5619,16 +5618,14 @@ def power_lines(block, flag, what=""):
         if p["mde"] is None:
             lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
             continue
-        limit = float(next(iter(p["queries_for"]))) if "queries_for" in p else None
-        need = " (%s %s would need %d queries)" % (flag, next(iter(p["queries_for"])), next(iter(
-            p["queries_for"].values()))) if limit is not None else ""
+        gate = next(iter(p.get("queries_for", {}).items()), None)  # (the limit as given, the queries it needs)
+        need = " (%s %s would need %d queries)" % (flag, *gate) if gate else ""
         lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s over %d queries, sd %s%s%s" % (
             what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4), p["n"],
             _number(p["sd"], 4), "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
-        if limit is not None and limit < p["mde"]:
+        if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", "warning: %s %s on %s%s is finer than the set can see: its smallest detectable "
-                                     "change is %s" % (flag, next(iter(p["queries_for"])), what, name,
-                                                       _number(p["mde"], 4))))
+                                     "change is %s" % (flag, gate[0], what, name, _number(p["mde"], 4))))
     return lines
 
 
