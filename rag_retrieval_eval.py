@@ -10,7 +10,8 @@ Usage (python3 rag_retrieval_eval.py --help says more):
 Library (keyword-only options, the long options' names; bad data raises EvalError):
   evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
   candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path), read_run(path)
-Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be written.
+Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be written;
+  70 a bug of ours (the traceback, and a line asking for a report).
 
 Map: the sections in pipeline order, each calling only into those above it.
 
@@ -69,6 +70,7 @@ import re
 import signal
 import statistics
 import time
+import traceback
 import unicodedata
 import zlib
 from array import array
@@ -100,6 +102,7 @@ COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warn
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
+UNJUDGED_BOUNDED = ("P", "R", "Success", "RR", "SetP", "SetR", "SetF")  # a relevant label can only raise them
 LOSABLE = ("R", "RR", "Success", "EvidenceRecall")  # measures where 0 means "nothing relevant found"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
@@ -213,8 +216,8 @@ OPTIONS = (
            "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
            "ranks before and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
-           "also the mean of P@k, R@k, Success@k and RR as it would be if every unjudged document where the "
-           "measure looks were relevant: the most the missing labels could add"),
+           "also the mean of P@k, R@k, Success@k, RR, SetP, SetR and SetF as it would be if every unjudged "
+           "document where the measure looks were relevant: the most the missing labels could add"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "value",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
            "(default error)"),
@@ -259,7 +262,12 @@ def show(value, limit=60):
         text = repr(value)
     except ValueError:  # an integer past Python's digit limit
         text = "an integer of over 4300 digits"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    if len(text) <= limit or not isinstance(value, str):
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    cut = limit
+    while len(repr(value[:cut])) > limit - 3:  # a text is cut inside its quotes, which stay closed
+        cut -= 1
+    return repr(value[:cut])[:-1] + "..." + repr(value[:cut])[-1]
 
 
 def text_name(doc, match="id"):
@@ -516,15 +524,24 @@ def parse_fields(text):
     >>> parse_fields("relevant=expected_chunk_ids, retrieved=retrieved_chunk_ids")
     {'relevant': 'expected_chunk_ids', 'retrieved': 'retrieved_chunk_ids'}
     """
-    named = {}
+    pairs = []
     for item in text.split(","):
         role, equals, key = item.strip().partition("=")
         if not equals or not key.strip():
             raise EvalError("--fields takes ROLE=KEY pairs, comma-separated, not %s" % show(item.strip()))
-        if role.strip() in named:
+        pairs.append((role.strip(), key.strip()))
+    return merged_fields(pairs)
+
+
+def merged_fields(pairs):
+    """{role: key} of (role, key) pairs, of one --fields option or of several: a role named twice
+    is refused, wherever the second is."""
+    named = {}
+    for role, key in pairs:
+        if role in named:
             raise EvalError("--fields names the role %s twice (%s, then %s): name each role once"
-                            % (role.strip(), named[role.strip()], key.strip()))
-        named[role.strip()] = key.strip()
+                            % (role, named[role], key))
+        named[role] = key
     return named
 
 
@@ -1629,6 +1646,12 @@ def trec_label(name):
 
 # === Evaluation ===
 
+def say_no_answer(empty):
+    """How to say that the queries with no label at all (often questions without an answer) have none."""
+    return "if %s no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE" % (
+        "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))
+
+
 def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer={}):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
@@ -1649,9 +1672,7 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answe
     if no_rel and policies["no_relevant"] == "error":
         empty = [q for q in no_rel if not qrels[q]]  # an empty list of labels: often a question without an answer
         fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
-             % (_count(no_rel, ""), level, first_few(no_rel), "" if not empty else "; or, if %s no answer in the "
-                "corpus, say so: \"answerable\": false in a record, or --no-answer FILE" % (
-                    "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))))
+             % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
                "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
@@ -1810,24 +1831,17 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer={}):
 
 
 def if_relevant(q, base, k):
-    """A query's value of P@k, R@k, Success@k or RR(@k) if every unjudged document where the measure
-    looks (no label, or a negative grade) were relevant: the most the missing labels could add.
+    """A query's value of a measure that a relevant label can only raise (P@k, R@k, Success@k,
+    RR(@k), SetP, SetR, SetF) if every unjudged document where it looks (no label, or a negative
+    grade; within k, the whole ranking without k) were relevant: the most the missing labels add.
 
     >>> j = _example(None, 1, 0, None, labels={"x": 1})   # R 2: d2 relevant, d3 judged non-relevant
-    >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None)
-    (0.6666666666666666, 0.6666666666666666, 1.0)
+    >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None), if_relevant(j, "SetP", None)
+    (0.6666666666666666, 0.6666666666666666, 1.0, 0.75)
     """
-    n, unjudged = q.num_ret if k is None else min(k, q.num_ret), _unjudged_within(q, k)
-    found = _found(q, n)
-    if base == "R":
-        return (found + unjudged) / (q.num_rel + unjudged) if q.num_rel + unjudged else 0.0
-    if base == "P":
-        return (found + unjudged) / k
-    if base == "Success":
-        return 1.0 if found or unjudged else 0.0
-    labeled = set(q.judged_ranks).difference(q.unjudged_ranks).difference(q.rel_ranks)  # judged non-relevant
-    first = next((r for r in range(1, n + 1) if r not in labeled), None)  # RR: relevant, or unjudged
-    return 1.0 / first if first else 0.0
+    n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(q.judged_ranks).difference(q.unjudged_ranks)
+    added = [r for r in range(1, n + 1) if r not in labeled]
+    return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added), num_rel=q.num_rel + len(added)), k)
 
 
 def _unjudged_within(q, k):
@@ -1842,13 +1856,13 @@ def unjudged_bounds(judged, specs):
     out, loose = {}, {}
     for spec in specs:
         plain = spec.rel is None and spec.gains is None and spec.filter is None and spec.base != "Abstain"
-        if plain and (spec.base in ("P", "R", "Success") or spec.base == "RR"):
+        if plain and spec.base in UNJUDGED_BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
             out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
         else:
             loose[spec.name] = ("a relevant label for an unjudged document can lower it" if spec.base in (
-                "nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec", "SetP", "SetF") else
-                "bounded are P@k, R@k, Success@k and RR, without parameters")
+                "nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec") else
+                "bounded are P@k, R@k, Success@k, RR, SetP, SetR and SetF, without parameters")
     return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
 
 
@@ -2316,7 +2330,10 @@ def power(per_query, specs, base=None, limit=None):
     change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a gate's
     limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2) times
     that of the run's own values ("paired": false): the paired spread when a second run spreads
-    alike and the two are not negatively correlated.  None where fewer than 2 queries.
+    alike and the two are not negatively correlated.  None where fewer than 2 queries.  A count
+    (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n), and
+    no number of queries is given, as more queries make that change larger, not easier to see; nor
+    for a limit of 0, which no number of queries resolves.
 
     >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
     >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
@@ -2327,10 +2344,15 @@ def power(per_query, specs, base=None, limit=None):
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
         sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None
-        mde = None if sd is None else Z_POWER * sd / math.sqrt(len(values))
+        summed = MEASURES[spec.base].aggregate == "sum"
+        mde = None if sd is None else Z_POWER * sd * math.sqrt(len(values)) if summed else Z_POWER * sd / math.sqrt(
+            len(values))
         out[name] = {"paired": base is not None, "n": len(values), "sd": sd, "mde": mde}
+        if summed:
+            out[name]["of"] = "sum"
         if limit is not None:
-            out[name]["queries_for"] = {str(limit): None if sd is None else math.ceil((Z_POWER * sd / limit) ** 2)}
+            out[name]["queries_for"] = {str(limit): None if sd is None or summed or not limit else
+                                        math.ceil((Z_POWER * sd / limit) ** 2)}
     return out
 
 
@@ -2655,12 +2677,30 @@ def check_manifest(made, where):
 
 
 def _saved_number(obj, path, where, root=()):
-    """The number at a path of keys in a saved result (a value it gives: an int or a float)."""
+    """The number at a path of keys in a saved result (a value it gives: an int or a float; never
+    NaN, an infinity or past a float's range, which no result of this tool holds)."""
     for key in path:
         obj = obj.get(key) if isinstance(obj, dict) else None
-    if isinstance(obj, bool) or not isinstance(obj, (int, float)):
-        fail("%s: %s" % (where, ".".join(root + path)), "expected a number, not %s" % show(obj))
+    number = not isinstance(obj, bool) and isinstance(obj, (int, float))
+    if not number or not math.isfinite(float(obj) if abs(obj) < INT_LIMIT else math.inf):
+        fail("%s: %s" % (where, ".".join(root + path)), "expected a %snumber, not %s" % (
+            "finite " if number else "", show(obj)))
     return obj
+
+
+def check_self_consistent(obj, result, where):
+    """Refuse a saved result whose means are not those of its own per-query values (to 1e-9), or
+    whose query count is not the queries it lists: edited, not printed.  A file edited
+    consistently is a new result, still bound to its labels by the manifest's digests."""
+    for key in ("queries", "no_answer_queries"):
+        if obj.get(key) != result.get(key):
+            fail(loc(where, key), "%s, and per_query lists %s: the result was edited; score its run again"
+                 % (show(obj.get(key)), result.get(key)))
+    for name, mean in result["measures"].items():
+        saved = _saved_number(obj, ("measures", name), where)
+        if abs(saved - mean) > 1e-9 * max(1.0, abs(mean)):
+            fail(loc(where, "measures." + name), "%s is not the %s of its per-query values, %s: the result was "
+                 "edited; score its run again" % (show(saved), "sum" if type(mean) is int else "mean", show(mean)))
 
 
 def _saved_row(row, specs, where, qid):
@@ -2967,7 +3007,18 @@ def _object_pairs(pairs):
         seen = set()
         obj = _DuplicateKeys(obj)
         obj.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        obj.copies = [v for k, v in pairs if k == obj.duplicate][:2]
     return obj
+
+
+def no_repeated_key(value, where, path=""):
+    """Refuse a saved result with a key twice in any object, naming both copies: the last would
+    silently win."""
+    if isinstance(value, _DuplicateKeys):
+        fail(loc(where, path), "key %s appears twice (%s, then %s): the result was edited; score its run again"
+             % (show(value.duplicate), show(value.copies[0], 30), show(value.copies[1], 30)))
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ():
+        no_repeated_key(item, where, _join(path, key) if isinstance(key, str) else "%s[%d]" % (path, key))
 
 
 def parse_json(text, source):
@@ -3032,6 +3083,19 @@ def json_ids(value, where, qid, check_value, what, duplicates=None, match="id"):
     pairs = [(check_id(doc, where, qid), check_value(v, "%s.%s" % (where, doc), qid))
              for doc, v in value.items()]
     return [doc for doc, _ in pairs], [v for _, v in pairs]
+
+
+def record_ids(found, role, where, qid, check_value, what, duplicates=None, match="id"):
+    """json_ids of a record's labels or ranking (found: its roles); a list of objects (a log's
+    documents) is refused naming their keys and the --fields path that would read one."""
+    name, value = found[role]
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        keys = list(value[0])
+        key = next((k for k, v in value[0].items() if isinstance(v, str)), keys[0] if keys else "KEY")
+        fail(loc(where, "%s[0]" % name), "expected %s, not objects (keys %s): read the key that holds each with "
+             "--fields %s=%s.%s" % ("texts" if match != "id" else "IDs", ", ".join(map(show, keys)) or "none", role,
+                                    name if name.endswith("[]") else name + "[]", key), qid)
+    return json_ids(value, loc(where, name), qid, check_value, what, duplicates, match)
 
 
 def qrels_from_json(obj, source, root, match="id"):
@@ -3138,8 +3202,8 @@ def sniff(value, source, fields=None):
     if isinstance(value, io.IOBase):
         start = read_bytes(value, source, 16)
         value.seek(0)
-        for magic, what, export in BINARY_FORMATS:
-            if start.startswith(magic):
+        for magic, what, export in BINARY_FORMATS:  # named only when the bytes cannot be text (a query 'PAR1')
+            if start.startswith(magic) and any(b < 32 and chr(b) not in ASCII_SPACE for b in start):
                 fail(source, "%s, not text: %s" % (what, export % source))
         if not is_json(value, source):
             return "text"
@@ -3205,7 +3269,7 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         if qid is None:
             fail(where, "no query ID: a record names it %s%s" % (" or ".join(fields["query"]),
                                                                fields_hint(record, "query")))
-        qid = check_id(qid[1], where, what="query ID")
+        qid = check_id(qid[1], loc(where, qid[0]), what="query ID")
         if qid in line_of:
             fail(where, "query %s has a record %s already" % (show(qid), line_of[qid]))
         line_of[qid] = mark
@@ -3288,10 +3352,8 @@ def _record_truth(found, where, qid, opts, given, labels, extras):
         extras.setdefault("evidence", {}).update(
             fold_evidence({qid: evidence_entry(value, loc(where, name), qid, opts.match)}, opts.separator, where))
     if "relevant" in found:
-        name, value = found["relevant"]
-        labels.update(fold_labels({qid: _labels(*json_ids(value, loc(where, name), qid, check_grade, "grades", None,
-                                                          opts.match))},
-                                  opts.separator, where))
+        labels.update(fold_labels({qid: _labels(*record_ids(found, "relevant", where, qid, check_grade, "grades",
+                                                            None, opts.match))}, opts.separator, where))
     elif "evidence" in found:
         labels[qid] = evidence_labels(extras["evidence"][qid])
     unanswerable = qid in given.no_answer
@@ -3327,9 +3389,8 @@ def records_rankings(records, source, truth, opts, line_of=None):
             _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid, opts,
                           truth._replace(evidence=None), theirs if "relevant" in found else {}, extras)
         if "retrieved" in found:
-            name, value = found["retrieved"]
-            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores", opts.duplicates,
-                                      opts.match)
+            docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores", opts.duplicates,
+                                        opts.match)
             if "scores" in found:
                 scores = record_scores(found["scores"], docids, scores, where, qid)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
@@ -3342,7 +3403,7 @@ def records_rankings(records, source, truth, opts, line_of=None):
                     f.tokens is not None for f in opts.filters):
                 fail(where, "no token counts for the budget: the record has no %s and --lengths is not given%s"
                      % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
-            ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, name)))
+            ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, found["retrieved"][0])))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
     if not ranked and keys:
@@ -3380,15 +3441,16 @@ def fold_labels(qrels, separator, source=""):
 
 def reference_json_rankings(text, source, truth, opts):
     """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
-    "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or
-    part of one) or array of records.
-
-    truth.labels None: the text must be a fixture or records, judged by its own (folded)
-    labels, or its evidence sets (or truth's) standing in for them.
+    "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or part
+    of one) or array of records.  truth.labels None: the text must be a fixture or records,
+    judged by its own (folded) labels, or its evidence sets (or truth's) standing in for them.
     """
     (kind, obj), theirs, root, extras = json_value(text, source, opts.fields, truth.labels is not None), None, "", {}
     if kind == "result":  # a saved result stands for a baseline's run: see saved_evaluation
         return None, Saved(obj, source), {}
+    if kind == "llamaindex":
+        fail(source, "a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: it is read as "
+                     "--qrels, beside --run with the rankings")
     if kind == "records":
         return records_rankings(records_in(obj, source), source, truth, opts)
     if truth.labels is None:
@@ -3947,8 +4009,9 @@ def lengths_from_json(obj, source):
     if not obj:
         nothing_in(source, "token counts", "the object is empty")
     values = set(map(type, obj.values()))
-    if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj), obj):
-        return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
+    with contextlib.suppress(TypeError):  # a key that is no string (a library's dict): check_id words it
+        if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj), obj):
+            return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
     return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
 
 
@@ -4166,17 +4229,28 @@ def no_answer_lines(lines, source):
 Reader = namedtuple("Reader", "lines records json")
 
 
-def load(path, role, *context):
-    """What a file gives for a role (see READERS), its reader given ``context``."""
+def load(path, role, *context, kinds=None):
+    """What a file gives for a role (see READERS), its reader given ``context``; kinds, a list,
+    gets what the file is (see sniff)."""
     source, reader = place(path), READERS[role]
     with open_input(path) as stream:
         kind = sniff(stream, source)
+        if kinds is not None:
+            kinds.append(kind)
         if kind == "text" and reader.lines:
             return reader.lines(stream, source, *context)
         if kind == "json lines" and reader.records:
             return reader.records(json_line_objects(_read_lines(stream, source), source), source, *context)
         text = read_json_text(stream, source)
     return reader.json(text, source, *context)
+
+
+def check_fields_read(fields, kinds):
+    """Refuse --fields (a table, or None) when every file read (kinds: what each is) is text,
+    where it would change nothing."""
+    if fields is not None and set(kinds) == {"text"}:
+        raise EvalError("--fields names the fields of JSON records, and every input is text (TREC or TSV): it would "
+                        "change nothing; leave it out")
 
 
 def _labels_records(records, source, opts, no_answer):
@@ -4206,24 +4280,23 @@ def _labels_json(text, source, opts, no_answer):
     return fold_labels(qrels_from_json(labels, source, root, opts.match), opts.separator, source), extras
 
 
-def _run_forms_records(records, source, fields):
+def _run_forms_records(records, source, opts):
     rankings = {}
-    for where, qid, found in json_records(list(records), fields):
+    for where, qid, found in json_records(list(records), opts.fields):
         if "retrieved" in found:
-            name, value = found["retrieved"]
-            docids, scores = json_ids(value, loc(where, name), qid, check_score, "scores")
+            docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores", match=opts.match)
             if "scores" in found:
                 scores = record_scores(found["scores"], docids, scores, where, qid)
             rankings[qid] = docids, scores
     return _json_forms(rankings)
 
 
-def _run_forms_json(text, source, fields):
-    kind, obj = json_value(text, source, fields)
+def _run_forms_json(text, source, opts):
+    kind, obj = json_value(text, source, opts.fields)
     if kind == "records":
-        return _run_forms_records(records_in(obj, source), source, fields)
+        return _run_forms_records(records_in(obj, source), source, opts)
     obj, root = fixture_part(obj, "runs", source) if kind == "fixture" else (obj, "")
-    return _json_forms(rankings_from_json(obj, source, root, None))
+    return _json_forms(rankings_from_json(obj, source, root, None, opts.match))
 
 
 def _json_forms(rankings):
@@ -4275,7 +4348,7 @@ READERS = {
     "fixture": Reader(None, records_rankings, json_rankings),
     "run": Reader(lambda stream, source, truth, opts: (None, judged_trec_run(stream, source, truth, opts), {}),
                   records_rankings, json_rankings),
-    "run forms": Reader(lambda stream, source, fields: _json_forms(read_trec_run(stream, source)),
+    "run forms": Reader(lambda stream, source, opts: _json_forms(read_trec_run(stream, source)),
                         _run_forms_records, _run_forms_json),  # read_run's {qid: ranking} in the JSON forms
     "evidence": Reader(lambda stream, source, opts: fold_evidence(
         evidence_from_lines(text_lines(stream, source), source), opts.separator, source), _evidence_records,
@@ -4290,7 +4363,7 @@ READERS = {
                        lambda text, source: groups_from_json(json_value(text, source)[1], source, "", "cluster"))}
 
 
-def load_run(path, truth, opts=Options(), approved=None):
+def load_run(path, truth, opts=Options(), approved=None, kinds=None):
     """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
     fixture), JSON Lines or an array of records.
 
@@ -4299,7 +4372,7 @@ def load_run(path, truth, opts=Options(), approved=None):
     those the candidate is judged by (``truth``).
     """
     source = place(path)
-    theirs, ranked, extras = load(path, "run", truth, opts)
+    theirs, ranked, extras = load(path, "run", truth, opts, kinds=kinds)
     whose, ours = approved or (None, {})
     if approved and "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
@@ -4407,12 +4480,13 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     baseline or None, groups or None) of the files named: what is true of the queries first
     (load_truth), then each run, reduced to its judged ranks as it is read.  In seed mode a
     fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
-    truth, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed)
+    kinds = []  # of the files --fields could name fields of
+    truth, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed, kinds)
     inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
-    loaded += [(path, load_run(path, truth, opts), (place(where), place(path))) for path in runs]
+    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in runs]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
             fail(place(path), "a result this tool saved stands for a baseline's run (--baseline or --replicate), "
@@ -4420,8 +4494,9 @@ def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, repli
     if baseline is not None:
         first = qrels and qrels[0]
         ours = {"labels": place(fixture or first or evidence), "evidence": place(evidence or fixture or first)}
-        baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours)), place(baseline),
-                            [(load_run(path, truth, opts, ("the replicate's", ours)), path) for path in replicates], {})
+        baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours), kinds), place(baseline), [
+            (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in replicates], {})
+    check_fields_read(opts.fields, kinds)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         truth = truth._replace(lengths=weigh_later([ranked for _, ranked, _ in loaded] + [
@@ -4445,7 +4520,7 @@ def merged_labels(files):
     return merged
 
 
-def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
+def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed, kinds=None):
     """(Truth, the Options the rankings are read with, [the fixture's run] or [], the fixture's
     other members, the labels' file): the labels (or evidence sets standing in), evidence
     sets, token counts and the queries without an answer (labeled with nothing, so that
@@ -4454,20 +4529,20 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
-        truth = truth._replace(evidence=load(evidence, "evidence", opts))
+        truth = truth._replace(evidence=load(evidence, "evidence", opts, kinds=kinds))
     loaded, where = [], fixture or (qrels and qrels[0]) or evidence
     if fixture is not None:
-        labels, ranked, extras = load(fixture, "fixture", truth, opts)
+        labels, ranked, extras = load(fixture, "fixture", truth, opts, kinds=kinds)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(truth.evidence), {}
     else:
-        labels, extras = load(qrels[0], "labels", opts, truth.no_answer)
+        labels, extras = load(qrels[0], "labels", opts, truth.no_answer, kinds=kinds)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(truth, key):
                 given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
         labels = merged_labels([(place(qrels[0]), labels)] + [
-            (place(path), load(path, "labels", opts, truth.no_answer)[0]) for path in qrels[1:]])
+            (place(path), load(path, "labels", opts, truth.no_answer, kinds=kinds)[0]) for path in qrels[1:]])
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     if not seed and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
@@ -4476,8 +4551,9 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed):
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
                           place(evidence or where), extras.get("keys"))
     if "keys" in extras and not truth.no_answer and any(s.base == "Abstain" for s in plan.specs):
+        empty = [q for q, grades in labels.items() if not grades]  # the records' empty labels: unanswered?
         fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
-             % _role_hint(extras["keys"], "answerable"))
+             % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
     own_labels = qrels is not None or fixture is not None and not extras.get("stand_in")
     check_inputs_used(plan.specs, lengths, evidence, own_labels)
     return truth, opts, loaded, extras, where
@@ -4688,6 +4764,7 @@ def saved_evaluation(plan, truth, saved, whose):
     if "manifest" not in obj and "mrr_at_k" in obj:
         fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's shape: save a result "
                     "with -m R@3,RR@3 instead, which says what it was made on")
+    no_repeated_key(obj, where)
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
     skipped, zeroed = (_saved_lists(obj, key, names, where) for key, names in (
@@ -4701,6 +4778,7 @@ def saved_evaluation(plan, truth, saved, whose):
     unanswered = len(per_query.keys() & no_answer)
     result = dict({"queries": len(per_query) - unanswered}, **({"no_answer_queries": unanswered} if no_answer else {}))
     result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    check_self_consistent(obj, result, where)
     levels = [s.name for s in specs if s.rel is not None]
     if levels:
         result["no_relevant_at_level"] = {n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels}
@@ -4876,19 +4954,27 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
     return {"runs": _library_call(qrels, runs, baseline, options, "runs.")}
 
 
-def read_qrels(path, *, fields=None):
+def read_qrels(path, *, fields=None, match="id"):
     """{qid: {doc: grade}} of a qrels file: TREC or BEIR text, JSON, JSON Lines, records or a
-    fixture (gzip too); fields: {role: key} as --fields names a log's fields.
+    fixture (gzip too); fields: {role: key} as --fields names a log's fields; match: "text" or
+    "contains" reads labels that are texts (normalized), as --match does.
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return load(_path(path), "labels", Options(fields=fields_table(fields)), {})[0]
+    opts, kinds = Options(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
+    labels = load(_path(path), "labels", opts, {}, kinds=kinds)[0]
+    check_fields_read(opts.fields, kinds)
+    return labels
 
 
-def read_run(path, *, fields=None):
+def read_run(path, *, fields=None, match="id"):
     """The rankings of a run file (TREC, JSON, JSON Lines, records or a fixture's; gzip too) in
-    the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input."""
-    return load(_path(path), "run forms", fields_table(fields))
+    the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input;
+    fields and match as for read_qrels."""
+    opts, kinds = Options(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
+    forms = load(_path(path), "run forms", opts, kinds=kinds)
+    check_fields_read(opts.fields, kinds)
+    return forms
 
 
 def _path(path):
@@ -5153,12 +5239,21 @@ def explain_lines(block, limit=20):
                                                                                                    {}).items())]
         parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
         parts += ["unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"])))] if "unjudged" in e else []
-        parts += ["ranks before -> after: " + ", ".join("%s %s -> %s" % (name(d), *("absent" if r is None else r
-                                                                               for r in ranks))
-                                                    for d, ranks in e["ranks"].items())] if "ranks" in e else []
+        parts += ["ranks before -> after: " + _few("%s %s -> %s" % (name(d), *("absent" if r is None else r
+                                                                         for r in ranks))
+                                                  for d, ranks in _moves_first(e["ranks"], k))] if "ranks" in e else []
         lines.append("%s: %s" % (q, "; ".join(p for p in parts if p)))
     more = len(block["queries"]) - limit
     return lines + (["and %d more (all of them in the JSON output)" % more] if more > 0 else [])
+
+
+def _moves_first(ranks, k):
+    """[(document, (rank before, rank after)), ...]: those that crossed the cutoff k first, then
+    the largest moves (absent: past every rank)."""
+    def order(item):
+        before, after = (math.inf if r is None else r for r in item[1])
+        return (before <= k) == (after <= k), -abs(after - before) if after != before else 0
+    return sorted(ranks.items(), key=order)
 
 
 def _few(items, limit=5):
@@ -5225,14 +5320,22 @@ def _group_rows(result):
     """Header and a row per group: its queries, then each measure's mean or, with a
     baseline, the candidate's mean, the change and a * when Holm's p < 0.05 (and with
     replicates the group's noise, which its gate allows)."""
-    names, rows = list(result["measures"]), []
+    names, rows, per_query = list(result["measures"]), [], result["per_query"]
     for group, block in result["groups"].items():
         cells = ["" if n not in block["measures"] else _change_cell(block["comparison"][n]) if "comparison" in block
                  else _number(block["measures"][n], 4) for n in names]
         if "noise" in block:
             cells = [c and "%s noise %s" % (c, _number(block["noise"][n], 4)) for c, n in zip(cells, names)]
-        rows.append([group, "%d%s" % (block["queries"], " (few)" if block["small"] else "")] + cells)
+        counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]  # Abstain's: the unanswered
+        cells = [c + (" over %d%s" % (n, _few_mark(n)) if c and n != block["queries"] else "")
+                 for c, n in zip(cells, counts)]  # a count beside the mean it counts
+        mark = _few_mark(block["queries"]) if block["queries"] in counts else ""  # of the means it counts
+        rows.append([group, "%d%s" % (block["queries"], mark)] + cells)
     return [["group", "queries"] + names] + rows
+
+
+def _few_mark(n):
+    return " (few)" if n < SMALL_GROUP else ""
 
 
 def _change_cell(c):
@@ -5619,10 +5722,13 @@ def power_lines(block, flag, what=""):
             lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
             continue
         gate = next(iter(p.get("queries_for", {}).items()), None)  # (the limit as given, the queries it needs)
-        need = " (%s %s would need %d queries)" % (flag, *gate) if gate else ""
-        lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s over %d queries, sd %s%s%s" % (
-            what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4), p["n"],
-            _number(p["sd"], 4), "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
+        need = "" if not gate else " (%s %s would need %d queries)" % (flag, *gate) if gate[1] is not None else (
+            "; more queries make a sum's change larger, not easier to see" if "of" in p else
+            "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0]))
+        lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d queries, sd %s%s%s" % (
+            what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4),
+            " in its sum" * ("of" in p), p["n"], _number(p["sd"], 4),
+            "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", "warning: %s %s on %s%s is finer than the set can see: its smallest detectable "
                                      "change is %s" % (flag, gate[0], what, name, _number(p["mde"], 4))))
@@ -5719,7 +5825,8 @@ def stderr_lines(runs, labels, several):
 PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
-_TITLE = 72  # characters of a bold 16px title that fit in the picture's width
+_TITLE = 72  # characters of a bold 16px title that fit in a line of the picture
+_LEGEND = (_RIGHT - 36 - 8) // 7  # characters of a legend's 12px line that fit right of a panel
 
 
 def format_svg(runs, labels):
@@ -5731,7 +5838,12 @@ def format_svg(runs, labels):
     series += [(name, r["curves"]) for name, r in runs.items()]
     colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
     legend = _legend({name: labels[name] for name, _ in series})
-    parts, y = [], 56
+    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)  # the <title>, whole
+    lines = _wrap(title, _TITLE)
+    if len(lines) > 3:  # names too long to show whole: shortened as a legend's, with more room
+        wide = _legend({name: labels[name] for name, _ in series}, _TITLE // 2)
+        lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide[name] for name, _ in series), _TITLE)
+    parts, y = [], 36 + 20 * len(lines)
     for label in first["curves"]:
         parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
         y += _PANEL + 70
@@ -5740,9 +5852,8 @@ def format_svg(runs, labels):
             for measure in r["measures"]:
                 parts.append(_strip(labels[name], legend[name], measure, r, y))
                 y += _STRIP + 60
-    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
-    shown = "Retrieval evaluation of %s" % ", ".join(legend[name] for name, _ in series)  # the title in full
-    shown = shown if len(shown) <= _TITLE else shown[:_TITLE - 1] + "\u2026"  # is the picture's <title>
+    shown = _xml(lines[0]) if len(lines) == 1 else "".join('<tspan x="%d" dy="%d">%s</tspan>' % (
+        _LEFT, 20 * (i > 0), _xml(line)) for i, line in enumerate(lines))
     desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
             "; then each query's change from the baseline, sorted, losses in red, gains in green"
             if "baseline_per_query" in first else ""))
@@ -5750,22 +5861,38 @@ def format_svg(runs, labels):
             'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
             '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
             '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
-            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, _xml(shown)))
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, shown))
     return head + "".join(parts) + "</svg>\n"
 
 
-def _legend(labels, limit=24):
-    """{run: its label as a legend shows it}: the end of a long one, where paths differ (the
-    whole label is in the picture's title and in each line's tooltip), the baseline's
-    still called so, and numbered when two are the same."""
+def _legend(labels, limit=_LEGEND):
+    """{run: its label as a legend shows it}: the end of a long one, where paths differ, from a
+    path separator when one leaves room (the whole label is in the picture's title and in each
+    line's tooltip), the baseline's still called so, and numbered when two are the same."""
     def end(name, label, room):
         head = "baseline " if name is None and label.startswith("baseline ") else ""
         tail, room = label[len(head):], room - len(head)
-        return head + (tail if len(tail) <= room else "\u2026" + tail[1 - room:])
+        cuts = [i for i, c in enumerate(tail) if c in "/\\" and len(tail) - i < room] + [len(tail) + 1 - room]
+        return head + (tail if len(tail) <= room else "\u2026" + tail[cuts[0]:])
     short = {name: end(name, label, limit) for name, label in labels.items()}
     if len(set(short.values())) < len(short):
         short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
     return short
+
+
+def _wrap(text, width):
+    """Lines of at most ``width`` characters, broken after a space or a path separator (a longer
+    piece is cut where it must be).
+
+    >>> _wrap("Retrieval evaluation of runs/msmarco/run.bm25.trec", 24)
+    ['Retrieval evaluation of', 'runs/msmarco/', 'run.bm25.trec']
+    """
+    lines = [""]
+    for piece in re.findall(r".{1,%d}?(?:[ /\\]|$)|.{%d}" % (width, width), text):
+        if lines[-1] and len((lines[-1] + piece).rstrip()) > width:
+            lines.append("")
+        lines[-1] += piece
+    return [line.rstrip() for line in lines if line.strip()]
 
 
 def _xml(text):
@@ -5904,7 +6031,8 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
-  3 the output, the --summary or the --plot file could not be written (disk full, stdout closed)
+  3 the output, the --summary or the --plot file could not be written (disk full, stdout closed);
+  70 a bug of this tool, never a user's mistake (the traceback, and a line asking for a report)
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
@@ -5998,13 +6126,12 @@ def check_usage(args, given):
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator,
                   replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
-    named = [p for p in (args.fixture, *(args.qrels or ()), args.evidence, args.lengths, args.no_answer, *(args.run or ()),
-                         args.baseline, *(args.replicate or ()), args.groups) if p]
+    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(args, o.name))]  # every input role
     if args.junit is not None and not {"max_mean_drop", "max_query_drop", "max_group_drop"} & given:
         raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
                         "--max-group-drop (with --baseline)")
-    outputs = [(flag, path) for flag, path in (("--summary", args.summary), ("--plot", args.plot),
-                                               ("--pool", args.pool), ("--junit", args.junit)) if path is not None]
+    outputs = [("--" + o.name, getattr(args, o.name)) for o in OPTIONS
+               if o.stage == "output" and o.kind == "file" and getattr(args, o.name) is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
         check_output_path(flag, path)
         twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
@@ -6028,6 +6155,11 @@ def check_usage(args, given):
             raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
                             "baseline's configuration, and the candidate's would pass its change as noise"
                             % (place(path), own[0], place(own[1])))
+
+
+def _listed(value):
+    """The paths an option gives: none, one, or (a repeatable option's) a list."""
+    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def _same_file(one, other):
@@ -6056,7 +6188,19 @@ def check_output_path(flag, path):
 
 
 def main(argv=None):
-    """Parse, load, compute, print; return the exit status."""
+    """Parse, load, compute, print; return the exit status: 70 (sysexits' EX_SOFTWARE) for a bug
+    of ours, with its traceback, so that CI never reads a crash as a failed gate (1)."""
+    try:
+        return _main(argv)
+    except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            traceback.print_exc()
+        _say("internal error: this is a bug of %s %s, not a problem with your input: please report it with "
+             "the traceback above and the command line" % (PROG, __version__))
+        return 70
+
+
+def _main(argv):
     try:
         args, seed = parse_command_line(argv)
         result, pool = compute(args, seed)
@@ -6104,12 +6248,19 @@ def _say(line):
         pass
 
 
+def _in_place(path):
+    """Whether an output path is written in place, as a shell's > writes it: it exists and is
+    no regular file (a device such as /dev/null, a FIFO), which a rename would replace."""
+    return os.path.exists(path) and not os.path.isfile(path)
+
+
 def _append(path, text):
     """Append a report to a file, all of it or nothing (what a failed write added is cut
     off again), on a line of its own; say so and return False when it cannot be."""
     try:
-        with open(path, "a+b", buffering=0) as summary:
-            start = summary.seek(0, os.SEEK_END)
+        regular = not _in_place(path)
+        with open(path, "a+b" if regular else "ab", buffering=0) as summary:
+            start = summary.seek(0, os.SEEK_END) if regular else 0
             if start:
                 summary.seek(start - 1)
                 text = ("" if summary.read(1) == b"\n" else "\n") + text
@@ -6128,18 +6279,21 @@ def _append(path, text):
 
 
 def write_file(path, pieces, what):
-    """Write a side output (the plot, the pool: pieces of its text) to a new file beside ``path``,
-    then put it in its place: a failed write leaves the previous file whole.  Say so and return
-    False when it cannot be."""
-    temporary = "%s.%d.tmp" % (path, os.getpid())
+    """Write a side output (the plot, the pool: pieces of its text) to a new file beside ``path``
+    (the file a symlink names), then put it in its place: a failed write leaves the previous file
+    whole.  A device or a FIFO is written in place (see _in_place).  Say so and return False when
+    it cannot be."""
+    target = None if _in_place(path) else os.path.realpath(path)
+    temporary = target and "%s.%d.tmp" % (target, os.getpid())
     try:
-        with open(temporary, "wb") as out:
+        with open(temporary or path, "wb") as out:
             for piece in pieces:
                 out.write(piece.encode("utf-8"))
-        os.replace(temporary, path)
+        if target:
+            os.replace(temporary, target)
         return True
     except OSError as exc:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, TypeError):  # TypeError: no temporary was made
             os.remove(temporary)
         _say("error: cannot write %s %s: %s" % (what, place(path), exc.strerror or exc))
         return False
@@ -6167,7 +6321,7 @@ def compute(args, seed=False):
     """Load the inputs named by parsed arguments and evaluate them: the general result, or
     with several runs {"runs": {name: result}}, Holm's correction over all of them."""
     options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage in ("plan", "value")}
-    options["fields"] = {role: key for named in options["fields"] or () for role, key in named.items()}
+    options["fields"] = merged_fields(pair for named in options["fields"] or () for pair in named.items())
     plan = make_plan(options.pop("measure"), curves=args.plot is not None, pool=args.pool is not None, **options)
     if args.plot is not None and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"

@@ -24,6 +24,8 @@ import py_compile
 import random
 import re
 import shutil
+import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -1732,6 +1734,21 @@ class ProcessTest(TempDirTestCase):
                 self.assertEqual((proc.returncode, len(err.splitlines())), (3, 1), err)
                 self.assertIn("cannot write the output", err)
 
+    def test_a_bug_of_ours_exits_70_never_as_a_failed_gate(self):
+        """A crash is EX_SOFTWARE with its traceback and a request for a report: CI must not read it as exit 1."""
+        with unittest.mock.patch.object(rre, "evaluate_runs", side_effect=ZeroDivisionError("a bug")):
+            status, out, err = cli(FIXTURE, "-m", "R@3", "--baseline", FIXTURE, "--max-mean-drop", "0")
+        self.assertEqual((status, out), (70, ""))
+        self.assertIn("Traceback (most recent call last):", err)
+        self.assertIn("ZeroDivisionError: a bug", err)
+        self.assertTrue(err.endswith("rag_retrieval_eval: internal error: this is a bug of rag_retrieval_eval %s, not "
+                                     "a problem with your input: please report it with the traceback above and the "
+                                     "command line\n" % rre.__version__), err)
+        script = "import sys, rag_retrieval_eval as r; r.evaluate_runs = None; sys.argv[1:] = [%r]; r._run_script()"
+        proc = subprocess.run([sys.executable, "-S", "-c", script % str(FIXTURE)], capture_output=True, cwd=ROOT)
+        self.assertEqual(proc.returncode, 70, proc.stderr)  # the process too, whatever os._exit does
+        self.assertIn(b"TypeError", proc.stderr)
+
     def test_a_reader_leaving_early_keeps_the_gate_status(self):
         base = self.write("b.json", {"qrels": ONE, "runs": ONE})
         cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
@@ -2049,6 +2066,25 @@ class LibraryApiTest(unittest.TestCase):
                               (b"q.txt", "a file name must be text, not b'q.txt'")):
             with self.subTest(name=name), self.assertRaisesRegex(rre.EvalError, "^%s$" % re.escape(message)):
                 rre.read_qrels(name)
+
+    def test_the_readers_take_match_and_fields_as_the_scoring_functions_do(self):
+        with tempfile.TemporaryDirectory() as folder:
+            log = Path(folder, "ragas.jsonl")
+            log.write_text(json.dumps({"query_id": "q1", "reference_contexts": ["Paris is  the capital."],
+                                       "retrieved_contexts": ["Lyon.", " Paris is the capital.\n"]}) + "\n")
+            qrels = rre.read_qrels(log, fields={"relevant": "reference_contexts"}, match="text")
+            run = rre.read_run(log, fields={"retrieved": "retrieved_contexts"}, match="text")
+            self.assertEqual((qrels, run), ({"q1": {"Paris is the capital.": 1}}, {"q1": ["Lyon.", "Paris is the capital."]}))
+            self.assertEqual(rre.score_run(qrels, run, "RR", match="text")["measures"], {"RR": 0.5})
+            Path(folder, "q.txt").write_text("q1 0 d1 1\n")
+            for call, message in ((lambda: rre.read_run(log, match="words"), "match must be one of id, text, contains"),
+                                  (lambda: rre.read_qrels(Path(folder, "q.txt"), fields={"relevant": "x"}),
+                                   "every input is text (TREC or TSV): it would change nothing")):
+                with self.subTest(message=message), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
+                    call()
+        for lengths in ({1: 3}, {"d1": 3, None: 4}):  # a dict's keys are the caller's: EvalError, not TypeError
+            with self.subTest(lengths=lengths), self.assertRaisesRegex(rre.EvalError, "^lengths: ID must be a string"):
+                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=5)", lengths=lengths)
 
     def test_public_names(self):
         self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
@@ -2437,16 +2473,20 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["bad.json", "f.json"])
 
     def test_legends_keep_the_end_of_long_labels(self):
-        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 21
-        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-23:], 2: short})
-        self.assertEqual(rre._legend({1: "y" * 24}), {1: "y" * 24})  # the limit itself fits
+        long_a, long_b, short = "A" * 5 + "x" * 25, "B" * 5 + "x" * 25, "c" * 19
+        self.assertEqual(rre._LEGEND, 22)  # 7 px a character fit right of a panel: 24 were clipped
+        self.assertEqual(rre._legend({1: long_a, 2: short}), {1: "\u2026" + long_a[-21:], 2: short})
+        self.assertEqual(rre._legend({1: "y" * 22}), {1: "y" * 22})  # the limit itself fits
         self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
-                         {1: "1: \u2026" + long_a[-20:], 2: "2: \u2026" + long_b[-20:], 3: "3: " + short})
+                         {1: "1: \u2026" + long_a[-18:], 2: "2: \u2026" + long_b[-18:], 3: "3: " + short})
         self.assertEqual(rre._legend({None: "baseline runs/" + long_a, 1: short}),  # the baseline still says so
-                         {None: "baseline \u2026" + long_a[-14:], 1: short})
+                         {None: "baseline \u2026" + long_a[-12:], 1: short})
         self.assertEqual(rre._legend({None: "baseline", 1: "baseline"}), {None: "1: baseline", 1: "2: baseline"})
+        self.assertEqual(rre._legend({1: "/home/me/beir/msmarco/run.bm25s.trec", 2: "runs/x/" + "y" * 20}),
+                         {1: "\u2026/run.bm25s.trec", 2: "\u2026/" + "y" * 20})  # from a separator, when one fits
 
     def test_long_names_round_ticks_and_a_strip_where_nothing_moved(self):
+        import xml.etree.ElementTree as ET
         qrels = {"q%d" % i: ["d%d" % i] for i in range(6)}
         run = {q: {"d%d" % j: 1.0 / (j + 1) for j in range(60)} for q in qrels}
         long = self.write("a-retriever-with-a-configuration-name-far-too-long-for-one-title-line.json", run)
@@ -2456,11 +2496,18 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(status, 0, err)
         root = parsed_svg(plot)
         texts = [t.text for t in root.iter(ns + "text")]
-        self.assertEqual(len(texts[0]), 72)  # the title fits the picture, cut at its end...
-        self.assertTrue(texts[0].startswith("Retrieval evaluation of baseline \u2026/approved.json, \u2026"), texts[0])
-        self.assertIn(str(long), root.find(ns + "title").text)  # ...and is whole in the picture's <title>
-        self.assertIn("baseline \u2026/approved.json", texts)  # the legend names the baseline's file
-        self.assertEqual([t for t in texts if t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
+        lines = [t.text for t in root.iter(ns + "tspan")]  # the title's lines fit the picture...
+        self.assertTrue(all(len(line) <= 72 for line in lines), lines)
+        self.assertTrue(lines[0].startswith("Retrieval evaluation of baseline \u2026/"), lines)  # cut at a separator
+        self.assertTrue(lines[0].endswith("/approved.json,"), lines)
+        self.assertIn(str(long), root.find(ns + "title").text)  # ...and it is whole in the picture's <title>
+        names = ["runs/msmarco/run.bm25s.trec", "runs/msmarco/run.dense.trec"]
+        wrapped = rre.format_svg({n: {"curves": {"R@k": [(1, 0.5), (2, 0.7)]}} for n in names}, {n: n for n in names})
+        title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # whole names wrap at a separator
+        self.assertEqual(title, ["Retrieval evaluation of runs/msmarco/run.bm25s.trec, runs/msmarco/",
+                                 "run.dense.trec"])
+        self.assertIn("baseline \u2026pproved.json", texts)  # the legend names the baseline's file, in its room
+        self.assertEqual([t for t in texts if t and t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
         self.assertNotIn("+0.00", texts)  # a strip where nothing moved has no scale
         ticks = {t.text: float(t.get("x")) for t in root.iter(ns + "text") if t.text in ("1", "10", "50")}
         self.assertAlmostEqual((ticks["10"] - ticks["1"]) / (ticks["50"] - ticks["1"]), math.log(10) / math.log(50), 3)
@@ -2485,7 +2532,7 @@ class PlotTest(TempDirTestCase):
             self.assertEqual((float(mark.get("x1")), float(mark.get("x2"))), (right + 12, right + 30))
             self.assertEqual(mark.get("y1"), mark.get("y2"))
         self.assertEqual([float(m.get("y1")) for m in legend][1] - float(legend[0].get("y1")), 18)
-        self.assertGreater(float(legend[0].get("y1")), 56)
+        self.assertGreater(float(legend[0].get("y1")), plot_top(root))
         for element in root.iter():
             for name in ("x", "x1", "x2", "width"):
                 if element.get(name) not in (None, "100%"):
@@ -2498,9 +2545,9 @@ class PlotTest(TempDirTestCase):
         (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
         x, y = map(float, curve.get("points").split(",")[:2])
         self.assertEqual(x, rre._LEFT + width / 2)  # one cutoff: one point, in the middle
-        self.assertEqual(y, 56 + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9) on a 0..1 axis
+        self.assertEqual(y, plot_top(root) + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9), 0..1 axis
         titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]  # the picture's own first
-        self.assertEqual((titles[0].get("y"), titles[0].text), ("46", "R@k, mean over queries"))
+        self.assertEqual((float(titles[0].get("y")), titles[0].text), (plot_top(root) - 10, "R@k, mean over queries"))
         # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
         self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
         plot = self.tmp / "q.svg"  # the other way round: one better
@@ -2521,7 +2568,7 @@ class PlotTest(TempDirTestCase):
     def test_two_cutoffs_span_the_curve_area(self):
         root, ns = self.compared_plot("R@2")
         grid = [e for e in root.iter(ns + "line") if e.get("stroke") == "#ddd"]
-        self.assertEqual([float(e.get("y1")) for e in grid], [56 + rre._PANEL * (4 - i) / 4 for i in range(5)])  # 0 .. 1
+        self.assertEqual([float(e.get("y1")) for e in grid], [plot_top(root) + rre._PANEL * (4 - i) / 4 for i in range(5)])
         width = rre._SVG_WIDTH - rre._LEFT - rre._RIGHT
         for line in root.iter(ns + "polyline"):
             self.assertEqual([float(p.split(",")[0]) for p in line.get("points").split()],
@@ -2566,7 +2613,7 @@ class PlotTest(TempDirTestCase):
         self.assertLess(means[0], means[1])
         self.assertLess(means[1], 0)  # the axis runs from means[0] to 1
         points = next(parsed_svg(plot).iter("{http://www.w3.org/2000/svg}polyline")).get("points").split()
-        expected = [56 + rre._PANEL - rre._PANEL * (v - means[0]) / (1 - means[0]) for v in means]
+        expected = [plot_top(parsed_svg(plot)) + rre._PANEL - rre._PANEL * (v - means[0]) / (1 - means[0]) for v in means]
         self.assertEqual([float(p.split(",")[1]) for p in points], [round(y, 1) for y in expected])
 
     def test_the_plot_stacks_panels_and_strips_at_fixed_steps(self):
@@ -2611,6 +2658,84 @@ GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
     ({"b.json": BASE_GROUP_RUN}, ["--baseline", "b.json", "--max-group-drop", "0.1"], ["--max-group-drop needs query groups"]),
     ({"g.json": GROUPS}, ["--groups", "g.json", "--missing-run", "skip", "--unlabeled", "skip"], None),
 ]
+
+
+class OutputFilesTest(TempDirTestCase):
+    """Side outputs (--summary, --pool, --plot, --junit): a regular file is replaced whole, through
+    a symlink; a device or a FIFO is written in place, as a shell's > writes it; no output lands
+    on an input, whatever its role or its name."""
+
+    OUTPUTS = {"summary": [], "pool": [], "plot": [], "junit": ["--max-mean-drop", "0.5"]}
+
+    def run_with(self, option, path):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1", "x"], "q2": []}})
+        return cli(fixture, "-m", "R@2", "--baseline", fixture, "--" + option, path, *self.OUTPUTS[option])
+
+    def test_every_output_option_is_covered(self):
+        self.assertEqual(set(self.OUTPUTS), {o.name for o in rre.OPTIONS if o.stage == "output" and o.kind == "file"})
+
+    def test_a_fifo_receives_the_bytes_and_stays_a_fifo(self):
+        import threading
+        for option in self.OUTPUTS:
+            fifo, got = self.tmp / (option + ".fifo"), []
+            os.mkfifo(fifo)
+            reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+            reader.start()
+            status, _, err = self.run_with(option, fifo)
+            reader.join(5)
+            with self.subTest(option=option):
+                self.assertEqual(status, 0, err)
+                self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+                self.assertTrue(got and got[0].strip(), got)
+
+    def test_a_device_is_written_in_place_and_a_full_one_is_exit_3(self):
+        try:  # /dev/null's and /dev/full's numbers, in our own folder: never the machine's own /dev
+            os.mknod(self.tmp / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            os.mknod(self.tmp / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        except (OSError, AttributeError):
+            self.skipTest("no device node can be made here (not root)")
+        for option in self.OUTPUTS:
+            with self.subTest(option=option):
+                status, out, err = self.run_with(option, self.tmp / "null")
+                self.assertEqual((status, err), (0, ""))
+                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "null").st_mode))
+                status, out, err = self.run_with(option, self.tmp / "full")
+                self.assertEqual(status, 3)
+                self.assertIn("No space left on device", err)
+                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "full").st_mode))
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["f.json", "full", "null"])  # no temporary left
+
+    def test_a_symlink_keeps_naming_the_file_it_names(self):
+        (self.tmp / "real.svg").write_text("old")
+        os.symlink("real.svg", self.tmp / "link.svg")
+        self.assertEqual(self.run_with("plot", self.tmp / "link.svg")[0], 0)
+        self.assertTrue((self.tmp / "link.svg").is_symlink())
+        self.assertTrue((self.tmp / "real.svg").read_text().startswith("<svg"))
+
+    def test_no_output_lands_on_an_input_of_any_role_under_any_name(self):
+        """The inputs are those of the options table: a role added later is guarded too."""
+        files = {name: self.write(name, "x") for name in ("f", "q", "r", "b", "other")}
+        usage = {"fixture": ["{}"], "qrels": ["--qrels", "{}", "--run", files["r"]], "run": ["--qrels", files["q"],
+                 "--run", "{}"], "baseline": [files["f"], "--baseline", "{}"],
+                 "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"]}
+        for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
+            args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
+            target = self.write(role + ".in", "x")
+            os.link(target, self.tmp / (role + ".hard"))
+            os.symlink(target.name, self.tmp / (role + ".soft"))
+            for option, name in itertools.product(self.OUTPUTS, ("hard", "soft", "./")):
+                other = "./" + target.name if name == "./" else self.tmp / (role + "." + name)
+                command = [target if a == "{}" else a for a in args] + ["-m", "R@2", "--" + option, other]
+                command += self.OUTPUTS[option] + ["--baseline", files["b"]] * (
+                    option == "junit" and "--baseline" not in command)
+                with self.subTest(role=role, option=option, name=name):
+                    home = os.getcwd()
+                    os.chdir(self.tmp)
+                    try:
+                        rejected(self, *cli(*command), "which is read or written already")
+                    finally:
+                        os.chdir(home)
+                    self.assertEqual(target.read_text(), "x")
 
 
 class GroupRejectionTest(TempDirTestCase):
@@ -2685,8 +2810,8 @@ class StatisticsAtScaleTest(unittest.TestCase):
         fixed = rre.fixed_point(column)
         new = [s[0] / fixed[1] / len(column) for s in rre.bootstrap_sums([fixed], 1, 4000)]
         old = old_bootstrap_means(column, random.Random(1), 4000)
-        for stat in (statistics_mean, statistics_sd):
-            self.assertAlmostEqual(stat(new), stat(old), delta=0.01)
+        for summary in (statistics_mean, statistics_sd):
+            self.assertAlmostEqual(summary(new), summary(old), delta=0.01)
         self.assertAlmostEqual(sorted(new)[100], sorted(old)[100], delta=0.03)   # the 2.5% point
         self.assertAlmostEqual(sorted(new)[3899], sorted(old)[3899], delta=0.03)  # the 97.5% point
         counts = [0] * 5  # each index equally likely, with replacement
@@ -2710,6 +2835,11 @@ def statistics_sd(values):
 def parsed_svg(path):
     import xml.etree.ElementTree as ET
     return ET.parse(str(path)).getroot()
+
+
+def plot_top(root):
+    """Where a plot's first panel starts: below the title's lines."""
+    return 36 + 20 * max(1, len(list(root.iter("{http://www.w3.org/2000/svg}tspan"))))
 
 
 class SideOutputsTest(TempDirTestCase):
@@ -3896,6 +4026,11 @@ class RoleRulesTest(TempDirTestCase):
             ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
             ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
              ["--fields names the role relevant twice (x, then relevant)"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=x", "--fields", "retrieved=y,relevant=relevant"],
+             ["--fields names the role relevant twice (x, then relevant)"]),  # in two options as in one
+            (q + r + ["--baseline", self.base, "-m", "R@3", "--fields", "relevant=expected"],
+             ["--fields names the fields of JSON records, and every input is text (TREC or TSV): it would change "
+              "nothing"]),
             ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
              ["--fields: field 'retrieved' would give both the labels and the ranking"]),
             ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
@@ -3941,6 +4076,9 @@ class RoleRulesTest(TempDirTestCase):
 
     def test_what_is_used_is_accepted(self):
         q, r = ["--qrels", self.qrels], ["--run", self.run]
+        rejected(self, *cli(*q, "--run", "-", "--fields", "retrieved=x", stdin=self.run.read_bytes()), "every input "
+                 "is text")  # through a pipe too; and a JSON input takes it
+        self.assertEqual(cli(*q, "--run", self.evidence, "--fields", "retrieved=x", "-m", "R@3")[0], 0)
         for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
                      q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
                      q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
@@ -4039,6 +4177,19 @@ class NothingToGateTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
         self.assertIn("none   0 (few)", out)  # R@3 scores none of them
         self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
+
+    def test_each_count_sits_beside_the_mean_it_counts(self):
+        qrels = {"q%d" % i: ["d%d" % i] for i in range(8)}
+        runs = dict({q: ["d%d" % i] for i, q in enumerate(qrels)}, n1=[], n2=["y"], n3=[])
+        fixture = self.write("g.json", {"qrels": qrels, "runs": runs, "no_answer": ["n1", "n2", "n3"],
+                                        "groups": {"many": ["q%d" % i for i in range(6)] + ["n1", "n2"],
+                                                   "few": ["q6", "q7", "n3"], "none": ["n1"]}})
+        table = cli(fixture, "-m", "R@3,Abstain", "--format", "table")[1]
+        rows = [line.split(None, 2) for line in table.splitlines() if line.startswith(("  many", "  few", "  none"))]
+        self.assertEqual(rows, [["many", "6", "1.0000  0.5000 over 2 (few)"], ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
+                                ["none", "0", "(few)          1.0000 over 1 (few)"]])  # R@3 has nothing in none
+        markdown = cli(fixture, "-m", "R@3,Abstain", "--format", "markdown")[1]
+        self.assertIn("| many | 6 | 1.0000 | 0.5000 over 2 (few) |", markdown)
 
     def test_messages_name_the_place_and_the_rule(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
@@ -4472,6 +4623,52 @@ class LogsAsWrittenTest(TempDirTestCase):
                 rejected(self, *cli("--qrels", path, "--run", path), what)
         scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
         rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
+        text = self.write("par1.txt", "PAR1 0 d1 1\n")  # a query named PAR1 is text, as its bytes can be
+        run = self.write("par1.run", "PAR1 Q0 d1 1 1.0 r\n")
+        self.assertEqual(json.loads(cli("--qrels", text, "--run", run, "-m", "RR")[1])["measures"], {"RR": 1.0})
+
+    def test_what_a_log_gives_where_ids_are_expected_is_named_with_its_path(self):
+        docs = [{"text": "Paris is large.", "score": 0.5}, {"text": "Lyon.", "score": 0.4}]
+        records = [{"query_id": "q1", "relevant": ["d1"], "retrieval_list": docs}]
+        hint = ("retrieval_list[0]: query 'q1': expected IDs, not objects (keys 'text', 'score'): read the key that "
+                "holds each with --fields retrieved=retrieval_list[].text")
+        for name, content in (("one.json", records[0]), ("all.json", records),
+                              ("log.jsonl", json.dumps(records[0]) + "\n" + json.dumps(dict(records[0], query_id="q2")))):
+            path = self.write(name, content)
+            with self.subTest(name=name):
+                rejected(self, *cli(path, "--fields", "retrieved=retrieval_list"), hint)
+                rejected(self, *cli("--qrels", path, "--run", path, "--fields", "retrieved=retrieval_list"), hint)
+                with self.assertRaisesRegex(rre.EvalError, re.escape(hint)):
+                    rre.read_run(path, fields={"retrieved": "retrieval_list"})
+        gold = self.write("gold.jsonl", json.dumps({"query_id": "q1", "gold": [{"fact": "Paris."}], "retrieved": []}))
+        rejected(self, *cli(gold, "--fields", "relevant=gold", "--match", "text"), "gold[0]: query 'q1': expected "
+                 "texts, not objects (keys 'fact'): read the key that holds each with --fields relevant=gold[].fact")
+        listed = self.write("q.jsonl", '{"meta": {"q": ["x"]}, "relevant": ["d1"], "retrieved": ["d1"]}\n' * 2)
+        rejected(self, *cli(listed, "--fields", "query=meta.q"), "q.jsonl:1: meta.q: query ID must be a string, not "
+                                                                "list ['x']")
+
+    def test_messages_that_say_what_a_file_is_and_what_to_do(self):
+        empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                       '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
+        useful = "if 'q2' has no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE"
+        for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
+            with self.subTest(measures=measures):
+                rejected(self, *cli(empty, "-m", measures), useful)
+                rejected(self, *cli("--qrels", empty, "--run", empty, "-m", measures), useful)
+        dataset = self.write("li.json", {"queries": {"q1": "What?"}, "corpus": {"d1": "Text."},
+                                         "relevant_docs": {"q1": ["d1"]}, "mode": "text"})
+        said = "li.json: a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: it is read as --qrels"
+        run = self.write("r.json", {"q1": ["d1"]})
+        for args in ([dataset], ["--qrels", run, "--run", dataset], ["--qrels", dataset, "--run", run, "--baseline",
+                                                                       dataset]):
+            with self.subTest(args=args):
+                rejected(self, *cli(*args), said)
+        self.assertEqual(cli("--qrels", dataset, "--run", run, "-m", "R@1")[0], 0)
+        long = "q" + "x" * 80
+        err = cli("--qrels", self.write("l.json", {long: ["d1"]}), "--run", self.write("lr.json", {"q2": ["d1"]}))[2]
+        self.assertIn("('q%s...')" % ("x" * 54), err)  # a quote closed, 60 characters in all
+        self.assertEqual(rre.show("\x01" * 40), "'" + "\\x01" * 13 + "...'")
+        self.assertEqual(rre.show("it's" * 20)[-4:], "...\"")  # the quote its own repr opened
 
     def test_ids_read_as_texts_score_as_ids(self):
         for args in ((FIXTURE, "-m", "R@2,RR,nDCG@3"), ("--qrels", FIXTURE, "--run", FIXTURE, "-m", "AP,P@2")):
@@ -4510,7 +4707,7 @@ class LogsAsWrittenTest(TempDirTestCase):
                   "-m", "R@1,Abstain")[2]
         self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
         one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
-        rejected(self, *cli(one), "one.json: query ID must be a string, not int 5")
+        rejected(self, *cli(one), "one.json: query_id: query ID must be a string, not int 5")  # its JSON path
         theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}  # the ranked IDs share one character
         ours = {q: ["x" + d for d in docs] for q, docs in theirs.items()}
         _, _, err = cli("--qrels", self.write("xq.json", theirs), "--run", self.write("xr.json", ours), "-m", "R@2")
@@ -4532,6 +4729,19 @@ EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 1, "below": 1, "cut":
 
 class ExplainTest(TempDirTestCase):
     """Section 20: where each missed relevant document went."""
+
+    def test_ranks_before_and_after_list_five_the_crossings_first(self):
+        qrels = {"q1": {"d%d" % i: 1 for i in range(12)}}
+        base = {"q1": ["d%d" % i for i in range(12)]}  # d0 .. d11 at 1 .. 12
+        cand = {"q1": ["x1", "d5", "x2", "d0"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
+        args = (self.write("c.json", {"qrels": qrels, "runs": cand}), "--baseline", self.write("b.json", base), "-m",
+                "R@3", "--explain")
+        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d0 1 -> 4; then d3 4 -> 12 (8)
+        line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d0 1 -> 4, d3 4 -> 12 and 7 more"
+        for fmt in ("table", "markdown"):
+            with self.subTest(fmt=fmt):
+                self.assertIn(line.replace("->", "-\\>") if fmt == "markdown" else line, cli(*args, "--format", fmt)[1])
+        self.assertEqual(len(json.loads(cli(*args)[1])["explain"]["queries"]["q1"]["ranks"]), 12)  # JSON keeps all
 
     def test_the_worked_example_on_the_command_line_through_both_readers_and_in_the_library(self):
         trec = "".join("%s Q0 %s %d %d t\n" % (q, d, i, 10 - i) for q, r in EXPLAIN_EXAMPLE["runs"].items()
@@ -4736,7 +4946,7 @@ class UnjudgedBoundsTest(TempDirTestCase):
             qrels = {q: {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 3)} for q in ("q%d" % i for i in range(5))}
             run = {q: rng.sample(docs, rng.randint(0, 7)) for q in qrels}
             depth = rng.choice((None, 3))
-            names = ["R@2", "P@3", "Success@1", "RR@4", "RR"]
+            names = ["R@2", "P@3", "Success@1", "RR@4", "RR", "SetP", "SetR", "SetF"]
             block = rre.score_run(qrels, run, names, unjudged_bounds=True, no_relevant="zero", depth=depth)["unjudged"]
             for name in names:
                 k = int(name.split("@")[1]) if "@" in name else None
@@ -4745,6 +4955,19 @@ class UnjudgedBoundsTest(TempDirTestCase):
                 expected = rre.score_run(filled, run, name, no_relevant="zero", depth=depth)["measures"][name]
                 with self.subTest(case=case, measure=name):
                     self.assertAlmostEqual(block["measures"][name]["if_relevant"], expected, places=12)
+
+
+    def test_every_reason_given_for_an_unbounded_measure_is_true(self):
+        """'Can lower it': a relevant label for the one unjudged ranked document lowers each such measure."""
+        qrels, run = {"q1": {"a": 1, "n": 0}}, {"q1": ["a", "n", "u"]}
+        names = ["nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec@1.0"]
+        loose = rre.score_run(qrels, run, names, unjudged_bounds=True)["unjudged"]["not_bounded"]
+        self.assertEqual(loose, dict.fromkeys(names, "a relevant label for an unjudged document can lower it"))
+        before = rre.score_run(qrels, run, names)["measures"]
+        after = rre.score_run({"q1": dict(qrels["q1"], u=1)}, run, names)["measures"]
+        for name in names:
+            with self.subTest(measure=name):
+                self.assertLess(after[name], before[name])
 
 
 class PoolTest(TempDirTestCase):
@@ -5411,6 +5634,47 @@ class SavedBaselineTest(TempDirTestCase):
         with self.assertRaisesRegex(rre.EvalError, "^run: a saved result stands for a baseline's run"):
             rre.score_run({"q1": ["d1"]}, saved, "R@2")
 
+    def test_a_result_that_is_not_what_a_run_printed_is_refused(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d9 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
+        text = cli("--qrels", qrels, "--run", base, "-m", "R@2,RR", "--missing-run", "zero")[1]
+        saved = json.loads(text)
+        row = '"q2": {\n      "R@2": 1.0,\n      "RR": 1.0\n    }'
+        self.assertIn(row, text)
+        for name, edited, message in [
+                ("nan", text.replace(row, row.replace('"RR": 1.0', '"RR": NaN')), "nan.json: per_query.q2.RR: expected "
+                                                                                 "a finite number, not nan"),
+                ("inf", text.replace(row, row.replace('"RR": 1.0', '"RR": Infinity')), "per_query.q2.RR: expected a "
+                                                                                      "finite number, not inf"),
+                ("big", text.replace(row, row.replace('"RR": 1.0', '"RR": 1e400')), "not inf"),
+                ("huge", text.replace(row, row.replace('"RR": 1.0', '"RR": 1' + "0" * 400)), "expected a finite "
+                                                                                              "number, not 1000"),
+                ("mean", text.replace('"RR": 0.6666666666666666', '"RR": 0.7', 1), "mean.json: measures.RR: 0.7 is not "
+                 "the mean of its per-query values, 0.6666666666666666: the result was edited"),
+                ("count", text.replace('"queries": 3', '"queries": 4', 1), "count.json: queries: 4, and per_query lists "
+                                                                           "3: the result was edited"),
+                ("twice", text.replace(row, row + ",\n" + row.replace("1.0", "0.0")), "twice.json: per_query: key 'q2' "
+                 "appears twice ({'R@2': 1.0, 'RR': 1.0}, then {'R@2': 0.0, 'RR': 0.0}): the result was edited"),
+                ("deep", text.replace('"relevance_level": 1', '"relevance_level": 1, "relevance_level": 2'),
+                 "deep.json: manifest.options: key 'relevance_level' appears twice (1, then 2)")]:
+            path = self.write(name + ".json", edited)
+            for where in (["--baseline", path], ["--baseline", base, "--replicate", path]):
+                with self.subTest(name=name, where=where[-2]):
+                    rejected(self, *cli("--qrels", qrels, "--run", run, *where, "-m", "RR", "--missing-run", "zero"),
+                             message)
+        consistent = copy.deepcopy(saved)  # edited, but consistently: a new result, which the digests still bind
+        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.5, 0.5
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                               "RR", "--missing-run", "zero")
+        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["baseline"]), (0, 0.5), err)
+        for value in (math.nan, math.inf):
+            broken = copy.deepcopy(saved)
+            broken["per_query"]["q1"]["RR"] = value
+            with self.assertRaisesRegex(rre.EvalError, "^baseline: per_query.q1.RR: expected a finite number"):
+                rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, broken, {"q1": ["d1"]}, "RR",
+                                 missing_run="zero")
+
     def test_the_library_takes_a_saved_result_as_the_baseline_and_replicates(self):
         qrels = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"], "q3": ["d4", "d5"]}
         base, rep = {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"]}, {"q1": ["d1"], "q2": ["d3"], "q3": []}
@@ -5543,6 +5807,30 @@ class ReleaseDecisionTest(ReplicateFilesTestCase):
         spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
         self.assertEqual(alone["power"]["RR"]["paired"], False)
         self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+
+    def test_power_of_a_zero_limit_and_of_a_count(self):
+        """A limit of 0 no number of queries resolves; a count's gate reads its sum: mde = z * s * sqrt(n)."""
+        lost = {"q0": ["x"], "q1": ["d1"], "q2": ["x", "d2"], "q3": [], "q4": ["d4"], "q5": ["y"]}
+        self.write("lost.json", lost)  # NumRelRet 1 -> 0 on q0, q3, q5
+        status, out, err = cli("--qrels", "qrels.json", "--run", "lost.json", "--baseline", "base.json", "-m",
+                               "RR,NumRelRet", "--power", "--max-mean-drop", "0", "--groups", "g.json")
+        self.assertEqual(status, 1, err)  # the gate of 0 fails: RR dropped
+        power = json.loads(out)["power"]
+        self.assertEqual(power["RR"]["queries_for"], {"0.0": None})
+        self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; --max-mean-drop 0.0: a change of 0 cannot "
+                      "be resolved by any number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
+        base, down = ({q: row["NumRelRet"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", name, "-m",
+                       "NumRelRet")[1])["per_query"].items()} for name in ("base.json", "lost.json"))
+        sd = statistics.stdev([down[q] - base[q] for q in down])
+        self.assertAlmostEqual(sd, math.sqrt(0.3), places=12)  # differences -1, 0, 0, -1, 0, -1
+        count = power["NumRelRet"]
+        self.assertEqual((count["of"], count["queries_for"]), ("sum", {"0.0": None}))
+        self.assertAlmostEqual(count["mde"], 2.8015852 * sd * math.sqrt(6), places=12)
+        self.assertIn("NumRelRet detects a change of %.4f in its sum over 6 queries, sd %.4f; more queries make a "
+                      "sum's change larger, not easier to see\n" % (count["mde"], sd), err)
+        self.assertIn("group first NumRelRet detects", err)  # per group too, and nothing raised
+        self.assertEqual(rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], lost,
+                                          ["RR", "NumRelRet"], power=True, max_mean_drop=0)["power"], power)
 
     def test_power_in_every_format_and_mode(self):
         args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,R@1",
