@@ -2682,7 +2682,7 @@ def _saved_number(obj, path, where, root=()):
     for key in path:
         obj = obj.get(key) if isinstance(obj, dict) else None
     number = not isinstance(obj, bool) and isinstance(obj, (int, float))
-    if not number or not math.isfinite(float(obj) if abs(obj) < INT_LIMIT else math.inf):
+    if not number or not abs(obj) <= sys.float_info.max:  # NaN compares false too
         fail("%s: %s" % (where, ".".join(root + path)), "expected a %snumber, not %s" % (
             "finite " if number else "", show(obj)))
     return obj
@@ -3016,7 +3016,7 @@ def no_repeated_key(value, where, path=""):
     silently win."""
     if isinstance(value, _DuplicateKeys):
         fail(loc(where, path), "key %s appears twice (%s, then %s): the result was edited; score its run again"
-             % (show(value.duplicate), show(value.copies[0], 30), show(value.copies[1], 30)))
+             % (show(value.duplicate), show(value.copies[0]), show(value.copies[1])))
     for key, item in value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ():
         no_repeated_key(item, where, _join(path, key) if isinstance(key, str) else "%s[%d]" % (path, key))
 
@@ -4961,20 +4961,23 @@ def read_qrels(path, *, fields=None, match="id"):
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    opts, kinds = Options(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
-    labels = load(_path(path), "labels", opts, {}, kinds=kinds)[0]
-    check_fields_read(opts.fields, kinds)
-    return labels
+    return _read(path, "labels", fields, match, {})[0]
 
 
 def read_run(path, *, fields=None, match="id"):
     """The rankings of a run file (TREC, JSON, JSON Lines, records or a fixture's; gzip too) in
     the JSON forms: {qid: {doc: score}} from scored input, {qid: [doc, ...]} from listed input;
     fields and match as for read_qrels."""
+    return _read(path, "run forms", fields, match)
+
+
+def _read(path, role, fields, match, *context):
+    """What the library's reader of a role reads, with fields and match checked as --fields and
+    --match are."""
     opts, kinds = Options(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
-    forms = load(_path(path), "run forms", opts, kinds=kinds)
+    value = load(_path(path), role, opts, *context, kinds=kinds)
     check_fields_read(opts.fields, kinds)
-    return forms
+    return value
 
 
 def _path(path):
@@ -5251,8 +5254,8 @@ def _moves_first(ranks, k):
     """[(document, (rank before, rank after)), ...]: those that crossed the cutoff k first, then
     the largest moves (absent: past every rank)."""
     def order(item):
-        before, after = (math.inf if r is None else r for r in item[1])
-        return (before <= k) == (after <= k), -abs(after - before) if after != before else 0
+        before, after = (sys.maxsize if r is None else r for r in item[1])
+        return (before <= k) == (after <= k), -abs(after - before)
     return sorted(ranks.items(), key=order)
 
 
@@ -5884,8 +5887,8 @@ def _wrap(text, width):
     """Lines of at most ``width`` characters, broken after a space or a path separator (a longer
     piece is cut where it must be).
 
-    >>> _wrap("Retrieval evaluation of runs/msmarco/run.bm25.trec", 24)
-    ['Retrieval evaluation of', 'runs/msmarco/', 'run.bm25.trec']
+    >>> _wrap("Retrieval evaluation of runs/msmarco/run.bm25.trec", 24), _wrap("ab cd", 5)
+    (['Retrieval evaluation of', 'runs/msmarco/', 'run.bm25.trec'], ['ab cd'])
     """
     lines = [""]
     for piece in re.findall(r".{1,%d}?(?:[ /\\]|$)|.{%d}" % (width, width), text):

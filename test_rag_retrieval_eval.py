@@ -2484,6 +2484,7 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(rre._legend({None: "baseline", 1: "baseline"}), {None: "1: baseline", 1: "2: baseline"})
         self.assertEqual(rre._legend({1: "/home/me/beir/msmarco/run.bm25s.trec", 2: "runs/x/" + "y" * 20}),
                          {1: "\u2026/run.bm25s.trec", 2: "\u2026/" + "y" * 20})  # from a separator, when one fits
+        self.assertEqual(rre._legend({1: "runs/" + "y" * 21}), {1: "\u2026" + "y" * 21})  # "\u2026/" and 21: 23
 
     def test_long_names_round_ticks_and_a_strip_where_nothing_moved(self):
         import xml.etree.ElementTree as ET
@@ -2498,14 +2499,20 @@ class PlotTest(TempDirTestCase):
         texts = [t.text for t in root.iter(ns + "text")]
         lines = [t.text for t in root.iter(ns + "tspan")]  # the title's lines fit the picture...
         self.assertTrue(all(len(line) <= 72 for line in lines), lines)
-        self.assertTrue(lines[0].startswith("Retrieval evaluation of baseline \u2026/"), lines)  # cut at a separator
-        self.assertTrue(lines[0].endswith("/approved.json,"), lines)
+        self.assertEqual(lines[0], "Retrieval evaluation of baseline \u2026/%s/approved.json," % self.tmp.name)
         self.assertIn(str(long), root.find(ns + "title").text)  # ...and it is whole in the picture's <title>
         names = ["runs/msmarco/run.bm25s.trec", "runs/msmarco/run.dense.trec"]
         wrapped = rre.format_svg({n: {"curves": {"R@k": [(1, 0.5), (2, 0.7)]}} for n in names}, {n: n for n in names})
-        title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # whole names wrap at a separator
-        self.assertEqual(title, ["Retrieval evaluation of runs/msmarco/run.bm25s.trec, runs/msmarco/",
-                                 "run.dense.trec"])
+        title = [(t.text, t.get("dy")) for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # at a separator
+        self.assertEqual(title, [("Retrieval evaluation of runs/msmarco/run.bm25s.trec, runs/msmarco/", "0"),
+                                 ("run.dense.trec", "20")])
+        names = ["experiments/2026-11/%s/run.%s.trec" % (name, name) for name in ("bm25", "dense", "hybrid-rrf")]
+        wrapped = rre.format_svg({n: {"curves": {"R@k": [(1, 0.5), (2, 0.7)]}} for n in names}, {n: n for n in names})
+        title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # three lines: names still whole
+        self.assertEqual(len(title), 3)
+        self.assertEqual("".join(title).count("experiments/2026-11/"), 3, title)
+        short = rre.format_svg({"a": {"curves": {"R@k": [(1, 0.5)]}}}, {"a": "a"})
+        self.assertIn('font-weight="bold">Retrieval evaluation of a</text>', short)  # one line: no tspan
         self.assertIn("baseline \u2026pproved.json", texts)  # the legend names the baseline's file, in its room
         self.assertEqual([t for t in texts if t and t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
         self.assertNotIn("+0.00", texts)  # a strip where nothing moved has no scale
@@ -4182,14 +4189,15 @@ class NothingToGateTest(TempDirTestCase):
         qrels = {"q%d" % i: ["d%d" % i] for i in range(8)}
         runs = dict({q: ["d%d" % i] for i, q in enumerate(qrels)}, n1=[], n2=["y"], n3=[])
         fixture = self.write("g.json", {"qrels": qrels, "runs": runs, "no_answer": ["n1", "n2", "n3"],
-                                        "groups": {"many": ["q%d" % i for i in range(6)] + ["n1", "n2"],
-                                                   "few": ["q6", "q7", "n3"], "none": ["n1"]}})
+                                        "groups": {"many": ["q%d" % i for i in range(5)] + ["n1", "n2"],
+                                                   "few": ["q5", "q6", "n3"], "none": ["n1"]}})
         table = cli(fixture, "-m", "R@3,Abstain", "--format", "table")[1]
         rows = [line.split(None, 2) for line in table.splitlines() if line.startswith(("  many", "  few", "  none"))]
-        self.assertEqual(rows, [["many", "6", "1.0000  0.5000 over 2 (few)"], ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
+        self.assertEqual(rows, [["many", "5", "1.0000  0.5000 over 2 (few)"],  # 5 queries are not few
+                                ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
                                 ["none", "0", "(few)          1.0000 over 1 (few)"]])  # R@3 has nothing in none
         markdown = cli(fixture, "-m", "R@3,Abstain", "--format", "markdown")[1]
-        self.assertIn("| many | 6 | 1.0000 | 0.5000 over 2 (few) |", markdown)
+        self.assertIn("| many | 5 | 1.0000 | 0.5000 over 2 (few) |", markdown)
 
     def test_messages_name_the_place_and_the_rule(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
@@ -4733,11 +4741,12 @@ class ExplainTest(TempDirTestCase):
     def test_ranks_before_and_after_list_five_the_crossings_first(self):
         qrels = {"q1": {"d%d" % i: 1 for i in range(12)}}
         base = {"q1": ["d%d" % i for i in range(12)]}  # d0 .. d11 at 1 .. 12
-        cand = {"q1": ["x1", "d5", "x2", "d0"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
+        cand = {"q1": ["x1", "d5", "d0", "x2"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
         args = (self.write("c.json", {"qrels": qrels, "runs": cand}), "--baseline", self.write("b.json", base), "-m",
                 "R@3", "--explain")
-        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d0 1 -> 4; then d3 4 -> 12 (8)
-        line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d0 1 -> 4, d3 4 -> 12 and 7 more"
+        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2; then d3 4 -> 12 (8), d11
+        # 12 -> 5 (7); d0 1 -> 3 stays within the top 3: a move of 2, among the 7 more
+        line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d3 4 -> 12, d11 12 -> 5 and 7 more"
         for fmt in ("table", "markdown"):
             with self.subTest(fmt=fmt):
                 self.assertIn(line.replace("->", "-\\>") if fmt == "markdown" else line, cli(*args, "--format", fmt)[1])
@@ -5668,6 +5677,18 @@ class SavedBaselineTest(TempDirTestCase):
         status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
                                "RR", "--missing-run", "zero")
         self.assertEqual((status, json.loads(out)["comparison"]["RR"]["baseline"]), (0, 0.5), err)
+        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.0, 1 / 3 + 9e-10  # within 1e-9
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                             "RR", "--missing-run", "zero")[0], 0)
+        consistent["measures"]["RR"] = 1 / 3 + 2e-9
+        rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                            "RR", "--missing-run", "zero"), "c.json: measures.RR: 0.3333333353333333 is not the mean")
+        counted = json.loads(cli("--qrels", qrels, "--run", self.write("big.txt", "".join(
+            "q%d Q0 d%d 1 1.0 b\n" % (q, d) for q in (1, 2, 3) for d in range(1000))), "-m", "NumRet",
+                                 "--missing-run", "zero")[1])
+        counted["measures"]["NumRet"] += 1e-7  # a sum of 3000: to 1e-9 of itself
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("n.json", counted), "-m",
+                             "NumRet", "--missing-run", "zero")[0], 0)
         for value in (math.nan, math.inf):
             broken = copy.deepcopy(saved)
             broken["per_query"]["q1"]["RR"] = value
@@ -5813,9 +5834,11 @@ class ReleaseDecisionTest(ReplicateFilesTestCase):
         lost = {"q0": ["x"], "q1": ["d1"], "q2": ["x", "d2"], "q3": [], "q4": ["d4"], "q5": ["y"]}
         self.write("lost.json", lost)  # NumRelRet 1 -> 0 on q0, q3, q5
         status, out, err = cli("--qrels", "qrels.json", "--run", "lost.json", "--baseline", "base.json", "-m",
-                               "RR,NumRelRet", "--power", "--max-mean-drop", "0", "--groups", "g.json")
+                               "RR,NumRelRet", "--power", "--max-mean-drop", "0", "--groups", "g.json",
+                               "--max-group-drop", "0.5")
         self.assertEqual(status, 1, err)  # the gate of 0 fails: RR dropped
         power = json.loads(out)["power"]
+        self.assertEqual(json.loads(out)["groups"]["one"]["power"]["RR"]["queries_for"], {"0.5": None})  # one query
         self.assertEqual(power["RR"]["queries_for"], {"0.0": None})
         self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; --max-mean-drop 0.0: a change of 0 cannot "
                       "be resolved by any number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
