@@ -267,7 +267,8 @@ def show(value, limit=60):
     cut = limit
     while len(repr(value[:cut])) > limit - 3:  # a text is cut inside its quotes, which stay closed
         cut -= 1
-    return repr(value[:cut])[:-1] + "..." + repr(value[:cut])[-1]
+    text = repr(value[:cut])
+    return text[:-1] + "..." + text[-1]
 
 
 def text_name(doc, match="id"):
@@ -6129,7 +6130,7 @@ def check_usage(args, given):
     check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
                   per_query=args.per_query, chunk_separator=args.chunk_separator,
                   replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
-    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(args, o.name))]  # every input role
+    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(args, o.name)) if p]  # every role
     if args.junit is not None and not {"max_mean_drop", "max_query_drop", "max_group_drop"} & given:
         raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
                         "--max-group-drop (with --baseline)")
