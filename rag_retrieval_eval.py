@@ -20,7 +20,7 @@ Map: the sections in pipeline order, each calling only into those above it.
   (constants)      OPTIONS (every option once: argparse, defaults, plan, library checks)
   Errors           EvalError, fail, given_twice, nothing_in, skipped_text: each fact worded once
   Validation       check_id(s), check_grade, check_score, check_cutoff, parse_fields
-  Judged rankings  Judged, Ranking, Truth, Options; judge_ranking, rank_scored, judge_run,
+  Judged rankings  Judged, Ranking, Truth, Reading; judge_ranking, rank_scored, judge_run,
                    filtered_judged, within_budget: what every measure needs of a query
   Measures         MEASURES (@measure), Spec, Filter, parse_measure, parse_measures
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
@@ -81,6 +81,7 @@ from functools import lru_cache, partial
 from itertools import accumulate, chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
 from operator import ge, getitem, truediv
+from types import MappingProxyType
 
 PROG = "rag_retrieval_eval"
 # Five speed twins: each fast twin returns exactly what its reference returns, and is
@@ -90,6 +91,7 @@ PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every twin is the reference; no output changes
 DEFAULT_K = 3
 INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
+NOTHING = MappingProxyType({})  # the default of a mapping argument: empty, and no call can change it
 
 # Statistics and diagnostics
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
@@ -102,8 +104,7 @@ COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warn
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
-UNJUDGED_BOUNDED = ("P", "R", "Success", "RR", "SetP", "SetR", "SetF")  # a relevant label can only raise them
-LOSABLE = ("R", "RR", "Success", "EvidenceRecall")  # measures where 0 means "nothing relevant found"
+ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"  # unjudged=BOUNDED: --help and reasons say it so
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
@@ -149,9 +150,11 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # Every option, once: its name (the long option's, with underscores: the library's keyword
 # too), default, kind (how the command line parses it and a library call is checked: see
 # _argument and _checked_library_options), its metavar, its values (choices, or the lowest
-# number), who takes it (input: a file; plan: make_plan; value: make_plan, and as it changes
-# per-query values a saved baseline must have been made with the same; output) and its help.
-# argparse, the defaults, the plan and the library's checks are built from it, in this order.
+# number), its stage (input: a file of a role; plan: how the evaluation is made; value: as
+# plan, and as it changes per-query values a saved baseline must have been made with the same;
+# recorded: as plan, and recorded in a result's manifest, as the value options are, but not
+# checked; output) and its help.  argparse, Config, the manifest's options, the saved
+# baseline's checks, the output guard and the library's checks are built from it.
 Option = namedtuple("Option", "name default kind metavar values stage help")
 OPTIONS = (
     Option("fixture", None, "positional", None, None, "input",
@@ -181,8 +184,8 @@ OPTIONS = (
     Option("baseline", None, "file", "FILE", None, "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or the result "
            "saved from one (its JSON output), which stands for it"),
-    Option("seed", 0, "count", "N", 0, "plan", "seed of the sampled test and the bootstrap (default 0)"),
-    Option("permutations", 10000, "count", "N", 1, "plan",
+    Option("seed", 0, "count", "N", 0, "recorded", "seed of the sampled test and the bootstrap (default 0)"),
+    Option("permutations", 10000, "count", "N", 1, "recorded",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
     Option("max_mean_drop", None, "limit", "X", None, "plan",
            "with --baseline: exit 1 when a measure's mean drops by more than X"),
@@ -216,7 +219,7 @@ OPTIONS = (
            "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
            "ranks before and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
-           "also the mean of P@k, R@k, Success@k, RR, SetP, SetR and SetF as it would be if every unjudged "
+           "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged "
            "document where the measure looks were relevant: the most the missing labels could add"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "value",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
@@ -242,7 +245,12 @@ OPTIONS = (
            "and gate, failed by each breach"),
     Option("version", None, "version", None, None, "output", "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
-DEFAULTS = {option.name: option.default for option in OPTIONS}
+# Every option's value, a field per OPTIONS row under its name, the table's default unless
+# given: the one options argument, made by configure from the parsed command line or from a
+# library call's keywords.  An input's field holds what names the input: its file names on the
+# command line, the JSON-shaped value itself in a library call.
+Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
+GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-mean-drop ...: exit 1 when exceeded
 
 
 # === Errors ===
@@ -588,7 +596,7 @@ num_ret       documents retrieved (after --depth)
 num_rel       labeled documents with grade >= the relevance level (R)
 ideal         grades > 0 of all labeled documents, largest first
 bounds        with --ties: (best, worst) Judged over the orders of tied documents by grade, then a
-              pair for each table of Options.gain_orders (ordered by gain)
+              pair for each table of Reading.gain_orders (ordered by gain)
 unjudged_ranks  sorted ranks of retrieved documents with a negative grade (pooled, unjudged)
 num_nonrel    labeled documents judged non-relevant: 0 <= grade < the relevance level
 evidence      with evidence sets: per set, the rank of each slot's first document (math.inf when
@@ -615,20 +623,22 @@ LATER = "token counts read once every ranking is"  # Truth.lengths of a --length
 # lengths {ranked ID: token count}, None, LATER (a file read after the rankings), or once it is
 # read the digest of its counts (see weigh_later);
 # no_answer {qid: where it is said to have no answer, or None}.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None, None, {}))
+Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None, None, NOTHING))
 
-# How rankings are read; one record instead of a parameter per option.  fields: the
+# How rankings are read: what make_plan derives of the Config for the readers.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
 # gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
 # filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
-# abstain: the Filters of the Abstain measures, the only ones a query without an answer is
-# judged under; seed_mode: read as the seed script read, which read no other key of a fixture
-# (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and
-# "contains", where labels and ranked entries are texts (section 24), read as normalized() texts;
-# explain: --explain's K (section 20), the largest cutoff asked for, else None.
-Options = namedtuple("Options", "level depth separator ties judged_only fields duplicates gain_orders filters "
-                                "abstain seed_mode match explain",
-                     defaults=(1, None, None, False, False, None, "error", (), {}, frozenset(), False, "id", None))
+# abstain: the Filters of the measures of unanswerable questions, the only ones a query without
+# an answer is judged under; seed_mode: read as the seed script read, which read no other key of
+# a fixture (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or
+# "text" and "contains", where labels and ranked entries are texts (README: "Labels that are
+# texts"), read as normalized() texts; top_k: with --explain or --pool, the K whose top documents
+# each Ranking keeps in seen, the largest cutoff asked for (else None).
+Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates gain_orders filters "
+                                "abstain seed_mode match top_k",
+                     defaults=(1, None, None, False, False, None, "error", (), NOTHING, frozenset(), False, "id",
+                               None))
 
 
 def least_relevant(level):
@@ -707,7 +717,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
     if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(tied=True)
-    seen = opts.explain and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.explain, num_ret)), None)
+    seen = opts.top_k and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret)), None)
     return Ranking(judged, folded, sample, removed, None, several, seen)
 
 
@@ -734,7 +744,7 @@ def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
     evidence ID is labeled, or under --judged-only (which removes the unlabeled ones).
 
-    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, ["d4", "d2", "d5", "d3"], None, {}, Options())
+    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, ["d4", "d2", "d5", "d3"], None, {}, Reading())
     ((2, 4), (inf,))
     """
     ids = {d for s in sets for slot in s for d in slot}
@@ -854,11 +864,11 @@ def documents(ids, labels, opts):
     than one label): under --chunk-separator its chunk's document; under --match contains the
     label it claims (see _claim), or None; else the ID itself.
 
-    >>> documents(["a#2", "b#1", "a#1"], {}, Options(separator="#"))
+    >>> documents(["a#2", "b#1", "a#1"], {}, Reading(separator="#"))
     (['a', 'b', 'a'], 0)
-    >>> documents(["x A y", "B and A", "A", "C"], {"A": 1, "B": 0}, Options(match="contains"))
+    >>> documents(["x A y", "B and A", "A", "C"], {"A": 1, "B": 0}, Reading(match="contains"))
     (['A', 'B', None, 'C'], 1)
-    >>> documents(["x", "A", "A more"], {"A": 1}, Options(match="contains"))
+    >>> documents(["x", "A", "A more"], {"A": 1}, Reading(match="contains"))
     (['x', 'A', None], 0)
     """
     if opts.separator:
@@ -995,7 +1005,7 @@ def filtered_judged(plain, items, listed, truth, opts, qid, where):
         elif ranking_filter.tokens is not None:
             waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
                                            _through_reach(kept, reach, labels, opts))  # a prefix stops at the reach
-        if opts.explain and ranking_filter in out:
+        if opts.top_k and ranking_filter in out:
             documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
     return out, waiting, documents_kept
 
@@ -1025,7 +1035,7 @@ def budget_judged(plain, kept, budget, listed, labels, opts, sets):
 
 def judge_items(items, listed, labels, opts, sets, ties=False):
     """The Judged record of a filtered ranking's items (score, ID) in rank order."""
-    plain = opts._replace(filters={}, ties=ties, explain=None)
+    plain = opts._replace(filters=NOTHING, ties=ties, top_k=None)
     return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
                          None, sets).judged
 
@@ -1035,7 +1045,7 @@ def within_depth(items, opts, labels=None):
     document (folded, or claimed: --depth counts documents).
 
     >>> [d for _, d in within_depth([(None, "a#1"), (None, "a#2"), (None, "b#1"), (None, "c#1")],
-    ...                             Options(depth=2, separator="#"))]
+    ...                             Reading(depth=2, separator="#"))]
     ['a#1', 'a#2', 'b#1']
     """
     if opts.depth is None:
@@ -1081,7 +1091,7 @@ def in_rank_order(docids, scores):
     return sorted(zip(scores, docids), reverse=True)
 
 
-def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Options()):
+def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Reading()):
     """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The budget weighs the items in turn, until one does not
@@ -1116,10 +1126,25 @@ def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels
 
 # One registry: --help, the unknown-measure message, the trec output names and
 # the tests all read it, so adding a measure is one decorated function.
-Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params")
+# A measure's record: how it is written and scored, and its facts, which every feature reads
+# from here (no list of measure names elsewhere).  ties: BOUNDED (--ties' orders by grade give
+# its lowest and highest value), ORDER_FREE (no order of tied documents changes it),
+# RETRIEVED_COUNTED (bounded, but it counts the documents retrieved, which under --judged-only
+# with --depth depends on the order), or why it is not bounded; unjudged: BOUNDED (a relevant
+# label can only raise it: --unjudged-bounds), or why not; losable: 0 means "nothing relevant
+# found", so a query can be lost; evidence: it reads evidence sets; domain: the questions it
+# scores (ANSWERABLE, or UNANSWERABLE: those without an answer, which score nothing else);
+# filtered: the function under a floor or a budget (None: func).
+Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params ties unjudged losable evidence domain "
+                                "filtered")
 MEASURES = {}
+BOUNDED, ORDER_FREE, RETRIEVED_COUNTED = "bounded", "order-free", "retrieved counted"
+ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
+CAN_LOWER = "a relevant label for an unjudged document can lower it"
+NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED  # a measure's, or a parameter's, reason
+NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of evidence"
 
-# A filter of the ranking, before folding and --depth (CLI_CONTRACT section 17): a score
+# A filter of the ranking, before folding and --depth (README: "Filters and budgets"): a score
 # floor (items scoring at least thresh) and a token budget (items, each costing its count
 # plus overhead, while the total stays within tokens: a prefix, or every item that still
 # fits with pack "skip").  None: no floor, or no budget.
@@ -1127,8 +1152,9 @@ Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, Non
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 
 
-def measure(name, cutoff, trec, aggregate="mean", params=("rel",)):
-    """Register a measure.
+def measure(name, cutoff, trec, *, ties, unjudged, losable, evidence, domain, aggregate="mean", params=("rel",),
+            filtered=None):
+    """Register a measure, its facts (see Measure) stated, each one, or an error at import.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level'
     (IPrec@0.5: a recall level in tenths).
@@ -1137,9 +1163,15 @@ def measure(name, cutoff, trec, aggregate="mean", params=("rel",)):
     level, P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a
     filter, a required cutoff may be left out (the whole filtered ranking).
     """
+    if not (isinstance(ties, str) and ties and isinstance(unjudged, str) and unjudged and type(losable) is bool
+            and type(evidence) is bool and domain in (ANSWERABLE, UNANSWERABLE)):
+        raise TypeError("measure %s: ties and unjudged are BOUNDED or a reason, losable and evidence True or "
+                        "False, domain ANSWERABLE or UNANSWERABLE" % name)
+
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
-        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc, params)
+        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc, params, ties, unjudged, losable, evidence,
+                                 domain, filtered)
         return func
     return register
 
@@ -1162,7 +1194,8 @@ def _example(*ranked_grades, labels=None, num_ret=None):
     return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, None, len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS)
+@measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1170,16 +1203,6 @@ def recall(q, k):
     0.3333333333333333
     """
     return _found(q, k) / q.num_rel if q.num_rel else 0.0
-
-
-@measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS)
-def precision(q, k):
-    """Precision: relevant documents within k / k (missing ranks count as non-relevant).
-
-    >>> precision(_example(1, None), 10)
-    0.1
-    """
-    return _found(q, k) / k
 
 
 def context_precision(q, k):
@@ -1193,7 +1216,19 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS)
+@measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE, filtered=context_precision)
+def precision(q, k):
+    """Precision: relevant documents within k / k (missing ranks count as non-relevant).
+
+    >>> precision(_example(1, None), 10)
+    0.1
+    """
+    return _found(q, k) / k
+
+
+@measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1205,7 +1240,8 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS)
+@measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1215,7 +1251,8 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS)
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1229,7 +1266,8 @@ def average_precision(q, k):
     return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
 
 
-@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS)
+@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg(q, k):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -1270,7 +1308,8 @@ def ndcg_with_gains(q, k, gains):
     return dcg / best if best > 0 else 0.0
 
 
-@measure("Rprec", "none", ("Rprec", ""))
+@measure("Rprec", "none", ("Rprec", ""),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1280,7 +1319,8 @@ def r_precision(q, k):
     return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
 
 
-@measure("Judged", "required", ("", ""), params=())
+@measure("Judged", "required", ("", ""), params=(),
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1290,19 +1330,22 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=())
+@measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=(),
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
-@measure("NumRel", "none", ("num_rel", ""), aggregate="sum")
+@measure("NumRel", "none", ("num_rel", ""), aggregate="sum",
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
-@measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum")
+@measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum",
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1316,7 +1359,8 @@ def _judged_nonrel_ranks(q):
     return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
 
 
-@measure("Bpref", "none", ("bpref", ""))
+@measure("Bpref", "none", ("bpref", ""),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1338,7 +1382,9 @@ def bpref(q, k):
 INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
 
 
-@measure("infAP", "none", ("infAP", ""), params=())
+@measure("infAP", "none", ("infAP", ""), params=(),
+         ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER, losable=False,
+         evidence=False, domain=ANSWERABLE)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
 
@@ -1359,7 +1405,8 @@ def inferred_ap(q, k):
     return total / q.num_rel
 
 
-@measure("SetP", "none", ("set_P", ""))
+@measure("SetP", "none", ("set_P", ""),
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1369,13 +1416,15 @@ def set_precision(q, k):
     return len(q.rel_ranks) / q.num_ret if q.num_ret else 0.0
 
 
-@measure("SetR", "none", ("set_recall", ""))
+@measure("SetR", "none", ("set_recall", ""),
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
 
 
-@measure("SetF", "none", ("set_F", ""))
+@measure("SetF", "none", ("set_F", ""),
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1388,7 +1437,8 @@ def set_f(q, k):
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=())
+@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1411,7 +1461,8 @@ def interpolated_precision(q, level):
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS)
+@measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS,
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True, domain=ANSWERABLE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
 
@@ -1422,7 +1473,8 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
 
 
-@measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS)
+@measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -1432,7 +1484,8 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS)
+@measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS,
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
 
@@ -1443,13 +1496,11 @@ def evidence_rr(q, k):
     return 1.0 / complete if complete <= _cut(k) else 0.0
 
 
-EVIDENCE_MEASURES = ("EvidenceRecall", "EvidenceSuccess", "EvidenceRR")
-
-
 # Questions with no answer in the corpus (CLI_CONTRACT section 18): the right retrieval is
 # nothing.  Abstain scores only those queries, and they are left out of every other measure.
 
-@measure("Abstain", "none", ("", ""), params=("thresh",))
+@measure("Abstain", "none", ("", ""), params=("thresh",),
+         ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
 def abstain(q, k):
     """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X or more), else 0.
 
@@ -1653,7 +1704,7 @@ def say_no_answer(empty):
         "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))
 
 
-def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer={}):
+def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer=NOTHING):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
     policies maps each POLICIES key to a choice (default "error"); where is
@@ -1711,7 +1762,7 @@ def _count(ids, adjective):
 def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
-    func = context_precision if spec.base == "P" and spec.filter else MEASURES[spec.base].func
+    func = MEASURES[spec.base].func if spec.filter is None else MEASURES[spec.base].filtered or MEASURES[spec.base].func
     if spec.gains is not None:
         gains = dict(spec.gains)
         func = partial(_with_gains, gains)
@@ -1734,21 +1785,25 @@ def _filtered(func, ranking_filter, q, k):
     return func(q.filtered[ranking_filter] if q.filtered else q, k)
 
 
-def score_queries(judged, specs, no_answer={}):
+def score_queries(judged, specs, no_answer=NOTHING):
     """{qid: {measure name: value}} for parsed measure specs: a query without an answer
     (no_answer) has Abstain measures only, the others every other measure."""
-    funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs if spec.base != "Abstain"]
+    funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs if answers(spec)]
     if not no_answer:
         return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
-    abstain = [(spec.name, _scorer(spec), spec.k) for spec in specs if spec.base == "Abstain"]
+    abstain = [(spec.name, _scorer(spec), spec.k) for spec in specs if not answers(spec)]
     return {qid: {name: func(j, k) for name, func, k in (abstain if qid in no_answer else funcs)}
             for qid, j in judged.items()}
 
 
+def answers(spec):
+    """Whether a spec scores the questions that have an answer (see Measure's domain)."""
+    return MEASURES[spec.base].domain == ANSWERABLE
+
+
 def domains(specs):
-    """The specs in groups scored on the same queries: the answered ones', then Abstain's."""
-    return [mine for mine in ([s for s in specs if s.base != "Abstain"], [s for s in specs if s.base == "Abstain"])
-            if mine]
+    """The specs in groups scored on the same queries: the answerable ones', then the others'."""
+    return [mine for mine in ([s for s in specs if answers(s)], [s for s in specs if not answers(s)]) if mine]
 
 
 def aggregated(per_query, specs):
@@ -1764,7 +1819,7 @@ def aggregated(per_query, specs):
     return out
 
 
-def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer={}):
+def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer=NOTHING):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
     ranked is {qid: Ranking, or None for a query without labels}; a query
@@ -1778,7 +1833,7 @@ def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answ
     return judged, skipped, zeroed
 
 
-def run_evaluation(judged, specs, skipped, zeroed, no_answer={}):
+def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     """The general result of judged queries: means, per-query values, what was left out.
     "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
     per_query = score_queries(judged, specs, no_answer)
@@ -1799,7 +1854,7 @@ def check_domains(judged, specs, no_answer, where):
     no answer, any other measure without one that has."""
     unanswered = judged.keys() & no_answer
     for abstaining, count in ((True, len(unanswered)), (False, len(judged) - len(unanswered))):
-        names = [s.name for s in specs if (s.base == "Abstain") == abstaining]
+        names = [s.name for s in specs if answers(s) != abstaining]
         if names and not count:
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
                 "without an answer" if abstaining else "with an answer"), (
@@ -1807,7 +1862,7 @@ def check_domains(judged, specs, no_answer, where):
                 "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
 
 
-def tie_bounds(judged, specs, per_query, opts=Options(), no_answer={}):
+def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     """Lowest and highest mean of each measure over the orders of tied documents; a query
     without ties that matter keeps its values in per_query, and so does Abstain, which no
     order changes.  A measure that no order bounds for sure (not_bounded) gets None for
@@ -1817,7 +1872,7 @@ def tie_bounds(judged, specs, per_query, opts=Options(), no_answer={}):
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
-                and s.name not in loose and s.base != "Abstain"]
+                and s.name not in loose and MEASURES[s.base].ties != ORDER_FREE]
         for side, values in enumerate((best, worst)):
             for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine, no_answer).items():
                 values[q].update(row)
@@ -1856,14 +1911,13 @@ def unjudged_bounds(judged, specs):
     """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}} (section 21)."""
     out, loose = {}, {}
     for spec in specs:
-        plain = spec.rel is None and spec.gains is None and spec.filter is None and spec.base != "Abstain"
-        if plain and spec.base in UNJUDGED_BOUNDED:
+        fact = MEASURES[spec.base].unjudged
+        plain = spec.rel is None and spec.gains is None and spec.filter is None
+        if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
             out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
         else:
-            loose[spec.name] = ("a relevant label for an unjudged document can lower it" if spec.base in (
-                "nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec") else
-                "bounded are P@k, R@k, Success@k, RR, SetP, SetR and SetF, without parameters")
+            loose[spec.name] = NOT_PLAIN if fact == BOUNDED else fact
     return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
 
 
@@ -1879,21 +1933,19 @@ def floors_in_order(j):
 
 def not_bounded(specs, opts):
     """{name: why} of the measures whose lowest or highest value over the orders of tied
-    documents is not reached by the orders --ties tries: infAP, which can rise when an
-    unjudged document moves above a relevant one; the evidence measures; a measure under
-    a token budget, which a long document moved up can cut short; and, under --judged-only
-    with --depth, the set measures, whose count of retrieved documents depends on the order."""
+    documents is not reached by the orders --ties tries: those whose record says why (see
+    Measure's ties); a measure under a token budget, which a long document moved up can cut
+    short; and, under --judged-only with --depth, those that count the documents retrieved."""
     loose = {}
     for s in specs:
-        if s.base == "infAP":
-            loose[s.name] = "a document moved above a relevant one can raise it"
-        elif s.base in EVIDENCE_MEASURES:
-            loose[s.name] = "the orders by grade are not the best and worst orders of evidence"
+        fact = MEASURES[s.base].ties
+        if fact not in (BOUNDED, ORDER_FREE, RETRIEVED_COUNTED):
+            loose[s.name] = fact
         elif s.filter is not None and s.filter.tokens is not None:
             loose[s.name] = "the orders of tied items under a token budget are not tried"
-        elif opts.match == "contains" and s.base != "Abstain":
+        elif opts.match == "contains" and fact != ORDER_FREE:
             loose[s.name] = "under --match contains, the labels ranked texts claim depend on the order of tied texts"
-        elif s.base in ("SetP", "SetF") and opts.judged_only and opts.depth is not None:
+        elif fact == RETRIEVED_COUNTED and opts.judged_only and opts.depth is not None:
             loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
     return loose
 
@@ -2405,7 +2457,7 @@ def _comparison_row(baseline, candidate, spec, qids, diffs, p, interval):
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
-    if spec.base in LOSABLE:
+    if MEASURES[spec.base].losable:
         row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
                        and candidate["per_query"][q][spec.name] == 0]
     return row
@@ -2418,7 +2470,7 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where, no_answer={}, replicates=()):
+def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=()):
     """The "groups" block of a result: each group's means over the evaluated queries it
     holds (of the measures that score one of them), its intervals under --ci and, with a
     baseline, its comparison, with Holm's correction over groups x measures, and with
@@ -2438,10 +2490,10 @@ def group_results(groups, result, plan, where, no_answer={}, replicates=()):
         if no_answer:
             block["no_answer_queries"] = len(rows) - answered
         block.update(members=list(rows), measures=aggregated(rows, specs))
-        if plan.ci and base is None:
-            block["ci95"] = mean_intervals(rows, specs, plan.seed, plan.clusters)
-        if plan.power:
-            block["power"] = power(rows, specs, base, plan.max_group_drop)
+        if plan.config.ci and base is None:
+            block["ci95"] = mean_intervals(rows, specs, plan.config.seed, plan.clusters)
+        if plan.config.power:
+            block["power"] = power(rows, specs, base, plan.config.max_group_drop)
         if base is not None:
             result["breaches"] += [dict(b, group=name) for b in _group_comparison(
                 block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
@@ -2457,10 +2509,10 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{q: pq[q] for q in rows} for pq in approved]
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
-    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.seed, plan.permutations,
-                  where, plan.ci, Gates("--max-group-drop", plan.max_group_drop, None, plan.gate_on, noise, None,
+    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.config.seed, plan.config.permutations,
+                  where, plan.config.ci, Gates("--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None,
                                         len(theirs) - 1), plan.clusters)
-    if plan.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+    if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
     if len(theirs) > 1:
@@ -2471,9 +2523,9 @@ def _group_comparison(block, rows, specs, approved, plan, where):
 def _nothing_to_gate(specs, plan):
     """A group gate's breaches when none of the group's queries is scored by any measure (all
     are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
-    if specs or plan.max_group_drop is None:
+    if specs or plan.config.max_group_drop is None:
         return []
-    return [_breach(s.name, None, None, None, "--max-group-drop", plan.max_group_drop, queries=0)
+    return [_breach(s.name, None, None, None, "--max-group-drop", plan.config.max_group_drop, queries=0)
             for s in plan.specs]
 
 
@@ -2626,12 +2678,18 @@ def truth_digests(truth):
     return digests
 
 
+def recorded_options(config):
+    """The options a result's manifest records: those that change a per-query value (stage
+    "value"), then the statistics' seeds (stage "recorded")."""
+    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS if o.stage == stage}
+
+
 def manifest(plan, digests, labels, judged):
     """The manifest of a general result (judged: its answered queries' records); "inputs" stays {}
     until the command line names the files.  When the labels judge documents non-relevant, it
     holds the label coverage a comparison reads of a baseline, at every cutoff it may ask."""
     made = {"tool": "%s %s" % (PROG, __version__), **digests, "measures": [s.name for s in plan.specs],
-            "options": dict(plan.recorded)}
+            "options": recorded_options(plan.config)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
         names = sorted({coverage_measure([s]) for s in plan.specs} | {coverage_measure([])}, key=lambda n: int(n[7:]))
         made["label_coverage"] = {name: mean_judged(judged, name) for name in names}
@@ -2653,10 +2711,10 @@ def check_saved(saved, plan, truth, whose):
                  key in ours else "%s was saved with %s, and none are given now: give them, or score its run again"
                  % (whose, what) if key in theirs else "%s was saved without %s, which are given now: score its run "
                  "again with them" % (whose, what))
-    for name, value in plan.recorded.items():
-        if OPTION[name].stage == "value" and theirs["options"].get(name, DEFAULTS[name]) != value:
+    for name, value in recorded_options(plan.config).items():
+        if OPTION[name].stage == "value" and theirs["options"].get(name, OPTION[name].default) != value:
             fail(where, "%s was saved with %s, and %s is given now: give the same, or score its run again" % (
-                whose, option_text(name, theirs["options"].get(name, DEFAULTS[name])), option_text(name, value)))
+                whose, option_text(name, theirs["options"].get(name, OPTION[name].default)), option_text(name, value)))
     missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
     if missing:
         fail(where, "%s has no %s (it holds %s): score its run again with them" % (
@@ -3328,7 +3386,7 @@ def _follow(value, steps, path, where, at):
     return value
 
 
-def records_labels(records, source, opts, no_answer={}):
+def records_labels(records, source, opts, no_answer=NOTHING):
     """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
     as they have them) of the records (place, record, where) that hold labels, evidence sets
     (which stand in for missing labels) or say that their question has no answer."""
@@ -4155,7 +4213,7 @@ def evidence_labels_of(evidence):
 def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
     """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
     came from records), and evidence sets that do not name exactly the labeled queries."""
-    wanted = [s.name for s in specs if s.base in EVIDENCE_MEASURES]
+    wanted = [s.name for s in specs if MEASURES[s.base].evidence]
     if wanted and evidence is None:
         raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a JSON Lines "
                         "record's evidence field%s" % (", ".join(wanted), "s" if len(wanted) == 1 else "",
@@ -4171,10 +4229,10 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
     if lengths is not None and not any(s.filter and s.filter.tokens is not None for s in specs):
         raise EvalError("%slengths gives token counts, and no measure has a token budget: add tokens=B to a "
                         "measure, as in R(tokens=2000)@10" % flag)
-    if evidence is not None and labels_given and not any(s.base in EVIDENCE_MEASURES for s in specs):
+    if evidence is not None and labels_given and not any(MEASURES[s.base].evidence for s in specs):
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside the labels: add %s, or "
                         "leave the labels out to let the evidence stand in for them"
-                        % (flag, " or ".join(EVIDENCE_MEASURES)))
+                        % (flag, " or ".join(m.name for m in MEASURES.values() if m.evidence)))
 
 
 def check_evidence(evidence, qrels, where):
@@ -4364,7 +4422,7 @@ READERS = {
                        lambda text, source: groups_from_json(json_value(text, source)[1], source, "", "cluster"))}
 
 
-def load_run(path, truth, opts=Options(), approved=None, kinds=None):
+def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     """{qid: Ranking or None} from a TREC run, a JSON run, a fixture's runs (or part of a
     fixture), JSON Lines or an array of records.
 
@@ -4388,12 +4446,10 @@ def load_run(path, truth, opts=Options(), approved=None, kinds=None):
 
 # === Pipeline ===
 
-# What one evaluation asks for: the measures, how rankings are read, the query
-# policies, the statistics and the gates.  The command line and the library both
-# build it with make_plan, from the same keywords.
-Plan = namedtuple("Plan", "specs opts policies seed permutations ci curves max_mean_drop max_query_drop "
-                          "max_group_drop gate_on unjudged_bounds explain pool recorded power clusters",
-                  defaults=(False, False, False, {}, False, None))
+# What one evaluation asks for: its Config, and what make_plan derives of it: the measures'
+# specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
+# --plot), and the clusters {qid: cluster} once their file is read (else None).
+Plan = namedtuple("Plan", "config specs opts policies curves clusters", defaults=(None,))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4411,63 +4467,112 @@ def weigh_later(maps, truth, opts, path):
             kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter], labels, opts)
             listed = bool(items) and items[0][0] is None
             filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, labels, opts, sets)
-            if opts.explain:
+            if opts.top_k:
                 ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, labels, opts)})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
     return digest
 
 
-def make_plan(measures=None, *, k=None, relevance_level=1, depth=None, judged_only=False, missing_run="error",
-              unlabeled="error", no_relevant="error", chunk_separator=None, fields=None, duplicates="error",
-              ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-              max_group_drop=None, gate_on="mean", match="id", explain=False, unjudged_bounds=False, pool=False,
-              curves=False, power=False):
-    """The Plan of measure names (a list; none: R@k and RR@k at each k, default 3) and
-    options whose values are checked already (fields: {role: field name} or None)."""
-    given = dict(locals())
-    specs = parse_measures(measures or [])
-    if k or not specs:
-        specs = list(dict.fromkeys(specs + [s for cut in (k or [DEFAULT_K]) for s in seed_specs(cut)]))
-    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if ties else ()
-    filters = {}  # a budget weighs no item past what its measures look at: the largest cutoff
+def _measure_names(measures):
+    """A library call's measures as a list of names, or None."""
+    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
+            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
+        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
+    if measures is not None and not measures:  # as -m '' is
+        raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
+    return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
+
+
+def _checked_library_options(options):
+    """The options of a library call, refused when the command line's parser could not have
+    produced them (see OPTIONS), and converted as it converts them."""
+    checked = dict(options)
+    for name, value in options.items():
+        option = OPTION[name]
+        if option.kind == "count":
+            checked[name] = _integral(value)
+            ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
+        elif option.kind == "cutoff":
+            ok, checked[name] = True, value if value is None else check_cutoff(value)
+        elif option.kind == "limit":
+            checked[name] = value if value is None else _number_at_least_zero(value)
+            ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
+        elif option.kind == "choice":
+            ok, rule = value in option.values, "one of " + ", ".join(option.values)
+        elif option.kind == "flag":
+            ok, rule = isinstance(value, bool), "True or False"
+        else:  # text
+            ok, rule = value is None or isinstance(value, str), "a string"
+        if not ok:
+            raise EvalError("%s must be %s, not %s" % (name, rule, show(value)))
+    return checked
+
+
+def _number_at_least_zero(value):
+    """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
+    try:
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+    except OverflowError:
+        return -1.0
+    return number if number < math.inf else -1.0
+
+
+def configure(values, *, keywords=False):
+    """The Config of option values by name: the parsed command line's, or with keywords a library
+    call's (measures and replicates under their keywords' names), each value refused when the
+    command line's parser could not have produced it, and converted as it converts it."""
+    if not keywords:
+        fields = merged_fields(pair for named in values["fields"] or () for pair in named.items())
+        return Config(**dict(values, fields=fields))
+    values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
+    inputs = [o.name for o in OPTIONS if o.stage == "input"]
+    return Config(**_checked_library_options({n: v for n, v in values.items() if n in Config._fields
+                                              and n not in inputs + ["measure"]}),
+                  **{n: values[n] for n in inputs + ["measure"] if n in values})
+
+
+def make_plan(config):
+    """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
+    at each --k, default 3) and what the readers need of its options."""
+    specs = parse_measures(config.measure or [])
+    if config.k or not specs:
+        specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
+    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
+    filters, curves = {}, config.plot is not None  # a budget weighs no item past its measures' largest cutoff
     for spec in (s for s in specs if s.filter is not None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
-    opts = Options(relevance_level, depth, chunk_separator, ties, judged_only, fields_table(fields or {}),
-                   duplicates, gain_orders, filters, match=match,
-                   explain=(explain or pool) and max([s.k for s in specs if type(s.k) is int] or [10]),
-                   abstain=frozenset(s.filter for s in specs if s.base == "Abstain" and s.filter is not None))
-    policies = {"missing_run": missing_run, "unlabeled": unlabeled, "no_relevant": no_relevant}
-    recorded = {name: given[name] for name in [o.name for o in OPTIONS if o.stage == "value"] + [
-        "seed", "permutations"]}  # the statistics' seed is recorded too, not checked
-    return Plan(specs, opts, policies, seed, permutations, ci, curves, max_mean_drop, max_query_drop,
-                max_group_drop, gate_on, unjudged_bounds, explain, pool, recorded, power)
+    opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties, config.judged_only,
+                   fields_table(config.fields or {}), config.duplicates, gain_orders, filters, match=config.match,
+                   top_k=(config.explain or config.pool is not None) and max([s.k for s in specs
+                                                                             if type(s.k) is int] or [10]),
+                   abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None))
+    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves)
 
 
-def check_options(given, *, baseline=None, format="json", runs=1, per_query=False, chunk_separator=None,
-                  replicates=0, gate_on="mean", match="id"):
-    """Refuse options whose effect would be silently lost (given: the names set explicitly)."""
-    for name in ("max_mean_drop", "max_query_drop", "max_group_drop"):
-        if name in given and baseline is None:
+def check_options(config):
+    """Refuse options whose effect would be silently lost."""
+    for name in GATES:
+        if getattr(config, name) is not None and config.baseline is None:
             raise EvalError("--%s needs --baseline: a gate compares against an approved run"
                             % name.replace("_", "-"))
-    if replicates and baseline is None:
+    if config.replicate and config.baseline is None:
         raise EvalError("--replicate needs --baseline: a replicate is another run of the approved configuration")
-    if gate_on != "mean" and not {"max_mean_drop", "max_group_drop"} & given:
+    if config.gate_on != "mean" and config.max_mean_drop is None and config.max_group_drop is None:
         raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop: it says how a mean "
-                        "gate reads the change" % gate_on)
-    if format == "trec" and (baseline is not None or "explain" in given):
+                        "gate reads the change" % config.gate_on)
+    if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
-                        % ("a comparison" if baseline is not None else "--explain"))
-    if runs > 1 and (format == "trec" or per_query):
+                        % ("a comparison" if config.baseline is not None else "--explain"))
+    if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
         raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
-                        "run's per_query" % ("--format trec" if format == "trec" else "--per-query"))
-    if chunk_separator == "":
+                        "run's per_query" % ("--format trec" if config.format == "trec" else "--per-query"))
+    if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
-    if chunk_separator and match != "id":
-        raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: give one of them" % match)
+    if config.chunk_separator and config.match != "id":
+        raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: give one of them" % config.match)
 
 
 # The approved side of a comparison: the baseline's rankings, its place, its replicates
@@ -4475,28 +4580,31 @@ def check_options(given, *, baseline=None, format="json", runs=1, per_query=Fals
 Approved = namedtuple("Approved", "ranked place replicates kept")
 
 
-def load_inputs(plan, *, fixture=None, qrels=None, runs=(), baseline=None, replicates=(), groups=None,
-                evidence=None, lengths=None, no_answer=None, seed=False):
+def load_inputs(plan, seed_mode=False):
     """(Truth, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the Approved
-    baseline or None, groups or None) of the files named: what is true of the queries first
-    (load_truth), then each run, reduced to its judged ranks as it is read.  In seed mode a
-    fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
-    kinds = []  # of the files --fields could name fields of
-    truth, opts, loaded, extras, where = load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed, kinds)
-    inline = None if "groups" not in extras or seed else groups_from_json(extras["groups"], place(fixture), "groups")
+    baseline or None, groups or None) of the files the plan's Config names: what is true of the
+    queries first (load_truth), then each run, reduced to its judged ranks as it is read.  In seed
+    mode a fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
+    config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
+    fixture, qrels, groups, baseline, lengths = config.fixture, config.qrels, config.groups, config.baseline, config.lengths
+    truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds)
+    inline = None if "groups" not in extras or seed_mode else groups_from_json(extras["groups"], place(fixture),
+                                                                               "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
-    groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, plan.max_group_drop)
-    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in runs]
+    groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, config.max_group_drop)
+    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
             fail(place(path), "a result this tool saved stands for a baseline's run (--baseline or --replicate), "
                               "not for a candidate's: score its run")
     if baseline is not None:
         first = qrels and qrels[0]
-        ours = {"labels": place(fixture or first or evidence), "evidence": place(evidence or fixture or first)}
+        ours = {"labels": place(fixture or first or config.evidence),
+                "evidence": place(config.evidence or fixture or first)}
         baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours), kinds), place(baseline), [
-            (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in replicates], {})
+            (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
+            {})
     check_fields_read(opts.fields, kinds)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
@@ -4521,12 +4629,14 @@ def merged_labels(files):
     return merged
 
 
-def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed, kinds=None):
-    """(Truth, the Options the rankings are read with, [the fixture's run] or [], the fixture's
-    other members, the labels' file): the labels (or evidence sets standing in), evidence
-    sets, token counts and the queries without an answer (labeled with nothing, so that
-    their rankings are read), checked against one another."""
-    opts = plan.opts._replace(seed_mode=seed)
+def load_truth(plan, seed_mode, kinds):
+    """(Truth, the Reading the rankings are read with, [the fixture's run] or [], the fixture's
+    other members, the labels' file) of the files the plan's Config names: the labels (or
+    evidence sets standing in), evidence sets, token counts and the queries without an answer
+    (labeled with nothing, so that their rankings are read), checked against one another."""
+    config, opts = plan.config, plan.opts._replace(seed_mode=seed_mode)
+    fixture, qrels, evidence, lengths, no_answer = (config.fixture, config.qrels, config.evidence, config.lengths,
+                                                    config.no_answer)
     truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
@@ -4545,13 +4655,13 @@ def load_truth(plan, fixture, qrels, evidence, lengths, no_answer, seed, kinds=N
         labels = merged_labels([(place(qrels[0]), labels)] + [
             (place(path), load(path, "labels", opts, truth.no_answer, kinds=kinds)[0]) for path in qrels[1:]])
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
-    if not seed and extras.get("no_answer"):
+    if not seed_mode and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
     with_no_answer(labels, truth.no_answer)
     check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
                           place(evidence or where), extras.get("keys"))
-    if "keys" in extras and not truth.no_answer and any(s.base == "Abstain" for s in plan.specs):
+    if "keys" in extras and not truth.no_answer and not all(map(answers, plan.specs)):
         empty = [q for q, grades in labels.items() if not grades]  # the records' empty labels: unanswered?
         fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
              % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
@@ -4587,8 +4697,8 @@ def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=N
         intervals, replicates = result.pop("mean_ci95"), result.pop("replicate_per_query")
     if groups is not None:
         result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
-    if plan.power:
-        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.max_mean_drop)
+    if plan.config.power:
+        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     if plan.curves:  # drawn by the plot, and taken out of the result
@@ -4598,12 +4708,12 @@ def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=N
     result.update(what_reading_did(ranked, judged, opts))
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
-    if plan.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.seed,
+    if plan.config.ci:
+        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.config.seed,
                                                                                 plan.clusters)
-    if plan.unjudged_bounds:
+    if plan.config.unjudged_bounds:
         result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
-    if plan.explain:
+    if plan.config.explain:
         result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
         for block in result.get("groups", {}).values():
             block["explain"] = explain_counts(result["explain"], block["members"])
@@ -4630,7 +4740,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     K, or cut from it by a floor or a budget, where each one went, the unjudged documents in
     its top K, and its cause; with a baseline, each changed query's relevant documents' ranks
     before and after; and counts by cause."""
-    k, least = plan.opts.explain, least_relevant(plan.opts.level)
+    k, least = plan.opts.top_k, least_relevant(plan.opts.level)
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
     saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
@@ -4774,7 +4884,7 @@ def saved_evaluation(plan, truth, saved, whose):
     if odd:
         fail(where, "%s was saved on other queries than the labels give (%s): it was cut or edited; score its run "
                     "again" % (whose, first_few(sorted(odd))))
-    per_query = {q: _saved_row(row, [s for s in specs if (s.base == "Abstain") == (q in no_answer)], where, q)
+    per_query = {q: _saved_row(row, [s for s in specs if answers(s) != (q in no_answer)], where, q)
                  for q, row in obj["per_query"].items()}
     unanswered = len(per_query.keys() & no_answer)
     result = dict({"queries": len(per_query) - unanswered}, **({"no_answer_queries": unanswered} if no_answer else {}))
@@ -4824,8 +4934,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         kept["noise"] = (replicate_noise(kept["result"], [r["result"] for r in kept["replicates"]], specs)
                          if replicas else (None, None))
     noise, unstable = kept["noise"]
-    out = compare(kept["result"], result, specs, plan.seed, plan.permutations, approved.place, plan.ci,
-                  Gates("--max-mean-drop", plan.max_mean_drop, plan.max_query_drop, plan.gate_on, noise,
+    out = compare(kept["result"], result, specs, plan.config.seed, plan.config.permutations, approved.place, plan.config.ci,
+                  Gates("--max-mean-drop", plan.config.max_mean_drop, plan.config.max_query_drop, plan.config.gate_on, noise,
                         unstable, len(replicas)), plan.clusters)
     out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
     out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
@@ -4855,10 +4965,11 @@ def saved_notes(plan, approved):
                                                      tool)
              for i, kept in enumerate(approved) if "saved" in kept and kept["saved"]["tool"] != tool]
     return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
-        (plan.explain and base, "--explain gives no ranks before the change"),
-        (plan.pool and any("saved" in kept for kept in approved), "--pool lists no unjudged documents of it"),
+        (plan.config.explain and base, "--explain gives no ranks before the change"),
+        (plan.config.pool is not None and any("saved" in kept for kept in approved),
+         "--pool lists no unjudged documents of it"),
         (plan.curves and base, "--plot draws no curves of the baseline"),
-        (plan.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
+        (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
 
 
 # === Library ===
@@ -4880,7 +4991,7 @@ def evaluate(qrels, runs, k=DEFAULT_K):
     """
     k = check_cutoff(k)
     labels = qrels_from_json(qrels, None, "qrels")
-    ranked = judge_run(rankings_from_json(runs, None, "runs", None), Truth(labels), Options(), None, "runs")
+    ranked = judge_run(rankings_from_json(runs, None, "runs", None), Truth(labels), Reading(), None, "runs")
     judged, skipped, zeroed = judge_queries(labels, ranked)
     return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
 
@@ -4910,8 +5021,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
     """
-    options = dict(locals())  # the keywords above, as given
-    return _library_call(options.pop("qrels"), {"run": options.pop("run")}, None, options)["run"]
+    return _library_call(locals(), {"run": run})["run"]
 
 
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
@@ -4928,9 +5038,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
     """
-    options = dict(locals())  # the keywords above, as given
-    qrels, baseline, candidate = options.pop("qrels"), options.pop("baseline"), options.pop("candidate")
-    return _library_call(qrels, {"candidate": candidate}, baseline, options)["candidate"]
+    return _library_call(locals(), {"candidate": candidate})["candidate"]
 
 
 def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
@@ -4946,13 +5054,16 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
     >>> score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}}, "R@1")["runs"]["b"]["measures"]
     {'R@1': 0.0}
     """
-    options = dict(locals())  # the keywords above, as given
-    qrels, runs, baseline = options.pop("qrels"), options.pop("runs"), options.pop("baseline")
+    return {"runs": _library_call(locals(), _named_runs(runs), "runs.")}
+
+
+def _named_runs(runs):
+    """score_runs' runs {name: run}, refused when a name is no ID or there is none."""
     for name in check_object(runs, "runs", "run names to runs"):
         check_id(name, "runs", what="run name")
     if not runs:
         raise EvalError("runs: no run to score")
-    return {"runs": _library_call(qrels, runs, baseline, options, "runs.")}
+    return runs
 
 
 def read_qrels(path, *, fields=None, match="id"):
@@ -4975,7 +5086,7 @@ def read_run(path, *, fields=None, match="id"):
 def _read(path, role, fields, match, *context):
     """What the library's reader of a role reads, with fields and match checked as --fields and
     --match are."""
-    opts, kinds = Options(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
+    opts, kinds = Reading(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
     value = load(_path(path), role, opts, *context, kinds=kinds)
     check_fields_read(opts.fields, kinds)
     return value
@@ -4993,26 +5104,23 @@ def _path(path):
     return path
 
 
-def _library_call(qrels, runs, baseline, options, root=""):
-    """{name: result} of JSON-shaped runs {name: run}, the baseline JSON or None."""
-    measures, groups, replicates = options.pop("measures"), options.pop("groups"), options.pop("replicates", None)
-    clusters = options.pop("clusters")
-    given = {key: options.pop(key) for key in ("evidence", "lengths", "no_answer")}
-    plan = make_plan(_measure_names(measures), **_checked_library_options(options))
+def _library_call(keywords, runs, root=""):
+    """{name: result} of a library call's JSON-shaped runs {name: run}; keywords: its own, as given
+    (its locals(): the labels, the baseline JSON or None, the other inputs and the options)."""
+    config = configure({n: v for n, v in keywords.items() if n not in ("run", "runs", "candidate")}, keywords=True)
+    plan, replicates, baseline = make_plan(config), config.replicate, config.baseline
     if replicates is not None and not isinstance(replicates, (list, tuple)):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
     own = next((i for i, r in enumerate(replicates or ()) for run in runs.values() if r is run), None)
     if own is not None:
         raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run of the baseline's "
                         "configuration, and the candidate's would pass its change as noise" % own)
-    check_options({n for n in options if options[n] is not None}, baseline=baseline,
-                  chunk_separator=options["chunk_separator"], replicates=len(replicates or ()),
-                  gate_on=plan.gate_on, match=plan.opts.match)
-    truth, opts = _library_truth(qrels, plan, **given), plan.opts
-    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"), truth.labels,
-                          plan.max_group_drop)
-    if clusters is not None:
-        plan = plan._replace(clusters=check_clusters(groups_from_json(clusters, None, "clusters", "cluster"),
+    check_options(config)
+    truth, opts = _library_truth(plan), plan.opts
+    groups = check_groups(None if config.groups is None else groups_from_json(config.groups, None, "groups"),
+                          truth.labels, config.max_group_drop)
+    if config.clusters is not None:
+        plan = plan._replace(clusters=check_clusters(groups_from_json(config.clusters, None, "clusters", "cluster"),
                                                      truth.labels))
 
     def judged(run, name):
@@ -5031,8 +5139,10 @@ def _library_call(qrels, runs, baseline, options, root=""):
     return evaluate_runs(plan, truth, loaded, baseline, groups)
 
 
-def _library_truth(qrels, plan, evidence, lengths, no_answer):
+def _library_truth(plan):
     """The Truth of a library call's JSON: as load_truth, for objects."""
+    qrels, evidence, lengths, no_answer = plan.config.qrels, plan.config.evidence, plan.config.lengths, \
+        plan.config.no_answer
     truth = Truth(None, evidence if evidence is None else fold_evidence(
         evidence_from_json(evidence, None, "evidence", plan.opts.match), plan.opts.separator, "evidence"),
         lengths if lengths is None else lengths_from_json(lengths, "lengths"),
@@ -5046,50 +5156,6 @@ def _library_truth(qrels, plan, evidence, lengths, no_answer):
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
     check_inputs_used(plan.specs, lengths, evidence, qrels is not None, "")
     return truth._replace(labels=labels)
-
-
-def _measure_names(measures):
-    """A library call's measures as a list of names, or None."""
-    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
-            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
-        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
-    if measures is not None and not measures:  # as -m '' is
-        raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
-
-
-def _checked_library_options(options):
-    """The options of a library call, refused when the command line's parser could not have
-    produced them (see OPTIONS), and converted as it converts them."""
-    checked = dict(options)
-    for name, value in options.items():
-        option = OPTION[name]
-        if option.kind == "count":
-            checked[name] = _integral(value)
-            ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
-        elif option.kind == "cutoff":
-            ok, checked[name] = True, value if value is None else check_cutoff(value)
-        elif option.kind == "limit":
-            checked[name] = value if value is None else _number_at_least_zero(value)
-            ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
-        elif option.kind == "choice":
-            ok, rule = value in option.values, "one of " + ", ".join(option.values)
-        elif option.kind == "flag":
-            ok, rule = isinstance(value, bool), "True or False"
-        else:  # text
-            ok, rule = value is None or isinstance(value, str), "a string"
-        if not ok:
-            raise EvalError("%s must be %s, not %s" % (name, rule, show(value)))
-    return checked
-
-
-def _number_at_least_zero(value):
-    """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
-    try:
-        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
-    except OverflowError:
-        return -1.0
-    return number if number < math.inf else -1.0
 
 
 # === Output ===
@@ -6090,7 +6156,7 @@ def build_parser(defaults=True):
         flags, keywords = _argument(option)
         parser.add_argument(*flags, help=option.help, **keywords)
     if defaults:
-        parser.set_defaults(**DEFAULTS)
+        parser.set_defaults(**Config()._asdict())
     return parser
 
 
@@ -6111,31 +6177,29 @@ def _argument(option):
 
 
 def parse_command_line(argv):
-    """(arguments, seed mode): seed mode is a FIXTURE with at most one --k and no other
-    option than --format json, whose stdout keeps the seed script's bytes."""
-    args = build_parser().parse_args(argv)
+    """(Config, seed mode): seed mode is a FIXTURE with at most one --k and no other option
+    than --format json, whose stdout keeps the seed script's bytes."""
+    config = configure(vars(build_parser().parse_args(argv)))
     given = set(vars(build_parser(defaults=False).parse_args(argv)))
-    seed = ("fixture" in given and given <= {"fixture", "k", "format"} and args.format == "json"
-            and len(args.k or ()) <= 1)
-    check_usage(args, given)
-    return args, seed
+    seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"} and config.format == "json"
+                 and len(config.k or ()) <= 1)
+    check_usage(config)
+    return config, seed_mode
 
 
-def check_usage(args, given):
+def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
-    if args.fixture is not None and (args.qrels or args.run):
+    if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if args.fixture is None and not ((args.qrels or args.evidence) and args.run):
+    if config.fixture is None and not ((config.qrels or config.evidence) and config.run):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
-    check_options(given, baseline=args.baseline, format=args.format, runs=len(args.run or ()),
-                  per_query=args.per_query, chunk_separator=args.chunk_separator,
-                  replicates=len(args.replicate or ()), gate_on=args.gate_on, match=args.match)
-    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(args, o.name)) if p]  # every role
-    if args.junit is not None and not {"max_mean_drop", "max_query_drop", "max_group_drop"} & given:
+    check_options(config)
+    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
+    if config.junit is not None and all(getattr(config, o) is None for o in GATES):
         raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
                         "--max-group-drop (with --baseline)")
-    outputs = [("--" + o.name, getattr(args, o.name)) for o in OPTIONS
-               if o.stage == "output" and o.kind == "file" and getattr(args, o.name) is not None]
+    outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
+               if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
         check_output_path(flag, path)
         twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
@@ -6146,14 +6210,14 @@ def check_usage(args, given):
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
-    for flag, paths in (("--run", args.run or ()), ("--replicate", [args.baseline] + (args.replicate or []))):
+    for flag, paths in (("--run", config.run or ()), ("--replicate", [config.baseline] + (config.replicate or []))):
         for i, path in enumerate(paths):
             twin = next((other for other in paths[:i] if _same_file(path, other)), None)
             if twin is not None:
                 raise EvalError("%s %s and %s %s name the same file: give each run once" % (
-                    "--baseline" if twin == args.baseline else flag, place(twin), flag, place(path)))
-    candidates = [("--run", p) for p in args.run or ()] + [("FIXTURE", args.fixture)] * (args.fixture is not None)
-    for path in args.replicate or ():
+                    "--baseline" if twin == config.baseline else flag, place(twin), flag, place(path)))
+    candidates = [("--run", p) for p in config.run or ()] + [("FIXTURE", config.fixture)] * (config.fixture is not None)
+    for path in config.replicate or ():
         own = next((c for c in candidates if _same_file(path, c[1])), None)
         if own is not None:
             raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
@@ -6206,39 +6270,39 @@ def main(argv=None):
 
 def _main(argv):
     try:
-        args, seed = parse_command_line(argv)
-        result, pool = compute(args, seed)
+        config, seed_mode = parse_command_line(argv)
+        result, pool = compute(config, seed_mode)
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
     except SystemExit as exc:  # --help
         return exc.code
     several = "runs" in result
-    runs = result["runs"] if several else {args.fixture or args.run[0]: result}
-    labels = run_labels(list(runs), args.baseline)
-    svg = None if args.plot is None else format_svg(runs, labels if args.baseline is None else {
-        **labels, None: "baseline %s" % place(args.baseline)})  # a legend names the baseline's file
+    runs = result["runs"] if several else {config.fixture or config.run[0]: result}
+    labels = run_labels(list(runs), config.baseline)
+    svg = None if config.plot is None else format_svg(runs, labels if config.baseline is None else {
+        **labels, None: "baseline %s" % place(config.baseline)})  # a legend names the baseline's file
     for r in runs.values():  # the curves are drawn, not printed
         for key in ("curves", "baseline_curves"):
             r.pop(key, None)
     for line in stderr_lines(runs, labels, several):
         _say(line)
-    if seed:  # stdout keeps the seed script's bytes; notes went to stderr
-        return _print(format_json(seed_result(result, (args.k or [DEFAULT_K])[0])), 0)
+    if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
+        return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
     if several:
-        text = format_runs(runs, args.format, args.per_query, labels)
+        text = format_runs(runs, config.format, config.per_query, labels)
     else:
         text = {"json": format_json, "trec": format_trec, "csv": format_csv,
-                "table": lambda r: format_table(r, args.per_query),
-                "markdown": lambda r: format_markdown(r, args.per_query)}[args.format](result)
+                "table": partial(format_table, per_query=config.per_query),
+                "markdown": partial(format_markdown, per_query=config.per_query)}[config.format](result)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0
-    if args.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
-        summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, args.per_query)
-        status = status if _append(args.summary, summary) else 3
-    junit = args.junit and [format_junit(runs, labels, {flag: getattr(args, flag[2:].replace("-", "_")) for flag in (
-        "--max-mean-drop", "--max-query-drop", "--max-group-drop")})]
-    for path, written, what in ((args.plot, svg and [svg], "the plot"), (args.pool, pool, "the pool"),
-                                (args.junit, junit, "the JUnit report")):
+    if config.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
+        summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, config.per_query)
+        status = status if _append(config.summary, summary) else 3
+    junit = config.junit and [format_junit(runs, labels, {"--" + name.replace("_", "-"): getattr(config, name)
+                                                          for name in GATES})]
+    for path, written, what in ((config.plot, svg and [svg], "the plot"), (config.pool, pool, "the pool"),
+                                (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
 
@@ -6321,26 +6385,21 @@ def _print(text, status):
     return status
 
 
-def compute(args, seed=False):
-    """Load the inputs named by parsed arguments and evaluate them: the general result, or
-    with several runs {"runs": {name: result}}, Holm's correction over all of them."""
-    options = {o.name: getattr(args, o.name) for o in OPTIONS if o.stage in ("plan", "value")}
-    options["fields"] = merged_fields(pair for named in options["fields"] or () for pair in named.items())
-    plan = make_plan(options.pop("measure"), curves=args.plot is not None, pool=args.pool is not None, **options)
-    if args.plot is not None and not curve_specs(plan.specs):
+def compute(config, seed_mode=False):
+    """Load the inputs a Config names and evaluate them: the general result, or with several
+    runs {"runs": {name: result}}, Holm's correction over all of them."""
+    plan = make_plan(config)
+    if plan.curves and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
-    truth, runs, baseline, groups = load_inputs(
-        plan, fixture=args.fixture, qrels=args.qrels, runs=args.run or (), baseline=args.baseline,
-        replicates=args.replicate or (), groups=args.groups, evidence=args.evidence, lengths=args.lengths,
-        no_answer=args.no_answer, seed=seed)
-    if args.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(load(args.clusters, "clusters"), truth.labels))
+    truth, runs, baseline, groups = load_inputs(plan, seed_mode)
+    if config.clusters is not None:
+        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), truth.labels))
     results = evaluate_runs(plan, truth, runs, baseline, groups)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
-        result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(args, o.name) for o in OPTIONS
-                                        if o.stage == "input" and getattr(args, o.name) is not None}
-    pool = args.pool and (json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.explain))
+        result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
+                                        for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None}
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.top_k))
     return results[runs[0][0]] if len(results) == 1 else {"runs": results}, pool
 
 

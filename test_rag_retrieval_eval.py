@@ -873,10 +873,10 @@ def outcome(read):
 class TrecRunReaderCases:
     """Run reader tests, written once: the classes below run them on both paths."""
 
-    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
         raise NotImplementedError
 
-    def reference(self, data, qrels=None, opts=rre.Options()):
+    def reference(self, data, qrels=None, opts=rre.Reading()):
         path = self.write("ref.txt", data)
         with rre.open_input(str(path)) as stream:
             return rre.judge_run(rre.read_trec_run(stream, "run.txt"), rre.Truth(qrels or QRELS_FOR_RANDOM), opts,
@@ -930,11 +930,11 @@ class TrecRunReaderCases:
         path = self.write("cut.gz", packed)
         for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
             with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
-                self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Options(), chunk)
+                self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), chunk)
 
     def test_chunk_separator_agrees(self):
         data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
-        opts = rre.Options(separator="#")
+        opts = rre.Reading(separator="#")
         ranked = self.read(data, {"q1": {"a": 1, "b": 0}}, opts)
         self.assertEqual((ranked["q1"].judged.rel_ranks, ranked["q1"].folded), ([1], 1))
         with self.assertRaisesRegex(rre.EvalError, r"run.txt: query 'q1': ranked ID '#2' is blank"):
@@ -944,7 +944,7 @@ class TrecRunReaderCases:
 class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
     """The streaming reference reader against the whole read (TrecRunReaderCases.reference)."""
 
-    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
         path = self.write(name, data)
         with rre.open_input(str(path)) as stream:
             return rre.reference_judged_trec_run(stream, name, rre.Truth(qrels or QRELS_FOR_RANDOM), opts)
@@ -952,15 +952,15 @@ class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
     def test_a_query_that_cannot_be_judged_waits_for_the_lines_after_it(self):
         data = b"q1 Q0 #1 1 3 t\nq2 Q0 b 1 x t\n"
         with self.assertRaisesRegex(rre.EvalError, "run.txt:2: query 'q2': score 'x'"):
-            self.read(data, {"q1": {"a": 1}}, rre.Options(separator="#"))
+            self.read(data, {"q1": {"a": 1}}, rre.Reading(separator="#"))
         with self.assertRaisesRegex(rre.EvalError, "ranked ID '#1' is blank"):
-            self.read(data.replace(b" x ", b" 1 "), {"q1": {"a": 1}}, rre.Options(separator="#"))
+            self.read(data.replace(b" x ", b" 1 "), {"q1": {"a": 1}}, rre.Reading(separator="#"))
 
 
 class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
     """The fast twin, also at tiny chunk sizes; where it declines, the reference answers."""
 
-    def read(self, data, qrels=None, opts=rre.Options(), name="run.txt"):
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
         path, qrels = self.write(name, data), rre.Truth(qrels or QRELS_FOR_RANDOM)
         with rre.open_input(str(path)) as stream:
             try:
@@ -993,7 +993,7 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                      b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
             with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
                 try:
-                    self.assertEqual(rre._fast_pass(stream, rre.Truth(QRELS_FOR_RANDOM), rre.Options(), 7), {})
+                    self.assertEqual(rre._fast_pass(stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), 7), {})
                 except rre._Decline:
                     pass
 
@@ -1018,7 +1018,7 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
                 return True
         path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
         with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
-            rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Options())
+            rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Reading())
         self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
         self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
         with contextlib.redirect_stderr(Terminal()) as shown:
@@ -1043,7 +1043,7 @@ def json_fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
 class JsonReaderCases:
     """JSON fixture and run reading, written once for both paths."""
 
-    def read(self, text, qrels=None, opts=rre.Options()):
+    def read(self, text, qrels=None, opts=rre.Reading()):
         raise NotImplementedError
 
     def test_layouts_read_as_the_plain_parse(self):
@@ -1057,7 +1057,7 @@ class JsonReaderCases:
                 data = json.loads(text)
                 labels = rre.qrels_from_json(data["qrels"], "f", "qrels")
                 expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), rre.Truth(labels),
-                                         rre.Options(), "f", "runs")
+                                         rre.Reading(), "f", "runs")
                 self.assertEqual(self.read(text), (labels, expected))
                 self.assertEqual(self.read(json.dumps(data["runs"]), labels), (None, expected))
 
@@ -1093,7 +1093,7 @@ class JsonReaderCases:
 
 
 class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
-    def read(self, text, qrels=None, opts=rre.Options()):
+    def read(self, text, qrels=None, opts=rre.Reading()):
         theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)
         self.assertEqual({}, groups)  # none of these texts has "groups" or "evidence"
         return theirs, ranked
@@ -1102,7 +1102,7 @@ class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
 class FastJsonTest(JsonReaderCases, TempDirTestCase):
     """The member walker; the reference where it declines."""
 
-    def read(self, text, qrels=None, opts=rre.Options()):
+    def read(self, text, qrels=None, opts=rre.Reading()):
         try:
             fast = rre._fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)
         except (rre._Decline, ValueError, RecursionError):
@@ -1132,7 +1132,7 @@ class FastJsonTest(JsonReaderCases, TempDirTestCase):
                             ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}}),
                             ('{"a": ["d1"] "b": ["d2"]}', {"a": {}}), ('{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}', None)]:
             with self.subTest(text=text):
-                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Options())
+                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Reading())
 
 
 class FastPathSwitchTest(TempDirTestCase):
@@ -2100,18 +2100,19 @@ class LibraryApiTest(unittest.TestCase):
             for option in options:
                 with self.subTest(call=call.__name__, option=option.name):
                     row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]  # one table
-                    self.assertIn(row.stage, ("plan", "value", "input"))
+                    self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
                     expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
                     self.assertEqual(option.default, expected)
                     self.assertEqual(option.default, row.default)
         compare = inspect.signature(rre.compare_runs).parameters
-        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in ("plan", "value") and o.name not in library_only),
-                         sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage in ("plan", "value")))
+        evaluating = ("plan", "value", "recorded")
+        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in evaluating and o.name not in library_only),
+                         sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage in evaluating))
 
     def test_each_kind_of_option_is_checked_as_the_table_says(self):
         bad = {"count": -1, "cutoff": 0, "limit": float("nan"), "choice": "sometimes", "flag": 1, "text": 5}
         for option in rre.OPTIONS:
-            if option.stage not in ("plan", "value") or option.kind not in bad:
+            if option.stage not in ("plan", "value", "recorded") or option.kind not in bad:
                 continue
             with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
                 rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
@@ -2453,7 +2454,7 @@ class PlotTest(TempDirTestCase):
 
     def test_curves_hold_the_mean_at_each_cutoff(self):
         labels = rre.qrels_from_json(GROUP_QRELS, None, "qrels")
-        ranked = rre.judge_run(rre.rankings_from_json(CAND_GROUP_RUN, None, "runs"), rre.Truth(labels), rre.Options(), None)
+        ranked = rre.judge_run(rre.rankings_from_json(CAND_GROUP_RUN, None, "runs"), rre.Truth(labels), rre.Reading(), None)
         judged = rre.judge_queries(labels, ranked)[0]
         curves = rre.curves(judged, rre.parse_measures(["R@4,nDCG@2,RR"]))
         self.assertEqual(list(curves), ["R@k", "nDCG@k"])
@@ -4561,7 +4562,7 @@ class LogsAsWrittenTest(TempDirTestCase):
             for text in texts:
                 walked.append(rre._claim(text, labels, claimed))
             with self.subTest(labels=labels, texts=texts):
-                self.assertEqual(rre.documents(texts, labels, rre.Options(match="contains")),
+                self.assertEqual(rre.documents(texts, labels, rre.Reading(match="contains")),
                                  ([doc for doc, _ in walked], sum(held > 1 for _, held in walked)))
 
     def test_evidence_sets_of_texts(self):
