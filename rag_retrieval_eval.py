@@ -2307,7 +2307,7 @@ Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
                    defaults=("--max-mean-drop", None, None, "mean", None, None, 0))
 
 
-def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci=False, gates=Gates(), clusters=None):
+def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """The comparison block and gate breaches of two results on the same labels.
 
     Per measure: means, delta, sign-flip p (and Holm's across measures), a
@@ -2317,8 +2317,8 @@ def compare(baseline, candidate, specs, seed=0, permutations=10000, where="", ci
     candidate's mean_intervals from the same resamples (else empty).
     """
     same_queries(baseline, candidate, where, "the runs")
-    statistics, means_ci = paired_by_domain(baseline, candidate, specs, seed, permutations, ci, clusters)
-    comparison = {spec.name: _comparison_row(baseline, candidate, spec, *statistics[spec.name]) for spec in specs}
+    paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
+    comparison = {spec.name: _comparison_row(baseline, candidate, spec, paired[spec.name]) for spec in specs}
     breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
@@ -2427,30 +2427,29 @@ def replicate_noise(baseline, replicates, specs):
     return noise, unstable
 
 
-def paired_by_domain(baseline, candidate, specs, seed, permutations, ci, clusters=None):
+def paired_by_domain(baseline, candidate, specs, plan):
     """({measure: (its queries, the changes on them, sign-flip p, interval of the mean change)},
     with ci {measure: interval of the candidate's mean}): the measures scored on the same
     queries (see domains) drawn together, so that paired values stay paired."""
-    cand, base = candidate["per_query"], baseline["per_query"]
-    statistics, means_ci = {}, {}
+    cand, base, config = candidate["per_query"], baseline["per_query"], plan.config
+    paired, means_ci = {}, {}
     for mine in domains(specs):
         qids = [q for q in cand if mine[0].name in cand[q]]
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
-        means = [s.name for s in mine if ci and MEASURES[s.base].aggregate == "mean"]
-        pvalues, intervals = paired_statistics(diffs, permutations, seed, [[cand[q][n] for q in qids] for n in means],
-                                               clusters=cluster_rows(qids, clusters))
-        statistics.update((s.name, (qids, d, p, interval))
-                          for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
+        means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
+        pvalues, intervals = paired_statistics(diffs, config.permutations, config.seed, [
+            [cand[q][n] for q in qids] for n in means], clusters=cluster_rows(qids, plan.clusters))
+        paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
-    return statistics, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
+    return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
 
-def _comparison_row(baseline, candidate, spec, qids, diffs, p, interval):
+def _comparison_row(baseline, candidate, spec, paired):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
     change first, equal ones in query order) and, for R/RR/Success, those lost.  A count's
     delta is a change of sums, and so is its interval: the mean's times the queries (whole
     numbers, as the counts are)."""
-    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
+    (qids, diffs, p, interval), before, after = paired, baseline["measures"][spec.name], candidate["measures"][spec.name]
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
@@ -2471,12 +2470,11 @@ def holm_over(rows):
 
 
 def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=()):
-    """The "groups" block of a result: each group's means over the evaluated queries it
-    holds (of the measures that score one of them), its intervals under --ci and, with a
-    baseline, its comparison, with Holm's correction over groups x measures, and with
-    replicates ([their per_query]) the noise of the group's means.  --max-group-drop
-    breaches join the result's."""
-    blocks, base, per_query = {}, result.get("baseline_per_query"), result["per_query"]
+    """(The "groups" block of a result, the breaches of --max-group-drop): each group's means
+    over the evaluated queries it holds (of the measures that score one of them), its
+    intervals under --ci and, with a baseline, its comparison, with Holm's correction over
+    groups x measures, and with replicates ([their per_query]) the noise of the group's means."""
+    blocks, breaches, base, per_query = {}, [], result.get("baseline_per_query"), result["per_query"]
     order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
     for name, qids in groups.items():
         rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
@@ -2495,11 +2493,11 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.config.max_group_drop)
         if base is not None:
-            result["breaches"] += [dict(b, group=name) for b in _group_comparison(
+            breaches += [dict(b, group=name) for b in _group_comparison(
                 block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
-    return blocks
+    return blocks, breaches
 
 
 def _group_comparison(block, rows, specs, approved, plan, where):
@@ -2509,9 +2507,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{q: pq[q] for q in rows} for pq in approved]
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
-    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan.config.seed, plan.config.permutations,
-                  where, plan.config.ci, Gates("--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None,
-                                        len(theirs) - 1), plan.clusters)
+    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan, where, Gates(
+        "--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None, len(theirs) - 1))
     if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
@@ -4576,17 +4573,31 @@ def check_options(config):
 
 
 # The approved side of a comparison: the baseline's rankings, its place, its replicates
-# [(rankings, name), ...], and a dict that keeps their evaluation from one run to the next.
+# [(rankings, name), ...], and a list that holds, once the first run is compared, their
+# evaluation (the baseline's Evaluated, the replicates', their noise): judged with the first
+# run, where its errors come up as they always did, and kept for the next.
 Approved = namedtuple("Approved", "ranked place replicates kept")
+
+# What a comparison keeps of an approved run (the baseline, or a replicate), judged as every run
+# is: its rankings ({} when saved), judged queries (None when saved), skips, zeros, result, the
+# repeats --duplicates first removed (or None), what its label coverage is read from (the
+# judged queries, or a saved result's share), and a saved result's manifest (else None).
+Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result deduplicated coverage saved",
+                       defaults=(None,))
+
+
+# What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the
+# labels' place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]}
+# or None.
+Inputs = namedtuple("Inputs", "truth runs baseline groups")
 
 
 def load_inputs(plan, seed_mode=False):
-    """(Truth, [(run name, {qid: Ranking or None}, (qrels place, run place)), ...], the Approved
-    baseline or None, groups or None) of the files the plan's Config names: what is true of the
-    queries first (load_truth), then each run, reduced to its judged ranks as it is read.  In seed
-    mode a fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
+    """The Inputs of the files the plan's Config names: what is true of the queries first
+    (load_truth), then each run, reduced to its judged ranks as it is read.  In seed mode a
+    fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
     config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
-    fixture, qrels, groups, baseline, lengths = config.fixture, config.qrels, config.groups, config.baseline, config.lengths
+    fixture, groups, baseline, lengths = config.fixture, config.groups, config.baseline, config.lengths
     truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds)
     inline = None if "groups" not in extras or seed_mode else groups_from_json(extras["groups"], place(fixture),
                                                                                "groups")
@@ -4599,18 +4610,18 @@ def load_inputs(plan, seed_mode=False):
             fail(place(path), "a result this tool saved stands for a baseline's run (--baseline or --replicate), "
                               "not for a candidate's: score its run")
     if baseline is not None:
-        first = qrels and qrels[0]
+        first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence),
                 "evidence": place(config.evidence or fixture or first)}
         baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours), kinds), place(baseline), [
             (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
-            {})
+            [])
     check_fields_read(opts.fields, kinds)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         truth = truth._replace(lengths=weigh_later([ranked for _, ranked, _ in loaded] + [
             r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
-    return truth, loaded, baseline, groups
+    return Inputs(truth, loaded, baseline, groups)
 
 
 def merged_labels(files):
@@ -4670,39 +4681,39 @@ def load_truth(plan, seed_mode, kinds):
     return truth, opts, loaded, extras, where
 
 
-def evaluate_runs(plan, truth, runs, baseline=None, groups=None):
-    """{run name: general result} of loaded runs (as load_inputs gives them); with a baseline
-    and several runs, Holm's correction is over all of them: one family."""
-    digests = truth_digests(truth)
-    results = {name: evaluate_loaded(plan, truth, digests, ranked, where, baseline, groups)
-               for name, ranked, where in runs}
-    if len(results) > 1 and baseline is not None:
+def evaluate_runs(plan, inputs):
+    """{run name: general result} of the loaded Inputs' runs; with a baseline and several runs,
+    Holm's correction is over all of them: one family."""
+    digests = truth_digests(inputs.truth)
+    results = {name: evaluate_loaded(plan, inputs, digests, ranked, places) for name, ranked, places in inputs.runs}
+    if len(results) > 1 and inputs.baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
                   for row in block["comparison"].values())
     return results
 
 
-def evaluate_loaded(plan, truth, digests, ranked, where, baseline=None, groups=None):
-    """The general result of loaded inputs; digests: truth_digests(truth), the same for every
-    run; baseline: Approved or None; groups {name: [qid, ...]} or None.  A query without an
-    answer is scored by Abstain only."""
-    specs, opts, no_answer = plan.specs, plan.opts, truth.no_answer
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, where, no_answer)
-    check_domains(judged, specs, no_answer, where[1])
+def evaluate_loaded(plan, inputs, digests, ranked, places):
+    """The general result of one run's rankings {qid: Ranking or None}, read with the other
+    Inputs; digests: truth_digests of their Truth, the same for every run; places: (the
+    labels', the run's).  A query without an answer is scored by Abstain only."""
+    specs, opts, truth, baseline = plan.specs, plan.opts, inputs.truth, inputs.baseline
+    no_answer = truth.no_answer
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, places, no_answer)
+    check_domains(judged, specs, no_answer, places[1])
     result = run_evaluation(judged, specs, skipped, zeroed, no_answer)
     intervals, replicates = None, ()
     if baseline is not None:
-        result.update(compare_with_baseline(plan, truth, judged, result, baseline, where[0]))
-        intervals, replicates = result.pop("mean_ci95"), result.pop("replicate_per_query")
-    if groups is not None:
-        result["groups"] = group_results(groups, result, plan, where[1], no_answer, replicates)
+        comparison, intervals, replicates = compare_with_baseline(plan, truth, judged, result, baseline, places[0])
+        result.update(comparison)
+    if inputs.groups is not None:
+        result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
+        if breaches:  # of --max-group-drop, after the others
+            result["breaches"] += breaches
     if plan.config.power:
         result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
-    if plan.curves:  # drawn by the plot, and taken out of the result
-        result["curves"] = curves(with_answer(judged, no_answer), specs)
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"))) if w]
     result.update(what_reading_did(ranked, judged, opts))
@@ -4744,7 +4755,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
     saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
-    before = approved.kept["ranked"] if approved is not None else {}
+    before = approved.kept[0][0].ranked if approved is not None else {}
     for q in judged:
         labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
         relevant = [d for d, g in labels.items() if g >= least]
@@ -4796,8 +4807,8 @@ def unjudged_block(plan, judged, result, approved=None):
     block = unjudged_bounds(judged, plan.specs)
     for name, values in block["measures"].items():
         block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
-    if approved is not None and approved.kept["judged"] is not None:  # a saved baseline's: a note says so
-        theirs = unjudged_bounds({q: approved.kept["judged"][q] for q in judged}, plan.specs)
+    if approved is not None and approved.kept[0][0].judged is not None:  # a saved baseline's: a note says so
+        theirs = unjudged_bounds({q: approved.kept[0][0].judged[q] for q in judged}, plan.specs)
         block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
                                     "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
     if approved is not None:
@@ -4822,11 +4833,12 @@ def explain_counts(block, qids):
     return dict(missed=counts["absent"] + counts["below"], **counts, unjudged=sum(1 for e in entries if "unjudged" in e))
 
 
-def pool_records(truth, runs, approved, k):
+def pool_records(inputs, k):
     """--pool's records (section 21): per labeled query, in the labels' order, whose top k in any run
     given holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
     documents in the order of their best rank; one at a time, so that memory holds one."""
-    sources = [(place(name), ranked) for name, ranked, _ in runs]
+    truth, approved = inputs.truth, inputs.baseline
+    sources = [(place(name), ranked) for name, ranked, _ in inputs.runs]
     if approved is not None:  # a saved result holds no rankings: a note says so
         sources += [(where, ranked) for where, ranked in [(approved.place, approved.ranked)] + [
             (place(name), ranked) for ranked, name in approved.replicates] if not isinstance(ranked, Saved)]
@@ -4841,6 +4853,18 @@ def pool_records(truth, runs, approved, k):
             yield {"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}}
 
 
+def plotted_curves(plan, inputs):
+    """{run name: its curves (see curves)}, and under None first the baseline's when it has
+    rankings: what --plot draws over k."""
+    no_answer, approved, drawn = inputs.truth.no_answer, inputs.baseline, {}
+    if approved is not None and approved.kept[0][0].judged is not None:
+        drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
+    for name, ranked, places in inputs.runs:
+        judged = judge_queries(inputs.truth.labels, ranked, plan.opts.level, plan.policies, places, no_answer)[0]
+        drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
+    return drawn
+
+
 def _seen_of(ranking):
     """A Ranking's seen (see Ranking); nothing seen for a query without a ranking."""
     if ranking is None or not ranking.seen:
@@ -4849,19 +4873,17 @@ def _seen_of(ranking):
     return ranks, tuple(top.split("\n")) if top else (), kept or {}
 
 
-def approved_evaluation(plan, truth, ranked, where, with_curves=False, whose="the baseline"):
+def approved_evaluation(plan, truth, ranked, where, whose="the baseline"):
     """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
-    zeros, result (and curves), the repeats --duplicates first removed and what its label
+    zeros, result, the repeats --duplicates first removed and what its label
     coverage is read from, judged by the same policies as every run; or a saved result's."""
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
     no_answer = truth.no_answer
     judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, where, no_answer)
-    return {"ranked": ranked, "judged": judged, "skipped": skipped, "zeroed": zeroed,
-            "result": run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
-            "curves": curves(with_answer(judged, no_answer), plan.specs) if with_curves else None,
-            "deduplicated": deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
-            "coverage": with_answer(judged, no_answer)}
+    return Evaluated(ranked, judged, skipped, zeroed, run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
+                     deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
+                     with_answer(judged, no_answer))
 
 
 def saved_evaluation(plan, truth, saved, whose):
@@ -4901,17 +4923,15 @@ def saved_evaluation(plan, truth, saved, whose):
     if plan.opts.duplicates == "first" and not (isinstance(removed, dict) and all(
             isinstance(n, int) and not isinstance(n, bool) for n in removed.values())):
         fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s" % show(removed))
-    return {"ranked": {}, "judged": None, "skipped": skipped, "zeroed": zeroed, "result": result, "curves": None,
-            "deduplicated": removed, "coverage": coverage, "saved": obj["manifest"]}
+    return Evaluated({}, None, skipped, zeroed, result, removed, coverage, obj["manifest"])
 
 
 def replicate_entry(name, theirs, opts):
     """A replicate as the JSON output reports it: its name, means, skips and zeros (and the
     repeats --duplicates first removed), like the baseline's."""
-    entry = {"run": name, "measures": theirs["result"]["measures"], "skipped": theirs["skipped"],
-             "zeroed": theirs["zeroed"]}
+    entry = {"run": name, "measures": theirs.result["measures"], "skipped": theirs.skipped, "zeroed": theirs.zeroed}
     if opts.duplicates == "first":
-        entry["deduplicated"] = theirs["deduplicated"]
+        entry["deduplicated"] = theirs.deduplicated
     return entry
 
 
@@ -4921,52 +4941,53 @@ def with_answer(per_query, no_answer):
 
 
 def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
-    """The comparison block of the candidate's result against the Approved baseline's, on the
-    same labels.  With replicates the block has their results, the noise and the unstable
-    queries (see replicate_noise)."""
-    specs, opts, no_answer, kept, replicas = plan.specs, plan.opts, truth.no_answer, approved.kept, approved.replicates
-    if not kept:  # judged with the first run, where its errors come up as they always did
-        kept.update(approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place), plan.curves))
-        kept["replicates"] = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)),
-                                                  whose="the replicate %s" % place(name)) for ranked, name in replicas]
-        for (_, name), theirs in zip(replicas, kept["replicates"]):
-            same_queries(kept["result"], theirs["result"], place(name), "the replicate and the baseline")
-        kept["noise"] = (replicate_noise(kept["result"], [r["result"] for r in kept["replicates"]], specs)
-                         if replicas else (None, None))
-    noise, unstable = kept["noise"]
-    out = compare(kept["result"], result, specs, plan.config.seed, plan.config.permutations, approved.place, plan.config.ci,
-                  Gates("--max-mean-drop", plan.config.max_mean_drop, plan.config.max_query_drop, plan.config.gate_on, noise,
-                        unstable, len(replicas)), plan.clusters)
-    out["mean_ci95"] = out.pop("ci95")  # evaluate_loaded puts it last, as without a baseline
-    out.update(baseline_skipped=kept["skipped"], baseline_zeroed=kept["zeroed"],
-               baseline_per_query=kept["result"]["per_query"])
+    """(The comparison block of the candidate's result against the Approved baseline's, on the
+    same labels; under --ci the candidate's mean intervals from the comparison's resamples, else
+    {}; the replicates' per_query).  With replicates the block has their results, the noise
+    and the unstable queries (see replicate_noise)."""
+    specs, opts, no_answer, replicas = plan.specs, plan.opts, truth.no_answer, approved.replicates
+    if not approved.kept:
+        approved.kept.append(approved_side(plan, truth, approved, qrels_place))
+    kept, theirs, (noise, unstable) = approved.kept[0]
+    config = plan.config
+    out = compare(kept.result, result, specs, plan, approved.place, Gates(
+        "--max-mean-drop", config.max_mean_drop, config.max_query_drop, config.gate_on, noise, unstable, len(replicas)))
+    intervals = out.pop("ci95")  # the result puts them last, as without a baseline
+    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=kept.result["per_query"])
     if replicas:
-        out["replicates"] = [replicate_entry(name, theirs, opts)
-                             for (_, name), theirs in zip(replicas, kept["replicates"])]
+        out["replicates"] = [replicate_entry(name, mine, opts) for (_, name), mine in zip(replicas, theirs)]
         out.update(noise=noise, unstable=unstable)
-    out["replicate_per_query"] = [theirs["result"]["per_query"] for theirs in kept["replicates"]]
     if opts.duplicates == "first":
-        out["baseline_deduplicated"] = kept["deduplicated"]
-    if plan.curves and kept["curves"] is not None:
-        out["baseline_curves"] = kept["curves"]
+        out["baseline_deduplicated"] = kept.deduplicated
     if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
-        out["coverage"] = coverage(kept["coverage"], with_answer(judged, no_answer), specs)
-    said = saved_notes(plan, [kept] + kept["replicates"])
+        out["coverage"] = coverage(kept.coverage, with_answer(judged, no_answer), specs)
+    said = saved_notes(plan, [kept] + theirs)
     if said:
         out["baseline_notes"] = said
-    return out
+    return out, intervals, [mine.result["per_query"] for mine in theirs]
+
+
+def approved_side(plan, truth, approved, qrels_place):
+    """(The baseline's Evaluated, its replicates', their (noise, unstable queries), see
+    replicate_noise) of the Approved side, on the candidate's labels."""
+    kept = approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place))
+    theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)), "the replicate %s" % place(name))
+              for ranked, name in approved.replicates]
+    for (_, name), mine in zip(approved.replicates, theirs):
+        same_queries(kept.result, mine.result, place(name), "the replicate and the baseline")
+    noise = replicate_noise(kept.result, [r.result for r in theirs], plan.specs) if theirs else (None, None)
+    return kept, theirs, noise
 
 
 def saved_notes(plan, approved):
     """What a comparison says of saved results among the baseline and its replicates: what they
     cannot give (they hold no rankings), and the version that saved them when it is not this one."""
-    tool, base = "%s %s" % (PROG, __version__), "saved" in approved[0]
-    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept["saved"]["tool"],
-                                                     tool)
-             for i, kept in enumerate(approved) if "saved" in kept and kept["saved"]["tool"] != tool]
+    tool, base = "%s %s" % (PROG, __version__), approved[0].saved is not None
+    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept.saved["tool"], tool)
+             for i, kept in enumerate(approved) if kept.saved is not None and kept.saved["tool"] != tool]
     return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
         (plan.config.explain and base, "--explain gives no ranks before the change"),
-        (plan.config.pool is not None and any("saved" in kept for kept in approved),
+        (plan.config.pool is not None and any(kept.saved is not None for kept in approved),
          "--pool lists no unjudged documents of it"),
         (plan.curves and base, "--plot draws no curves of the baseline"),
         (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
@@ -5135,8 +5156,8 @@ def _library_call(keywords, runs, root=""):
     if baseline is not None:
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = Approved(judged(baseline, "baseline"), "baseline",
-                            [(judged(run, name), name) for name, run in zip(names, replicates or ())], {})
-    return evaluate_runs(plan, truth, loaded, baseline, groups)
+                            [(judged(run, name), name) for name, run in zip(names, replicates or ())], [])
+    return evaluate_runs(plan, Inputs(truth, loaded, baseline, groups))
 
 
 def _library_truth(plan):
@@ -5899,13 +5920,12 @@ _TITLE = 72  # characters of a bold 16px title that fit in a line of the picture
 _LEGEND = (_RIGHT - 36 - 8) // 7  # characters of a legend's 12px line that fit right of a panel
 
 
-def format_svg(runs, labels):
-    """The SVG text of {run name: result} whose results carry "curves" (and, with a
-    baseline, "baseline_curves" and the baseline's per-query values); labels: run_labels()
-    of the runs and the baseline, shown whole in the title and tooltips, shortened in legends."""
-    first = next(iter(runs.values()))
-    series = ([(None, first["baseline_curves"])] if "baseline_curves" in first else [])
-    series += [(name, r["curves"]) for name, r in runs.items()]
+def format_svg(runs, drawn, labels):
+    """The SVG text of {run name: result} (with a baseline, its per-query values among them)
+    and their curves, drawn: {run name: curves} and the baseline's under None, when it has
+    some; labels: run_labels() of the runs and the baseline, shown whole in the title and
+    tooltips, shortened in legends."""
+    first, series = next(iter(runs.values())), list(drawn.items())
     colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
     legend = _legend({name: labels[name] for name, _ in series})
     title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)  # the <title>, whole
@@ -5914,7 +5934,7 @@ def format_svg(runs, labels):
         wide = _legend({name: labels[name] for name, _ in series}, _TITLE // 2)
         lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide[name] for name, _ in series), _TITLE)
     parts, y = [], 36 + 20 * len(lines)
-    for label in first["curves"]:
+    for label in series[-1][1]:
         parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
         y += _PANEL + 70
     if "baseline_per_query" in first:
@@ -5924,7 +5944,7 @@ def format_svg(runs, labels):
                 y += _STRIP + 60
     shown = _xml(lines[0]) if len(lines) == 1 else "".join('<tspan x="%d" dy="%d">%s</tspan>' % (
         _LEFT, 20 * (i > 0), _xml(line)) for i, line in enumerate(lines))
-    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(first["curves"]),
+    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(series[-1][1]),
             "; then each query's change from the baseline, sorted, losses in red, gains in green"
             if "baseline_per_query" in first else ""))
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
@@ -6271,7 +6291,7 @@ def main(argv=None):
 def _main(argv):
     try:
         config, seed_mode = parse_command_line(argv)
-        result, pool = compute(config, seed_mode)
+        result, pool, drawn = compute(config, seed_mode)
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
@@ -6280,11 +6300,8 @@ def _main(argv):
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
     labels = run_labels(list(runs), config.baseline)
-    svg = None if config.plot is None else format_svg(runs, labels if config.baseline is None else {
+    svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
         **labels, None: "baseline %s" % place(config.baseline)})  # a legend names the baseline's file
-    for r in runs.values():  # the curves are drawn, not printed
-        for key in ("curves", "baseline_curves"):
-            r.pop(key, None)
     for line in stderr_lines(runs, labels, several):
         _say(line)
     if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
@@ -6392,15 +6409,16 @@ def compute(config, seed_mode=False):
     if plan.curves and not curve_specs(plan.specs):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
-    truth, runs, baseline, groups = load_inputs(plan, seed_mode)
+    inputs = load_inputs(plan, seed_mode)
     if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), truth.labels))
-    results = evaluate_runs(plan, truth, runs, baseline, groups)
+        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), inputs.truth.labels))
+    results = evaluate_runs(plan, inputs)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
                                         for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None}
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(truth, runs, baseline, plan.opts.top_k))
-    return results[runs[0][0]] if len(results) == 1 else {"runs": results}, pool
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k))
+    drawn = plan.curves and plotted_curves(plan, inputs)
+    return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 
 
 def _run_script():

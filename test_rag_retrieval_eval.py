@@ -2503,16 +2503,18 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(lines[0], "Retrieval evaluation of baseline \u2026/%s/approved.json," % self.tmp.name)
         self.assertIn(str(long), root.find(ns + "title").text)  # ...and it is whole in the picture's <title>
         names = ["runs/msmarco/run.bm25s.trec", "runs/msmarco/run.dense.trec"]
-        wrapped = rre.format_svg({n: {"curves": {"R@k": [(1, 0.5), (2, 0.7)]}} for n in names}, {n: n for n in names})
+        wrapped = rre.format_svg(dict.fromkeys(names, {}), dict.fromkeys(names, {"R@k": [(1, 0.5), (2, 0.7)]}),
+                                 {n: n for n in names})
         title = [(t.text, t.get("dy")) for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # at a separator
         self.assertEqual(title, [("Retrieval evaluation of runs/msmarco/run.bm25s.trec, runs/msmarco/", "0"),
                                  ("run.dense.trec", "20")])
         names = ["experiments/2026-11/%s/run.%s.trec" % (name, name) for name in ("bm25", "dense", "hybrid-rrf")]
-        wrapped = rre.format_svg({n: {"curves": {"R@k": [(1, 0.5), (2, 0.7)]}} for n in names}, {n: n for n in names})
+        wrapped = rre.format_svg(dict.fromkeys(names, {}), dict.fromkeys(names, {"R@k": [(1, 0.5), (2, 0.7)]}),
+                                 {n: n for n in names})
         title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # three lines: names still whole
         self.assertEqual(len(title), 3)
         self.assertEqual("".join(title).count("experiments/2026-11/"), 3, title)
-        short = rre.format_svg({"a": {"curves": {"R@k": [(1, 0.5)]}}}, {"a": "a"})
+        short = rre.format_svg({"a": {}}, {"a": {"R@k": [(1, 0.5)]}}, {"a": "a"})
         self.assertIn('font-weight="bold">Retrieval evaluation of a</text>', short)  # one line: no tspan
         self.assertIn("baseline \u2026pproved.json", texts)  # the legend names the baseline's file, in its room
         self.assertEqual([t for t in texts if t and t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
@@ -5132,12 +5134,12 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
         self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
         gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
-        self.assertEqual(rre.compare(baseline, result(0.585), specs, gates=gates)["breaches"], [])
-        breach, = rre.compare(baseline, result(0.55), specs, gates=gates)["breaches"]
+        self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
+        breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
         self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
         self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
                                                   "0.01 + noise 0.0300 among the baseline and 1 replicate)")
-        self.assertEqual(len(rre.compare(baseline, result(0.585), specs, gates=gates._replace(noise=None))["breaches"]), 1)
+        self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
 
     def test_noise_and_unstable_queries_in_json(self):
         status, out, err = self.compare("inside.json", *REPLICATES)
