@@ -17,20 +17,20 @@ Map: the sections in pipeline order, each calling only into those above it.
 
   Section          Main names
   ---------------  ---------------------------------------------------------------------
-  (constants)      OPTIONS (every option once: argparse, defaults, plan, library checks)
+  (constants)      OPTIONS (every option once) and Config (their values: the one options argument)
   Errors           EvalError, fail, given_twice, nothing_in, skipped_text: each fact worded once
   Validation       check_id(s), check_grade, check_score, check_cutoff, parse_fields
   Judged rankings  Judged, Ranking, Truth, Reading; judge_ranking, rank_scored, judge_run,
                    filtered_judged, within_budget: what every measure needs of a query
-  Measures         MEASURES (@measure), Spec, Filter, parse_measure, parse_measures
+  Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s)
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
-                   readers of each role, READERS and load(path, role)
-  Pipeline         Plan, make_plan, load_inputs, load_truth, evaluate_runs, Approved,
-                   saved_evaluation (a saved result as a baseline)
+                   reader of each role (a Role), READERS and load(path, role, Known)
+  Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
+                   evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
                    format_runs, notes; the plot: format_svg
@@ -4282,23 +4282,25 @@ def no_answer_lines(lines, source):
 # How each role's file is read, by what it is: its lines (None: read as JSON, which
 # refuses them), its JSON Lines or JSON records (None: read as JSON, which refuses
 # them), and its JSON text.
-Reader = namedtuple("Reader", "lines records json")
+# What a reader is given beside its file: the Truth known so far, the Reading, and for a lengths
+# file the IDs whose counts are wanted.
+Known = namedtuple("Known", "truth opts wanted", defaults=(Truth(None), Reading(), None))
 
 
-def load(path, role, *context, kinds=None):
-    """What a file gives for a role (see READERS), its reader given ``context``; kinds, a list,
-    gets what the file is (see sniff)."""
+def load(path, role, known=Known(), kinds=None):
+    """What a file gives for a role: the method of its reader in READERS (see Role) for the
+    kind of file sniff finds; kinds, a list, gets that kind."""
     source, reader = place(path), READERS[role]
     with open_input(path) as stream:
         kind = sniff(stream, source)
         if kinds is not None:
             kinds.append(kind)
         if kind == "text" and reader.lines:
-            return reader.lines(stream, source, *context)
+            return reader.lines(stream, source, known)
         if kind == "json lines" and reader.records:
-            return reader.records(json_line_objects(_read_lines(stream, source), source), source, *context)
+            return reader.records(json_line_objects(_read_lines(stream, source), source), source, known)
         text = read_json_text(stream, source)
-    return reader.json(text, source, *context)
+    return reader.json(text, source, known)
 
 
 def check_fields_read(fields, kinds):
@@ -4309,50 +4311,83 @@ def check_fields_read(fields, kinds):
                         "change nothing; leave it out")
 
 
-def _labels_records(records, source, opts, no_answer):
-    labels, extras = records_labels(records, source, opts, no_answer)
-    if "evidence" in extras:
-        extras["evidence"] = fold_evidence(extras["evidence"], opts.separator, source)
-    return fold_labels(labels, opts.separator, source), extras
+class Role:
+    """The reader of a role's files: a function for each kind of file sniff tells apart, each
+    of one signature (a text stream, JSON Lines records or JSON text; the file's place; Known).
+    None: that kind is read as JSON, which says what is wrong with it."""
+    lines = records = None
 
 
-def _labels_json(text, source, opts, no_answer):
-    """A labels file's JSON: records, a fixture (or part of one), LlamaIndex's dataset or
-    labels {qid: labels}."""
-    (kind, obj), extras = json_value(text, source, opts.fields), {}
-    if kind == "records":
-        return _labels_records(records_in(obj, source), source, opts, no_answer)
-    if kind == "fixture":
-        labels, root = fixture_part(obj, "qrels", source)
-        if "evidence" in obj:
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
-                                               opts.separator, source)
-        if "no_answer" in obj:
-            extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
-    elif kind == "llamaindex":
-        labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
-    else:
-        labels, root = obj, ""
-    return fold_labels(qrels_from_json(labels, source, root, opts.match), opts.separator, source), extras
+class Labels(Role):
+    """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ..., "keys": ...} as far as records or a
+    fixture give them)."""
+    def lines(stream, source, known):
+        return fold_labels(read_trec_qrels(stream, source), known.opts.separator, source), {}
+
+    def records(records, source, known):
+        labels, extras = records_labels(records, source, known.opts, known.truth.no_answer)
+        if "evidence" in extras:
+            extras["evidence"] = fold_evidence(extras["evidence"], known.opts.separator, source)
+        return fold_labels(labels, known.opts.separator, source), extras
+
+    def json(text, source, known):
+        """Records, a fixture (or part of one), LlamaIndex's dataset or labels {qid: labels}."""
+        opts = known.opts
+        (kind, obj), extras = json_value(text, source, opts.fields), {}
+        if kind == "records":
+            return Labels.records(records_in(obj, source), source, known)
+        if kind == "fixture":
+            labels, root = fixture_part(obj, "qrels", source)
+            if "evidence" in obj:
+                extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
+                                                   opts.separator, source)
+            if "no_answer" in obj:
+                extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
+        elif kind == "llamaindex":
+            labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
+        else:
+            labels, root = obj, ""
+        return fold_labels(qrels_from_json(labels, source, root, known.opts.match), opts.separator, source), extras
 
 
-def _run_forms_records(records, source, opts):
-    rankings = {}
-    for where, qid, found in json_records(list(records), opts.fields):
-        if "retrieved" in found:
-            docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores", match=opts.match)
-            if "scores" in found:
-                scores = record_scores(found["scores"], docids, scores, where, qid)
-            rankings[qid] = docids, scores
-    return _json_forms(rankings)
+class Run(Role):
+    """(Its own labels or None, {qid: Ranking or None}, extras) of a run, or of a FIXTURE (Fixture)."""
+    def lines(stream, source, known):
+        return None, judged_trec_run(stream, source, known.truth, known.opts), {}
+
+    def records(records, source, known):
+        return records_rankings(records, source, known.truth, known.opts)
+
+    def json(text, source, known):
+        return json_rankings(text, source, known.truth, known.opts)
 
 
-def _run_forms_json(text, source, opts):
-    kind, obj = json_value(text, source, opts.fields)
-    if kind == "records":
-        return _run_forms_records(records_in(obj, source), source, opts)
-    obj, root = fixture_part(obj, "runs", source) if kind == "fixture" else (obj, "")
-    return _json_forms(rankings_from_json(obj, source, root, None, opts.match))
+class Fixture(Run):
+    lines = None
+
+
+class RunForms(Role):
+    """read_run's rankings in the JSON forms: {qid: {doc: score}} or {qid: [doc, ...]}."""
+    def lines(stream, source, known):
+        return _json_forms(read_trec_run(stream, source))
+
+    def records(records, source, known):
+        rankings = {}
+        for where, qid, found in json_records(list(records), known.opts.fields):
+            if "retrieved" in found:
+                docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores",
+                                            match=known.opts.match)
+                if "scores" in found:
+                    scores = record_scores(found["scores"], docids, scores, where, qid)
+                rankings[qid] = docids, scores
+        return _json_forms(rankings)
+
+    def json(text, source, known):
+        kind, obj = json_value(text, source, known.opts.fields)
+        if kind == "records":
+            return RunForms.records(records_in(obj, source), source, known)
+        obj, root = fixture_part(obj, "runs", source) if kind == "fixture" else (obj, "")
+        return _json_forms(rankings_from_json(obj, source, root, None, known.opts.match))
 
 
 def _json_forms(rankings):
@@ -4360,63 +4395,75 @@ def _json_forms(rankings):
             for qid, (docids, scores) in rankings.items()}
 
 
-def _evidence_records(records, source, opts):
-    evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid, opts.match)
-                for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
-    if not evidence:
-        nothing_in(source, "evidence", "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
-    return fold_evidence(evidence, opts.separator, source)
+class Evidence(Role):
+    """{qid: evidence sets}, folded as labels are."""
+    def lines(stream, source, known):
+        return fold_evidence(evidence_from_lines(text_lines(stream, source), source), known.opts.separator, source)
+
+    def records(records, source, known):
+        opts = known.opts
+        evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid, opts.match)
+                    for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
+        if not evidence:
+            nothing_in(source, "evidence", "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
+        return fold_evidence(evidence, opts.separator, source)
+
+    def json(text, source, known):
+        kind, obj = json_value(text, source, known.opts.fields)
+        if kind == "records":
+            return Evidence.records(records_in(obj, source), source, known)
+        if kind == "fixture" and "evidence" not in obj:
+            fail(source, 'a fixture without "evidence": give a file of evidence sets')
+        inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
+        return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside
+                                                else "", known.opts.match), known.opts.separator, source)
 
 
-def _evidence_json(text, source, opts):
-    kind, obj = json_value(text, source, opts.fields)
-    if kind == "records":
-        return _evidence_records(records_in(obj, source), source, opts)
-    if kind == "fixture" and "evidence" not in obj:
-        fail(source, 'a fixture without "evidence": give a file of evidence sets')
-    inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
-    return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside else "",
-                                            opts.match), opts.separator, source)
+class Lengths(Role):
+    """({ranked ID: token count} of the IDs wanted, or of all in JSON, the digest of every count)."""
+    def lines(stream, source, known):
+        return length_lines(stream, source, known.wanted)
+
+    def json(text, source, known):
+        return _digested(lengths_from_json(parse_json(text, source), source))
 
 
-def _groups_json(text, source):
-    kind, obj = json_value(text, source)
-    if kind == "fixture":
-        if "groups" not in obj:
-            fail(source, 'a fixture without "groups": give a file of groups')
-        return groups_from_json(obj["groups"], source, "groups")
-    return groups_from_json(obj, source, "")
+class NoAnswer(Role):
+    """[qid, ...] of the questions without an answer."""
+    def lines(stream, source, known):
+        return no_answer_lines(text_lines(stream, source), source)
+
+    def json(text, source, known):
+        obj = parse_json(text, source)
+        inside = isinstance(obj, dict) and "no_answer" in obj
+        return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
 
 
-def _no_answer_json(text, source):
-    obj = parse_json(text, source)
-    inside = isinstance(obj, dict) and "no_answer" in obj
-    return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
+class Groups(Role):
+    """{group: [qid, ...]}."""
+    def lines(stream, source, known):
+        return groups_from_lines(text_lines(stream, source), source)
+
+    def json(text, source, known):
+        kind, obj = json_value(text, source)
+        if kind == "fixture":
+            if "groups" not in obj:
+                fail(source, 'a fixture without "groups": give a file of groups')
+            return groups_from_json(obj["groups"], source, "groups")
+        return groups_from_json(obj, source, "")
 
 
-READERS = {
-    # ({qid: {doc: grade}}, {"evidence": ..., "no_answer": ...} as far as records or a fixture give them);
-    # context: separator, fields, no_answer
-    "labels": Reader(lambda stream, source, opts, _: (fold_labels(read_trec_qrels(stream, source), opts.separator,
-                                                                   source), {}),
-                     _labels_records, _labels_json),
-    # (its own labels or None, {qid: Ranking or None}, extras) of a FIXTURE (qrels None) or a run
-    "fixture": Reader(None, records_rankings, json_rankings),
-    "run": Reader(lambda stream, source, truth, opts: (None, judged_trec_run(stream, source, truth, opts), {}),
-                  records_rankings, json_rankings),
-    "run forms": Reader(lambda stream, source, opts: _json_forms(read_trec_run(stream, source)),
-                        _run_forms_records, _run_forms_json),  # read_run's {qid: ranking} in the JSON forms
-    "evidence": Reader(lambda stream, source, opts: fold_evidence(
-        evidence_from_lines(text_lines(stream, source), source), opts.separator, source), _evidence_records,
-        _evidence_json),
-    "lengths": Reader(lambda stream, source, wanted: length_lines(stream, source, wanted), None,
-                      lambda text, source, wanted: _digested(lengths_from_json(parse_json(text, source), source))),
-    "no_answer": Reader(lambda stream, source: no_answer_lines(text_lines(stream, source), source), None,
-                        _no_answer_json),
-    "groups": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source), None,
-                     _groups_json),
-    "clusters": Reader(lambda stream, source: groups_from_lines(text_lines(stream, source), source, "cluster"), None,
-                       lambda text, source: groups_from_json(json_value(text, source)[1], source, "", "cluster"))}
+class Clusters(Role):
+    """{cluster: [qid, ...]}."""
+    def lines(stream, source, known):
+        return groups_from_lines(text_lines(stream, source), source, "cluster")
+
+    def json(text, source, known):
+        return groups_from_json(json_value(text, source)[1], source, "", "cluster")
+
+
+READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms, "evidence": Evidence,
+           "lengths": Lengths, "no_answer": NoAnswer, "groups": Groups, "clusters": Clusters}
 
 
 def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
@@ -4428,7 +4475,7 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     those the candidate is judged by (``truth``).
     """
     source = place(path)
-    theirs, ranked, extras = load(path, "run", truth, opts, kinds=kinds)
+    theirs, ranked, extras = load(path, "run", Known(truth, opts), kinds)
     whose, ours = approved or (None, {})
     if approved and "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
@@ -4455,8 +4502,8 @@ def weigh_later(maps, truth, opts, path):
     counts of those items only (a dictionary of every count would cost more than the run).
     Return the digest of every count in the file (see lengths_digest)."""
     waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
-    lengths, digest = load(path, "lengths", {item[1] for ranked, qid in waiting
-                                          for items in ranked[qid].pending[1].values() for item in items})
+    lengths, digest = load(path, "lengths", Known(wanted={item[1] for ranked, qid in waiting
+                                                          for items in ranked[qid].pending[1].values() for item in items}))
     for ranked, qid in waiting:
         (where, pending), judged = ranked[qid].pending, ranked[qid].judged
         filtered, sets, labels = dict(judged.filtered), evidence_of(truth, qid), truth.labels[qid]
@@ -4651,20 +4698,20 @@ def load_truth(plan, seed_mode, kinds):
     truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
-        truth = truth._replace(evidence=load(evidence, "evidence", opts, kinds=kinds))
+        truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
     loaded, where = [], fixture or (qrels and qrels[0]) or evidence
     if fixture is not None:
-        labels, ranked, extras = load(fixture, "fixture", truth, opts, kinds=kinds)
+        labels, ranked, extras = load(fixture, "fixture", Known(truth, opts), kinds)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
     elif qrels is None:  # the evidence sets stand in for the labels
         labels, extras = evidence_labels_of(truth.evidence), {}
     else:
-        labels, extras = load(qrels[0], "labels", opts, truth.no_answer, kinds=kinds)
+        labels, extras = load(qrels[0], "labels", Known(truth, opts), kinds)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
             if extras.get(key) and getattr(truth, key):
                 given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
         labels = merged_labels([(place(qrels[0]), labels)] + [
-            (place(path), load(path, "labels", opts, truth.no_answer, kinds=kinds)[0]) for path in qrels[1:]])
+            (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]])
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     if not seed_mode and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
@@ -5094,7 +5141,7 @@ def read_qrels(path, *, fields=None, match="id"):
 
     Raises EvalError, with the CLI's one-line message, on bad data.
     """
-    return _read(path, "labels", fields, match, {})[0]
+    return _read(path, "labels", fields, match)[0]
 
 
 def read_run(path, *, fields=None, match="id"):
@@ -5104,11 +5151,11 @@ def read_run(path, *, fields=None, match="id"):
     return _read(path, "run forms", fields, match)
 
 
-def _read(path, role, fields, match, *context):
+def _read(path, role, fields, match):
     """What the library's reader of a role reads, with fields and match checked as --fields and
     --match are."""
     opts, kinds = Reading(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
-    value = load(_path(path), role, opts, *context, kinds=kinds)
+    value = load(_path(path), role, Known(opts=opts), kinds)
     check_fields_read(opts.fields, kinds)
     return value
 
