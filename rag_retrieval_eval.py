@@ -282,7 +282,7 @@ def show(value, limit=60):
 def text_name(doc, match="id"):
     """A ranked entry as a report names it: an ID as show() gives it; under --match text or
     contains, t: and the first 12 hex digits of the sha256 of the normalized text, beside its
-    first 40 characters (section 24).
+    first 40 characters (README: "Logs as frameworks write them").
 
     >>> text_name("Paris is the capital of France.", "text")
     "t:557be7eca214 'Paris is the capital of France.'"
@@ -620,10 +620,10 @@ LATER = "token counts read once every ranking is"  # Truth.lengths of a --length
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
 # without an answer has some, perhaps none); evidence {qid: evidence sets} (folded) or None;
-# lengths {ranked ID: token count}, None, LATER (a file read after the rankings), or once it is
-# read the digest of its counts (see weigh_later);
+# lengths {ranked ID: token count}, None, or LATER: a file read once every ranking is (see
+# weigh_later), whose counts_digest (see lengths_digest) is set once it is read;
 # no_answer {qid: where it is said to have no answer, or None}.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None, None, NOTHING))
+Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", defaults=(None, None, NOTHING, None))
 
 # How rankings are read: what make_plan derives of the Config for the readers.  fields: the
 # JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
@@ -632,8 +632,8 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer", defaults=(None,
 # abstain: the Filters of the measures of unanswerable questions, the only ones a query without
 # an answer is judged under; seed_mode: read as the seed script read, which read no other key of
 # a fixture (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or
-# "text" and "contains", where labels and ranked entries are texts (README: "Labels that are
-# texts"), read as normalized() texts; top_k: with --explain or --pool, the K whose top documents
+# "text" and "contains", where labels and ranked entries are texts (README: "Logs as frameworks
+# write them"), read as normalized() texts; top_k: with --explain or --pool, the K whose top documents
 # each Ranking keeps in seen, the largest cutoff asked for (else None).
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates gain_orders filters "
                                 "abstain seed_mode match top_k",
@@ -891,9 +891,10 @@ def documents(ids, labels, opts):
 
 def _claim(text, labels, claimed):
     """(the label a ranked text claims, how many labels it contains), --match contains' rule
-    (section 24): the first label, in the labels' order, that it contains and no earlier text
-    has claimed (now claimed); the text itself when it contains no label (unjudged); None when
-    all it contains are claimed (it is removed, as a folded chunk is)."""
+    (README: "Logs as frameworks write them"): the first label, in the labels' order, that it
+    contains and no earlier text has claimed (now claimed); the text itself when it contains no
+    label (unjudged); None when all it contains are claimed (it is removed, as a folded chunk
+    is)."""
     inside = [label for label in labels if label in text]
     free = next((label for label in inside if label not in claimed), None)
     claimed.add(free)
@@ -1096,7 +1097,7 @@ def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The budget weighs the items in turn, until one does not
     fit (packing a prefix) or until it keeps the ``reach``-th document its measures look at:
-    an item it weighs needs a count, and no other does.  The section 17 example:
+    an item it weighs needs a count, and no other does.  The README's example ("Token budgets"):
 
     >>> items = [(None, "d%d" % i) for i in range(1, 6)]
     >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
@@ -1144,10 +1145,10 @@ CAN_LOWER = "a relevant label for an unjudged document can lower it"
 NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED  # a measure's, or a parameter's, reason
 NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of evidence"
 
-# A filter of the ranking, before folding and --depth (README: "Filters and budgets"): a score
-# floor (items scoring at least thresh) and a token budget (items, each costing its count
-# plus overhead, while the total stays within tokens: a prefix, or every item that still
-# fits with pack "skip").  None: no floor, or no budget.
+# A filter of the ranking, before folding and --depth (README: "Token budgets", "Score floors"): a
+# score floor (items scoring at least thresh) and a token budget (items, each costing its count plus
+# overhead, while the total stays within tokens: a prefix, or every item that still fits with pack
+# "skip").  None: no floor, or no budget.
 Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 
@@ -1456,7 +1457,7 @@ def interpolated_precision(q, level):
 
 # Evidence sets (multi-hop questions): a query is answered by any one of its sets, and a
 # set only once each of its slots holds one of the slot's documents.  q.evidence holds, per
-# set, the rank of each slot's first document; the section 16 example: sets {{d1, d2}, {d3}}
+# set, the rank of each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}}
 # and {{d9}}, ranking d4 d2 d5 d3 d9.
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
@@ -1496,8 +1497,9 @@ def evidence_rr(q, k):
     return 1.0 / complete if complete <= _cut(k) else 0.0
 
 
-# Questions with no answer in the corpus (CLI_CONTRACT section 18): the right retrieval is
-# nothing.  Abstain scores only those queries, and they are left out of every other measure.
+# Questions with no answer in the corpus (README: "Score floors and questions with no answer"): the
+# right retrieval is nothing.  Abstain scores only those queries, and they are left out of every
+# other measure.
 
 @measure("Abstain", "none", ("", ""), params=("thresh",),
          ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
@@ -1704,10 +1706,10 @@ def say_no_answer(empty):
         "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))
 
 
-def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answer=NOTHING):
+def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answer=NOTHING):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
-    policies maps each POLICIES key to a choice (default "error"); where is
+    policies maps each POLICIES key to a choice (default "error"); places is
     (qrels location, run location) for messages.  qids follow the qrels'
     order; skipped and zeroed map a reason to the query IDs it affected, so
     that nothing leaves an average silently.  A skipped query is never also
@@ -1717,13 +1719,13 @@ def apply_policies(qrels, ranked, level, policies=None, where=("", ""), no_answe
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
     missing = [q for q in qrels if q not in ranked]
     extra = [q for q in ranked if q not in qrels]
-    _refuse_differing_queries(missing, extra, policies, where[1], no_answer)
+    _refuse_differing_queries(missing, extra, policies, places[1], no_answer)
     least = least_relevant(level)
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
               and (q in ranked or policies["missing_run"] != "skip")]
     if no_rel and policies["no_relevant"] == "error":
         empty = [q for q in no_rel if not qrels[q]]  # an empty list of labels: often a question without an answer
-        fail(where[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
+        fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
              % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
@@ -1819,16 +1821,16 @@ def aggregated(per_query, specs):
     return out
 
 
-def judge_queries(qrels, ranked, level=1, policies=None, where=("", ""), no_answer=NOTHING):
+def judge_queries(qrels, ranked, level=1, policies=None, places=("", ""), no_answer=NOTHING):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
     ranked is {qid: Ranking, or None for a query without labels}; a query
     with no ranking is judged as an empty one.  Refused when no query is left:
     a mean over nothing would pass any gate.
     """
-    qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, where, no_answer)
+    qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, places, no_answer)
     if not qids:
-        fail(where[1], "no query left to evaluate (%s)" % (skipped_text(skipped) or "no labels"))
+        fail(places[1], "no query left to evaluate (%s)" % (skipped_text(skipped) or "no labels"))
     judged = {q: ranked[q].judged if q in ranked else judge({}, 0, qrels[q], level) for q in qids}
     return judged, skipped, zeroed
 
@@ -1908,7 +1910,8 @@ def _unjudged_within(q, k):
 
 
 def unjudged_bounds(judged, specs):
-    """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}} (section 21)."""
+    """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}}
+    (README: "Did it really miss?")."""
     out, loose = {}, {}
     for spec in specs:
         fact = MEASURES[spec.base].unjudged
@@ -2145,10 +2148,10 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
 
 
 def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, clusters=None):
-    """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs,
-    then of each column of means]); each test draws from random.Random(seed).  clusters:
-    [[row index, ...], ...] of every row, or None: queries that share a source are one unit
-    (section 23): a cluster's summed difference is flipped, and clusters are resampled, a
+    """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs, then of
+    each column of means]); each test draws from random.Random(seed).  clusters: [[row index, ...],
+    ...] of every row, or None: queries that share a source are one unit (README: "Questions that
+    share a source"): a cluster's summed difference is flipped, and clusters are resampled, a
     resample's mean its queries' total over their count."""
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
@@ -2378,15 +2381,15 @@ Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
 
 
 def power(per_query, specs, base=None, limit=None):
-    """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (section 23): from the n paired
-    differences with a baseline's values (base), of sample standard deviation sd, the smallest
-    change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a gate's
-    limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2) times
-    that of the run's own values ("paired": false): the paired spread when a second run spreads
-    alike and the two are not negatively correlated.  None where fewer than 2 queries.  A count
-    (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n), and
-    no number of queries is given, as more queries make that change larger, not easier to see; nor
-    for a limit of 0, which no number of queries resolves.
+    """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (README: "How fine a gate can be"):
+    from the n paired differences with a baseline's values (base), of sample standard deviation sd,
+    the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a
+    gate's limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2)
+    times that of the run's own values ("paired": false): the paired spread when a second run
+    spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
+    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n),
+    and no number of queries is given, as more queries make that change larger, not easier to see;
+    nor for a limit of 0, which no number of queries resolves.
 
     >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
     >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
@@ -2633,11 +2636,11 @@ def _mismatch_causes(sample, qrels, missed, match):
 
 # === Manifest ===
 
-# What a general result says of how it was made (section 22): the tool, digests of the truth
-# it was judged by, the measures, the options that change a per-query value (and the seed and
-# permutations, recorded, not checked) and the input files.  A result saved with it stands for
-# the baseline run it was made from, as long as the truth, those options and the queries are
-# the same and it holds every measure asked for.
+# What a general result says of how it was made (README: "Keep the approved result"): the tool,
+# digests of the truth it was judged by, the measures, the options that change a per-query value
+# (and the seed and permutations, recorded, not checked) and the input files.  A result saved with
+# it stands for the baseline run it was made from, as long as the truth, those options and the
+# queries are the same and it holds every measure asked for.
 
 Saved = namedtuple("Saved", "result source")  # a saved result where a baseline's run would be
 
@@ -2651,10 +2654,10 @@ def sorted_digest(lines):
 
 
 def lengths_digest(lengths):
-    """The digest of token counts {ID: count} as a manifest gives it (section 22): sha256 of the
-    lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's other digests are:
-    a sort of the millions of IDs a counts file holds would cost seconds, and the fast reader
-    hashes the lines as it reads them."""
+    """The digest of token counts {ID: count} as a manifest gives it (README: "Keep the approved
+    result"): sha256 of the lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's
+    other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and the
+    fast reader hashes the lines as it reads them."""
     return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__, lengths.items())).encode("utf-8")).hexdigest()
 
 
@@ -2669,7 +2672,7 @@ def truth_digests(truth):
                                             for i, one in enumerate(sets, 1) for j, slot in enumerate(one, 1)
                                             for d in slot)
     if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
-        digests["lengths"] = truth.lengths if isinstance(truth.lengths, str) else lengths_digest(truth.lengths)
+        digests["lengths"] = truth.counts_digest if truth.lengths is LATER else lengths_digest(truth.lengths)
     if truth.no_answer:
         digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
     return digests
@@ -2700,7 +2703,7 @@ _WHAT = {"labels": "the labels", "evidence": "the evidence sets", "lengths": "th
 
 def check_saved(saved, plan, truth, whose):
     """Refuse a saved result (its manifest checked for shape) made on other truth, other options
-    that change a per-query value, or without a measure asked for (section 22)."""
+    that change a per-query value, or without a measure asked for (README: "Keep the approved result")."""
     theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
     for key, what in _WHAT.items():
         if theirs.get(key) != ours.get(key):
@@ -3627,10 +3630,10 @@ json_rankings = fast_json_rankings if FAST_PATHS else reference_json_rankings
 
 
 def with_no_answer(labels, no_answer):
-    """Labels that hold each query without an answer (labeled with nothing, unless it has
-    labels), so that its ranking is read: what a fixture read with --no-answer gives."""
-    labels.update((q, labels.get(q, {})) for q in no_answer or ())
-    return labels
+    """A copy of the labels that holds each query without an answer (labeled with nothing,
+    unless it has labels), so that its ranking is read: what a fixture read with --no-answer
+    gives (the labels themselves when there is none)."""
+    return {**labels, **{q: labels.get(q, {}) for q in no_answer}} if no_answer else labels
 
 
 def reference_judged_trec_run(stream, source, truth, opts):
@@ -3928,7 +3931,8 @@ def _add_member(members, qid, name, where, what="group"):
 
 
 def check_clusters(clusters, qrels):
-    """{qid: cluster} of read clusters (section 23): each query labeled, and in one cluster only."""
+    """{qid: cluster} of read clusters (README: "Questions that share a source"): each query
+    labeled, and in one cluster only."""
     cluster_of = {}
     for name, members in check_groups(clusters, qrels, what="cluster").items():
         for qid, where in zip(members, clusters[name].values()):
@@ -3953,7 +3957,7 @@ def check_groups(groups, qrels, max_group_drop=None, what="group"):
     return {name: list(members) for name, members in groups.items()}
 
 
-# --- Token counts: what each ranked item costs in the context (CLI_CONTRACT section 17) ---
+# --- Token counts: what each ranked item costs in the context (README: "Token budgets") ---
 
 def check_count(value, where, query=None):
     """A token count: an integer from 0 to 2**63 - 1 (bools and floats are refused)."""
@@ -4098,7 +4102,7 @@ def record_lengths(field, docids, where, qid):
     return lengths
 
 
-# --- Evidence sets: what a multi-hop question needs, all of it (CLI_CONTRACT section 16) ---
+# --- Evidence sets: what a multi-hop question needs, all of it (README: "Evidence sets") ---
 
 def evidence_entry(entry, where, qid, match="id"):
     """One query's evidence as sets of slots of IDs, from any of the three nestings: a list
@@ -4240,7 +4244,7 @@ def check_evidence(evidence, qrels, where):
              % ("labels but no evidence set" if odd in qrels else "evidence sets but no labels"), odd)
 
 
-# --- Questions with no answer in the corpus (CLI_CONTRACT section 18) ---
+# --- Questions with no answer in the corpus (README: "Score floors and questions with no answer") ---
 
 def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
@@ -4666,7 +4670,7 @@ def load_inputs(plan, seed_mode=False):
     check_fields_read(opts.fields, kinds)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
-        truth = truth._replace(lengths=weigh_later([ranked for _, ranked, _ in loaded] + [
+        truth = truth._replace(counts_digest=weigh_later([ranked for _, ranked, _ in loaded] + [
             r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
 
@@ -4712,10 +4716,10 @@ def load_truth(plan, seed_mode, kinds):
                 given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
         labels = merged_labels([(place(qrels[0]), labels)] + [
             (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]])
-    truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     if not seed_mode and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
-    with_no_answer(labels, truth.no_answer)
+    labels = with_no_answer(labels, truth.no_answer)
+    truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
                           place(evidence or where), extras.get("keys"))
@@ -4794,10 +4798,10 @@ def what_reading_did(ranked, judged, opts):
 
 
 def explanations(plan, truth, ranked, judged, result, approved=None):
-    """The "explain" block (section 20): per query with a relevant document missing from its top
-    K, or cut from it by a floor or a budget, where each one went, the unjudged documents in
-    its top K, and its cause; with a baseline, each changed query's relevant documents' ranks
-    before and after; and counts by cause."""
+    """The "explain" block (README: "The answer missed the passage"): per query with a relevant
+    document missing from its top K, or cut from it by a floor or a budget, where each one went, the
+    unjudged documents in its top K, and its cause; with a baseline, each changed query's relevant
+    documents' ranks before and after; and counts by cause."""
     k, least = plan.opts.top_k, least_relevant(plan.opts.level)
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
@@ -4827,8 +4831,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
 
 
 def _named(block, match):
-    """The explain block with texts named t:... (section 24), and "texts": {name: its first 40
-    characters} for the reports, under --match text or contains."""
+    """The explain block with texts named t:... (README: "Logs as frameworks write them"), and
+    "texts": {name: its first 40 characters} for the reports, under --match text or contains."""
     if match == "id":
         return block
     texts = {}
@@ -4848,9 +4852,10 @@ def _named(block, match):
 
 
 def unjudged_block(plan, judged, result, approved=None):
-    """The "unjudged" block of a result (section 21): each bounded measure's judged mean and its mean if
-    every unjudged document were relevant; with a baseline, the baseline's too, and {measure: [qid,
-    ...]} of the regressed or lost queries whose candidate top k holds unjudged documents."""
+    """The "unjudged" block of a result (README: "Did it really miss?"): each bounded measure's
+    judged mean and its mean if every unjudged document were relevant; with a baseline, the
+    baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate top k
+    holds unjudged documents."""
     block = unjudged_bounds(judged, plan.specs)
     for name, values in block["measures"].items():
         block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
@@ -4881,9 +4886,10 @@ def explain_counts(block, qids):
 
 
 def pool_records(inputs, k):
-    """--pool's records (section 21): per labeled query, in the labels' order, whose top k in any run
-    given holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
-    documents in the order of their best rank; one at a time, so that memory holds one."""
+    """--pool's records (README: "Did it really miss?"): per labeled query, in the labels' order,
+    whose top k in any run given holds unjudged documents, {"query_id", "relevant": {doc: None},
+    "ranks": {doc: {run: rank}}}, documents in the order of their best rank; one at a time, so that
+    memory holds one."""
     truth, approved = inputs.truth, inputs.baseline
     sources = [(place(name), ranked) for name, ranked, _ in inputs.runs]
     if approved is not None:  # a saved result holds no rankings: a note says so
@@ -4920,23 +4926,23 @@ def _seen_of(ranking):
     return ranks, tuple(top.split("\n")) if top else (), kept or {}
 
 
-def approved_evaluation(plan, truth, ranked, where, whose="the baseline"):
+def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
     zeros, result, the repeats --duplicates first removed and what its label
     coverage is read from, judged by the same policies as every run; or a saved result's."""
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
     no_answer = truth.no_answer
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, where, no_answer)
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, places, no_answer)
     return Evaluated(ranked, judged, skipped, zeroed, run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
                      deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
                      with_answer(judged, no_answer))
 
 
 def saved_evaluation(plan, truth, saved, whose):
-    """approved_evaluation of a saved result (section 22): its values of the measures asked
-    for stand for its run's, once check_saved agrees and its queries are the labels' (less
-    those it skipped).  It holds no rankings: no curves, nothing judged."""
+    """approved_evaluation of a saved result (README: "Keep the approved result"): its values of the
+    measures asked for stand for its run's, once check_saved agrees and its queries are the labels'
+    (less those it skipped).  It holds no rankings: no curves, nothing judged."""
     obj, where, specs, no_answer = saved.result, saved.source, plan.specs, truth.no_answer
     if "per_query" not in obj:
         fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s" % (len(obj["runs"]),
@@ -5219,7 +5225,7 @@ def _library_truth(plan):
               merged_labels([(root, fold_labels(qrels_from_json(labels, None, root, plan.opts.match),
                                                 plan.opts.separator, root)) for root, labels in (
                   [("qrels[%d]" % i, q) for i, q in enumerate(qrels)] if isinstance(qrels, list) else [("qrels", qrels)])]))
-    labels = dict(labels, **{q: labels.get(q, {}) for q in truth.no_answer})
+    labels = with_no_answer(labels, truth.no_answer)
     check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
     check_inputs_used(plan.specs, lengths, evidence, qrels is not None, "")
@@ -5334,15 +5340,16 @@ def _breach_lines(result, each=BREACHES_SHOWN):
 
 
 def _unjudged_of(marked):
-    """What the lost line of a report adds about its queries marked unjudged (section 21)."""
+    """What the lost line of a report adds about its queries marked unjudged (README: "Did it really
+    miss?")."""
     return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
 
 
 def _worst_regressed(result, worst):
     """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
-    with replicates a cell more, "unstable" for a query whose values differ among them, else
-    empty; under --unjudged-bounds one more, "unjudged" for a marked query (section 21); and a
-    line saying how many of each measure's regressed queries are shown."""
+    with replicates a cell more, "unstable" for a query whose values differ among them, else empty;
+    under --unjudged-bounds one more, "unjudged" for a marked query (README: "Did it really miss?");
+    and a line saying how many of each measure's regressed queries are shown."""
     base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
     flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
         "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
@@ -5900,8 +5907,8 @@ def breach_text(b):
 
 
 def format_junit(runs, labels, gates):
-    """JUnit XML of the gates' checks, as CI servers read it (section 22): a testsuite per run, a
-    testcase per measure and gate given (per group for --max-group-drop; for --max-query-drop,
+    """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per run,
+    a testcase per measure and gate given (per group for --max-group-drop; for --max-query-drop,
     besides, one per breached query), and in each breached one a failure holding its line."""
     from xml.etree import ElementTree  # here, not above: the import costs every other start a few ms
     suites = ElementTree.Element("testsuites", name=PROG)
