@@ -610,7 +610,7 @@ tied          with --ties: whether any two items have the same score (labeled or
 # What a reader keeps of one query's ranking: its Judged record, and what the
 # diagnostics need besides (chunks folded away, ranked IDs when none matched,
 # repeats removed under --duplicates first).
-# pending: (where, {Filter: the items its budget may weigh}) while the token counts are still
+# pending: (its Query, {Filter: the items its budget may weigh}) while the token counts are still
 # to be read (Truth.lengths is LATER), else None.
 # several: under --match contains, the ranked texts that held more than one label; seen: under
 # --explain, ({labeled document: rank}, the top K documents joined (see _top), {Filter: the documents
@@ -646,9 +646,10 @@ def least_relevant(level):
     return max(level, 0)
 
 
-def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None, ranked=0):
+def judge(ranks, num_ret, labels, level=1, evidence=None, ranked=0):
     """Build a Judged record from {doc: rank} of the labeled retrieved documents (evidence:
-    the slot ranks of the query's evidence sets, or None; ranked: documents ranked).
+    the slot ranks of the query's evidence sets, or None; ranked: documents ranked); its
+    bounds are None (judge_ranking sets them under --ties).
 
     >>> judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1}).rel_ranks
     [2, 3]
@@ -659,7 +660,7 @@ def judge(ranks, num_ret, labels, level=1, bounds=None, evidence=None, ranked=0)
     # positional, in field order: a keyword-built record costs twice as much, once per query
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
-                  sorted([g for g in grades if g > 0], reverse=True), bounds,
+                  sorted([g for g in grades if g > 0], reverse=True), None,
                   [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence, None,
                   ranked)
 
@@ -711,12 +712,12 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         num_ret, bounds = len(ranks), tuple(bounds) or None
     if bounds:  # under --judged-only an order keeps as many documents as it has judged within --depth
         bounds = tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level) for b in bounds)
-    evidence = sets and evidence_ranks(sets, ranks, docids, scores, labels, opts, docset)
+    evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
-    judged = judge(ranks, num_ret, labels, opts.level, bounds, evidence, len(docids))
-    if tied:  # one order only, else: what no order bounds (not_bounded) is still exact
-        judged = judged._replace(tied=True)
+    judged = judge(ranks, num_ret, labels, opts.level, evidence, len(docids))
+    if bounds or tied:  # tied with one order only, else: what no order bounds (not_bounded) is still exact
+        judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret)), None)
     return Ranking(judged, folded, sample, removed, None, several, seen)
 
@@ -739,15 +740,16 @@ def _top(docids, scores, k):
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
-def evidence_ranks(sets, ranks, docids, scores, labels, opts, docset=None):
+def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
-    evidence ID is labeled, or under --judged-only (which removes the unlabeled ones).
+    evidence ID is labeled, or under --judged-only (which removes the unlabeled ones); ranking:
+    (docids, scores or None).
 
-    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, ["d4", "d2", "d5", "d3"], None, {}, Reading())
+    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, (["d4", "d2", "d5", "d3"], None), {}, Reading())
     ((2, 4), (inf,))
     """
-    ids = {d for s in sets for slot in s for d in slot}
+    ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
     if not (opts.judged_only or ids <= labels.keys()):
         wanted = dict.fromkeys(ids, 1)
         ranks = (rank_listed(docids, wanted, opts.depth) if scores is None else
@@ -956,8 +958,9 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), scores is None, truth, opts, qid,
-                                       source if root is None else loc(source, _join(root, qid)))
+            where = source if root is None else loc(source, _join(root, qid))
+            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, Query(
+                qid, where, labels, evidence_of(truth, qid), scores is None))
     return ranked
 
 
@@ -966,12 +969,17 @@ def evidence_of(truth, qid):
     return truth.evidence and truth.evidence.get(qid)
 
 
-def with_filters(ranking, items, listed, truth, opts, qid, where):
+# One query's ranking as its filters see it: its ID and where it is (for messages), its
+# labels, its evidence sets (or None), and whether it is a list (no scores).
+Query = namedtuple("Query", "qid where labels sets listed")
+
+
+def with_filters(ranking, items, truth, opts, query):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
-    filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, listed, truth, opts, qid, where)
+    filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
     return with_kept(ranking, documents_kept)._replace(judged=ranking.judged._replace(filtered=filtered),
-                            pending=(where, waiting) if waiting else None)
+                                                       pending=(query, waiting) if waiting else None)
 
 
 def with_kept(ranking, kept):
@@ -979,7 +987,7 @@ def with_kept(ranking, kept):
     return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
 
 
-def filtered_judged(plain, items, listed, truth, opts, qid, where):
+def filtered_judged(plain, items, truth, opts, query):
     """({Filter: Judged}, {Filter: items}, under --explain {Filter: documents kept}) of one ranking's
     items (score, ID) in rank order
     (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
@@ -988,21 +996,21 @@ def filtered_judged(plain, items, listed, truth, opts, qid, where):
     each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
     whose counts are read later (truth.lengths is LATER) gives the items it may weigh instead.
     plain: the Judged record of the whole ranking."""
-    filters = [f for f in opts.filters if qid not in truth.no_answer or f in opts.abstain]  # what scores it
-    out, waiting, labels, sets, documents_kept = {}, {}, truth.labels[qid], evidence_of(truth, qid), {}
+    filters = [f for f in opts.filters if query.qid not in truth.no_answer or f in opts.abstain]  # what scores it
+    out, waiting, labels, documents_kept = {}, {}, query.labels, {}
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
-            if listed:
-                fail(where, "a score floor (thresh=) needs scores, and the ranking is a list", qid)
+            if query.listed:
+                fail(query.where, "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
         if ranking_filter.tokens is None:
             kept = list(kept)
-            out[ranking_filter] = judge_items(kept, listed, labels, opts, sets, opts.ties)  # ties whole
+            out[ranking_filter] = judge_items(kept, opts, query, opts.ties)  # ties whole
         else:
             kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if ranking_filter.tokens is not None and truth.lengths is not LATER:
-            kept = within_budget(kept, ranking_filter, truth.lengths or {}, qid, where, reach, labels, opts)
-            out[ranking_filter] = budget_judged(plain, kept, ranking_filter, listed, labels, opts, sets)
+            kept = within_budget(kept, ranking_filter, truth.lengths or {}, opts, query)
+            out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
         elif ranking_filter.tokens is not None:
             waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
                                            _through_reach(kept, reach, labels, opts))  # a prefix stops at the reach
@@ -1020,12 +1028,12 @@ def _scored_at_least(floor, item):
     return item[0] >= floor
 
 
-def budget_judged(plain, kept, budget, listed, labels, opts, sets):
+def budget_judged(plain, kept, budget, opts, query):
     """The Judged record of the items a budget keeps: packing a prefix, the whole ranking's cut
     after the documents they bring in (judged again, it would be the same record); else judged."""
     if budget.pack != "prefix":
-        return judge_items(kept, listed, labels, opts, sets)
-    counted = _counter(labels, opts)
+        return judge_items(kept, opts, query)
+    counted = _counter(query.labels, opts)
     cut = len({counted(item) for item in kept} - {None})
     return plain._replace(
         rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
@@ -1034,11 +1042,11 @@ def budget_judged(plain, kept, budget, listed, labels, opts, sets):
         evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
 
 
-def judge_items(items, listed, labels, opts, sets, ties=False):
+def judge_items(items, opts, query, ties=False):
     """The Judged record of a filtered ranking's items (score, ID) in rank order."""
     plain = opts._replace(filters=NOTHING, ties=ties, top_k=None)
-    return judge_ranking([d for _, d in items], None if listed else [x for x, _ in items], labels, plain,
-                         None, sets).judged
+    return judge_ranking([d for _, d in items], None if query.listed else [x for x, _ in items], query.labels, plain,
+                         None, query.sets).judged
 
 
 def within_depth(items, opts, labels=None):
@@ -1092,12 +1100,12 @@ def in_rank_order(docids, scores):
     return sorted(zip(scores, docids), reverse=True)
 
 
-def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels=None, opts=Reading()):
+def within_budget(items, budget, lengths, opts=Reading(), query=None):
     """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The budget weighs the items in turn, until one does not
-    fit (packing a prefix) or until it keeps the ``reach``-th document its measures look at:
-    an item it weighs needs a count, and no other does.  The README's example ("Token budgets"):
+    fit (packing a prefix) or until it keeps the document its measures look at last (the
+    budget's reach in opts.filters): an item it weighs needs a count, and no other does.  The README's example ("Token budgets"):
 
     >>> items = [(None, "d%d" % i) for i in range(1, 6)]
     >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
@@ -1106,14 +1114,15 @@ def within_budget(items, budget, lengths, qid=None, where="", reach=None, labels
     >>> [d for _, d in within_budget(items, Filter(tokens=1500, pack="skip"), lengths)]
     ['d1', 'd2', 'd4', 'd5']
     """
-    kept, total, brought, counted = [], 0, {None}, _counter(labels or {}, opts)
+    kept, total, brought, counted = [], 0, {None}, _counter(query.labels if query else {}, opts)
+    reach = opts.filters.get(budget)
     for item in items:
         if reach is not None and len(brought) > reach:
             break
         count = lengths.get(item[1])
         if count is None:
-            fail(where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's tokens)"
-                 % show(item[1]), qid)
+            fail(query.where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's "
+                              "tokens)" % show(item[1]), query.qid)
         if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
             total += count + budget.overhead
@@ -1153,9 +1162,10 @@ Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, Non
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 
 
-def measure(name, cutoff, trec, *, ties, unjudged, losable, evidence, domain, aggregate="mean", params=("rel",),
-            filtered=None):
-    """Register a measure, its facts (see Measure) stated, each one, or an error at import.
+def measure(name, cutoff, trec, **record):
+    """Register a measure, each of its facts stated (ties, unjudged, losable, evidence and
+    domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
+    "sum" for counts), params and filtered where they are not the defaults.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level'
     (IPrec@0.5: a recall level in tenths).
@@ -1164,15 +1174,16 @@ def measure(name, cutoff, trec, *, ties, unjudged, losable, evidence, domain, ag
     level, P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a
     filter, a required cutoff may be left out (the whole filtered ranking).
     """
-    if not (isinstance(ties, str) and ties and isinstance(unjudged, str) and unjudged and type(losable) is bool
-            and type(evidence) is bool and domain in (ANSWERABLE, UNANSWERABLE)):
-        raise TypeError("measure %s: ties and unjudged are BOUNDED or a reason, losable and evidence True or "
-                        "False, domain ANSWERABLE or UNANSWERABLE" % name)
+    facts = dict({"aggregate": "mean", "params": ("rel",), "filtered": None}, **record)
+    if set(facts) != set(Measure._fields) - {"name", "func", "cutoff", "trec", "doc"} or not (
+            all(isinstance(facts[f], str) and facts[f] for f in ("ties", "unjudged")) and
+            {type(facts["losable"]), type(facts["evidence"])} == {bool} and facts["domain"] in (ANSWERABLE, UNANSWERABLE)):
+        raise TypeError("measure %s: state ties and unjudged (BOUNDED or a reason), losable and evidence (True or "
+                        "False) and domain (ANSWERABLE or UNANSWERABLE), and nothing else" % name)
 
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
-        MEASURES[name] = Measure(name, func, cutoff, aggregate, trec, doc, params, ties, unjudged, losable, evidence,
-                                 domain, filtered)
+        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, doc=doc, **facts)
         return func
     return register
 
@@ -1192,7 +1203,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
     ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades.update(labels or {})
-    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, None, len(ranked_grades))
+    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, len(ranked_grades))
 
 
 @measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
@@ -2348,7 +2359,7 @@ def gate_breaches(baseline, candidate, comparison, specs, gates):
         if gates.query is not None:
             exempt = set(gates.unstable[name]) if gates.unstable else ()
             steady = {"replicates": gates.replicates} if gates.noise is not None else {}
-            breaches += [_breach(name, q, baseline["per_query"][q][name], candidate["per_query"][q][name],
+            breaches += [_breach(name, q, (baseline["per_query"][q][name], candidate["per_query"][q][name]),
                                  "--max-query-drop", gates.query, **steady)
                          for q, d in row["regressed"].items() if -d > gates.query + 1e-12 and q not in exempt]
     return breaches
@@ -2374,7 +2385,7 @@ def mean_breach(spec, row, queries, gates):
         extra.update(gate_on=gates.gate_on, ci95=list(row["ci95"]), queries=queries)
     elif before - after <= allowed + 1e-12:
         return None
-    return _breach(spec.name, None, before, after, gates.flag, gates.mean, **extra)
+    return _breach(spec.name, None, (before, after), gates.flag, gates.mean, **extra)
 
 
 Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
@@ -2525,12 +2536,14 @@ def _nothing_to_gate(specs, plan):
     are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
     if specs or plan.config.max_group_drop is None:
         return []
-    return [_breach(s.name, None, None, None, "--max-group-drop", plan.config.max_group_drop, queries=0)
+    return [_breach(s.name, None, (None, None), "--max-group-drop", plan.config.max_group_drop, queries=0)
             for s in plan.specs]
 
 
-def _breach(name, qid, before, after, gate, limit, **rule):
-    """A breach record; rule: what else the gate compared (noise, replicates, interval)."""
+def _breach(name, qid, values, gate, limit, **rule):
+    """A breach record of (the baseline's value, the candidate's); rule: what else the gate
+    compared (noise, replicates, interval)."""
+    before, after = values
     return dict({"measure": name, "query": qid, "baseline": before, "candidate": after,
                  "drop": None if before is None else before - after, "gate": gate, "limit": limit}, **rule)
 
@@ -3125,26 +3138,32 @@ def normalized_texts(value, where, qid=None):
     return {text: value[key] for text, key in texts.items()}
 
 
-def json_query(qid, value, source, root, check_value, what, duplicates=None, match="id"):
+# How a query's JSON IDs and values are read: check, the check of each value; what values are
+# ("grades", "scores"); duplicates, as for check_ids (None for labels, --duplicates for
+# rankings); and --match.
+Values = namedtuple("Values", "check what duplicates match")
+
+
+def json_query(qid, value, source, root, values):
     """(IDs, values or None) of one query's JSON: a list of IDs, or an object of ID -> value."""
     check_id(qid, loc(source, root), what="query ID")
-    return json_ids(value, loc(source, _join(root, qid)), qid, check_value, what, duplicates, match)
+    return json_ids(value, loc(source, _join(root, qid)), qid, values)
 
 
-def json_ids(value, where, qid, check_value, what, duplicates=None, match="id"):
-    """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``;
-    duplicates as for check_ids (None for labels, the policy for rankings)."""
-    if match != "id":  # texts are compared, and checked, once normalized
+def json_ids(value, where, qid, values):
+    """(IDs, values or None) of a list of IDs, or of an object of ID -> value, at ``where``,
+    read as Values say."""
+    if values.match != "id":  # texts are compared, and checked, once normalized
         value = normalized_texts(value, where, qid)
     if isinstance(value, list):
-        return check_ids(value, where, qid, duplicates), None
-    check_object(value, where, "document IDs to %s" % what, qid)
-    pairs = [(check_id(doc, where, qid), check_value(v, "%s.%s" % (where, doc), qid))
-             for doc, v in value.items()]
+        return check_ids(value, where, qid, values.duplicates), None
+    check_object(value, where, "document IDs to %s" % values.what, qid)
+    check = values.check
+    pairs = [(check_id(doc, where, qid), check(v, "%s.%s" % (where, doc), qid)) for doc, v in value.items()]
     return [doc for doc, _ in pairs], [v for _, v in pairs]
 
 
-def record_ids(found, role, where, qid, check_value, what, duplicates=None, match="id"):
+def record_ids(found, role, where, qid, values):
     """json_ids of a record's labels or ranking (found: its roles); a list of objects (a log's
     documents) is refused naming their keys and the --fields path that would read one."""
     name, value = found[role]
@@ -3152,9 +3171,9 @@ def record_ids(found, role, where, qid, check_value, what, duplicates=None, matc
         keys = list(value[0])
         key = next((k for k, v in value[0].items() if isinstance(v, str)), keys[0] if keys else "KEY")
         fail(loc(where, "%s[0]" % name), "expected %s, not objects (keys %s): read the key that holds each with "
-             "--fields %s=%s.%s" % ("texts" if match != "id" else "IDs", ", ".join(map(show, keys)) or "none", role,
+             "--fields %s=%s.%s" % ("texts" if values.match != "id" else "IDs", ", ".join(map(show, keys)) or "none", role,
                                     name if name.endswith("[]") else name + "[]", key), qid)
-    return json_ids(value, loc(where, name), qid, check_value, what, duplicates, match)
+    return json_ids(value, loc(where, name), qid, values)
 
 
 def qrels_from_json(obj, source, root, match="id"):
@@ -3162,8 +3181,8 @@ def qrels_from_json(obj, source, root, match="id"):
     check_object(obj, loc(source, root), "query IDs to labels")
     if not obj:
         nothing_in(loc(source, root), "labels", "the object holds no query")
-    return {qid: _labels(*json_query(qid, value, source, root, check_grade, "grades", None, match))
-            for qid, value in obj.items()}
+    values = Values(check_grade, "grades", None, match)
+    return {qid: _labels(*json_query(qid, value, source, root, values)) for qid, value in obj.items()}
 
 
 def _labels(docs, grades):
@@ -3174,8 +3193,8 @@ def _labels(docs, grades):
 def rankings_from_json(obj, source, root, duplicates="error", match="id"):
     """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or {"q": {"d": score}}."""
     check_object(obj, loc(source, root), "query IDs to rankings")
-    return {qid: json_query(qid, value, source, root, check_score, "scores", duplicates, match)
-            for qid, value in obj.items()}
+    values = Values(check_score, "scores", duplicates, match)
+    return {qid: json_query(qid, value, source, root, values) for qid, value in obj.items()}
 
 
 def split_fixture(obj, source, evidence_given=False):
@@ -3392,18 +3411,20 @@ def records_labels(records, source, opts, no_answer=NOTHING):
     (which stand in for missing labels) or say that their question has no answer."""
     qrels, extras, keys = {}, {}, []
     for where, qid, found in json_records(records, opts.fields, first_keys=keys):
-        _record_truth(found, where, qid, opts._replace(separator=None), Truth(None, no_answer=no_answer), qrels,
-                      extras)  # folded by the caller, file-wide
+        _record_truth(found, where, qid, opts._replace(separator=None), Truth(None, no_answer=no_answer),
+                      (qrels, extras))  # folded by the caller, file-wide
     if not qrels:
         no_record_has(source, "labels", "relevant", opts.fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return qrels, extras
 
 
-def _record_truth(found, where, qid, opts, given, labels, extras):
-    """Read a record's labels (or its evidence sets, standing in) into labels, and its evidence
-    sets and whether its question has no answer into extras["evidence"], extras["no_answer"];
-    given: the Truth given apart (evidence sets, questions without an answer)."""
+def _record_truth(found, where, qid, opts, given, read):
+    """Read a record's labels (or its evidence sets, standing in) into read's labels, and its
+    evidence sets and whether its question has no answer into its extras["evidence"] and
+    ["no_answer"] (read: (labels, extras), filled in); given: the Truth given apart (evidence
+    sets, questions without an answer)."""
+    labels, extras = read
     if "evidence" in found:
         if given.evidence is not None:
             given_twice(where, "the record has evidence sets", "--evidence", query=qid)
@@ -3411,8 +3432,8 @@ def _record_truth(found, where, qid, opts, given, labels, extras):
         extras.setdefault("evidence", {}).update(
             fold_evidence({qid: evidence_entry(value, loc(where, name), qid, opts.match)}, opts.separator, where))
     if "relevant" in found:
-        labels.update(fold_labels({qid: _labels(*record_ids(found, "relevant", where, qid, check_grade, "grades",
-                                                            None, opts.match))}, opts.separator, where))
+        labels.update(fold_labels({qid: _labels(*record_ids(found, "relevant", where, qid, Values(
+            check_grade, "grades", None, opts.match)))}, opts.separator, where))
     elif "evidence" in found:
         labels[qid] = evidence_labels(extras["evidence"][qid])
     unanswerable = qid in given.no_answer
@@ -3443,13 +3464,13 @@ def records_rankings(records, source, truth, opts, line_of=None):
     for where, qid, found in json_records(records, opts.fields, line_of, keys):
         unanswerable = False
         if truth.labels is None:
-            unanswerable = _record_truth(found, where, qid, opts, truth, theirs, extras)
+            unanswerable = _record_truth(found, where, qid, opts, truth, (theirs, extras))
         elif found.keys() & {"relevant", "evidence"}:  # to be compared with the candidate's
             _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid, opts,
-                          truth._replace(evidence=None), theirs if "relevant" in found else {}, extras)
+                          truth._replace(evidence=None), (theirs if "relevant" in found else {}, extras))
         if "retrieved" in found:
-            docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores", opts.duplicates,
-                                        opts.match)
+            docids, scores = record_ids(found, "retrieved", where, qid,
+                                        Values(check_score, "scores", opts.duplicates, opts.match))
             if "scores" in found:
                 scores = record_scores(found["scores"], docids, scores, where, qid)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
@@ -3589,8 +3610,10 @@ def _fast_json_rankings(text, source, truth, opts):
     else:
         i, root = start, ""
 
+    values = Values(check_score, "scores", opts.duplicates, opts.match)
+
     def judged(qid, value):
-        docids, scores = json_query(qid, value, source, root, check_score, "scores", opts.duplicates, opts.match)
+        docids, scores = json_query(qid, value, source, root, values)
         return judge_run({qid: (docids, scores)}, truth, opts, source, root)[qid]
     ranked, end = _members(text, i, judged)
     if root:  # the fixture's closing brace, not another member
@@ -3732,7 +3755,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
-            ranking = with_filters(ranking, items, False, truth, opts, qid, source)
+            ranking = with_filters(ranking, items, truth, opts, Query(qid, source, labels, evidence_of(truth, qid),
+                                                                     False))
         return ranking
     except EvalError:
         raise _Decline from None
@@ -4379,8 +4403,8 @@ class RunForms(Role):
         rankings = {}
         for where, qid, found in json_records(list(records), known.opts.fields):
             if "retrieved" in found:
-                docids, scores = record_ids(found, "retrieved", where, qid, check_score, "scores",
-                                            match=known.opts.match)
+                docids, scores = record_ids(found, "retrieved", where, qid,
+                                            Values(check_score, "scores", None, known.opts.match))
                 if "scores" in found:
                     scores = record_scores(found["scores"], docids, scores, where, qid)
                 rankings[qid] = docids, scores
@@ -4509,14 +4533,14 @@ def weigh_later(maps, truth, opts, path):
     lengths, digest = load(path, "lengths", Known(wanted={item[1] for ranked, qid in waiting
                                                           for items in ranked[qid].pending[1].values() for item in items}))
     for ranked, qid in waiting:
-        (where, pending), judged = ranked[qid].pending, ranked[qid].judged
-        filtered, sets, labels = dict(judged.filtered), evidence_of(truth, qid), truth.labels[qid]
+        (query, pending), judged = ranked[qid].pending, ranked[qid].judged
+        filtered = dict(judged.filtered)
         for ranking_filter, items in pending.items():
-            kept = within_budget(items, ranking_filter, lengths, qid, where, opts.filters[ranking_filter], labels, opts)
-            listed = bool(items) and items[0][0] is None
-            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, listed, labels, opts, sets)
+            kept = within_budget(items, ranking_filter, lengths, opts, query)
+            mine = query._replace(listed=bool(items) and items[0][0] is None)  # as its items say
+            filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, opts, mine)
             if opts.top_k:
-                ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, labels, opts)})
+                ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, query.labels, opts)})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
     return digest
 
