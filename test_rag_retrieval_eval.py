@@ -6,42 +6,109 @@ run the real script for what only a process shows (exit status at exit, broken
 pipes, closed streams, a terminal).  The readers' tests are written once and
 run against the reference readers and the fast paths alike.
 """
+
+
 import atexit
+
+
 import contextlib
+
+
 import copy
+
+
 import csv
+
+
 import doctest
+
+
 import fractions
+
+
 import functools
+
+
 import gzip
+
+
 import hashlib
+
+
 import io
+
+
 import itertools
+
+
 import json
+
+
 import math
+
+
 import os
+
+
 import py_compile
+
+
 import random
+
+
 import re
+
+
 import shutil
+
+
 import stat
+
+
 import statistics
+
+
 import subprocess
+
+
 import sys
+
+
 import tempfile
+
+
 import time
+
+
 import types
+
+
 import unittest
+
+
 import unittest.mock
+
+
 import zlib
+
+
 from pathlib import Path
+
+
 from xml.etree import ElementTree
+
 
 import rag_retrieval_eval as rre
 
+
 ROOT = Path(__file__).resolve().parent
+
+
 SCRIPT = ROOT / "rag_retrieval_eval.py"
+
+
 FIXTURE = ROOT / "retrieval_fixture.json"
+
 
 SEED_STDOUT = """{
   "k": 3,
@@ -152,6 +219,572 @@ def rejected(test, status, out, err, *fragments):
         test.assertIn(fragment, err)
 
 
+# (name, file bytes or None for no file, extra CLI args, fragments the one-line message must hold)
+FIXTURE_REJECTIONS = [
+    ("missing file", None, [], ["nope.json", "cannot read", "No such file"]),
+    ("directory", "DIR", [], ["cannot read", "directory"]),
+    ("empty file", b"", [], ["f.json", "file is empty"]),
+    ("blank file", b"  \n", [], ["file is empty"]),
+    ("not UTF-8", b'{"qrels": {"q1": ["d\xff"]}}', [], ["f.json:1", "not UTF-8", "0xff"]),
+    ("invalid JSON", b'{"qrels": {"q1": ["d1"],\n "runs": }', [], ["f.json:2:10", "invalid JSON"]),
+    ("deep nesting", b"[" * 100000 + b"]" * 100000, [], ["nested too deeply"]),
+    ("top level list", b"[1, 2]", [], ["[0]", "expected an object of fields", "int 1"]),
+    ("missing runs", {"qrels": {"q1": ["d1"]}}, [], ['missing "runs"']),
+    ("missing both", {"other": 1}, [], ['missing "qrels" and "runs"']),
+    ("qrels not object", {"qrels": ["d1"], "runs": {}}, [], ["qrels", "expected an object", "list"]),
+    ("runs not object", {"qrels": {"q1": ["d1"]}, "runs": [["d1"]]}, [], ["runs", "list"]),
+    ("ranking not a list", {"qrels": {"q1": ["d1"]}, "runs": {"q1": "d1"}}, [],
+     ["runs.q1", "'q1'", "str 'd1'"]),
+    ("blank document ID", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", " "]}}, [],
+     ["runs.q1[1]", "query 'q1'", "' ' is blank"]),
+    ("empty document ID", {"qrels": {"q1": [""]}, "runs": {"q1": ["d1"]}}, [],
+     ["qrels.q1[0]", "'' is blank"]),
+    ("numeric document ID", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", 7]}}, [],
+     ["runs.q1[1]", "must be a string", "int 7"]),
+    ("document ranked twice", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "d2", "d1"]}}, [],
+     ["runs.q1[2]", "'d1' appears twice", "first at", "runs.q1[0]"]),
+    ("document labeled twice", {"qrels": {"q1": ["d1", "d1"]}, "runs": {"q1": ["d1"]}}, [],
+     ["qrels.q1[1]", "'d1' appears twice"]),
+    ("blank query ID", {"qrels": {" ": ["d1"]}, "runs": {" ": ["d1"]}}, [],
+     ["qrels", "query ID ' ' is blank"]),
+    ("labeled query without ranking", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"]}},
+     [], ["query sets differ", "1 labeled query has no ranking ('q2')"]),
+    ("ranked query without labels", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q9": []}},
+     [], ["query sets differ", "1 ranked query has no labels ('q9')"]),
+    ("many missing queries", {"qrels": {"q%d" % i: ["d"] for i in range(9)}, "runs": {"q0": ["d"]}},
+     [], ["8 labeled queries", "'q1', 'q2', 'q3' and 5 more"]),
+    ("no relevant label", {"qrels": {"q1": ["d1"], "q2": []}, "runs": {"q1": ["d1"], "q2": ["d1"]}},
+     [], ["1 query has no relevant label", "'q2'"]),
+    ("grades all zero", {"qrels": {"q1": {"d1": 0}}, "runs": {"q1": ["d1"]}}, [],
+     ["no relevant label", "'q1'"]),
+    ("non-integer grade", {"qrels": {"q1": {"d1": 1.5}}, "runs": {"q1": ["d1"]}}, [],
+     ["qrels.q1.d1", "grade 1.5 is not an integer"]),
+    ("boolean grade", {"qrels": {"q1": {"d1": True}}, "runs": {"q1": ["d1"]}}, [],
+     ["grade True is not an integer"]),
+    ("NaN score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": NaN}}}', [],
+     ["runs.q1.d1", "score nan is not a finite number"]),
+    ("infinite score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": -Infinity}}}', [],
+     ["score -inf"]),
+    ("string score", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": "3"}}}, [],
+     ["runs.q1.d1", "score '3' is not a finite number"]),
+    ("document key twice in scored run", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1, "d1": 2}}}',
+     [], ["runs.q1", "key 'd1' appears twice"]),
+    ("query key twice", b'{"qrels": {"q1": ["d1"], "q1": ["d2"]}, "runs": {"q1": ["d1"]}}',
+     [], ["qrels", "key 'q1' appears twice"]),
+    ("k zero", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "0"],
+     ["--k", "positive integer", "'0'"]),
+    ("k negative", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k=-1"], ["positive integer", "'-1'"]),
+    ("k fraction", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "1.5"], ["'1.5'"]),
+    ("k text", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "ten"], ["'ten'"]),
+    ("unknown option", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--kk", "3"],
+     ["unrecognized arguments", "--kk"]),
+]
+
+
+def judged(*grades, labels=None, num_ret=None, level=1):
+    """A Judged record: grades in rank order, None for an unlabeled document."""
+    ranks = {"d%d" % r: r for r, g in enumerate(grades, 1) if g is not None}
+    all_labels = {"d%d" % r: g for r, g in enumerate(grades, 1) if g is not None}
+    all_labels.update(labels or {})
+    return rre.judge(ranks, len(grades) if num_ret is None else num_ret, all_labels, level)
+
+
+def value(name, q):
+    spec = rre.parse_measure(name)
+    return rre.MEASURES[spec[1]].func(q, spec[2])
+
+
+QRELS_TXT = """\
+# query q1 has two relevant documents, q2 one (grade 2), q3 none retrieved
+q1 0 d1 1
+q1 0 d2 1
+q1 0 d5 0
+q2 0 d3 2
+q3 0 d4 1
+"""
+
+
+# q1 is written out of score order and has a tie: d2 and d1 both 2.0, so d2 ranks first
+RUN_TXT = """\
+q1 Q0 d1 1 2.0 tag
+q1 Q0 d9 2 3.5 tag
+q1 Q0 d2 3 2.0 tag
+
+q2\tQ0\td3\t1\t7\ttag
+q2 Q0 d8 2 6
+q3 Q0 d8 1 1.0 tag
+q3 Q0 d9 2 0.5 tag
+"""
+
+
+# (name, qrels text, run text, extra args, fragments of the one-line message)
+GOOD_RUN = "q1 Q0 d1 1 1.0 t\n"
+
+
+GOOD_QRELS = "q1 0 d1 1\n"
+
+
+TREC_REJECTIONS = [
+    ("qrels mixing 4 and 3 columns", "q1 0 d1 1\nq1 d2 1\n", GOOD_RUN, [],
+     ["qrels.txt:2", "expected 4 columns (QID ITER DOCID GRADE) as on line 1", "found 3"]),
+    ("qrels mixing 3 and 4 columns", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 0 d2 1\n", GOOD_RUN, [],
+     ["qrels.txt:3", "expected tab-separated 3 columns (QID DOCID GRADE) as on line 2", "found 1"]),
+    ("qrels with 5 columns", "q1 0 d1 1 x\n", GOOD_RUN, [], ["qrels.txt:1", "found 5"]),
+    ("TSV header twice", "query-id\tcorpus-id\tscore\nq1\td1\t1\nquery-id\tcorpus-id\tscore\n", GOOD_RUN,
+     [], ["qrels.txt:3", "query 'query-id'", "grade 'score' is not an integer"]),
+    ("non-integer grade", "# c\nq1 0 d1 1.5\n", GOOD_RUN, [], ["qrels.txt:2", "query 'q1'", "grade '1.5'"]),
+    ("document labeled twice", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", GOOD_RUN, [],
+     ["qrels.txt:3", "query 'q1'", "'d1' is labeled twice (first at line 1)"]),
+    ("empty qrels file", "", GOOD_RUN, [], ["qrels.txt", "no labels"]),
+    ("qrels of comments only", "# nothing\n\n", GOOD_RUN, [], ["qrels.txt", "no labels"]),
+    ("run with 4 columns", GOOD_QRELS, "q1 Q0 d1 1.0\n", [], ["run.txt:1", "expected 5 or more columns", "found 4"]),
+    ("run line short among good ones", GOOD_QRELS, GOOD_RUN * 0 + "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2\n", [],
+     ["run.txt:2", "found 4"]),
+    ("non-numeric score", GOOD_QRELS, "q1 Q0 d1 1 abc t\n", [], ["run.txt:1", "query 'q1'", "score 'abc'"]),
+    ("NaN score", GOOD_QRELS, "q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 nan t\n", [], ["run.txt:2", "score 'nan'"]),
+    ("infinite score", GOOD_QRELS, "q1 Q0 d1 1 -inf t\n", [], ["score '-inf'"]),
+    ("overflowing score", GOOD_QRELS, "q1 Q0 d1 1 1e999 t\n", [], ["score '1e999'"]),
+    ("score with underscore", GOOD_QRELS, "q1 Q0 d1 1 1_0 t\n", [], ["score '1_0'"]),
+    ("document ranked twice", GOOD_QRELS, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n", [],
+     ["run.txt:3", "query 'q1'", "'d1' is ranked twice (first at line 1)"]),
+    ("empty run", GOOD_QRELS, "\n# only a comment\n", [], ["run.txt", "no rankings"]),
+    ("run not UTF-8", GOOD_QRELS, b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe9 2 0.5 t\n", [], ["run.txt:2", "not UTF-8", "0xe9"]),
+    ("qrels not UTF-8", b"q1 0 d\xff 1\n", GOOD_RUN, [], ["qrels.txt:1", "not UTF-8"]),
+    ("broken gzip", GOOD_QRELS, b"\x1f\x8b\x08\x00garbage", [], ["run.txt", "cannot read"]),
+    ("unknown measures listed at once", GOOD_QRELS, GOOD_RUN, ["-m", "R@10,MAP,ndcg@x", "-m", "Rprec@5,R"],
+     ["unknown measure 'MAP'", "'ndcg@x': cutoff must be a positive integer", "'Rprec@5' takes no cutoff",
+      "'R' needs a cutoff", "known measures: R@k, P@k, RR, RR@k"]),
+    ("cutoff zero in a measure", GOOD_QRELS, GOOD_RUN, ["-m", "P@0"], ["'P@0'", "positive integer"]),
+    ("bad depth", GOOD_QRELS, GOOD_RUN, ["--depth", "0"], ["--depth", "'0'"]),
+    ("bad relevance level", GOOD_QRELS, GOOD_RUN, ["--relevance-level", "-1"], ["relevance level", "'-1'"]),
+    ("bad policy", GOOD_QRELS, GOOD_RUN, ["--missing-run", "ignore"], ["--missing-run", "'ignore'"]),
+    ("qrels without run", GOOD_QRELS, None, [], ["both --qrels (or --evidence) and --run"]),
+    ("fixture and files", GOOD_QRELS, GOOD_RUN, ["FIXTURE"], ["not both"]),
+    ("run query without labels", GOOD_QRELS, GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
+     ["run.txt", "query sets differ", "1 ranked query has no labels ('q2')"]),
+    ("labeled query without run", GOOD_QRELS + "q2 0 d1 1\n", GOOD_RUN, [],
+     ["run.txt", "1 labeled query has no ranking ('q2')"]),
+    ("no relevant label names the qrels", GOOD_QRELS + "q2 0 d1 0\n", GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
+     ["qrels.txt", "no relevant label at level 1 ('q2')"]),
+    ("missing run file", GOOD_QRELS, "MISSING", [], ["nothere.txt", "cannot read"]),
+]
+
+
+def random_trec_run(rng, contiguous=True):
+    """A valid TREC run: ties, comments (one of data width), blank lines, odd spacing,
+    5 to 7 columns, a no-break space in an ID; queries contiguous or not."""
+    rows = []
+    for q in rng.sample(range(8), rng.randint(1, 6)):
+        qid = "q%d" % q if rng.random() < 0.8 else "q%d\u00a0" % q
+        for d in rng.sample(range(40), rng.randint(1, 12)):
+            cols = [qid, "Q0", "d%d" % d, str(d), rng.choice(["1", "2.5", "-0.5", "3e1", "2.50"]), "tag"]
+            rows.append(rng.choice([" ", "\t", "  "]).join(cols[:rng.choice([5, 6, 6, 6])])
+                        + rng.choice(["", "", " extra"]))
+    if not contiguous:
+        rng.shuffle(rows)
+    for _ in range(rng.randint(0, 3)):
+        rows.insert(rng.randint(0, len(rows)), rng.choice(["# q1 Q0 d9 1 5.0 t", "", "#", "   "]))
+    end = rng.choice(["\n", "\r\n"])
+    text = end.join(rows) + rng.choice([end, ""])
+    return (b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text.encode()
+
+
+def random_damage(rng, data):
+    """The same run with one mistake (or a lone CR, which is valid) in a random line."""
+    lines = data.split(b"\n")
+    i = rng.randrange(len(lines))
+    lines[i] = rng.choice([
+        b"q1 Q0 d1", b"q1 Q0 dx 1 x t", b"q1 Q0 dx 1 nan", b"q1 Q0 dx 1 1_0", b"q1 Q0 dx 1 inf",
+        b"q1 Q0 d\xff 1 1", b"q1 Q0 d\x01 1 1", b"q1 Q0 d\x00 1 1", b"q1 Q0 dz 1 1\rq1 Q0 dy 1 2",
+        b"q1 Q0 d\xc2\x85 1 1", lines[i] + b"\n" + lines[i] if lines[i].strip() else b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1"])
+    return b"\n".join(lines)
+
+
+QRELS_FOR_RANDOM = {"q%d%s" % (q, s): {"d%d" % d: d % 4 - 1 for d in range(0, 40, 3)}
+                    for q in range(8) for s in ("", "\u00a0")}
+
+
+def outcome(read):
+    """('ok', value) or ('error', message) of a read."""
+    try:
+        return "ok", read()
+    except rre.EvalError as exc:
+        return "error", str(exc)
+
+
+def json_fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
+    return {"qrels": {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 2)} for q in range(20)},
+            "runs": {"q%d" % q: ranking(q) for q in range(20)}}
+
+
+def brute_force_p(diffs):
+    """The sign-flip p-value by listing every assignment (the definition itself)."""
+    observed = abs(sum(diffs))
+    sums = [abs(sum(s * d for s, d in zip(signs, diffs))) for signs in
+            itertools.product((1, -1), repeat=len(diffs))]
+    return sum(1 for x in sums if x >= observed - 1e-9) / len(sums)
+
+
+def fixture(runs, qrels=None):
+    return {"qrels": qrels or {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": ["d3"], "q3": ["d4"]},
+            "runs": runs}
+
+
+BASE_RUNS = {"q1": ["d1", "d2", "d9"], "q2": ["d8", "d3", "d9"], "q3": ["d4", "d9", "d10"]}
+
+
+CAND_RUNS = {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}
+
+
+ONE = {"q1": ["d1"]}
+
+
+# (name, fixture or None, extra args, fragments): every one exit 2, one line, nothing on stdout
+EDGE_REJECTIONS = [
+    ("empty labels", {"qrels": {}, "runs": {}}, [], ["qrels: no labels"]),
+    ("every query skipped", {"qrels": {"q2": ["d2"]}, "runs": {"q1": ["d1"]}},
+     ["--missing-run", "skip", "--unlabeled", "skip"],
+     ["no query left to evaluate", "1 missing run ('q2')", "1 unlabeled ('q1')"]),
+    ("nothing relevant, skipped", {"qrels": {"q1": []}, "runs": {"q1": ["d1"]}}, ["--no-relevant", "skip"],
+     ["no query left to evaluate", "1 no relevant ('q1')"]),
+    ("empty run skipped away", {"qrels": ONE, "runs": {}}, ["--missing-run", "skip"], ["no query left"]),
+    ("400-digit score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1%s}}}' % (b"0" * 400), [],
+     ["runs.q1.d1", "is not a finite number"]),
+    ("5000-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 5000), [],
+     ["f.json"]),
+    ("20-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 20), [],
+     ["qrels.q1.d1", "out of range"]),
+    ("5000-digit cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R@1" + "0" * 5000], ["cutoff must be"]),
+    ("lone surrogate", b'{"qrels": {"q\\ud800": ["d1"]}, "runs": {"q\\ud800": ["d1"]}}', ["--format", "trec"],
+     ["query ID 'q\\ud800' holds a lone surrogate"]),
+    ("tab in an ID", {"qrels": {"q1": ["d\t1"]}, "runs": {"q1": ["d\t1"]}}, ["--format", "table"],
+     ["qrels.q1[0]", "holds a control character ('\\t')"]),
+    ("newline in a scored ID", {"qrels": ONE, "runs": {"q1": {"d\n1": 1.0}}}, [], ["'d\\n1' holds"]),
+    ("gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-mean-drop", "0.1"],
+     ["--max-mean-drop needs --baseline"]),
+    ("query gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-query-drop", "0"],
+     ["--max-query-drop needs --baseline"]),
+    ("trec format of a comparison", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--format", "trec"],
+     ["--format trec has no place for a comparison"]),
+    ("empty chunk separator", {"qrels": ONE, "runs": ONE}, ["--chunk-separator", ""], ["--chunk-separator"]),
+    ("standard input twice", None, ["-", "--baseline", "-"], ["standard input can be read once"]),
+    ("zero permutations", {"qrels": ONE, "runs": ONE}, ["--permutations", "0"], ["permutations must be"]),
+    ("drop limit with underscore", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--max-mean-drop", "1_0"],
+     ["drop limit", "'1_0'"]),
+    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"], ["'R @5'"]),
+    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@ 5'"]),
+    ("ranked ID blank once cut", {"qrels": ONE, "runs": {"q1": ["d1", "#2"]}}, ["--chunk-separator", "#"],
+     ["runs.q1", "ranked ID '#2' is blank once cut at '#'"]),
+]
+
+
+SEED_RECORDS = [("q1", ["d1", "d2"], ["d9", "d2", "d1"]), ("q2", ["d3"], ["d3", "d8", "d9"]),
+                ("q3", ["d4"], ["d8", "d9", "d10"])]
+
+
+def json_lines(query="query_id", labels="relevant", ranking="retrieved", records=SEED_RECORDS, extra=True):
+    """The seed fixture as JSON Lines, under the given field names (None leaves a role out)."""
+    lines = []
+    for qid, relevant, retrieved in records:
+        record = {query: qid, "question": "what is %s?" % qid} if extra else {query: qid}
+        if labels:
+            record[labels] = relevant
+        if ranking:
+            record[ranking] = retrieved
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+def table_rows(markdown):
+    """The cells of each Markdown table row: even a naive split at every pipe must hold."""
+    return [line.split("|")[1:-1] for line in markdown.splitlines() if line.startswith("|")]
+
+
+GROUP_QRELS = {"q%d" % i: {"d%d" % i: 1, "x%d" % i: 0} for i in range(12)}
+
+
+GROUPS = {"billing": ["q0", "q1", "q2", "q3", "q4", "q5"], "multi-hop": ["q8", "q6", "q7"],
+          "names": ["q9", "q1"]}  # q1 is in two groups, q10 and q11 in none
+
+
+def group_run(rank_of):
+    """Each query's relevant document d<i> at rank rank_of(i) (None: not retrieved) among fillers."""
+    runs = {}
+    for i in range(12):
+        ranking = ["f%d_%d" % (i, j) for j in range(4)]
+        if rank_of(i) is not None:
+            ranking.insert(rank_of(i) - 1, "d%d" % i)
+        runs["q%d" % i] = ranking
+    return runs
+
+
+BASE_GROUP_RUN = group_run(lambda i: 1 + i % 3)
+
+
+CAND_GROUP_RUN = group_run(lambda i: 2 if 6 <= i <= 8 else 1 + i % 3)  # multi-hop: RR 1, 1/2, 1/3 -> 1/2 each
+
+
+def three_runs():
+    return {"a.json": group_run(lambda i: 1), "b.json": CAND_GROUP_RUN, "c.json": group_run(lambda i: None if i < 4 else 2)}
+
+
+GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
+    ({"g.json": {"billing": ["q1", "q99"]}}, ["--groups", "g.json"],
+     ["g.json: billing[1]: query 'q99': group 'billing' names a query that has no labels"]),
+    ({"g.txt": "q1 a\nq99 b\n"}, ["--groups", "g.txt"], ["g.txt:2: query 'q99': group 'b' names a query"]),
+    ({"g.json": {"billing": []}}, ["--groups", "g.json"], ["g.json: billing: group 'billing' is empty"]),
+    ({"g.json": {}}, ["--groups", "g.json"], ["g.json: no groups"]),
+    ({"g.txt": "# nothing\n"}, ["--groups", "g.txt"], ["g.txt: no groups"]),
+    ({"g.json": {"a": ["q1", "q2", "q1"]}}, ["--groups", "g.json"],
+     ["g.json: a[2]: query 'q1' is listed twice in group 'a' (first at g.json: a[0])"]),
+    ({"g.txt": "q1 a\nq2 a\nq1 a\n"}, ["--groups", "g.txt"], ["g.txt:3: query 'q1' is listed twice in group 'a' (first at g.txt:1)"]),
+    ({"g.txt": "q1 a b\n"}, ["--groups", "g.txt"], ["g.txt:1: expected 2 columns (QID GROUP), found 3"]),
+    ({"g.json": {"a": "q1"}}, ["--groups", "g.json"], ["g.json: a: expected a list of query IDs, not str"]),
+    ({"g.json": {" ": ["q1"]}}, ["--groups", "g.json"], ["group name ' ' is blank"]),
+    ({}, ["--max-group-drop", "0.1"], ["--max-group-drop needs --baseline"]),
+    ({"b.json": BASE_GROUP_RUN}, ["--baseline", "b.json", "--max-group-drop", "0.1"], ["--max-group-drop needs query groups"]),
+    ({"g.json": GROUPS}, ["--groups", "g.json", "--missing-run", "skip", "--unlabeled", "skip"], None),
+]
+
+
+def old_bootstrap_means(column, rng, resamples):
+    """Today's method before issue 13, for comparison: rng.choices picks, exact float means."""
+    n = len(column)
+    return [math.fsum(map(column.__getitem__, rng.choices(range(n), k=n))) / n for _ in range(resamples)]
+
+
+def statistics_mean(values):
+    return math.fsum(values) / len(values)
+
+
+def statistics_sd(values):
+    mean = statistics_mean(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+# --- Issue 18: the first real file works ---
+
+
+def parsed_svg(path):
+    import xml.etree.ElementTree as ET
+    return ET.parse(str(path)).getroot()
+
+
+def plot_top(root):
+    """Where a plot's first panel starts: below the title's lines."""
+    return 36 + 20 * max(1, len(list(root.iter("{http://www.w3.org/2000/svg}tspan"))))
+
+
+def digits_run():
+    """Ten queries labeled with digit IDs; q8 and q9 rank only documents labeled for other queries."""
+    qrels = {"q%d" % i: {str(100 + i): 1} for i in range(10)}
+    runs = {"q%d" % i: [str(100 + i), "900"] for i in range(8)}
+    runs.update({"q8": ["100", "101"], "q9": ["102", "103"]})
+    return qrels, runs
+
+
+EVIDENCE_EXAMPLE = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]]}  # sets A = {{d1, d2}, {d3}}, B = {{d9}}
+
+
+EVIDENCE_RANKING = ["d4", "d2", "d5", "d3", "d9"]
+
+
+EVIDENCE_VALUES = {"EvidenceRecall@3": 0.5, "EvidenceSuccess@3": 0.0, "EvidenceRecall@4": 1.0,
+                   "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25}  # the contract's worked example
+
+
+EVIDENCE_NAMES = ",".join(EVIDENCE_VALUES)
+
+
+def evidence_by_loops(sets, ranking, k=None):
+    """(EvidenceRecall, EvidenceSuccess, EvidenceRR) within k of a ranking of document IDs,
+    from section 16's words, one prefix at a time: the independent implementation."""
+    top = ranking if k is None else ranking[:k]
+
+    def complete(prefix, evidence_set):
+        return all(any(d in prefix for d in slot) for slot in evidence_set)
+    recall = max(sum(1 for slot in s if any(d in top for d in slot)) / len(s) for s in sets)
+    success = 1.0 if any(complete(top, s) for s in sets) else 0.0
+    rr = next((1.0 / r for r in range(1, len(top) + 1) if any(complete(top[:r], s) for s in sets)), 0.0)
+    return recall, success, rr
+
+
+def random_evidence(rng, docs, chunked):
+    """One query's evidence in a random one of the three nestings, and as sets of slots."""
+    def slot():
+        ids = rng.sample(docs, rng.randint(1, 3))
+        return [d + "#%d" % rng.randint(1, 2) if chunked and rng.random() < 0.5 else d for d in ids]
+    nesting = rng.choice((1, 2, 3))
+    if nesting == 1:
+        entry = rng.sample(docs, rng.randint(1, 3))
+        return entry, [[[d] for d in entry]]
+    sets = [[slot() for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 3) if nesting == 3 else 1)]
+    return (sets[0] if nesting == 2 else sets), sets
+
+
+BUDGET_QRELS = {"q1": ["d1", "d3", "d5"]}
+
+
+BUDGET_RUN = {"q1": ["d1", "d2", "d3", "d4", "d5"]}
+
+
+BUDGET_LENGTHS = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
+
+
+BUDGET_VALUES = {"R(tokens=1500)": 1 / 3, "R(tokens=1500,pack=skip)": 2 / 3, "R(tokens=1600)": 2 / 3,
+                 "R(tokens=1500,overhead=50)": 1 / 3, "R@5": 1.0}  # the contract's worked example
+
+
+def ranking_by_loops(scored, labels, lengths, thresh=None, tokens=None, overhead=0, pack="prefix",
+                     separator=None, depth=None, judged_only=False):
+    """The document IDs a measure sees, from section 17's words in their order: depth (the items
+    up to, not including, the one that brings in the (N+1)-th document), floor, budget on the
+    chunks as ranked, folding, judged-only."""
+    ranked = [d for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
+    if depth is not None:
+        seen, within = set(), []
+        for d in ranked:
+            doc = d.split(separator)[0] if separator else d
+            if doc not in seen and len(seen) == depth:
+                break
+            seen.add(doc)
+            within.append(d)
+        ranked = within
+    if thresh is not None:
+        ranked = [d for d in ranked if scored[d] >= thresh]
+    if tokens is not None:
+        kept, total = [], 0
+        for d in ranked:
+            if total + lengths[d] + overhead <= tokens:
+                kept.append(d)
+                total += lengths[d] + overhead
+            elif pack == "prefix":
+                break
+        ranked = kept
+    if separator:
+        ranked = list(dict.fromkeys(d.split(separator)[0] for d in ranked))
+    return [d for d in ranked if labels.get(d, -1) >= 0] if judged_only else ranked
+
+
+def measures_by_loops(ranking, labels, k, filtered):
+    """R, P, RR, Success, AP and nDCG within k of a final ranking, with plain loops; P of a
+    filtered ranking divides by the documents left (section 17)."""
+    top = ranking[:k]
+    relevant = [d for d, g in labels.items() if g >= 1]
+    hits = [i for i, d in enumerate(top, 1) if labels.get(d, 0) >= 1]
+    dcg = sum(labels[d] / math.log2(i + 1) for i, d in enumerate(top, 1) if labels.get(d, 0) > 0)
+    ideal = sorted((g for g in labels.values() if g > 0), reverse=True)[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return {"R": len(hits) / len(relevant) if relevant else 0.0,
+            "P": (len(hits) / len(top) if top else 0.0) if filtered else len(hits) / k,
+            "RR": 1.0 / hits[0] if hits else 0.0, "Success": 1.0 if hits else 0.0,
+            "AP": sum(n / i for n, i in enumerate(hits, 1)) / len(relevant) if relevant else 0.0,
+            "nDCG": dcg / best if best else 0.0}
+
+
+NO_ANSWER_RUN = {"q1": {"d1": 0.82, "d2": 0.41}, "q2": {"d5": 0.44, "d6": 0.40},
+                 "q3": {"x1": 0.47, "x2": 0.30}, "q4": {"y1": 0.38}}
+
+
+NO_ANSWER_VALUES = {"Abstain(thresh=0.45)": 0.5, "Abstain(thresh=0.5)": 1.0, "Success(thresh=0.45)@5": 0.5,
+                    "Success(thresh=0.4)@5": 1.0}  # the contract's worked example
+
+
+NO_ANSWER_NAMES = "Abstain(thresh=0.45),Abstain(thresh=0.5),Success(thresh=0.45)@5,Success(thresh=0.40)@5"
+
+
+def lengths_through(reader, path):
+    """What a lengths reader twin makes of a file's stream."""
+    with rre.open_input(str(path)) as stream:
+        return reader(stream, str(path))
+
+
+# Section 24's worked example: labels are facts, the ranking holds chunks of text.
+FACTS = ["Paris is the capital of France.", "The Seine flows through Paris."]
+
+
+CHUNKS = ["Lyon is large.", "Fact: Paris is the capital  of France. More.", "Paris is the capital of France, they say.",
+          "The Seine flows through Paris. Also Paris is the capital of France."]
+
+
+def text_log(chunks_of=lambda q: CHUNKS, queries=("q1",)):
+    """JSON Lines as a RAG framework writes it: texts, with a line break or two."""
+    return "".join(json.dumps({"question": "what about %s?" % q, "id": q, "gold": [{"fact": f} for f in FACTS],
+                               "hits": [{"text": c.replace(". ", ".\n", 1), "score": 1.0 - i / 10}
+                                        for i, c in enumerate(chunks_of(q))]}) + "\n" for q in queries)
+
+
+EXPLAIN_EXAMPLE = {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 0}, "q2": {"d5": 1}},
+                   "runs": {"q1": ["d4", "d1", "d3", "d6", "d2"], "q2": ["d7", "d8"]}}
+
+
+EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 1, "below": 1, "cut": 0, "unjudged": 2},
+                 "queries": {"q1": {"cause": "below", "missing": {"d2": 5}, "unjudged": ["d4"]},
+                             "q2": {"cause": "absent", "missing": {"d5": None}, "unjudged": ["d7", "d8"]}}}
+
+
+def rr_run(*ranks):
+    """A run of REPLICATE_QRELS whose query i finds its relevant document at ranks[i]."""
+    return {"q%d" % i: ["x%d" % j for j in range(1, rank)] + ["d%d" % i] for i, rank in enumerate(ranks)}
+
+
+# Six queries, one relevant document each; RR is 1/rank.  The baseline's mean is 5.5/6; the two
+# replicates differ from it on q2 (1 instead of 1/2) and q5 (1/2 instead of 1): means 1 and 5/6,
+# noise 1/6, unstable q2 and q5.
+REPLICATE_QRELS = {"q%d" % i: ["d%d" % i] for i in range(6)}
+
+
+REPLICATE_RUNS = {"base.json": rr_run(1, 1, 2, 1, 1, 1), "rep1.json": rr_run(1, 1, 1, 1, 1, 1),
+                  "rep2.json": rr_run(1, 1, 2, 1, 1, 2),
+                  "inside.json": rr_run(1, 1, 2, 1, 1, 4),  # drop 1/8 (0.75 on q5, unstable)
+                  "beyond.json": rr_run(3, 3, 2, 1, 1, 1)}  # drop 2/9 = 1/18 + noise 1/6 (2/3 on q0, q1)
+
+
+REPLICATES = ["--replicate", "rep1.json", "--replicate", "rep2.json"]
+
+
+REPLICATE_REJECTIONS = [  # (arguments after --qrels qrels.json --run inside.json -m RR, fragments)
+    (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run of the approved"]),
+    (["rep1.json"], ["give a FIXTURE or --qrels and --run, not both"]),
+    (["--baseline", "base.json", "--replicate", "base.json"],
+     ["--baseline base.json and --replicate base.json name the same file: give each run once"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--replicate", "./rep1.json"],
+     ["--replicate rep1.json and --replicate ./rep1.json name the same file"]),
+    (["--baseline", "base.json", "--gate-on", "interval"], ["--gate-on interval needs --max-mean-drop or --max-group-drop"]),
+    (["--baseline", "base.json", "--gate-on", "interval", "--max-query-drop", "0.1"], ["--gate-on interval needs"]),
+    (["--baseline", "base.json", "--gate-on", "median"], ["argument --gate-on: invalid choice: 'median'"]),
+    (["--baseline", "-", "--replicate", "-"], ["standard input can be read once"]),
+    (["--baseline", "base.json", "--replicate", "missing.json"], ["missing.json: cannot read"]),
+    (["--baseline", "base.json", "--replicate", "short.json"],
+     ["short.json: query sets differ: 1 labeled query has no ranking ('q4'); see --missing-run"]),
+    (["--baseline", "base.json", "--replicate", "short.json", "--missing-run", "skip"],
+     ["short.json: the replicate and the baseline were evaluated on different queries ('q4'); compare on fixed"]),
+    (["--baseline", "base.json", "--replicate", "relabeled.json"], ["relabeled.json: qrels"]),
+    (["--baseline", "base.json", "--replicate", "bad.json"], ["bad.json: q0[0]"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--format", "trec"], ["--format trec has no place"]),
+    (["--baseline", "base.json", "--replicate", "rep1.json", "--summary", "rep1.json"],
+     ["--summary rep1.json names rep1.json, which is read or written already"]),
+]
+
+
+def wait_until_blocked_reading(proc, deadline):
+    """Return once the process sleeps in a read of a pipe.  A signal that comes between
+    Python's check for signals and the read() call is only seen when the read returns:
+    the tool would wait for input forever.  Without /proc, a pause stands in."""
+    wchan = Path("/proc/%d/wchan" % proc.pid)
+    if not wchan.exists():
+        time.sleep(0.5)
+        return
+    while "pipe_read" not in wchan.read_text() and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def trec_run(run, tag="r"):
+    """A TREC run file's text of {qid: {doc: score}}."""
+    return "".join("%s Q0 %s %d %s %s\n" % (q, d, i, score, tag) for q, ranking in run.items()
+                   for i, (d, score) in enumerate(ranking.items(), 1))
+
+
 class TempDirTestCase(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory()
@@ -166,6 +799,144 @@ class TempDirTestCase(unittest.TestCase):
             content = json.dumps(content)
         path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
         return path
+
+
+class TrecRunReaderCases:
+    """Run reader tests, written once: the classes below run them on both paths."""
+
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
+        raise NotImplementedError
+
+    def reference(self, data, qrels=None, opts=rre.Reading()):
+        path = self.write("ref.txt", data)
+        with rre.open_input(str(path)) as stream:
+            return rre.judge_run(rre.read_trec_run(stream, "run.txt"), rre.Truth(qrels or QRELS_FOR_RANDOM), opts,
+                                 "run.txt")
+
+    def test_golden_values(self):
+        ranked = self.read(RUN_TXT.encode(), {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 2}})
+        # q1 in trec order: d9 (3.5), d2 (2.0, the greater ID of the tie), d1 (2.0)
+        self.assertEqual(ranked["q1"].judged, rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}, ranked=3))
+        self.assertEqual(ranked["q2"], rre.Ranking(rre.judge({"d3": 1}, 2, {"d3": 2}, ranked=2), 0, ()))
+        self.assertIsNone(ranked["q3"])
+
+    def test_messages_name_the_line(self):
+        head = "q1 Q0 d1 1 2 t\n# c\n\nq1 Q0 d2 2 1 t\n"
+        cases = {
+            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)"
+                                 ": --duplicates first keeps its best-ranked place",
+            "q2 Q0 d1 1 x t\n": "run.txt:5: query 'q2': score 'x' is not a finite number",
+            "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
+            "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
+            "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not a finite number",
+            "q2 Q0 d\u0085 1 1 t\n": "run.txt:5: control character '\\x85': not text",
+        }
+        for tail, message in cases.items():
+            with self.subTest(tail), self.assertRaises(rre.EvalError) as ctx:
+                self.read((head + tail).encode())
+            self.assertEqual(str(ctx.exception), message)
+
+    def test_line_ends_and_whitespace(self):
+        crlf = self.read(RUN_TXT.replace("\n", "\r\n").encode())
+        self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)  # lone CRs end lines
+        self.assertEqual(crlf, self.read(RUN_TXT.encode()))
+        nbsp = self.read("q1\u00a0 Q0 d1\u00a0 1 1 t\n".encode(), {"q1\u00a0": {"d1\u00a0": 1}})
+        self.assertEqual(nbsp["q1\u00a0"].judged.rel_ranks, [1])  # a no-break space belongs to the ID
+
+    def test_random_runs_agree_with_the_reference(self):
+        rng = random.Random(7)
+        for i in range(60):
+            data = random_trec_run(rng, contiguous=i % 3 != 0)
+            if i % 4 == 1:
+                data = random_damage(rng, data)
+            with self.subTest(i=i):
+                self.assertEqual(outcome(lambda: self.read(data)), outcome(lambda: self.reference(data)))
+
+    def test_a_broken_gzip_run_is_refused(self):
+        packer = zlib.compressobj(wbits=31)  # gzip, cut after whole lines: no end-of-stream marker
+        packed = packer.compress("".join("q%d Q0 d%d 1 1.5 t\n" % (i // 9, i) for i in range(300)).encode())
+        packed += packer.flush(zlib.Z_FULL_FLUSH)
+        with self.assertRaisesRegex(rre.EvalError, "^run.gz: cannot read: Compressed file ended before"):
+            self.read(packed, name="run.gz")
+        path = self.write("cut.gz", packed)
+        for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
+            with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
+                self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), chunk)
+
+    def test_chunk_separator_agrees(self):
+        data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
+        opts = rre.Reading(separator="#")
+        ranked = self.read(data, {"q1": {"a": 1, "b": 0}}, opts)
+        self.assertEqual((ranked["q1"].judged.rel_ranks, ranked["q1"].folded), ([1], 1))
+        with self.assertRaisesRegex(rre.EvalError, r"run.txt: query 'q1': ranked ID '#2' is blank"):
+            self.read(data.replace(b"a#2", b"#2"), {"q1": {"a": 1}}, opts)
+
+
+class JsonReaderCases:
+    """JSON fixture and run reading, written once for both paths."""
+
+    def read(self, text, qrels=None, opts=rre.Reading()):
+        raise NotImplementedError
+
+    def test_layouts_read_as_the_plain_parse(self):
+        scored = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
+        for name, text in {"lists": json.dumps(json_fixture()), "scored": json.dumps(scored),
+                           "indented": json.dumps(scored, indent=2),
+                           "compact": json.dumps(scored, separators=(",", ":")),
+                           "boundary-like IDs": json.dumps(json_fixture(
+                               lambda q: ["d%d]," % d for d in range(q, q + 8)]))}.items():
+            with self.subTest(name):
+                data = json.loads(text)
+                labels = rre.qrels_from_json(data["qrels"], "f", "qrels")
+                expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), rre.Truth(labels),
+                                         rre.Reading(), "f", "runs")
+                self.assertEqual(self.read(text), (labels, expected))
+                self.assertEqual(self.read(json.dumps(data["runs"]), labels), (None, expected))
+
+    def test_errors_read_as_the_reference_words_them(self):
+        text = json.dumps(json_fixture())
+        cases = {  # each edit falls in the second half
+            "ranked twice": (text.replace('"q18": ["d18"', '"q18": ["d19"'), "runs.q18[1]: query 'q18': document 'd19' appears twice"),
+            "blank ID": (text.replace('"q18": ["d18"', '"q18": [" "'), "runs.q18[0]: query 'q18': document ID ' ' is blank"),
+            "query key twice": (text.replace('"q18": [', '"q1": ['), "runs: key 'q1' appears twice"),
+            "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'), "runs.q18: query 'q18': key 'd1' appears twice"),
+            "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'), "invalid JSON: Expecting ',' delimiter"),
+            "trailing text": (text + " x", "invalid JSON: Extra data"),
+            "one trailing character": (text + "x", "invalid JSON: Extra data"),
+            "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'), "document ID 'd\\t18' holds a control character"),
+            "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['), "query ID 'q\\ud800' holds a lone surrogate"),
+            "no labels": ('{"qrels": {}, "runs": {}}', "f.json: qrels: no labels"),
+        }
+        for name, (text, message) in cases.items():
+            with self.subTest(name), self.assertRaises(rre.EvalError) as ctx:
+                self.read(text)
+            self.assertIn(message, str(ctx.exception))
+
+    def test_unusual_layouts(self):
+        labels = {"a": {"d1": 1}}
+        fixture = '{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}'
+        for text, qrels in [('{"a": ["d1"]}', labels), (' \r\n{ "a" :\t[ "d1" ] }\n', labels),
+                            (fixture + "}", None), (fixture + ', "note": 1}', None),
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None),
+                            ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
+            with self.subTest(text=text):
+                self.assertEqual(self.read(text, qrels),
+                                 (None if qrels else labels, {"a": rre.Ranking(rre.judge({"d1": 1}, 1, {"d1": 1})._replace(ranked=1), 0, ())}))
+
+
+class ReplicateFilesTestCase(TempDirTestCase):
+    """REPLICATE_QRELS and REPLICATE_RUNS written in a folder of their own, the current one."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", REPLICATE_QRELS)
+        for name, run in REPLICATE_RUNS.items():
+            self.write(name, run)
+
+    def compare(self, run, *args):
+        return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
 
 
 class SeedFixtureTest(unittest.TestCase):
@@ -271,68 +1042,6 @@ class LibraryTest(unittest.TestCase):
                 rre.check_ids(bad)
 
 
-# (name, file bytes or None for no file, extra CLI args, fragments the one-line message must hold)
-FIXTURE_REJECTIONS = [
-    ("missing file", None, [], ["nope.json", "cannot read", "No such file"]),
-    ("directory", "DIR", [], ["cannot read", "directory"]),
-    ("empty file", b"", [], ["f.json", "file is empty"]),
-    ("blank file", b"  \n", [], ["file is empty"]),
-    ("not UTF-8", b'{"qrels": {"q1": ["d\xff"]}}', [], ["f.json:1", "not UTF-8", "0xff"]),
-    ("invalid JSON", b'{"qrels": {"q1": ["d1"],\n "runs": }', [], ["f.json:2:10", "invalid JSON"]),
-    ("deep nesting", b"[" * 100000 + b"]" * 100000, [], ["nested too deeply"]),
-    ("top level list", b"[1, 2]", [], ["[0]", "expected an object of fields", "int 1"]),
-    ("missing runs", {"qrels": {"q1": ["d1"]}}, [], ['missing "runs"']),
-    ("missing both", {"other": 1}, [], ['missing "qrels" and "runs"']),
-    ("qrels not object", {"qrels": ["d1"], "runs": {}}, [], ["qrels", "expected an object", "list"]),
-    ("runs not object", {"qrels": {"q1": ["d1"]}, "runs": [["d1"]]}, [], ["runs", "list"]),
-    ("ranking not a list", {"qrels": {"q1": ["d1"]}, "runs": {"q1": "d1"}}, [],
-     ["runs.q1", "'q1'", "str 'd1'"]),
-    ("blank document ID", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", " "]}}, [],
-     ["runs.q1[1]", "query 'q1'", "' ' is blank"]),
-    ("empty document ID", {"qrels": {"q1": [""]}, "runs": {"q1": ["d1"]}}, [],
-     ["qrels.q1[0]", "'' is blank"]),
-    ("numeric document ID", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", 7]}}, [],
-     ["runs.q1[1]", "must be a string", "int 7"]),
-    ("document ranked twice", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "d2", "d1"]}}, [],
-     ["runs.q1[2]", "'d1' appears twice", "first at", "runs.q1[0]"]),
-    ("document labeled twice", {"qrels": {"q1": ["d1", "d1"]}, "runs": {"q1": ["d1"]}}, [],
-     ["qrels.q1[1]", "'d1' appears twice"]),
-    ("blank query ID", {"qrels": {" ": ["d1"]}, "runs": {" ": ["d1"]}}, [],
-     ["qrels", "query ID ' ' is blank"]),
-    ("labeled query without ranking", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"]}},
-     [], ["query sets differ", "1 labeled query has no ranking ('q2')"]),
-    ("ranked query without labels", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q9": []}},
-     [], ["query sets differ", "1 ranked query has no labels ('q9')"]),
-    ("many missing queries", {"qrels": {"q%d" % i: ["d"] for i in range(9)}, "runs": {"q0": ["d"]}},
-     [], ["8 labeled queries", "'q1', 'q2', 'q3' and 5 more"]),
-    ("no relevant label", {"qrels": {"q1": ["d1"], "q2": []}, "runs": {"q1": ["d1"], "q2": ["d1"]}},
-     [], ["1 query has no relevant label", "'q2'"]),
-    ("grades all zero", {"qrels": {"q1": {"d1": 0}}, "runs": {"q1": ["d1"]}}, [],
-     ["no relevant label", "'q1'"]),
-    ("non-integer grade", {"qrels": {"q1": {"d1": 1.5}}, "runs": {"q1": ["d1"]}}, [],
-     ["qrels.q1.d1", "grade 1.5 is not an integer"]),
-    ("boolean grade", {"qrels": {"q1": {"d1": True}}, "runs": {"q1": ["d1"]}}, [],
-     ["grade True is not an integer"]),
-    ("NaN score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": NaN}}}', [],
-     ["runs.q1.d1", "score nan is not a finite number"]),
-    ("infinite score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": -Infinity}}}', [],
-     ["score -inf"]),
-    ("string score", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": "3"}}}, [],
-     ["runs.q1.d1", "score '3' is not a finite number"]),
-    ("document key twice in scored run", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1, "d1": 2}}}',
-     [], ["runs.q1", "key 'd1' appears twice"]),
-    ("query key twice", b'{"qrels": {"q1": ["d1"], "q1": ["d2"]}, "runs": {"q1": ["d1"]}}',
-     [], ["qrels", "key 'q1' appears twice"]),
-    ("k zero", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "0"],
-     ["--k", "positive integer", "'0'"]),
-    ("k negative", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k=-1"], ["positive integer", "'-1'"]),
-    ("k fraction", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "1.5"], ["'1.5'"]),
-    ("k text", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "ten"], ["'ten'"]),
-    ("unknown option", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--kk", "3"],
-     ["unrecognized arguments", "--kk"]),
-]
-
-
 class FixtureRejectionTest(TempDirTestCase):
     """Every rejection: exit 2, nothing on stdout, one line on stderr naming the spot."""
 
@@ -388,17 +1097,175 @@ class FixtureAcceptanceTest(TempDirTestCase):
         self.assertIn("missing.json: cannot read", err.getvalue())
 
 
-def judged(*grades, labels=None, num_ret=None, level=1):
-    """A Judged record: grades in rank order, None for an unlabeled document."""
-    ranks = {"d%d" % r: r for r, g in enumerate(grades, 1) if g is not None}
-    all_labels = {"d%d" % r: g for r, g in enumerate(grades, 1) if g is not None}
-    all_labels.update(labels or {})
-    return rre.judge(ranks, len(grades) if num_ret is None else num_ret, all_labels, level)
+class EdgeTest(TempDirTestCase):
+    """Trust at the edges: no traceback, no mean over nothing, no silent pass."""
+
+    def test_rejections(self):
+        for name, content, args, fragments in EDGE_REJECTIONS:
+            with self.subTest(name):
+                path = self.write("f.json", content) if content is not None else None
+                argv = [path] if path else []
+                status, out, err = cli(*argv, *[path if a == "SELF" else a for a in args])
+                rejected(self, status, out, err, *fragments)
+
+    def test_everything_labeled_with_nothing_relevant_scores_zero(self):
+        for labels in ([], {}):
+            with self.subTest(labels=labels):
+                path = self.write("f.json", {"qrels": {"q1": labels}, "runs": {"q1": ["d1"]}})
+                status, out, err = cli(path, "-m", "R@3", "--no-relevant", "zero")
+                self.assertEqual((status, err), (0, ""))
+                result = json.loads(out)
+                self.assertEqual((result["measures"], result["zeroed"]["no_relevant"]), ({"R@3": 0.0}, ["q1"]))
+
+    def test_a_skipped_query_is_never_also_zeroed(self):
+        path = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": []}, "runs": {"q1": ["d1"]}})
+        status, out, _ = cli(path, "-m", "RR", "--missing-run", "zero", "--no-relevant", "skip")
+        result = json.loads(out)
+        self.assertEqual((status, result["skipped"]["no_relevant"], result["zeroed"]), (
+            0, ["q2"], {"missing_run": [], "no_relevant": []}))
+
+    def test_the_baselines_policies_are_reported(self):
+        cand = self.write("c.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"], "q2": ["d2"]}})
+        base = self.write("b.json", {"q1": ["d1"], "q9": ["x"]})
+        status, out, err = cli(cand, "--baseline", base, "-m", "R@1", "--missing-run", "zero", "--unlabeled", "skip")
+        result = json.loads(out)
+        self.assertEqual((result["baseline_skipped"]["unlabeled"], result["baseline_zeroed"]["missing_run"]),
+                         (["q9"], ["q2"]))
+        self.assertIn("note: the baseline has no ranking for 1 query ('q2'): scored as empty", err)
+        self.assertIn("note: the baseline skipped 1 query: 1 unlabeled ('q9')", err)
+
+    def test_repeated_k_adds_cutoffs(self):
+        status, out, _ = cli(FIXTURE, "--k", "1", "--k", "2")
+        self.assertEqual((status, list(json.loads(out)["measures"])), (0, ["R@1", "RR@1", "R@2", "RR@2"]))
+
+    def test_library_numbers(self):
+        class Score(float):  # as numpy.float64: a float subclass
+            pass
+        result = rre.evaluate({"q1": {"d1": True + 1}}, {"q1": {"d2": Score(0.5), "d1": fractions.Fraction(3, 4)}})
+        self.assertEqual(result["mrr_at_k"], 1.0)
+        for qrels, runs, k in [({"q1": ["d1"]}, {"q1": {"d1": 10 ** 400}}, 3),
+                               ({"q1": {"d1": 10 ** 30}}, {"q1": ["d1"]}, 3), (ONE, ONE, 10 ** 30),
+                               ({"q1": {"d1": True}}, ONE, 3), (ONE, {"q1": {"d1": True}}, 3)]:
+            with self.subTest(k=k), self.assertRaises(rre.EvalError):
+                rre.evaluate(qrels, runs, k)
+
+    def test_text_is_read_whatever_its_blanks_and_line_ends(self):
+        q = self.write("q.txt", b"q1 0 d1\xc2\xa0 1\r")
+        run = self.write("r.txt", b"q1 Q0 d9 1 3 t\rq1 Q0 d8 2 2 t\rq1 Q0 d1\xc2\xa0 3 1 t\r")
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,R@3")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 3, "R@3": 1.0}))
+        blank_json = self.write("r.json", b" " * 5000 + b'{"q1": {"d1\xc2\xa0": 1.0}}')
+        self.assertEqual(json.loads(cli("--qrels", q, "--run", blank_json, "-m", "R@1")[1])["measures"], {"R@1": 1.0})
+
+    def test_binary_and_unbroken_files_fail_early(self):
+        q = self.write("q.txt", b"\x00" * (4 << 20))
+        run = self.write("r.txt", b"q1 Q0 d1 1 1.0 t " * ((2 << 20) // 17))
+        rejected(self, *cli("--qrels", q, "--run", run), "q.txt:1: control character '\\x00'")
+        rejected(self, *cli("--qrels", self.write("q2.txt", "q1 0 d1 1\n"), "--run", run),
+                 "r.txt:1: line longer than")
+
+    def test_file_names_stay_on_one_line(self):
+        rejected(self, *cli(self.tmp / "no\nsuch.json"), "no\\nsuch.json: cannot read")
+
+    def test_number_limits(self):
+        self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
+        self.assertEqual(rre.read_qrels(str(self.write("low.txt", "q1 0 d1 %d\nq1 0 d2 1\n" % -2 ** 63))),
+                         {"q1": {"d1": -2 ** 63, "d2": 1}})
+        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
+                              ("abc", "cutoff must be a positive integer, not 'abc'"),
+                              ("0", "cutoff must be a positive integer, not '0'")):
+            with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
+                rre.parse_cutoff(text)
+        top = 2 ** 63 - 1
+        self.assertEqual(rre.score_run({"q1": {"d1": top}}, {"q1": ["d1"]}, "RR")["measures"], {"RR": 1.0})
+        for grade in (2 ** 63, -2 ** 63 - 1):
+            with self.subTest(grade=grade), self.assertRaisesRegex(rre.EvalError, "out of range"):
+                rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
+        path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
+        self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
+
+    def test_two_runs_have_no_trec_output(self):
+        q, a, b = self.write("q.json", ONE), self.write("a.json", ONE), self.write("b.json", ONE)
+        rejected(self, *cli("--qrels", q, "--run", a, "--run", b, "--format", "trec"), "--format trec holds one run")
+        self.assertEqual(rre.read_run(str(self.write("r.txt", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\n"))),
+                         {"q1": {"d1": 2.5, "d2": 1.0}})
+
+    def test_usage_messages_show_what_cannot_be_printed(self):
+        path = self.write("f.json", {"qrels": ONE, "runs": ONE})
+        status, out, err = cli(path, "--format", "j\x01")
+        self.assertEqual((status, out), (2, ""))
+        self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
+        self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
+        self.assertEqual(cli(path, "--baseline", path, "--permutations", "1", "-m", "R@1")[0], 0)
+        status, out, err = cli(path, "b\x01")
+        self.assertEqual(err, "rag_retrieval_eval: error: unrecognized arguments: b\\x01 (see --help)\n")
+
+    def test_standard_input_is_the_same_file_as_itself_only(self):
+        self.assertTrue(rre._same_file("-", "-"))
+        dash, saved = self.write("-", ""), os.getcwd()
+        os.chdir(self.tmp)
+        try:  # a file named '-' is not standard input
+            self.assertFalse(rre._same_file(str(dash), "-"))
+        finally:
+            os.chdir(saved)
 
 
-def value(name, q):
-    spec = rre.parse_measure(name)
-    return rre.MEASURES[spec[1]].func(q, spec[2])
+class RankingTest(unittest.TestCase):
+    def test_depth_cuts_a_list_with_many_labels(self):
+        labels = {"d%d" % i: 1 for i in range(9)}  # more than 8: the ranking is hashed, not scanned
+        self.assertEqual(rre.rank_listed(["x", "d1", "d2", "d3"], labels, depth=2), ({"d1": 2}, 2))
+
+    def test_ties_break_by_document_id_descending(self):
+        # all tied: trec_eval ranks "d3" > "d20" > "d10" (string order, descending)
+        ranks, n, _ = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
+        self.assertEqual((ranks, n), ({"d10": 3, "d3": 1}, 3))
+
+    def test_higher_scores_first_whatever_the_input_order(self):
+        ranks, _, _ = rre.rank_scored(["a", "b", "c", "d"], [0.5, 3.0, -1.0, 2.0], {"a": 1, "c": 1})
+        self.assertEqual(ranks, {"a": 3, "c": 4})
+
+    def test_depth_cuts_the_ranking(self):
+        ranks, n, _ = rre.rank_scored(["a", "b", "c"], [3.0, 2.0, 1.0], {"a": 1, "c": 1}, depth=2)
+        self.assertEqual((ranks, n), ({"a": 1}, 2))
+        self.assertEqual(rre.rank_listed(["a", "b", "c"], {"c": 1, "b": 1}, depth=2), ({"b": 2}, 2))
+
+    def test_many_labels_take_the_same_path_result(self):
+        docs = ["d%d" % i for i in range(40)]
+        labels = {d: 1 for d in docs[::2]}
+        scores = [float(i % 7) for i in range(40)]
+        ranks, _, _ = rre.rank_scored(docs, scores, labels)
+        by_sort = sorted(zip(scores, docs), reverse=True)
+        expected = {d: r for r, (_, d) in enumerate(by_sort, 1) if d in labels}
+        self.assertEqual(ranks, expected)
+        self.assertEqual(rre.rank_listed(docs, labels)[0], {d: docs.index(d) + 1 for d in labels})
+
+
+class IncompleteLabelsTest(TempDirTestCase):
+    """trec_eval's measures for sampled pools, recall levels and -J, through the CLI."""
+
+    def test_recall_level_names(self):
+        self.assertEqual([s.name for s in rre.parse_measures(["iprec@.5,IPrec@0,IPrec@1.0,IPrec@0.50"])],
+                         ["IPrec@0.5", "IPrec@0.0", "IPrec@1.0"])
+        self.assertEqual(rre.trec_label("IPrec@0.1"), "iprec_at_recall_0.10")
+        self.assertEqual([rre.trec_label(n) for n in ("Bpref", "infAP", "SetP", "SetR", "SetF")],
+                         ["bpref", "infAP", "set_P", "set_recall", "set_F"])
+        with self.assertRaises(rre.EvalError) as ctx:
+            rre.parse_measures(["IPrec@1.5,IPrec@0.05,IPrec,Bpref@10"])
+        for fragment in ("'IPrec@1.5': the recall level", "'IPrec@0.05'", "'IPrec' needs a cutoff",
+                         "'Bpref@10' takes no cutoff"):
+            self.assertIn(fragment, str(ctx.exception))
+
+    def test_judged_only_drops_unlabeled_and_negative_grades_after_depth(self):
+        q = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 -1\n")
+        run = self.write("r.txt", "q1 Q0 x 1 9 t\nq1 Q0 d3 2 8 t\nq1 Q0 d2 3 7 t\nq1 Q0 d1 4 6 t\n")
+        # depth 3 keeps x, d3, d2; judged-only then keeps d2 alone: nothing relevant, one retrieved
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR,SetP,Bpref", "--judged-only")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 2, "RR": 1 / 2, "SetP": 1 / 2,
+                                                                     "Bpref": 0.0}))
+        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR", "--judged-only", "--depth", "3")
+        self.assertEqual(json.loads(out)["measures"], {"NumRet": 1, "RR": 0.0})
+        self.assertEqual(rre.score_run({"q1": {"d1": 1, "d3": -1}}, {"q1": ["x", "d3", "d1"]}, "RR",
+                                       judged_only=True)["measures"], {"RR": 1.0})
 
 
 class MeasureTest(unittest.TestCase):
@@ -478,33 +1345,32 @@ class MeasureTest(unittest.TestCase):
         self.assertEqual([spec[:3] for spec in rre.parse_measures(["r@10,NDCG@10", "rr", "R@10"])],
                          [("R@10", "R", 10), ("nDCG@10", "nDCG", 10), ("RR", "RR", None)])
 
+    def test_a_measure_states_every_fact_or_fails_at_import(self):
+        facts = {"ties": rre.BOUNDED, "unjudged": rre.BOUNDED, "losable": False, "evidence": False,
+                 "domain": rre.ANSWERABLE}
+        for fact in facts:  # a fact left out, or a value of another kind, is an error before any function is seen
+            for record in ({k: v for k, v in facts.items() if k != fact}, dict(facts, **{fact: None})):
+                with self.subTest(fact=fact, record=record), self.assertRaisesRegex(TypeError, "^measure Toy: state"):
+                    rre.measure("Toy", "none", ("", ""), **record)
+        with self.assertRaisesRegex(TypeError, "and nothing else"):
+            rre.measure("Toy", "none", ("", ""), colour="blue", **facts)
+        self.assertNotIn("Toy", rre.MEASURES)
+        bounded = [rre.spellings(m)[0] for m in rre.MEASURES.values() if m.unjudged == rre.BOUNDED]
+        self.assertEqual(sorted(bounded), sorted(re.split(", | and ", rre.ONLY_BOUNDED)))  # said as the registry says
 
-class IncompleteLabelsTest(TempDirTestCase):
-    """trec_eval's measures for sampled pools, recall levels and -J, through the CLI."""
-
-    def test_recall_level_names(self):
-        self.assertEqual([s.name for s in rre.parse_measures(["iprec@.5,IPrec@0,IPrec@1.0,IPrec@0.50"])],
-                         ["IPrec@0.5", "IPrec@0.0", "IPrec@1.0"])
-        self.assertEqual(rre.trec_label("IPrec@0.1"), "iprec_at_recall_0.10")
-        self.assertEqual([rre.trec_label(n) for n in ("Bpref", "infAP", "SetP", "SetR", "SetF")],
-                         ["bpref", "infAP", "set_P", "set_recall", "set_F"])
-        with self.assertRaises(rre.EvalError) as ctx:
-            rre.parse_measures(["IPrec@1.5,IPrec@0.05,IPrec,Bpref@10"])
-        for fragment in ("'IPrec@1.5': the recall level", "'IPrec@0.05'", "'IPrec' needs a cutoff",
-                         "'Bpref@10' takes no cutoff"):
-            self.assertIn(fragment, str(ctx.exception))
-
-    def test_judged_only_drops_unlabeled_and_negative_grades_after_depth(self):
-        q = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 -1\n")
-        run = self.write("r.txt", "q1 Q0 x 1 9 t\nq1 Q0 d3 2 8 t\nq1 Q0 d2 3 7 t\nq1 Q0 d1 4 6 t\n")
-        # depth 3 keeps x, d3, d2; judged-only then keeps d2 alone: nothing relevant, one retrieved
-        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR,SetP,Bpref", "--judged-only")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 2, "RR": 1 / 2, "SetP": 1 / 2,
-                                                                     "Bpref": 0.0}))
-        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR", "--judged-only", "--depth", "3")
-        self.assertEqual(json.loads(out)["measures"], {"NumRet": 1, "RR": 0.0})
-        self.assertEqual(rre.score_run({"q1": {"d1": 1, "d3": -1}}, {"q1": ["x", "d3", "d1"]}, "RR",
-                                       judged_only=True)["measures"], {"RR": 1.0})
+    def test_features_read_a_measures_facts_from_its_record(self):
+        @rre.measure("Toy", "none", ("", ""), ties="toy ties", unjudged="toy labels", losable=True, evidence=False,
+                     domain=rre.ANSWERABLE)
+        def toy(q, k):
+            """Toy: 1 if any relevant document is ranked."""
+            return float(bool(q.rel_ranks))
+        self.addCleanup(rre.MEASURES.pop, "Toy")
+        qrels, tied = {"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}
+        result = rre.score_run(qrels, tied, "Toy", ties=True, unjudged_bounds=True)
+        self.assertEqual((result["ties"]["not_bounded"], result["unjudged"]["not_bounded"]),
+                         ({"Toy": "toy ties"}, {"Toy": "toy labels"}))
+        self.assertEqual(rre.compare_runs(qrels, {"q1": ["d1"]}, {"q1": ["d2"]}, "Toy")["comparison"]["Toy"]["lost"],
+                         ["q1"])  # losable: a hit before, nothing now
 
 
 class MeasureParametersTest(TempDirTestCase):
@@ -565,602 +1431,140 @@ class MeasureParametersTest(TempDirTestCase):
                  "'nDCG(gains={1:})': gains are", "nDCG takes no rel parameter", "RR takes no gains parameter")
 
 
-class RankingTest(unittest.TestCase):
-    def test_depth_cuts_a_list_with_many_labels(self):
-        labels = {"d%d" % i: 1 for i in range(9)}  # more than 8: the ranking is hashed, not scanned
-        self.assertEqual(rre.rank_listed(["x", "d1", "d2", "d3"], labels, depth=2), ({"d1": 2}, 2))
+class TieBoundsTest(TempDirTestCase):
+    MEASURES = ["R@2", "P@3", "RR", "AP", "nDCG@3", "Rprec", "Judged@3", "Bpref", "SetP", "SetF", "IPrec@0.5",
+                "nDCG(gains={0:0,1:3,2:1,3:7})@3", "nDCG(gains={1:-1,2:2})", "nDCG(gains={0:2})@2", "AP(rel=2)"]
 
-    def test_ties_break_by_document_id_descending(self):
-        # all tied: trec_eval ranks "d3" > "d20" > "d10" (string order, descending)
-        ranks, n, _ = rre.rank_scored(["d10", "d20", "d3"], [1.0, 1.0, 1.0], {"d10": 1, "d3": 1})
-        self.assertEqual((ranks, n), ({"d10": 3, "d3": 1}, 3))
-
-    def test_higher_scores_first_whatever_the_input_order(self):
-        ranks, _, _ = rre.rank_scored(["a", "b", "c", "d"], [0.5, 3.0, -1.0, 2.0], {"a": 1, "c": 1})
-        self.assertEqual(ranks, {"a": 3, "c": 4})
-
-    def test_depth_cuts_the_ranking(self):
-        ranks, n, _ = rre.rank_scored(["a", "b", "c"], [3.0, 2.0, 1.0], {"a": 1, "c": 1}, depth=2)
-        self.assertEqual((ranks, n), ({"a": 1}, 2))
-        self.assertEqual(rre.rank_listed(["a", "b", "c"], {"c": 1, "b": 1}, depth=2), ({"b": 2}, 2))
-
-    def test_many_labels_take_the_same_path_result(self):
-        docs = ["d%d" % i for i in range(40)]
-        labels = {d: 1 for d in docs[::2]}
-        scores = [float(i % 7) for i in range(40)]
-        ranks, _, _ = rre.rank_scored(docs, scores, labels)
-        by_sort = sorted(zip(scores, docs), reverse=True)
-        expected = {d: r for r, (_, d) in enumerate(by_sort, 1) if d in labels}
-        self.assertEqual(ranks, expected)
-        self.assertEqual(rre.rank_listed(docs, labels)[0], {d: docs.index(d) + 1 for d in labels})
-
-
-QRELS_TXT = """\
-# query q1 has two relevant documents, q2 one (grade 2), q3 none retrieved
-q1 0 d1 1
-q1 0 d2 1
-q1 0 d5 0
-q2 0 d3 2
-q3 0 d4 1
-"""
-# q1 is written out of score order and has a tie: d2 and d1 both 2.0, so d2 ranks first
-RUN_TXT = """\
-q1 Q0 d1 1 2.0 tag
-q1 Q0 d9 2 3.5 tag
-q1 Q0 d2 3 2.0 tag
-
-q2\tQ0\td3\t1\t7\ttag
-q2 Q0 d8 2 6
-q3 Q0 d8 1 1.0 tag
-q3 Q0 d9 2 0.5 tag
-"""
-
-
-class TrecInputTest(TempDirTestCase):
-    """TREC text in, the same numbers as the fixture's seed values out."""
-
-    def files(self, qrels=QRELS_TXT, run=RUN_TXT):
-        return self.write("qrels.txt", qrels), self.write("run.txt", run)
-
-    def general(self, *args, qrels=QRELS_TXT, run=RUN_TXT):
-        q, r = self.files(qrels, run)
-        status, out, err = cli("--qrels", q, "--run", r, *args)
-        self.assertEqual(status, 0, err)
-        return json.loads(out)
-
-    def test_trec_files_give_the_seed_values(self):
-        result = self.general("--k", "3")
-        self.assertEqual(result["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
-        self.assertEqual(result["per_query"]["q1"], {"R@3": 1.0, "RR@3": 0.5})
-        self.assertEqual(result["queries"], 3)
-
-    def test_general_shape_holds_exactly_the_requested_names(self):
-        result = self.general("-m", "R@1,ndcg@2", "-m", "AP", "-m", "R@1")
-        self.assertEqual(list(result["measures"]), ["R@1", "nDCG@2", "AP"])
-        self.assertEqual(list(result["per_query"]["q2"]), ["R@1", "nDCG@2", "AP"])
-        self.assertEqual(result["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
-
-    def test_comments_blank_lines_crlf_bom_and_gzip(self):
-        plain = self.general("-m", "AP,nDCG")
-        q, r = self.files()
-        variants = {
-            "crlf+bom": (b"\xef\xbb\xbf" + QRELS_TXT.replace("\n", "\r\n").encode(),
-                         b"\xef\xbb\xbf" + RUN_TXT.replace("\n", "\r\n").encode()),
-            "gzip": (gzip.compress(QRELS_TXT.encode()), gzip.compress(RUN_TXT.encode())),
-            "no final newline": (QRELS_TXT.encode(), RUN_TXT.rstrip("\n").encode()),
-        }
-        for name, (qrels, run) in variants.items():
-            with self.subTest(name):
-                q, r = self.write("q.gz", qrels), self.write("r.gz", run)
-                status, out, err = cli("--qrels", q, "--run", r, "-m", "AP,nDCG")
-                self.assertEqual((status, err), (0, ""))
-                self.assertEqual(without_inputs(json.loads(out)), without_inputs(plain))
-
-    def test_stdin(self):
-        q, _ = self.files()
-        status, out, _ = cli("--qrels", q, "--run", "-", "-m", "RR", stdin=RUN_TXT.encode())
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.5}))
-
-    def test_json_run_on_stdin(self):
-        q, _ = self.files()
-        run = json.dumps({"q1": ["d9", "d2", "d1"], "q2": ["d3"], "q3": []}).encode()
-        status, out, err = cli("--qrels", q, "--run", "-", "--k", "3", stdin=run)
-        self.assertEqual((status, err), (0, ""))
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
-
-    def test_json_files_for_qrels_and_run(self):
-        q = self.write("q.json", {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"], "q3": ["d4"]})
-        r = self.write("r.json", {"q1": ["d9", "d2", "d1"], "q2": {"d3": 2.0, "d8": 1.0}, "q3": []})
-        status, out, _ = cli("--qrels", q, "--run", r, "--k", "3")
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
-
-    def test_fixture_as_qrels_or_run_file(self):
-        status, out, _ = cli("--qrels", FIXTURE, "--run", FIXTURE, "--k", "3")
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
-
-    def test_relevance_level(self):
-        # level 2: only q2's d3 (grade 2) is relevant; q1 and q3 have nothing relevant
-        result = self.general("-m", "R@3", "--relevance-level", "2", "--no-relevant", "zero")
-        self.assertEqual(result["per_query"], {"q1": {"R@3": 0.0}, "q2": {"R@3": 1.0}, "q3": {"R@3": 0.0}})
-        self.assertEqual(result["zeroed"]["no_relevant"], ["q1", "q3"])
-
-    def test_depth(self):
-        # depth 1: q1's top document is d9 (3.5): nothing relevant retrieved
-        result = self.general("-m", "R@3,NumRet", "--depth", "1")
-        self.assertEqual(result["per_query"]["q1"], {"R@3": 0.0, "NumRet": 1})
-        self.assertEqual(result["measures"]["NumRet"], 3)
-
-    def test_missing_run_policies(self):
-        qrels = QRELS_TXT + "q4 0 d1 1\n"
-        zero = self.general("-m", "R@3", "--missing-run", "zero", qrels=qrels)
-        self.assertEqual((zero["queries"], zero["per_query"]["q4"]), (4, {"R@3": 0.0}))
-        self.assertEqual(zero["measures"]["R@3"], 2 / 4)
-        self.assertEqual(zero["zeroed"]["missing_run"], ["q4"])
-        skip = self.general("-m", "R@3", "--missing-run", "skip", qrels=qrels)
-        self.assertEqual((skip["queries"], skip["skipped"]["missing_run"]), (3, ["q4"]))
-
-    def test_unlabeled_skip_is_listed_and_counted_on_stderr(self):
-        q, r = self.files(run=RUN_TXT + "q9 Q0 d1 1 1.0\n")
-        status, out, err = cli("--qrels", q, "--run", r, "-m", "RR", "--unlabeled", "skip")
-        self.assertEqual(status, 0)
-        self.assertEqual(json.loads(out)["skipped"]["unlabeled"], ["q9"])
-        self.assertEqual(err, "rag_retrieval_eval: note: skipped 1 query: 1 unlabeled ('q9')\n")
-
-    def test_no_relevant_policies(self):
-        qrels = QRELS_TXT + "q4 0 d1 0\n"
-        run = RUN_TXT + "q4 Q0 d1 1 1.0\n"
-        zero = self.general("-m", "NumRel,Judged@1", "--no-relevant", "zero", qrels=qrels, run=run)
-        self.assertEqual(zero["per_query"]["q4"], {"NumRel": 0, "Judged@1": 1.0})
-        skip = self.general("-m", "RR", "--no-relevant", "skip", qrels=qrels, run=run)
-        self.assertEqual((skip["queries"], skip["skipped"]["no_relevant"]), (3, ["q4"]))
-
-    def test_which_queries_have_a_relevant_label(self):
-        # relevant: grade >= level and never negative; a query with none is refused by default
-        for labels, level, has_relevant in [({"d": 1}, 1, True), ({"d": 0}, 1, False), ({"d": 0}, 0, True),
-                                            ({"d": -1}, 0, False), ({"d": -1, "e": 2}, 2, True), ({}, 0, False)]:
-            with self.subTest(labels=labels, level=level):
-                qrels = {"q": labels}
-                if has_relevant:
-                    self.assertEqual(rre.apply_policies(qrels, {"q": None}, level)[0], ["q"])
-                else:
-                    with self.assertRaisesRegex(rre.EvalError, "no relevant label at level %d" % level):
-                        rre.apply_policies(qrels, {"q": None}, level)
-
-    def test_trec_format(self):
-        # Judged@3: q1 ranks d9 (unlabeled), d2, d1: 2/3; q2 1 of 2 retrieved; q3 none
-        q, r = self.files()
-        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR,NumRet,Judged@3", "--format", "trec")
-        lines = out.splitlines()
-        self.assertEqual(lines[:4], ["recall_3\tq1\t1.0", "recip_rank\tq1\t0.5",
-                                     "num_ret\tq1\t3", "Judged@3\tq1\t%r" % (2 / 3)])
-        self.assertEqual(lines[-5:], ["num_q\tall\t3", "recall_3\tall\t0.6666666666666666",
-                                      "recip_rank\tall\t0.5", "num_ret\tall\t7",
-                                      "Judged@3\tall\t%r" % ((2 / 3 + 1 / 2 + 0) / 3)])
-
-    def test_json_output_is_byte_identical_to_json_dumps(self):
-        cases = [
-            {"queries": 0, "measures": {"R@1": 0.0}, "per_query": {}},
-            {"queries": 3, "measures": {"R@1": 0.5, "NumRet": 7},
-             "per_query": {'q"1': {"R@1": 1 / 3, "NumRet": 3}, "é\\%s": {"R@1": 0.0, "NumRet": 4},
-                           "q3": {"R@1": 1e-17, "NumRet": 0}}, "skipped": {"unlabeled": ["x"]}},
-            {"queries": 2, "measures": {"RR": 1.0}, "per_query": {"a": {"RR": 1.0}, "b": {}}},
-        ]
-        for result in cases:
-            with self.subTest(result=result):
-                self.assertEqual("".join(rre.format_json(result)), json.dumps(result, indent=2))
-
-    def test_table_format(self):
-        q, r = self.files()
-        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR", "--format", "table", "--per-query")
-        self.assertEqual(out, "query     R@3      RR\n"
-                              "all    0.6667  0.5000\n"
-                              "q1     1.0000  0.5000\n"
-                              "q2     1.0000  1.0000\n"
-                              "q3     0.0000  0.0000\n"
-                              "3 queries evaluated\n")
-
-
-# (name, qrels text, run text, extra args, fragments of the one-line message)
-GOOD_RUN = "q1 Q0 d1 1 1.0 t\n"
-GOOD_QRELS = "q1 0 d1 1\n"
-TREC_REJECTIONS = [
-    ("qrels mixing 4 and 3 columns", "q1 0 d1 1\nq1 d2 1\n", GOOD_RUN, [],
-     ["qrels.txt:2", "expected 4 columns (QID ITER DOCID GRADE) as on line 1", "found 3"]),
-    ("qrels mixing 3 and 4 columns", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 0 d2 1\n", GOOD_RUN, [],
-     ["qrels.txt:3", "expected tab-separated 3 columns (QID DOCID GRADE) as on line 2", "found 1"]),
-    ("qrels with 5 columns", "q1 0 d1 1 x\n", GOOD_RUN, [], ["qrels.txt:1", "found 5"]),
-    ("TSV header twice", "query-id\tcorpus-id\tscore\nq1\td1\t1\nquery-id\tcorpus-id\tscore\n", GOOD_RUN,
-     [], ["qrels.txt:3", "query 'query-id'", "grade 'score' is not an integer"]),
-    ("non-integer grade", "# c\nq1 0 d1 1.5\n", GOOD_RUN, [], ["qrels.txt:2", "query 'q1'", "grade '1.5'"]),
-    ("document labeled twice", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", GOOD_RUN, [],
-     ["qrels.txt:3", "query 'q1'", "'d1' is labeled twice (first at line 1)"]),
-    ("empty qrels file", "", GOOD_RUN, [], ["qrels.txt", "no labels"]),
-    ("qrels of comments only", "# nothing\n\n", GOOD_RUN, [], ["qrels.txt", "no labels"]),
-    ("run with 4 columns", GOOD_QRELS, "q1 Q0 d1 1.0\n", [], ["run.txt:1", "expected 5 or more columns", "found 4"]),
-    ("run line short among good ones", GOOD_QRELS, GOOD_RUN * 0 + "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2\n", [],
-     ["run.txt:2", "found 4"]),
-    ("non-numeric score", GOOD_QRELS, "q1 Q0 d1 1 abc t\n", [], ["run.txt:1", "query 'q1'", "score 'abc'"]),
-    ("NaN score", GOOD_QRELS, "q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 nan t\n", [], ["run.txt:2", "score 'nan'"]),
-    ("infinite score", GOOD_QRELS, "q1 Q0 d1 1 -inf t\n", [], ["score '-inf'"]),
-    ("overflowing score", GOOD_QRELS, "q1 Q0 d1 1 1e999 t\n", [], ["score '1e999'"]),
-    ("score with underscore", GOOD_QRELS, "q1 Q0 d1 1 1_0 t\n", [], ["score '1_0'"]),
-    ("document ranked twice", GOOD_QRELS, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n", [],
-     ["run.txt:3", "query 'q1'", "'d1' is ranked twice (first at line 1)"]),
-    ("empty run", GOOD_QRELS, "\n# only a comment\n", [], ["run.txt", "no rankings"]),
-    ("run not UTF-8", GOOD_QRELS, b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe9 2 0.5 t\n", [], ["run.txt:2", "not UTF-8", "0xe9"]),
-    ("qrels not UTF-8", b"q1 0 d\xff 1\n", GOOD_RUN, [], ["qrels.txt:1", "not UTF-8"]),
-    ("broken gzip", GOOD_QRELS, b"\x1f\x8b\x08\x00garbage", [], ["run.txt", "cannot read"]),
-    ("unknown measures listed at once", GOOD_QRELS, GOOD_RUN, ["-m", "R@10,MAP,ndcg@x", "-m", "Rprec@5,R"],
-     ["unknown measure 'MAP'", "'ndcg@x': cutoff must be a positive integer", "'Rprec@5' takes no cutoff",
-      "'R' needs a cutoff", "known measures: R@k, P@k, RR, RR@k"]),
-    ("cutoff zero in a measure", GOOD_QRELS, GOOD_RUN, ["-m", "P@0"], ["'P@0'", "positive integer"]),
-    ("bad depth", GOOD_QRELS, GOOD_RUN, ["--depth", "0"], ["--depth", "'0'"]),
-    ("bad relevance level", GOOD_QRELS, GOOD_RUN, ["--relevance-level", "-1"], ["relevance level", "'-1'"]),
-    ("bad policy", GOOD_QRELS, GOOD_RUN, ["--missing-run", "ignore"], ["--missing-run", "'ignore'"]),
-    ("qrels without run", GOOD_QRELS, None, [], ["both --qrels (or --evidence) and --run"]),
-    ("fixture and files", GOOD_QRELS, GOOD_RUN, ["FIXTURE"], ["not both"]),
-    ("run query without labels", GOOD_QRELS, GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
-     ["run.txt", "query sets differ", "1 ranked query has no labels ('q2')"]),
-    ("labeled query without run", GOOD_QRELS + "q2 0 d1 1\n", GOOD_RUN, [],
-     ["run.txt", "1 labeled query has no ranking ('q2')"]),
-    ("no relevant label names the qrels", GOOD_QRELS + "q2 0 d1 0\n", GOOD_RUN + "q2 Q0 d1 1 1 t\n", [],
-     ["qrels.txt", "no relevant label at level 1 ('q2')"]),
-    ("missing run file", GOOD_QRELS, "MISSING", [], ["nothere.txt", "cannot read"]),
-]
-
-
-class TrecRejectionTest(TempDirTestCase):
-    def test_rejections(self):
-        for name, qrels, run, args, fragments in TREC_REJECTIONS:
-            with self.subTest(name):
-                q = self.write("qrels.txt", qrels)
-                argv = ["--qrels", q]
-                if run == "MISSING":
-                    argv += ["--run", self.tmp / "nothere.txt"]
-                elif run is not None:
-                    argv += ["--run", self.write("run.txt", run)]
-                argv += [FIXTURE if a == "FIXTURE" else a for a in args]
-                status, out, err = cli(*argv)
-                self.assertEqual((status, out), (2, ""), err)
-                self.assertNotIn("Traceback", err)
-                self.assertEqual(len(err.splitlines()), 1, err)
-                for fragment in fragments:
-                    self.assertIn(fragment, err)
-
-
-def random_trec_run(rng, contiguous=True):
-    """A valid TREC run: ties, comments (one of data width), blank lines, odd spacing,
-    5 to 7 columns, a no-break space in an ID; queries contiguous or not."""
-    rows = []
-    for q in rng.sample(range(8), rng.randint(1, 6)):
-        qid = "q%d" % q if rng.random() < 0.8 else "q%d\u00a0" % q
-        for d in rng.sample(range(40), rng.randint(1, 12)):
-            cols = [qid, "Q0", "d%d" % d, str(d), rng.choice(["1", "2.5", "-0.5", "3e1", "2.50"]), "tag"]
-            rows.append(rng.choice([" ", "\t", "  "]).join(cols[:rng.choice([5, 6, 6, 6])])
-                        + rng.choice(["", "", " extra"]))
-    if not contiguous:
-        rng.shuffle(rows)
-    for _ in range(rng.randint(0, 3)):
-        rows.insert(rng.randint(0, len(rows)), rng.choice(["# q1 Q0 d9 1 5.0 t", "", "#", "   "]))
-    end = rng.choice(["\n", "\r\n"])
-    text = end.join(rows) + rng.choice([end, ""])
-    return (b"\xef\xbb\xbf" if rng.random() < 0.2 else b"") + text.encode()
-
-
-def random_damage(rng, data):
-    """The same run with one mistake (or a lone CR, which is valid) in a random line."""
-    lines = data.split(b"\n")
-    i = rng.randrange(len(lines))
-    lines[i] = rng.choice([
-        b"q1 Q0 d1", b"q1 Q0 dx 1 x t", b"q1 Q0 dx 1 nan", b"q1 Q0 dx 1 1_0", b"q1 Q0 dx 1 inf",
-        b"q1 Q0 d\xff 1 1", b"q1 Q0 d\x01 1 1", b"q1 Q0 d\x00 1 1", b"q1 Q0 dz 1 1\rq1 Q0 dy 1 2",
-        b"q1 Q0 d\xc2\x85 1 1", lines[i] + b"\n" + lines[i] if lines[i].strip() else b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1"])
-    return b"\n".join(lines)
-
-
-QRELS_FOR_RANDOM = {"q%d%s" % (q, s): {"d%d" % d: d % 4 - 1 for d in range(0, 40, 3)}
-                    for q in range(8) for s in ("", "\u00a0")}
-
-
-def outcome(read):
-    """('ok', value) or ('error', message) of a read."""
-    try:
-        return "ok", read()
-    except rre.EvalError as exc:
-        return "error", str(exc)
-
-
-class TrecRunReaderCases:
-    """Run reader tests, written once: the classes below run them on both paths."""
-
-    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
-        raise NotImplementedError
-
-    def reference(self, data, qrels=None, opts=rre.Reading()):
-        path = self.write("ref.txt", data)
-        with rre.open_input(str(path)) as stream:
-            return rre.judge_run(rre.read_trec_run(stream, "run.txt"), rre.Truth(qrels or QRELS_FOR_RANDOM), opts,
-                                 "run.txt")
-
-    def test_golden_values(self):
-        ranked = self.read(RUN_TXT.encode(), {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 2}})
-        # q1 in trec order: d9 (3.5), d2 (2.0, the greater ID of the tie), d1 (2.0)
-        self.assertEqual(ranked["q1"].judged, rre.judge({"d2": 2, "d1": 3}, 3, {"d1": 1, "d2": 1, "d5": 0}, ranked=3))
-        self.assertEqual(ranked["q2"], rre.Ranking(rre.judge({"d3": 1}, 2, {"d3": 2}, ranked=2), 0, ()))
-        self.assertIsNone(ranked["q3"])
-
-    def test_messages_name_the_line(self):
-        head = "q1 Q0 d1 1 2 t\n# c\n\nq1 Q0 d2 2 1 t\n"
-        cases = {
-            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)"
-                                 ": --duplicates first keeps its best-ranked place",
-            "q2 Q0 d1 1 x t\n": "run.txt:5: query 'q2': score 'x' is not a finite number",
-            "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
-            "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
-            "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not a finite number",
-            "q2 Q0 d\u0085 1 1 t\n": "run.txt:5: control character '\\x85': not text",
-        }
-        for tail, message in cases.items():
-            with self.subTest(tail), self.assertRaises(rre.EvalError) as ctx:
-                self.read((head + tail).encode())
-            self.assertEqual(str(ctx.exception), message)
-
-    def test_line_ends_and_whitespace(self):
-        crlf = self.read(RUN_TXT.replace("\n", "\r\n").encode())
-        self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)  # lone CRs end lines
-        self.assertEqual(crlf, self.read(RUN_TXT.encode()))
-        nbsp = self.read("q1\u00a0 Q0 d1\u00a0 1 1 t\n".encode(), {"q1\u00a0": {"d1\u00a0": 1}})
-        self.assertEqual(nbsp["q1\u00a0"].judged.rel_ranks, [1])  # a no-break space belongs to the ID
-
-    def test_random_runs_agree_with_the_reference(self):
+    def test_bounds_are_the_extremes_over_every_order(self):
         rng = random.Random(7)
-        for i in range(60):
-            data = random_trec_run(rng, contiguous=i % 3 != 0)
-            if i % 4 == 1:
-                data = random_damage(rng, data)
-            with self.subTest(i=i):
-                self.assertEqual(outcome(lambda: self.read(data)), outcome(lambda: self.reference(data)))
+        for trial in range(25):
+            docs = ["d%d" % i for i in range(rng.randint(2, 5))]
+            scores = {d: float(rng.choice([1, 2, 2])) for d in docs}
+            labels = {d: rng.choice([-1, 0, 1, 2, 3]) for d in docs if rng.random() < 0.7}
+            labels["zz"] = 1
+            opts = rng.choice([{}, {"depth": rng.randint(1, len(docs))}, {"judged_only": True}])
+            bounds = rre.score_run({"q": labels}, {"q": scores}, self.MEASURES, ties=True, **opts)["ties"]["measures"]
+            tied = [list(g) for _, g in itertools.groupby(sorted(docs, key=scores.get, reverse=True), key=scores.get)]
+            values = [rre.score_run({"q": labels}, {"q": [d for part in combo for d in part]}, self.MEASURES,
+                                    **opts)["per_query"]["q"]
+                      for combo in itertools.product(*map(itertools.permutations, tied))]
+            for name in self.MEASURES:
+                with self.subTest(trial=trial, measure=name):
+                    self.assertAlmostEqual(bounds[name]["low"], min(v[name] for v in values), delta=1e-12)
+                    self.assertAlmostEqual(bounds[name]["high"], max(v[name] for v in values), delta=1e-12)
 
-    def test_a_broken_gzip_run_is_refused(self):
-        packer = zlib.compressobj(wbits=31)  # gzip, cut after whole lines: no end-of-stream marker
-        packed = packer.compress("".join("q%d Q0 d%d 1 1.5 t\n" % (i // 9, i) for i in range(300)).encode())
-        packed += packer.flush(zlib.Z_FULL_FLUSH)
-        with self.assertRaisesRegex(rre.EvalError, "^run.gz: cannot read: Compressed file ended before"):
-            self.read(packed, name="run.gz")
-        path = self.write("cut.gz", packed)
-        for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
-            with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
-                self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), chunk)
+    def test_what_no_order_bounds_is_said(self):
+        tied = self.write("t.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]},
+                                     "runs": {"q1": {"d9": 1.0, "d1": 0.5, "d2": 0.5}, "q2": {"d3": 0.7}}})
+        status, out, err = cli(tied, "-m", "infAP,SetP,RR", "--ties", "--depth", "2", "--judged-only",
+                               "--format", "table")
+        self.assertEqual(status, 0, err)
+        self.assertIn("--ties does not bound infAP", err)
+        self.assertIn("--ties does not bound SetP", err)
+        self.assertNotIn("bound RR", err)
+        qrels = rre.read_qrels(str(FIXTURE))
+        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 1.0}, "q2": {}, "q3": {}}, "infAP", ties=True)
+        self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
+        # no two items scored alike: one order only, and every measure is bounded by its mean
+        evidence = self.write("e.json", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]})
+        status, out, err = cli(FIXTURE, "-m", "infAP,SetP,EvidenceRecall@2", "--evidence", evidence, "--ties",
+                               "--depth", "2", "--judged-only")
+        self.assertEqual((status, err), (0, ""))
+        result = json.loads(out)
+        self.assertEqual(result["ties"]["measures"], {name: {"low": mean, "high": mean}
+                                                      for name, mean in result["measures"].items()})
+        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {}, "q3": {}}, "R(tokens=9)@2", ties=True,
+                               lengths={"d1": 5, "d2": 5})
+        self.assertEqual(result["ties"], {"measures": {"R(tokens=9)@2": {"low": 0.5 / 3, "high": 0.5 / 3}},
+                                          "queries": []})  # a budget is bounded too, when nothing is tied
 
-    def test_chunk_separator_agrees(self):
-        data = b"q1 Q0 a#2 1 3 t\nq1 Q0 b#1 2 2 t\nq1 Q0 a#1 3 1 t\n"
-        opts = rre.Reading(separator="#")
-        ranked = self.read(data, {"q1": {"a": 1, "b": 0}}, opts)
-        self.assertEqual((ranked["q1"].judged.rel_ranks, ranked["q1"].folded), ([1], 1))
-        with self.assertRaisesRegex(rre.EvalError, r"run.txt: query 'q1': ranked ID '#2' is blank"):
-            self.read(data.replace(b"a#2", b"#2"), {"q1": {"a": 1}}, opts)
-
-
-class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
-    """The streaming reference reader against the whole read (TrecRunReaderCases.reference)."""
-
-    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
-        path = self.write(name, data)
-        with rre.open_input(str(path)) as stream:
-            return rre.reference_judged_trec_run(stream, name, rre.Truth(qrels or QRELS_FOR_RANDOM), opts)
-
-    def test_a_query_that_cannot_be_judged_waits_for_the_lines_after_it(self):
-        data = b"q1 Q0 #1 1 3 t\nq2 Q0 b 1 x t\n"
-        with self.assertRaisesRegex(rre.EvalError, "run.txt:2: query 'q2': score 'x'"):
-            self.read(data, {"q1": {"a": 1}}, rre.Reading(separator="#"))
-        with self.assertRaisesRegex(rre.EvalError, "ranked ID '#1' is blank"):
-            self.read(data.replace(b" x ", b" 1 "), {"q1": {"a": 1}}, rre.Reading(separator="#"))
-
-
-class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
-    """The fast twin, also at tiny chunk sizes; where it declines, the reference answers."""
-
-    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
-        path, qrels = self.write(name, data), rre.Truth(qrels or QRELS_FOR_RANDOM)
-        with rre.open_input(str(path)) as stream:
-            try:
-                ranked = rre._fast_pass(stream, qrels, opts, random.Random(len(data)).choice([1, 7, 64, 1 << 16]))
-            except rre._Decline:
-                ranked = None
-            if ranked:  # what it serves, the whole fast twin gives too (and does not refuse)
-                self.served += 1
-                stream.seek(0)
-                self.assertEqual(outcome(lambda: rre.fast_judged_trec_run(stream, name, qrels, opts)), ("ok", ranked))
-                return ranked
-            stream.seek(0)
-            return rre.fast_judged_trec_run(stream, name, qrels, opts)
-
-    def setUp(self):
-        super().setUp()
-        self.served = 0
-
-    def test_fast_path_serves_every_valid_contiguous_run(self):
-        rng = random.Random(3)
-        for i in range(20):
-            self.read(random_trec_run(rng))
-            self.assertEqual(self.served, i + 1)
-        self.read(b"q1 Q0 d1 1 2\nq1 Q0 d2 2 1\nq2 Q0 d3 1 1\n")  # five columns, no tag
-        self.assertEqual(self.served, 21)
-
-    def test_declines_what_the_reference_must_word(self):
-        for data in (b"q1 Q0 d1 1 1\nq2 Q0 d1 1 1\nq1 Q0 d2 1 1\n",  # q1 comes back
-                     b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1\n", b"q1 Q0 d1 1 1\rq1 Q0 d2 1 1\n", b"# q1 Q0 d1 1 1 t\n",
-                     b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
-            with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
-                try:
-                    self.assertEqual(rre._fast_pass(stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), 7), {})
-                except rre._Decline:
-                    pass
-
-    def test_gzip_is_read_like_the_plain_file(self):
-        plain = "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)).encode()
-        self.assertEqual(self.read(gzip.compress(plain)), self.reference(plain))
-
-    def test_segments_equal_groupby(self):
-        rng = random.Random(11)
-        for _ in range(300):
-            sizes = [rng.choice([1, 2, 3, 5, 5, 5, 100]) for _ in range(rng.randint(0, 12))]
-            qids = [q for size in sizes for q in [b"q%d" % rng.randint(0, 3)] * size]  # runs of a size
-            expected, start = [], 0
-            for q, group in itertools.groupby(qids):
-                expected.append((q, start, start + len(list(group))))
-                start = expected[-1][2]
-            self.assertEqual(rre._segments(qids), expected, qids)
-
-    def test_progress_on_a_terminal(self):
-        class Terminal(io.StringIO):
-            def isatty(self):
-                return True
-        path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
-        with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
-            rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Reading())
-        self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
-        self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
-        with contextlib.redirect_stderr(Terminal()) as shown:
-            rre._progress("r.txt")(None, None)  # nothing shown, nothing to clear
-        self.assertEqual(shown.getvalue(), "")
-        with contextlib.redirect_stderr(Terminal()) as shown:
-            progress = rre._progress("r.txt")
-            for lines in range(1, 50):  # at most one line each half second: a terminal is not flooded
-                progress(lines, 0)
-        self.assertEqual(shown.getvalue().count("reading r.txt"), 1)
-
-    def test_chunks_end_with_a_last_line_that_has_no_break(self):
-        self.assertEqual(list(rre._chunks(io.BytesIO(b"a 1\nb 2\nc 3"), 5)),
-                         [(1, b"a 1\n", 1), (2, b"b 2\n", 1), (3, b"c 3\n", 1)])
+    def test_tie_bounds_say_not_bounded_only_when_something_is(self):
+        result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
+        self.assertEqual(result["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
 
 
-def json_fixture(ranking=lambda q: ["d%d" % d for d in range(q, q + 8)]):
-    return {"qrels": {"q%d" % q: {"d%d" % d: d % 3 for d in range(0, 40, 2)} for q in range(20)},
-            "runs": {"q%d" % q: ranking(q) for q in range(20)}}
+class UnjudgedBoundsTest(TempDirTestCase):
+    """Section 21: how much the unjudged documents could matter."""
+
+    def test_the_worked_example(self):
+        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
+        status, out, err = cli(fixture, "-m", "R@3,P@3,nDCG@3", "--unjudged-bounds")
+        block = json.loads(out)["unjudged"]
+        self.assertEqual(block, {"measures": {"R@3": {"judged": 0.25, "if_relevant": 2 / 3},
+                                              "P@3": {"judged": 1 / 6, "if_relevant": 2 / 3}},
+                                 "not_bounded": {"nDCG@3": "a relevant label for an unjudged document can lower it"}})
+        self.assertIn("note: if every unjudged document were relevant: R@3 0.2500 -> 0.6667, P@3 0.1667 -> 0.6667", err)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3,P@3,nDCG@3",
+                                       unjudged_bounds=True)["unjudged"], block)
+
+    def test_a_comparison_gives_both_sides_and_marks_the_changed_queries(self):
+        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
+        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds")
+        block = json.loads(out)["unjudged"]
+        self.assertEqual((block["baseline"], block["marked"]), ({"R@3": {"judged": 1.0, "if_relevant": 1.0}},
+                                                                {"R@3": {"changed": 2, "queries": ["q2", "q1"]}}))
+        self.assertIn("unjudged: 2 of 2 regressed or lost queries of R@3 have unjudged documents in the candidate's "
+                      "top k ('q2', 'q1'): label them before calling it a regression", err)
+        markdown = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds",
+                       "--format", "markdown")[1]
+        self.assertIn("unjudged: 2 of 2 regressed or lost queries", markdown)
+
+    def test_every_report_marks_the_changed_queries_with_unjudged_documents(self):
+        qrels = self.write("q.json", {"q1": {"a": 1, "b": 1, "x": 0}, "q2": ["c"], "q3": ["e"]})
+        base = self.write("b.json", {"q1": ["a", "b"], "q2": ["c"], "q3": ["e"]})
+        run = self.write("r.json", {"q1": ["x", "a"], "q2": ["u", "v"], "q3": ["e"]})  # q1 regressed, all judged
+        args = ("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@2,nDCG@2", "--unjudged-bounds")
+        table = cli(*args, "--format", "table")[1]
+        self.assertIn("lost (a hit before, nothing relevant now) by R@2: q2; unjudged documents in the candidate's "
+                      "top k: q2\n", table)
+        rows = [line.split() for line in table.splitlines() if line.startswith("  R@2 ") or line.startswith("  nDCG@2 ")]
+        self.assertEqual([(row[1], row[-1]) for row in rows],
+                         [("q2", "unjudged"), ("q1", "-0.5000"), ("q2", "-1.0000"), ("q1", "-0.6131")])
+        markdown = cli(*args, "--format", "markdown")[1]
+        self.assertIn("| measure | query | baseline | candidate | delta | labels |", markdown)
+        self.assertIn("| R@2 | q2 | 1.0000 | 0.0000 | -1.0000 | unjudged |", markdown)
+        self.assertIn("| R@2 | q1 | 1.0000 | 0.5000 | -0.5000 |  |", markdown)
+        self.assertIn("'q2'; unjudged documents in the candidate's top k: 'q2'", markdown)
+        csv_rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv")[1])))
+        self.assertEqual([row["R@2 unjudged"] for row in csv_rows], ["0", "1", "0"])
+        self.assertNotIn("nDCG@2 unjudged", csv_rows[0])  # nDCG is not bounded, and so not marked
+        several = list(csv.DictReader(io.StringIO(cli(*args, "--run", base, "--format", "csv")[1])))
+        self.assertEqual([(row["R@2 %s unjudged" % run], row["R@2 %s unjudged" % base]) for row in several],
+                         [("0", "0"), ("1", "0"), ("0", "0")])
+        plain = cli(*args[:-1], "--format", "table")[1]  # without the option, no mark
+        self.assertNotIn("unjudged", plain)
+
+    def test_random_rankings_agree_with_labels_filled_in(self):
+        """If relevant = the same measure once each unjudged document where it looks is labeled 1."""
+        rng = random.Random(21)
+        docs = ["d%d" % i for i in range(10)]
+        for case in range(10):
+            qrels = {q: {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 3)} for q in ("q%d" % i for i in range(5))}
+            run = {q: rng.sample(docs, rng.randint(0, 7)) for q in qrels}
+            depth = rng.choice((None, 3))
+            names = ["R@2", "P@3", "Success@1", "RR@4", "RR", "SetP", "SetR", "SetF"]
+            block = rre.score_run(qrels, run, names, unjudged_bounds=True, no_relevant="zero", depth=depth)["unjudged"]
+            for name in names:
+                k = int(name.split("@")[1]) if "@" in name else None
+                filled = {q: dict(labels, **{d: 1 for d in run[q][:depth][:k] if labels.get(d, -1) < 0})
+                          for q, labels in qrels.items()}
+                expected = rre.score_run(filled, run, name, no_relevant="zero", depth=depth)["measures"][name]
+                with self.subTest(case=case, measure=name):
+                    self.assertAlmostEqual(block["measures"][name]["if_relevant"], expected, places=12)
 
 
-class JsonReaderCases:
-    """JSON fixture and run reading, written once for both paths."""
-
-    def read(self, text, qrels=None, opts=rre.Reading()):
-        raise NotImplementedError
-
-    def test_layouts_read_as_the_plain_parse(self):
-        scored = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
-        for name, text in {"lists": json.dumps(json_fixture()), "scored": json.dumps(scored),
-                           "indented": json.dumps(scored, indent=2),
-                           "compact": json.dumps(scored, separators=(",", ":")),
-                           "boundary-like IDs": json.dumps(json_fixture(
-                               lambda q: ["d%d]," % d for d in range(q, q + 8)]))}.items():
-            with self.subTest(name):
-                data = json.loads(text)
-                labels = rre.qrels_from_json(data["qrels"], "f", "qrels")
-                expected = rre.judge_run(rre.rankings_from_json(data["runs"], "f", "runs"), rre.Truth(labels),
-                                         rre.Reading(), "f", "runs")
-                self.assertEqual(self.read(text), (labels, expected))
-                self.assertEqual(self.read(json.dumps(data["runs"]), labels), (None, expected))
-
-    def test_errors_read_as_the_reference_words_them(self):
-        text = json.dumps(json_fixture())
-        cases = {  # each edit falls in the second half
-            "ranked twice": (text.replace('"q18": ["d18"', '"q18": ["d19"'), "runs.q18[1]: query 'q18': document 'd19' appears twice"),
-            "blank ID": (text.replace('"q18": ["d18"', '"q18": [" "'), "runs.q18[0]: query 'q18': document ID ' ' is blank"),
-            "query key twice": (text.replace('"q18": [', '"q1": ['), "runs: key 'q1' appears twice"),
-            "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'), "runs.q18: query 'q18': key 'd1' appears twice"),
-            "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'), "invalid JSON: Expecting ',' delimiter"),
-            "trailing text": (text + " x", "invalid JSON: Extra data"),
-            "one trailing character": (text + "x", "invalid JSON: Extra data"),
-            "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'), "document ID 'd\\t18' holds a control character"),
-            "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['), "query ID 'q\\ud800' holds a lone surrogate"),
-            "no labels": ('{"qrels": {}, "runs": {}}', "f.json: qrels: no labels"),
-        }
-        for name, (text, message) in cases.items():
-            with self.subTest(name), self.assertRaises(rre.EvalError) as ctx:
-                self.read(text)
-            self.assertIn(message, str(ctx.exception))
-
-    def test_unusual_layouts(self):
-        labels = {"a": {"d1": 1}}
-        fixture = '{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}'
-        for text, qrels in [('{"a": ["d1"]}', labels), (' \r\n{ "a" :\t[ "d1" ] }\n', labels),
-                            (fixture + "}", None), (fixture + ', "note": 1}', None),
-                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None),
-                            ('\n{\n "qrels" : {"a": {"d1": 1}} ,\n "runs" :{ "a" : {"d1": 0.5} }\n}\n', None)]:
-            with self.subTest(text=text):
-                self.assertEqual(self.read(text, qrels),
-                                 (None if qrels else labels, {"a": rre.Ranking(rre.judge({"d1": 1}, 1, {"d1": 1})._replace(ranked=1), 0, ())}))
-
-
-class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
-    def read(self, text, qrels=None, opts=rre.Reading()):
-        theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)
-        self.assertEqual({}, groups)  # none of these texts has "groups" or "evidence"
-        return theirs, ranked
-
-
-class FastJsonTest(JsonReaderCases, TempDirTestCase):
-    """The member walker; the reference where it declines."""
-
-    def read(self, text, qrels=None, opts=rre.Reading()):
-        try:
-            fast = rre._fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)
-        except (rre._Decline, ValueError, RecursionError):
-            fast = None
-        if fast is not None:  # what it serves, the reference gives too (and does not refuse)
-            self.assertEqual(("ok", fast), outcome(lambda: rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)))
-            self.served += 1
-        return rre.fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)[:2]
-
-    def setUp(self):
-        super().setUp()
-        self.served = 0
-
-    def test_the_walker_serves_the_usual_layouts(self):
-        self.read(json.dumps(json_fixture()["runs"]), rre.qrels_from_json(json_fixture()["qrels"], "f", "qrels"))
-        self.assertEqual(self.served, 1)  # a file of rankings alone, its labels read before
-        self.served = 0
-        self.read(json.dumps(json_fixture()))
-        self.read(json.dumps(json_fixture(), indent=2))
-        self.read(json.dumps(json_fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)])))
-        self.assertEqual(self.served, 3)
-
-    def test_declines_layouts_it_does_not_know(self):
-        for text, qrels in [('"a": ["d1"]}', {"a": {}}), ('{"a": ["d1"],}', {"a": {}}),
-                            ('[["d1"]]', {"a": {}}), ('{"a": ["d1"], "a": ["d2"]}', {"a": {}}),
-                            ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
-                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}}),
-                            ('{"a": ["d1"] "b": ["d2"]}', {"a": {}}), ('{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}', None)]:
-            with self.subTest(text=text):
-                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Reading())
-
-
-class FastPathSwitchTest(TempDirTestCase):
-    """FAST_PATHS = False: every output byte, message and status is the same."""
-
-    both = staticmethod(both_paths)
-
-    def test_cli_is_byte_identical_either_way(self):
-        rng = random.Random(5)
-        qrels = self.write("q.txt", "".join("%s 0 %s %d\n" % (q, d, g) for q, labels in QRELS_FOR_RANDOM.items()
-                                             for d, g in labels.items()))
-        for i in range(12):
-            run = self.write("r.txt", random_damage(rng, random_trec_run(rng)) if i % 2 else random_trec_run(rng))
-            fast, reference = self.both("--qrels", qrels, "--run", run, "-m", "AP,nDCG@5,R@3",
-                                        "--unlabeled", "skip", "--missing-run", "zero", "--no-relevant", "zero")
-            self.assertEqual(fast, reference)
-        fixture = self.write("f.json", json_fixture())
-        fast, reference = self.both(fixture, "-m", "nDCG@3,RR", "--no-relevant", "zero")
-        self.assertEqual((fast[0], fast), (0, reference))
-        self.assertEqual(self.both(FIXTURE), ((0, SEED_STDOUT, ""),) * 2)
-
-
-def brute_force_p(diffs):
-    """The sign-flip p-value by listing every assignment (the definition itself)."""
-    observed = abs(sum(diffs))
-    sums = [abs(sum(s * d for s, d in zip(signs, diffs))) for signs in
-            itertools.product((1, -1), repeat=len(diffs))]
-    return sum(1 for x in sums if x >= observed - 1e-9) / len(sums)
+    def test_every_reason_given_for_an_unbounded_measure_is_true(self):
+        """'Can lower it': a relevant label for the one unjudged ranked document lowers each such measure."""
+        qrels, run = {"q1": {"a": 1, "n": 0}}, {"q1": ["a", "n", "u"]}
+        names = ["nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec@1.0"]
+        loose = rre.score_run(qrels, run, names, unjudged_bounds=True)["unjudged"]["not_bounded"]
+        self.assertEqual(loose, dict.fromkeys(names, "a relevant label for an unjudged document can lower it"))
+        before = rre.score_run(qrels, run, names)["measures"]
+        after = rre.score_run({"q1": dict(qrels["q1"], u=1)}, run, names)["measures"]
+        for name in names:
+            with self.subTest(measure=name):
+                self.assertLess(after[name], before[name])
 
 
 class StatisticsTest(unittest.TestCase):
@@ -1257,13 +1661,62 @@ class StatisticsGoldenTest(unittest.TestCase):
         self.assertIn("ci95", rre.compare_runs(qrels, base, cand, "R@1", groups={"g": ["q1"]}, ci=True)["groups"]["g"])
 
 
-def fixture(runs, qrels=None):
-    return {"qrels": qrels or {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": ["d3"], "q3": ["d4"]},
-            "runs": runs}
+class StatisticsAtScaleTest(unittest.TestCase):
+    def test_sampled_p_agrees_with_enumeration_within_sampling_error(self):
+        rng = random.Random(11)
+        cases = [[rng.choice([-1.0, -0.5, 0.5, 1.0, 1 / 3]) for _ in range(17)],   # few distinct: ties
+                 [rng.random() - 0.4 for _ in range(17)],                            # continuous
+                 [0.25] * 9 + [-0.25] * 6 + [0.75, 1.0]]                             # equal blocks
+        for diffs in cases:
+            with self.subTest(diffs=diffs[:4]):
+                sums = [0.0]
+                for d in diffs:
+                    sums = [x + d for x in sums] + [x - d for x in sums]
+                exact = sum(1 for x in sums if abs(x) >= abs(sum(diffs)) - 1e-9) / len(sums)
+                sampled = rre.sign_flip_p(diffs, 20000, random.Random(2))
+                error = math.sqrt(exact * (1 - exact) / 20000) + 1 / 20001
+                self.assertLess(abs(sampled - exact), 4.5 * error, (sampled, exact))
 
+    def test_the_fast_statistics_equal_the_reference(self):
+        rng = random.Random(3)
+        for trial in range(24):
+            n = rng.choice([17, 40, 130, 300])
+            diffs = [rng.choice([0.5, -0.5, 1.0, 0.0]) if trial % 3 else rng.random() - 0.5 for _ in range(n)]
+            if trial == 5:
+                diffs = [0.5] * 270 + [-1 / 3] * 9 + [1e-30]  # a run of more than 31 equal blocks, a value that rounds to 0
+            permutations = 9000 if trial < 2 else rng.choice([1, 99, 1000])  # 9000: more than one round of draws
+            columns = [diffs, [abs(d) for d in diffs]]
+            fixed = [rre.fixed_point(column) for column in columns]
+            blocks, reach = rre.flip_blocks([d for d in diffs if d])
+            draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
+            self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
+            self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
+        for n, resamples in ((130, 1000), (rre.BOOTSTRAP_WORDS + 7, 16)):  # words drawn ahead, and left over
+            fixed = [rre.fixed_point([rng.random() - 0.5 for _ in range(n)])]
+            self.assertEqual(rre.fast_bootstrap_sums(fixed, n, resamples), rre.reference_bootstrap_sums(fixed, n, resamples))
 
-BASE_RUNS = {"q1": ["d1", "d2", "d9"], "q2": ["d8", "d3", "d9"], "q3": ["d4", "d9", "d10"]}
-CAND_RUNS = {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}
+    def test_blocks_of_equal_values_count_every_draw(self):
+        rng = random.Random(11)
+        blocks = [[5] * 8] * 3 + [[1, 2, 3, 4, 5, 6, 7, 8]]
+        draws = [bytes(rng.getrandbits(8) for _ in range(64)) for _ in blocks]
+        for reach in range(0, 160, 2):  # every threshold: one draw counted wrong shows at one of them
+            with self.subTest(reach=reach):
+                self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
+
+    def test_the_bootstrap_draws_as_todays_method_did(self):
+        column = [0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0, 1.0, 0.2, 0.7, 0.05, 0.9]
+        fixed = rre.fixed_point(column)
+        new = [s[0] / fixed[1] / len(column) for s in rre.bootstrap_sums([fixed], 1, 4000)]
+        old = old_bootstrap_means(column, random.Random(1), 4000)
+        for summary in (statistics_mean, statistics_sd):
+            self.assertAlmostEqual(summary(new), summary(old), delta=0.01)
+        self.assertAlmostEqual(sorted(new)[100], sorted(old)[100], delta=0.03)   # the 2.5% point
+        self.assertAlmostEqual(sorted(new)[3899], sorted(old)[3899], delta=0.03)  # the 97.5% point
+        counts = [0] * 5  # each index equally likely, with replacement
+        for picks in rre.resample_picks(5, random.Random(2), 2000):
+            for i in picks:
+                counts[i] += 1
+        self.assertLess(sum((c - 2000) ** 2 / 2000 for c in counts), 18.5)  # chi-square, 4 degrees: p < 0.001
 
 
 class ComparisonTest(TempDirTestCase):
@@ -1418,6 +1871,719 @@ class ComparisonTest(TempDirTestCase):
                     self.assertRaisesRegex(rre.EvalError, "max_mean_drop must be a number >= 0", call)
 
 
+class ReplicateTest(ReplicateFilesTestCase):
+    """CLI_CONTRACT section 19: replicates of the baseline, the noise they show, interval gates."""
+
+    def test_the_contracts_worked_example(self):
+        specs = rre.parse_measures(["nDCG@10"])
+        def result(value):
+            per_query = {"a": {"nDCG@10": value}, "b": {"nDCG@10": value}}
+            return {"per_query": per_query, "measures": rre.aggregated(per_query, specs)}
+        baseline = result(0.62092)
+        noise, unstable = rre.replicate_noise(baseline, [result(0.59092)], specs)
+        self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
+        self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
+        gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
+        self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
+        breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
+        self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
+        self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
+                                                  "0.01 + noise 0.0300 among the baseline and 1 replicate)")
+        self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
+
+    def test_noise_and_unstable_queries_in_json(self):
+        status, out, err = self.compare("inside.json", *REPLICATES)
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertAlmostEqual(result["noise"]["RR"], 1 / 6, places=15)
+        self.assertEqual(result["unstable"], {"RR": ["q2", "q5"]})
+        self.assertEqual([(r["run"], r["measures"]["RR"]) for r in result["replicates"]],
+                         [("rep1.json", 1.0), ("rep2.json", 5 / 6)])
+        self.assertEqual(result["replicates"][0]["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
+        self.assertIn("note: noise among the baseline and 2 replicates (largest minus smallest mean): RR 0.1667", err)
+        self.assertIn("note: unstable queries (their values differ among the baseline and 2 replicates; "
+                      "--max-query-drop leaves them out): RR 2 ('q2', 'q5')", err)
+        plain = json.loads(self.compare("inside.json")[1])
+        for key in ("noise", "unstable", "replicates"):
+            self.assertNotIn(key, plain)
+        self.assertEqual(plain["comparison"], result["comparison"])  # replicates change gates, not numbers
+
+    def test_a_candidate_inside_the_noise_passes_and_one_beyond_it_fails(self):
+        cases = [("inside.json", [], 1), ("inside.json", REPLICATES, 0), ("beyond.json", REPLICATES, 1),
+                 ("beyond.json", REPLICATES[:2], 1)]  # one replicate: noise 1/12
+        for run, extra, expected in cases:
+            with self.subTest(run=run, extra=extra):
+                status, out, err = self.compare(run, "--max-mean-drop", "0.05", *extra)
+                self.assertEqual(status, expected, err)
+                self.assertEqual(len(json.loads(out)["breaches"]), expected)
+        err = self.compare("beyond.json", "--max-mean-drop", "0.05", *REPLICATES)[2]
+        self.assertIn("gate failed: RR mean: 0.9167 -> 0.6944 (drop 0.2222 > --max-mean-drop 0.05 + noise 0.1667 "
+                      "among the baseline and 2 replicates)", err)
+
+    def test_the_mean_gate_allows_exactly_its_limit_plus_the_noise(self):
+        for limit, expected in ((repr(1 / 18), 0), (repr(1 / 18 - 1e-9), 1)):
+            with self.subTest(limit=limit):
+                self.assertEqual(self.compare("beyond.json", "--max-mean-drop", limit, *REPLICATES)[0], expected)
+
+    def test_unstable_queries_are_exempt_from_the_per_query_gate(self):
+        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5")
+        self.assertEqual((status, [b["query"] for b in json.loads(out)["breaches"]]), (1, ["q5"]), err)
+        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5", *REPLICATES)
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+        status, out, err = self.compare("beyond.json", "--max-query-drop", "0.5", *REPLICATES)
+        self.assertEqual([(b["query"], b["replicates"]) for b in json.loads(out)["breaches"]], [("q0", 2), ("q1", 2)])
+        self.assertIn("gate failed: RR query 'q0': 1.0000 -> 0.3333 (drop 0.6667 > --max-query-drop 0.5; the same "
+                      "in the baseline and 2 replicates)", err)
+
+    def test_every_format_shows_the_noise_and_the_unstable_queries(self):
+        table = self.compare("inside.json", "--format", "table", *REPLICATES)[1]
+        self.assertIn("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)   noise  unstable",
+                      table)
+        self.assertRegex(table, r"\nRR .* 0\.1667  +2\n")
+        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q2', 'q5'", table)
+        self.assertRegex(table, r"RR +q5 +1\.0000 -> +0\.2500 +-0\.7500 +unstable\n")
+        markdown = self.compare("inside.json", "--format", "markdown", *REPLICATES)[1]
+        self.assertIn("| RR | 0.9167 | 0.7917 | -0.1250 | [-0.3750, +0.0000] | 1.0000 | 1.0000 | 0.1667 | 2 |", markdown)
+        self.assertIn("- **unstable** by RR (values differ among the baseline and its replicates; not gated per "
+                      "query): 'q2', 'q5'", markdown)
+        self.assertIn("| RR | q5 | 1.0000 | 0.2500 | -0.7500 | unstable |", markdown)
+        self.assertIn("- noise among the baseline and 2 replicates", markdown)
+        rows = list(csv.DictReader(io.StringIO(self.compare("inside.json", "--format", "csv", *REPLICATES)[1])))
+        self.assertEqual([(r["query"], r["RR unstable"]) for r in rows],
+                         [("q0", "0"), ("q1", "0"), ("q2", "1"), ("q3", "0"), ("q4", "0"), ("q5", "1")])
+        plain = self.compare("inside.json", "--format", "table")[1]
+        self.assertNotIn("unstable", plain)
+        self.assertNotIn("gate breaches", plain)
+        steady = self.compare("beyond.json", "--format", "table", "-m", "R@3", "--replicate", "rep2.json")[1]
+        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q5'", steady)
+        self.assertNotIn("by R@3", steady)  # every R@3 is 1, in every run: nothing lost, nothing unstable
+        self.assertNotIn("Worst regressed", self.compare("base.json", "--format", "markdown", *REPLICATES)[1])
+        self.assertNotIn("**unstable** by R@3",
+                         self.compare("beyond.json", "--format", "markdown", "-m", "R@3", "--replicate", "rep2.json")[1])
+        self.assertNotIn("RR unstable", self.compare("inside.json", "--format", "csv")[1])
+
+    def test_long_lists_of_unstable_queries_are_cut_at_twenty(self):
+        qrels = {"q%02d" % i: ["d"] for i in range(25)}
+        runs = [self.write("%s.json" % name, {q: ["x"] * rank + ["d"] for q in qrels})
+                for name, rank in (("b", 0), ("r", 1), ("c", 0))]
+        args = ["--qrels", self.write("q25.json", qrels), "--run", runs[2], "--baseline", runs[0], "--replicate", runs[1],
+                "-m", "RR"]
+        expected = "%s and 5 more" % ", ".join("'q%02d'" % i for i in range(20))
+        self.assertIn("by RR: " + expected, cli(*args, "--format", "table")[1])
+        self.assertIn("not gated per query): " + expected, cli(*args, "--format", "markdown")[1])
+
+    def test_worst_regressed_queries_come_largest_drop_first_and_one_query_fills_its_histogram(self):
+        table = self.compare("inside.json", "--format", "table", "-m", "AP,R@1")[1]
+        self.assertRegex(table, r"worst regressed queries:\n  RR +q5 .*-0\.7500\n  AP +q5 .*-0\.7500\n  R@1 +q5 .*"
+                                r"-1\.0000\n  shown, of the regressed queries: RR all 1, AP all 1, R@1 all 1\n")
+        one = self.write("one.json", {"q0": ["d0"]})
+        table = cli("--qrels", one, "--run", self.write("miss.json", {"q0": ["x"]}), "--baseline", one, "-m", "RR",
+                    "--format", "table")[1]
+        self.assertIn("  <= -0.5           1 " + "#" * 40 + "\n", table)
+
+    def test_interval_gate_on_deltas_whose_interval_is_known(self):
+        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # against all ones: -1/2 each, q2 -3/4
+        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # deltas -8/9 and 0: the interval reaches 0
+        def gate(run, base, limit):
+            return cli("--qrels", "qrels.json", "--run", run, "--baseline", base, "-m", "RR",
+                       "--max-mean-drop", limit, "--gate-on", "interval")
+        status, out, err = gate("all-down.json", "base-ones.json", "0.5")
+        interval = json.loads(out)["comparison"]["RR"]["ci95"]
+        self.assertEqual(interval[1], -0.5)  # no resample mean is above -1/2, and 1 in 3 draws no q2 at all
+        self.assertEqual(status, 0, err)  # -0.5 is not below -0.5: equality passes
+        status, out, err = gate("all-down.json", "base-ones.json", repr(0.5 - 1e-9))
+        self.assertEqual(status, 1, err)
+        breach, = json.loads(out)["breaches"]
+        self.assertEqual((breach["gate_on"], breach["ci95"], breach["queries"]), ("interval", interval, 6))
+        self.assertIn("(95%% CI of the change [%+.4f, -0.5000] lies below -(--max-mean-drop 0.499999999); drop 0.5417)"
+                      % interval[0], err)
+        status, out, err = gate("one-lost.json", "base-ones.json", "0.1")  # mean drop 0.148 > 0.1, but not surely
+        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["ci95"][1]), (0, 0.0), err)
+        self.assertEqual(cli("--qrels", "qrels.json", "--run", "one-lost.json", "--baseline", "base-ones.json",
+                             "-m", "RR", "--max-mean-drop", "0.1")[0], 1)
+
+    def test_the_interval_of_a_count_is_of_its_sum(self):
+        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
+        self.write("more.json", rr_run(2, 2, 4, 2, 2, 2))  # 14 retrieved, 6 after: every query 1 fewer, q2 3
+        for limit, expected in (("5", 1), ("6", 0)):  # the sum's interval ends at 6 x -1
+            with self.subTest(limit=limit):
+                status, out, err = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json",
+                                       "-m", "NumRet", "--max-mean-drop", limit, "--gate-on", "interval")
+                self.assertEqual(status, expected, err)
+        row = json.loads(out)["comparison"]["NumRet"]
+        self.assertEqual((row["delta"], row["ci95"][1]), (-8, -6))  # printed as the gate reads it
+        self.assertTrue(row["ci95"][0] <= row["delta"] and all(type(v) is int for v in row["ci95"]), row)
+        table = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json", "-m", "NumRet",
+                    "--format", "table")[1]
+        self.assertIn("-8.0000  [%+.4f, -6.0000]" % row["ci95"][0], table)
+
+    def test_an_interval_gate_on_fewer_than_two_queries_fails(self):
+        one = self.write("one.json", {"q0": ["d0"]})
+        for args in (["-m", "RR"], ["-m", "RR", "--unlabeled", "skip"]):
+            status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, *args,
+                                   "--max-mean-drop", "0.1", "--gate-on", "interval")
+            self.assertEqual(status, 1, err)  # no change at all, and still no pass
+        self.assertEqual(json.loads(out)["breaches"][0]["queries"], 1)
+        self.assertIn("gate failed: RR mean: 1.0000 -> 1.0000 (--gate-on interval cannot decide on 1 query, and "
+                      "fails: --max-mean-drop 0.1)", err)
+        out = rre.compare_runs({"q0": ["d0"]}, {"q0": ["d0"]}, {"q0": ["d0"]}, "RR", max_mean_drop=0.1,
+                               gate_on="interval")
+        self.assertEqual([b["queries"] for b in out["breaches"]], [1])
+        self.assertEqual(cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1")[0], 0)
+
+    def test_groups_are_gated_on_their_own_noise(self):
+        self.write("g.json", {"steady": ["q0", "q1"], "shaky": ["q2", "q5"]})
+        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)
+        groups = json.loads(out)["groups"]
+        self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
+        one = json.loads(self.compare("beyond.json", "--groups", "g.json", "--replicate", "rep1.json")[1])["groups"]
+        self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})  # the baseline's 3/4 against the replicate's 1
+        for fmt, shaky in (("table", "  shaky   2 (few)  0.7500 (+0.0000) noise 0.5000"),
+                           ("markdown", "| shaky | 2 (few) | 0.7500 (+0.0000) noise 0.5000 |")):
+            report = self.compare("beyond.json", "--groups", "g.json", "--format", fmt, *REPLICATES)[1]
+            self.assertIn(shaky, report.splitlines())
+            self.assertNotIn(") noise", self.compare("beyond.json", "--groups", "g.json", "--format", fmt)[1])
+        self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
+        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
+                      "among the baseline and 2 replicates)", err)
+        self.write("shaky-down.json", rr_run(1, 1, 2, 1, 1, 2))  # the shaky group at the replicates' low end
+        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)[0], 0)
+        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1")[0], 1)
+        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1",
+                                        "--gate-on", "interval", *REPLICATES)
+        self.assertEqual([(b["group"], b["gate_on"], b["queries"]) for b in json.loads(out)["breaches"]],
+                         [("steady", "interval", 2)])  # both its queries drop by 2/3
+        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (95% CI of the change [-0.6667, -0.6667] lies below "
+                      "-(--max-group-drop 0.1 + noise 0.0000 among the baseline and 2 replicates); drop 0.6667)", err)
+
+    def test_several_runs_share_the_replicates(self):
+        status, out, err = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json",
+                               "--baseline", "base.json", "-m", "RR", "--max-mean-drop", "0.05", *REPLICATES)
+        runs = json.loads(out)["runs"]
+        self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
+        self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
+        said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
+        self.assertEqual(said, ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
+                                "rag_retrieval_eval: note: unstable queries",
+                                "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
+        table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
+                    "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
+        self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
+        self.assertTrue(table[2].startswith("noise (2 replicates)") and table[3].startswith("unstable queries"), table)
+        rows = list(csv.DictReader(io.StringIO(cli("--qrels", "qrels.json", "--run", "inside.json", "--run",
+                                                   "beyond.json", "--baseline", "base.json", "-m", "RR",
+                                                   "--format", "csv", *REPLICATES)[1])))
+        self.assertEqual([r["RR unstable"] for r in rows], ["0", "0", "1", "0", "0", "1"])
+        self.assertEqual([r["RR baseline"] for r in rows], ["1.0", "1.0", "0.5", "1.0", "1.0", "1.0"])
+        self.assertEqual(list(rows[0])[:4], ["query", "RR baseline", "RR unstable", "RR inside.json"])
+
+    def test_the_library_takes_replicates_and_the_interval_gate(self):
+        runs = {name: run for name, run in REPLICATE_RUNS.items()}
+        out = rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", max_mean_drop=0.05,
+                               max_query_drop=0.5, replicates=[runs["rep1.json"], runs["rep2.json"]])
+        self.assertEqual((out["breaches"], out["unstable"]), ([], {"RR": ["q2", "q5"]}))
+        self.assertEqual([r["run"] for r in out["replicates"]], ["replicates[0]", "replicates[1]"])
+        cli_out = json.loads(self.compare("inside.json", "--max-mean-drop", "0.05", "--max-query-drop", "0.5",
+                                          *REPLICATES)[1])
+        self.assertEqual({k: v for k, v in out.items() if k != "replicates"},
+                         {k: v for k, v in without_inputs(cli_out).items() if k != "replicates"})
+        several = rre.score_runs(REPLICATE_QRELS, {"b": rr_run(2, 2, 4, 2, 2, 2)}, "RR", baseline=runs["base.json"],
+                                 replicates=(runs["rep1.json"],), max_mean_drop=0.05, gate_on="interval")
+        self.assertEqual(several["runs"]["b"]["breaches"][0]["gate_on"], "interval")
+        for options, message in (
+                ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
+                ({"gate_on": "median"}, "gate_on must be one of mean, interval, noninferiority, not 'median'"),
+                ({"gate_on": "interval"}, "--gate-on interval needs --max-mean-drop or --max-group-drop"),
+                ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
+                ({"replicates": [{"q0": "d0"}]}, "replicates[0]")):
+            with self.subTest(options=options), self.assertRaises(rre.EvalError) as caught:
+                rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", **options)
+            self.assertIn(message, str(caught.exception))
+        with self.assertRaisesRegex(rre.EvalError, "--replicate needs --baseline"):
+            rre.score_runs(REPLICATE_QRELS, {"a": runs["inside.json"]}, "RR", replicates=[runs["rep1.json"]])
+
+    def test_replicates_follow_the_baselines_policies_and_are_reported_like_it(self):
+        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
+        status, out, err = self.compare("inside.json", "--replicate", "short.json", "--missing-run", "zero")
+        result = json.loads(out)
+        self.assertEqual((status, result["replicates"][0]["zeroed"]["missing_run"]), (0, ["q4"]), err)
+        self.assertEqual(result["unstable"]["RR"], ["q2", "q4"])  # scored as empty there: 0, not 1
+        self.assertIn("note: the replicate short.json has no ranking for 1 query ('q4'): scored as empty", err)
+        self.write("extra.json", dict(REPLICATE_RUNS["rep1.json"], q9=["d9"]))
+        status, out, err = self.compare("inside.json", "--replicate", "extra.json", "--unlabeled", "skip")
+        self.assertEqual(json.loads(out)["replicates"][0]["skipped"]["unlabeled"], ["q9"])
+        self.assertIn("note: the replicate extra.json skipped 1 query: 1 unlabeled ('q9')", err)
+        self.write("rep.txt", "".join("%s Q0 %s %d %d r\n" % (q, d, i + 1, 10 - i) for q, docs in
+                                      REPLICATE_RUNS["rep1.json"].items() for i, d in enumerate(docs)))
+        fast, reference = both_paths("--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json",
+                                     "-m", "RR", "--replicate", "rep.txt", "--replicate", "rep2.json")
+        self.assertEqual(fast, reference)
+        self.assertEqual(json.loads(fast[1])["unstable"], {"RR": ["q2", "q5"]})
+
+    def test_repeats_removed_from_a_replicate_are_reported_like_the_baselines(self):
+        self.write("twice.json", dict(REPLICATE_RUNS["rep1.json"], q3=["d3", "d3"]))
+        status, out, err = self.compare("inside.json", "--replicate", "twice.json", "--duplicates", "first")
+        result = json.loads(out)
+        self.assertEqual((result["replicates"][0]["deduplicated"], result["baseline_deduplicated"]), ({"q3": 1}, {}))
+        plain = json.loads(self.compare("inside.json", "--replicate", "rep1.json")[1])
+        self.assertNotIn("deduplicated", plain["replicates"][0])
+        self.assertNotIn("baseline_deduplicated", plain)
+
+    def test_the_plot_marks_unstable_queries(self):
+        args = ["--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json", "-m", "RR@10"]
+        self.assertEqual(cli(*args, "--plot", "p.svg", *REPLICATES)[0], 0)
+        root = parsed_svg(self.tmp / "p.svg")
+        ticks = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#888"]
+        self.assertEqual(len(ticks), 2)
+        self.assertIn("a grey tick marks the 2 unstable among the baseline's replicates", " ".join(root.itertext()))
+        cli(*args, "--plot", "plain.svg")
+        self.assertNotIn('fill="#888"', (self.tmp / "plain.svg").read_text())
+
+
+class ReplicateRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", REPLICATE_QRELS)
+        for name, run in REPLICATE_RUNS.items():
+            self.write(name, run)
+        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
+        self.write("relabeled.json", {"qrels": {"q0": ["d0"]}, "runs": REPLICATE_RUNS["rep1.json"]})
+        self.write("bad.json", dict(REPLICATE_RUNS["rep1.json"], q0=[" "]))
+        for args, fragments in REPLICATE_REJECTIONS:
+            with self.subTest(args=args):
+                rejected(self, *cli("--qrels", "qrels.json", "--run", "inside.json", "-m", "RR", *args,
+                                    stdin=b"{}"), *fragments)
+
+
+class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
+    """Section 23: --power, and --gate-on noninferiority."""
+
+    def setUp(self):
+        super().setUp()
+        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # RR against base.json's
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # against base.json: -8/9 once, q2 +1/2
+        self.write("g.json", {"first": ["q0", "q1", "q2"], "last": ["q3", "q4", "q5"], "one": ["q0"]})
+
+    def test_power_by_hand(self):
+        base = json.loads(cli("--qrels", "qrels.json", "--run", "base.json", "-m", "RR")[1])["per_query"]
+        down = {q: row["RR"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json",
+                                                          "-m", "RR")[1])["per_query"].items()}
+        diffs = [down[q] - base[q]["RR"] for q in down]
+        mean = sum(diffs) / len(diffs)
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+        status, out, err = cli("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m",
+                               "RR", "--power", "--max-mean-drop", "0.05", "--groups", "g.json")
+        block = json.loads(out)["power"]["RR"]
+        self.assertEqual(block["n"], 6)
+        self.assertAlmostEqual(block["sd"], sd, places=12)
+        self.assertAlmostEqual(block["mde"], 2.8015852 * sd / math.sqrt(6), places=12)
+        self.assertEqual(block["queries_for"], {"0.05": math.ceil((2.8015852 * sd / 0.05) ** 2)})
+        self.assertIn("note: power (80%%, two-sided 5%%): RR detects a change of %.4f over 6 queries, sd %.4f "
+                      "(--max-mean-drop 0.05 would need %d queries)" % (block["mde"], sd, block["queries_for"]["0.05"]),
+                      err)
+        self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
+                      "change is %.4f\n" % block["mde"], err)
+        groups = json.loads(out)["groups"]
+        self.assertEqual([groups[g]["power"]["RR"]["n"] for g in ("first", "last", "one")], [3, 3, 1])
+        self.assertEqual(groups["one"]["power"]["RR"]["mde"], None)  # one query: nothing to say
+        self.assertIn("note: power: group one RR: fewer than 2 queries, nothing to say", err)
+        alone = json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json", "-m", "RR", "--power")[1])
+        values = list(down.values())
+        spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
+        self.assertEqual(alone["power"]["RR"]["paired"], False)
+        self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+
+    def test_power_of_a_zero_limit_and_of_a_count(self):
+        """A limit of 0 no number of queries resolves; a count's gate reads its sum: mde = z * s * sqrt(n)."""
+        lost = {"q0": ["x"], "q1": ["d1"], "q2": ["x", "d2"], "q3": [], "q4": ["d4"], "q5": ["y"]}
+        self.write("lost.json", lost)  # NumRelRet 1 -> 0 on q0, q3, q5
+        status, out, err = cli("--qrels", "qrels.json", "--run", "lost.json", "--baseline", "base.json", "-m",
+                               "RR,NumRelRet", "--power", "--max-mean-drop", "0", "--groups", "g.json",
+                               "--max-group-drop", "0.5")
+        self.assertEqual(status, 1, err)  # the gate of 0 fails: RR dropped
+        power = json.loads(out)["power"]
+        self.assertEqual(json.loads(out)["groups"]["one"]["power"]["RR"]["queries_for"], {"0.5": None})  # one query
+        self.assertEqual(power["RR"]["queries_for"], {"0.0": None})
+        self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; --max-mean-drop 0.0: a change of 0 cannot "
+                      "be resolved by any number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
+        base, down = ({q: row["NumRelRet"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", name, "-m",
+                       "NumRelRet")[1])["per_query"].items()} for name in ("base.json", "lost.json"))
+        sd = statistics.stdev([down[q] - base[q] for q in down])
+        self.assertAlmostEqual(sd, math.sqrt(0.3), places=12)  # differences -1, 0, 0, -1, 0, -1
+        count = power["NumRelRet"]
+        self.assertEqual((count["of"], count["queries_for"]), ("sum", {"0.0": None}))
+        self.assertAlmostEqual(count["mde"], 2.8015852 * sd * math.sqrt(6), places=12)
+        self.assertIn("NumRelRet detects a change of %.4f in its sum over 6 queries, sd %.4f; more queries make a "
+                      "sum's change larger, not easier to see\n" % (count["mde"], sd), err)
+        self.assertIn("group first NumRelRet detects", err)  # per group too, and nothing raised
+        self.assertEqual(rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], lost,
+                                          ["RR", "NumRelRet"], power=True, max_mean_drop=0)["power"], power)
+
+    def test_power_in_every_format_and_mode(self):
+        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,R@1",
+                "--power", "--max-mean-drop", "0.05")
+        for fmt in ("table", "csv", "json"):
+            self.assertIn("note: power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", fmt)[2])
+        self.assertIn("- power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", "markdown")[1])
+        several = cli(*args, "--run", "inside.json")
+        self.assertEqual(sorted(json.loads(several[1])["runs"]["inside.json"]["power"]), ["R@1", "RR"])
+        self.assertIn("inside.json: note: power (80%, two-sided 5%): RR", several[2])
+        library = rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], rr_run(2, 2, 4, 2, 2, 2),
+                                   ["RR", "R@1"], power=True, max_mean_drop=0.05)
+        self.assertEqual(library["power"], json.loads(cli(*args)[1])["power"])
+        self.assertNotIn("power", json.loads(cli(*args[:-3])[1]))
+        unanswered = self.write("n.txt", "q9\n")  # Abstain scores one query: nothing to say of it, and then RR
+        self.write("with-q9.json", dict(rr_run(2, 2, 4, 2, 2, 2), q9=[]))
+        err = cli("--qrels", "qrels.json", "--run", "with-q9.json", "--no-answer", unanswered, "-m",
+                  "Abstain,RR", "--power")[2]
+        self.assertIn("note: power: Abstain: fewer than 2 queries, nothing to say\n", err)
+        self.assertIn("note: power (80%, two-sided 5%): RR would detect", err)
+
+    def test_noninferiority_passes_only_what_the_interval_shows(self):
+        def gate(run, limit, *more):
+            return self.compare(run, "--max-mean-drop", limit, "--gate-on", "noninferiority", *more)
+        status, out, err = gate("base.json", "0.01")  # no change at all: the interval is a point, at 0
+        self.assertEqual(status, 0, err)
+        status, out, err = gate("all-down.json", "0.45")  # [-0.5, -0.375]: not above -0.45
+        low, high = json.loads(out)["comparison"]["RR"]["ci95"]
+        self.assertEqual((status, low, high), (1, -0.5, -0.375), err)
+        breach, = json.loads(out)["breaches"]
+        self.assertEqual((breach["gate_on"], breach["queries"]), ("noninferiority", 6))
+        self.assertIn("(95% CI of the change [-0.5000, -0.3750] does not lie above -(--max-mean-drop 0.45): not shown "
+                      "to be no worse; drop 0.4583)", err)
+        self.assertEqual(gate("all-down.json", "0.5")[0], 0)  # the interval lies above -0.5: equality passes
+        low = json.loads(gate("one-lost.json", "0.2")[1])["comparison"]["RR"]["ci95"][0]
+        self.assertLess(low, -0.2)  # a wide interval: not shown to be no worse than -0.2
+        self.assertEqual(gate("one-lost.json", "0.2")[0], 1)
+        self.assertEqual(self.compare("one-lost.json", "--max-mean-drop", "0.2")[0], 0)  # the mean gate passes it
+        rejected(self, *self.compare("base.json", "--gate-on", "noninferiority"),
+                 "--gate-on noninferiority needs --max-mean-drop or --max-group-drop")
+        one = self.write("one.json", {"q0": ["d0"]})
+        status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1",
+                               "--gate-on", "noninferiority")
+        self.assertEqual(status, 1, err)
+        self.assertIn("--gate-on noninferiority cannot decide on 1 query, and fails", err)
+        grouped = cli("--qrels", "qrels.json", "--run", "base.json", "--baseline", "base.json", "-m", "RR",
+                      "--groups", "g.json", "--max-group-drop", "0.1", "--gate-on", "noninferiority")
+        self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])  # one query: no decision
+
+
+class NothingToGateTest(TempDirTestCase):
+    """A gate never passes on nothing, per group as overall; what a group counts is said in
+    every format; messages name the real place and the real rule."""
+
+    FIXTURE = {"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}},
+               "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.9, "d8": 0.5},
+                        "q3": {"x1": 0.3}, "q4": {"x2": 0.3}},
+               "no_answer": ["q3", "q4"], "groups": {"answered": ["q1", "q2"], "none": ["q3", "q4"], "one": ["q1", "q3"]}}
+
+    def test_a_group_no_query_of_which_is_scored_fails_its_gate(self):
+        fixture = self.write("f.json", self.FIXTURE)
+        for gate_on in ("mean", "interval"):
+            with self.subTest(gate_on=gate_on):
+                fast, reference = both_paths(fixture, "-m", "R@3", "--baseline", fixture, "--max-group-drop", "0.1",
+                                             "--gate-on", gate_on)
+                self.assertEqual(fast, reference)
+                status, out, err = fast
+                breaches = json.loads(out)["breaches"]
+                self.assertEqual(status, 1)
+                self.assertEqual(breaches[0], {"measure": "R@3", "query": None, "baseline": None, "candidate": None,
+                                               "drop": None, "gate": "--max-group-drop", "limit": 0.1, "queries": 0,
+                                               "group": "none"})
+                self.assertIn("gate failed: R@3 group 'none' mean: no query of the group is scored by it: "
+                              "--max-group-drop 0.1 cannot decide on nothing, and fails", err)
+                self.assertEqual([b["group"] for b in breaches], ["none"] + ["one"] * (gate_on == "interval"))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--baseline", fixture, "--max-group-drop", "0.1")
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)  # Abstain scores the group
+        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)  # no group gate: nothing fails
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+
+    def test_what_a_group_counts(self):
+        fixture = self.write("f.json", dict(self.FIXTURE, no_answer=["q3", "q4", "q5", "q6", "q7"],
+                                            runs=dict(self.FIXTURE["runs"], q5={}, q6={}, q7={}),
+                                            groups={"none": ["q3", "q4", "q5", "q6", "q7"], "all": ["q1", "q3"]}))
+        status, out, err = cli(fixture, "-m", "R@3,Abstain")
+        groups = json.loads(out)["groups"]
+        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)  # Abstain over 5
+        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--format", "trec")
+        self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
+                         ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
+                          "num_no_answer\tgroup:none\t5", "num_q\tgroup:all\t1", "num_no_answer\tgroup:all\t1"])
+        mixed = self.write("m.json", dict(json.loads(fixture.read_text()), groups={"mixed": ["q1", "q3", "q4", "q5",
+                                                                                          "q6", "q7"]}))
+        groups = json.loads(cli(mixed, "-m", "R@3,Abstain")[1])["groups"]
+        self.assertTrue(groups["mixed"]["small"])  # R@3 over one query, though Abstain is over five
+        status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
+        self.assertIn("none   0 (few)", out)  # R@3 scores none of them
+        self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
+
+    def test_each_count_sits_beside_the_mean_it_counts(self):
+        qrels = {"q%d" % i: ["d%d" % i] for i in range(8)}
+        runs = dict({q: ["d%d" % i] for i, q in enumerate(qrels)}, n1=[], n2=["y"], n3=[])
+        fixture = self.write("g.json", {"qrels": qrels, "runs": runs, "no_answer": ["n1", "n2", "n3"],
+                                        "groups": {"many": ["q%d" % i for i in range(5)] + ["n1", "n2"],
+                                                   "few": ["q5", "q6", "n3"], "none": ["n1"]}})
+        table = cli(fixture, "-m", "R@3,Abstain", "--format", "table")[1]
+        rows = [line.split(None, 2) for line in table.splitlines() if line.startswith(("  many", "  few", "  none"))]
+        self.assertEqual(rows, [["many", "5", "1.0000  0.5000 over 2 (few)"],  # 5 queries are not few
+                                ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
+                                ["none", "0", "(few)          1.0000 over 1 (few)"]])  # R@3 has nothing in none
+        markdown = cli(fixture, "-m", "R@3,Abstain", "--format", "markdown")[1]
+        self.assertIn("| many | 5 | 1.0000 | 0.5000 over 2 (few) |", markdown)
+
+    def test_messages_name_the_place_and_the_rule(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
+        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "token_counts": [3]}\n')
+        cases = [
+            (["--evidence", fixture, "--run", fixture, "-m", "EvidenceRecall@3"],
+             ['f.json: a fixture without "evidence": give a file of evidence sets']),
+            ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
+                                            "no tokens and --lengths is not given", "'token_counts'",
+                                            "--fields tokens=KEY"]),
+            ([log, "-m", "EvidenceRecall@3"], ["EvidenceRecall@3 needs evidence sets", "the first record's keys: "
+                                               "'query_id', 'relevant', 'retrieved', 'token_counts'",
+                                               "name its field with --fields evidence=KEY"]),
+            ([log, "-m", "R@1,Abstain"], ["log.jsonl: Abstain needs questions without an answer, and no record says "
+                                          "\"answerable\": false; the first record's keys: 'query_id'",
+                                          "--fields answerable=KEY"]),
+            ([fixture, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY names"]),
+            ([fixture, "-m", "EvidenceRR"], ["EvidenceRR needs evidence sets", "--fields evidence=KEY names"])]
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
+                               "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
+
+
+class ClustersTest(TempDirTestCase):
+    """Section 23: queries that share a source are one unit of the sign-flip test and the bootstrap."""
+
+    QRELS = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f", "g", "h"], "q4": ["i", "j", "k", "l"]}
+    BASE = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f"], "q4": ["i", "j", "k"]}
+    CAND = {"q1": ["a"], "q2": ["c"], "q3": ["e", "f", "g"], "q4": ["i", "j"]}  # R@5: -0.5, -0.5, +0.25, -0.25
+
+    def test_the_worked_example(self):
+        qrels, base, cand = (self.write(n, v) for n, v in (("q.json", self.QRELS), ("b.json", self.BASE),
+                                                           ("c.json", self.CAND)))
+        args = ("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "R@5")
+        self.assertEqual(json.loads(cli(*args)[1])["comparison"]["R@5"]["p_value"], 0.375)  # 6 of 16
+        for clusters in (self.write("c.txt", "# query cluster\nq1 A\nq2 A\nq3 B\nq4 B\n"),
+                         self.write("c2.json", {"A": ["q1", "q2"], "B": ["q3", "q4"]})):
+            status, out, err = cli(*args, "--clusters", clusters)
+            result = json.loads(out)
+            self.assertEqual((status, result["comparison"]["R@5"]["p_value"], result["clusters"]), (0, 1.0, 2), err)
+            self.assertEqual(result["comparison"]["R@5"]["ci95"], [-0.5, 0.0])  # cluster means -0.5 and 0
+            self.assertIn("note: clusters: the sign-flip test and the bootstrap draw 2 clusters of the 4 queries", err)
+        library = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "R@5", clusters={"A": ["q1", "q2"],
+                                                                                       "B": ["q3", "q4"]})
+        self.assertEqual(library["comparison"], result["comparison"])
+        self.assertEqual(rre.score_run(self.QRELS, self.CAND, "R@5", ci=True, clusters={"A": ["q1", "q2"]})["ci95"],
+                         json.loads(cli("--qrels", qrels, "--run", cand, "-m", "R@5", "--ci", "--clusters",
+                                        self.write("a.txt", "q1 A\nq2 A\n"))[1])["ci95"])
+
+    def test_bad_cluster_files(self):
+        qrels, run = self.write("q.json", self.QRELS), self.write("c.json", self.CAND)
+        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': in cluster 'A' and in cluster 'B': a query shares its source with one cluster only"),
+                              ("q1 A\nq9 A\n", "c.txt:2: query 'q9': cluster 'A' names a query that has no labels"),
+                              ("q1 A\nq1 A\n", "query 'q1' is listed twice in cluster 'A'"),
+                              ("# nothing\n", "no clusters: the file has no QID CLUSTER lines"),
+                              ("q1\n", "QID CLUSTER")):
+            with self.subTest(text=text):
+                rejected(self, *cli("--qrels", qrels, "--run", run, "-m", "R@5", "--clusters",
+                                    self.write("c.txt", text)), message)
+        rejected(self, *cli("--qrels", qrels, "--run", run, "-m", "R@5", "--clusters", self.write("e.json", {"A": []})),
+                 "e.json: A: cluster 'A' is empty")
+        with self.assertRaisesRegex(rre.EvalError, "cluster 'B' names a query that has no labels"):
+            rre.score_run(self.QRELS, self.CAND, "R@5", clusters={"B": ["q7"]})
+
+    def test_random_clusters_agree_with_an_independent_implementation(self):
+        rng = random.Random(23)
+        for case in range(15):
+            n = rng.randint(4, 14)
+            qrels = {"q%d" % i: ["d%d" % j for j in range(4)] for i in range(n)}
+            base = {q: ["d%d" % j for j in range(rng.randint(0, 4))] for q in qrels}
+            cand = {q: ["d%d" % j for j in range(rng.randint(0, 4))] for q in qrels}
+            names = ["c%d" % rng.randrange(rng.randint(1, n)) for _ in qrels]
+            clusters = {}
+            for q, name in zip(qrels, names):
+                if rng.random() < 0.8:  # the others are clusters of their own
+                    clusters.setdefault(name, []).append(q)
+            result = rre.compare_runs(qrels, base, cand, "R@4", clusters=clusters)["comparison"]["R@4"]
+            diffs = {q: (len(cand[q]) - len(base[q])) / 4 for q in qrels}
+            units = [sum(diffs[q] for q in members) for members in clusters.values()] + [
+                diffs[q] for q in qrels if not any(q in m for m in clusters.values())]
+            moved = [u for u in units if abs(u) > 1e-12]
+            reach = abs(sum(moved))
+            flips = [abs(sum(u if (mask >> i) & 1 else -u for i, u in enumerate(moved))) for mask in
+                     range(2 ** len(moved))]
+            with self.subTest(case=case):
+                self.assertEqual(result["p_value"], sum(1 for f in flips if f >= reach - 1e-9) / len(flips))
+                sizes = [len(m) for m in clusters.values()] + [1] * (len(units) - len(clusters))
+                draws = random.Random(case)
+                means = sorted(sum(units[i] for i in picks) / sum(sizes[i] for i in picks) for picks in (
+                    [draws.randrange(len(units)) for _ in units] for _ in range(1000)))
+                low, high = result["ci95"]
+                spread = max(means) - min(means)
+                self.assertLessEqual(abs(low - means[25]), 0.15 * spread + 1e-9)  # within the Monte Carlo error
+                self.assertLessEqual(abs(high - means[974]), 0.15 * spread + 1e-9)
+
+    def test_groups_and_several_runs_draw_clusters_too(self):
+        qrels, base, cand = (self.write(n, v) for n, v in (("q.json", self.QRELS), ("b.json", self.BASE),
+                                                           ("c.json", self.CAND)))
+        clusters = self.write("c.txt", "q1 A\nq2 A\nq3 B\nq4 B\n")
+        groups = self.write("g.json", {"all": ["q1", "q2", "q3", "q4"]})
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--run", base, "--baseline", base, "-m", "R@5",
+                               "--groups", groups, "--clusters", clusters)
+        runs = json.loads(out)["runs"]
+        self.assertEqual(runs[str(cand)]["groups"]["all"]["comparison"]["R@5"]["p_value"], 1.0)
+        self.assertEqual([r["clusters"] for r in runs.values()], [2, 2])
+
+
+class GroupsTest(TempDirTestCase):
+    def setUp(self):
+        super().setUp()
+        self.base = self.write("base.json", BASE_GROUP_RUN)
+        self.cand = self.write("cand.json", CAND_GROUP_RUN)
+        self.qrels = self.write("qrels.json", GROUP_QRELS)
+        self.groups = self.write("groups.json", GROUPS)
+
+    def run_json(self, *args):
+        status, out, err = cli("--qrels", self.qrels, "--run", self.cand, *args)
+        self.assertIn(status, (0, 1), err)
+        return json.loads(out)
+
+    def test_group_means_and_intervals_equal_the_queries_evaluated_alone(self):
+        result = self.run_json("--groups", self.groups, "-m", "RR,R@1,nDCG@3", "--ci")
+        for name, qids in GROUPS.items():
+            alone = [q for q in GROUP_QRELS if q in qids]  # evaluation order: the labels'
+            sub = self.write("sub.json", {"qrels": {q: GROUP_QRELS[q] for q in alone},
+                                          "runs": {q: CAND_GROUP_RUN[q] for q in alone}})
+            expected = json.loads(cli(sub, "-m", "RR,R@1,nDCG@3", "--ci")[1])
+            block = result["groups"][name]
+            self.assertEqual((block["queries"], block["members"]), (len(qids), alone))
+            self.assertEqual((block["measures"], block["ci95"]), (expected["measures"], expected["ci95"]))
+        self.assertAlmostEqual(result["groups"]["billing"]["measures"]["RR"], (1 + 1 / 2 + 1 / 3) * 2 / 6, places=15)
+
+    def test_a_file_of_lines_and_a_fixtures_groups_read_as_the_json_file(self):
+        lines = self.write("groups.txt", "# query group\n" + "".join(
+            "%s %s\n" % (q, name) for name, qids in GROUPS.items() for q in qids))
+        by_json = self.run_json("--groups", self.groups, "-m", "RR")
+        self.assertEqual(without_inputs(self.run_json("--groups", lines, "-m", "RR")), without_inputs(by_json))
+        fixture_with_groups = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
+        self.assertEqual(json.loads(cli(fixture_with_groups, "-m", "RR")[1])["groups"], by_json["groups"])
+        self.assertEqual(without_inputs(self.run_json("--groups", fixture_with_groups, "-m", "RR")),
+                         without_inputs(by_json))  # its "groups" only
+
+    def test_seed_mode_ignores_a_fixtures_groups_as_it_ignores_any_other_key(self):
+        seed = json.loads(FIXTURE.read_text())
+        path = self.write("f.json", dict(seed, groups=5))
+        self.assertEqual(cli(path), (0, SEED_STDOUT, ""))
+        rejected(self, *cli(path, "-m", "RR"), "f.json: groups: expected an object of group names to query IDs")
+
+    def test_the_group_gate_fails_exactly_when_a_groups_drop_exceeds_the_limit(self):
+        # multi-hop's RR mean falls from (1 + 1/2 + 1/3) / 3 to 1/2, a drop of 0.1111; the others keep theirs
+        drop = (1 + 1 / 2 + 1 / 3) / 3 - 0.5
+        for limit, status in ((0.1112, 0), (0.111, 1)):
+            with self.subTest(limit=limit):
+                code, out, err = cli("--qrels", self.qrels, "--run", self.cand, "--baseline", self.base,
+                                     "--groups", self.groups, "-m", "RR,R@4", "--max-group-drop", limit)
+                self.assertEqual(code, status, err)
+                breaches = json.loads(out)["breaches"]
+                self.assertEqual(breaches, [] if not status else [
+                    {"measure": "RR", "query": None, "baseline": (1 + 1 / 2 + 1 / 3) / 3, "candidate": 0.5,
+                     "drop": drop, "gate": "--max-group-drop", "limit": limit, "group": "multi-hop"}])
+                if status:
+                    self.assertIn("gate failed: RR group 'multi-hop' mean: 0.6111 -> 0.5000 (drop 0.1111 > "
+                                  "--max-group-drop 0.111)", err)
+
+    def test_group_comparisons_and_holm_over_groups_and_measures(self):
+        result = self.run_json("--baseline", self.base, "--groups", self.groups, "-m", "RR,R@1")
+        rows = [row for block in result["groups"].values() for row in block["comparison"].values()]
+        self.assertEqual(len(rows), 6)
+        self.assertEqual([r["p_holm"] for r in rows], rre.holm([r["p_value"] for r in rows]))
+        hop = result["groups"]["multi-hop"]["comparison"]["RR"]  # q6: rank 1 -> 2, q7: 2 -> 2, q8: 3 -> 2
+        self.assertEqual((hop["improved"], hop["regressed"], hop["lost"]), ({"q8": 0.5 - 1 / 3}, {"q6": -0.5}, []))
+        self.assertEqual(result["groups"]["billing"]["comparison"]["RR"]["delta"], 0.0)
+
+    def test_holm_over_groups_with_p_values_below_one(self):
+        qrels, groups = self.write("q6.json", REPLICATE_QRELS), self.write("g6.json", {"all": list(REPLICATE_QRELS),
+                                                                                         "one": ["q0"]})
+        base, cand = self.write("ones.json", rr_run(1, 1, 1, 1, 1, 1)), self.write("twos.json", rr_run(2, 2, 2, 2, 2, 2))
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "--groups", groups, "-m", "RR,R@1")
+        rows = json.loads(out)["groups"]["all"]["comparison"]
+        self.assertEqual([rows[n]["p_value"] for n in ("RR", "R@1")], [2 / 64, 2 / 64])  # six drops, one sign
+        self.assertEqual([rows[n]["p_holm"] for n in ("RR", "R@1")], [4 * 2 / 64, 4 * 2 / 64])  # 2 groups x 2 measures
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--groups", groups, "-m", "RR")
+        self.assertEqual([sorted(block) for block in json.loads(out)["groups"].values()],
+                         [["measures", "members", "queries", "small"]] * 2)  # no ci95 without --ci
+
+    def test_small_groups_are_flagged_and_still_gated(self):
+        result = self.run_json("--baseline", self.base, "--groups", self.groups, "-m", "RR", "--max-group-drop", "0")
+        self.assertEqual({n: b["small"] for n, b in result["groups"].items()},
+                         {"billing": False, "multi-hop": True, "names": True})
+        self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
+        _, table, _ = cli("--qrels", self.qrels, "--run", self.cand, "--groups", self.groups, "--format", "table")
+        self.assertRegex(table, r"multi-hop\s+3 \(few\)")
+        self.assertIn("(few): fewer than 5 queries", table)
+
+    def test_groups_in_every_format(self):
+        args = ("--qrels", self.qrels, "--run", self.cand, "--groups", self.groups, "-m", "RR")
+        _, table, _ = cli(*args, "--baseline", self.base, "--format", "table")
+        self.assertRegex(table, r"multi-hop\s+3 \(few\)\s+0\.5000 \(-0\.1111\)")
+        _, markdown, _ = cli(*args, "--format", "markdown")
+        self.assertIn("| billing | 6 | 0.6111 |", markdown)
+        _, trec, _ = cli(*args, "--format", "trec")
+        self.assertIn("num_q\tgroup:multi-hop\t3\nrecip_rank\tgroup:multi-hop\t0.5\n", trec)
+        _, text, _ = cli(*args, "--format", "csv")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        self.assertEqual([r["query"] for r in rows if r["group:names"] == "1"], ["q1", "q9"])
+        self.assertEqual(len(rows), 12)
+
+    def test_with_a_baseline_the_group_intervals_are_those_without(self):
+        alone = self.run_json("--groups", self.groups, "-m", "RR,AP", "--ci", "--seed", "4")
+        compared = self.run_json("--groups", self.groups, "-m", "RR,AP", "--ci", "--seed", "4", "--baseline", self.base)
+        self.assertEqual({n: b["ci95"] for n, b in compared["groups"].items()},
+                         {n: b["ci95"] for n, b in alone["groups"].items()})
+        self.assertEqual(compared["ci95"], alone["ci95"])
+
+    def test_library_groups_answer_as_the_cli(self):
+        self.assertEqual(rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "RR", groups=GROUPS),
+                         without_inputs(self.run_json("--groups", self.groups, "-m", "RR")))
+        result = rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", groups=GROUPS, max_group_drop=0.1)
+        self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
+        with self.assertRaisesRegex(rre.EvalError, "--max-group-drop needs query groups"):
+            rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", max_group_drop=0.1)
+        for options, message in (({"groups": {"g": ["q99"]}}, "groups.g[0]: query 'q99': group 'g' names a query"),
+                                 ({"groups": {"g": []}}, "groups.g: group 'g' is empty"),
+                                 ({"groups": ["q1"]}, "groups: expected an object")):
+            with self.subTest(options=options), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
+                rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "RR", **options)
+
+
+class GroupRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        self.write("qrels.json", GROUP_QRELS)
+        self.write("run.json", CAND_GROUP_RUN)
+        for files, args, fragments in GROUP_REJECTIONS[:-1]:
+            with self.subTest(args=args, files=files):
+                for name, content in files.items():
+                    self.write(name, content)
+                rejected(self, *cli("--qrels", "qrels.json", "--run", "run.json", *args), *fragments)
+        partial_run = self.write("partial.json", {q: r for q, r in CAND_GROUP_RUN.items() if q not in GROUPS["names"]})
+        rejected(self, *cli("--qrels", "qrels.json", "--run", partial_run, "--groups", self.write("g.json", GROUPS),
+                            "--missing-run", "skip"), "error: %s: group 'names': none of its 2 queries is left to evaluate"
+                 % partial_run)
+        both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
+        rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
+
+
 class RagRealitiesTest(TempDirTestCase):
     """Chunk folding, ID mismatch hints, tie bounds and bootstrap intervals, through the CLI."""
 
@@ -1569,253 +2735,585 @@ class RagRealitiesTest(TempDirTestCase):
         self.assertEqual(rre.run_labels(["a\n", "a\\n"]), {"a\n": "a\\n", "a\\n": "a\\n (2)"})
 
 
-ONE = {"q1": ["d1"]}
-# (name, fixture or None, extra args, fragments): every one exit 2, one line, nothing on stdout
-EDGE_REJECTIONS = [
-    ("empty labels", {"qrels": {}, "runs": {}}, [], ["qrels: no labels"]),
-    ("every query skipped", {"qrels": {"q2": ["d2"]}, "runs": {"q1": ["d1"]}},
-     ["--missing-run", "skip", "--unlabeled", "skip"],
-     ["no query left to evaluate", "1 missing run ('q2')", "1 unlabeled ('q1')"]),
-    ("nothing relevant, skipped", {"qrels": {"q1": []}, "runs": {"q1": ["d1"]}}, ["--no-relevant", "skip"],
-     ["no query left to evaluate", "1 no relevant ('q1')"]),
-    ("empty run skipped away", {"qrels": ONE, "runs": {}}, ["--missing-run", "skip"], ["no query left"]),
-    ("400-digit score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1%s}}}' % (b"0" * 400), [],
-     ["runs.q1.d1", "is not a finite number"]),
-    ("5000-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 5000), [],
-     ["f.json"]),
-    ("20-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 20), [],
-     ["qrels.q1.d1", "out of range"]),
-    ("5000-digit cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R@1" + "0" * 5000], ["cutoff must be"]),
-    ("lone surrogate", b'{"qrels": {"q\\ud800": ["d1"]}, "runs": {"q\\ud800": ["d1"]}}', ["--format", "trec"],
-     ["query ID 'q\\ud800' holds a lone surrogate"]),
-    ("tab in an ID", {"qrels": {"q1": ["d\t1"]}, "runs": {"q1": ["d\t1"]}}, ["--format", "table"],
-     ["qrels.q1[0]", "holds a control character ('\\t')"]),
-    ("newline in a scored ID", {"qrels": ONE, "runs": {"q1": {"d\n1": 1.0}}}, [], ["'d\\n1' holds"]),
-    ("gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-mean-drop", "0.1"],
-     ["--max-mean-drop needs --baseline"]),
-    ("query gate without a baseline", {"qrels": ONE, "runs": ONE}, ["--max-query-drop", "0"],
-     ["--max-query-drop needs --baseline"]),
-    ("trec format of a comparison", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--format", "trec"],
-     ["--format trec has no place for a comparison"]),
-    ("empty chunk separator", {"qrels": ONE, "runs": ONE}, ["--chunk-separator", ""], ["--chunk-separator"]),
-    ("standard input twice", None, ["-", "--baseline", "-"], ["standard input can be read once"]),
-    ("zero permutations", {"qrels": ONE, "runs": ONE}, ["--permutations", "0"], ["permutations must be"]),
-    ("drop limit with underscore", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--max-mean-drop", "1_0"],
-     ["drop limit", "'1_0'"]),
-    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"], ["'R @5'"]),
-    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@ 5'"]),
-    ("ranked ID blank once cut", {"qrels": ONE, "runs": {"q1": ["d1", "#2"]}}, ["--chunk-separator", "#"],
-     ["runs.q1", "ranked ID '#2' is blank once cut at '#'"]),
-]
+class ManifestTest(TempDirTestCase):
+    """Section 22: every general result says what it was made on; the seed's shape does not change."""
+
+    def test_the_manifest_of_a_result(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+        run = self.write("r.txt", "q1 Q0 d2 1 0.9 r\nq1 Q0 d1 2 0.8 r\nq2 Q0 d4 1 0.5 r\n")
+        status, out, err = cli("--qrels", qrels, "--run", run, "-m", "R@5,RR", "--depth", "50", "--seed", "7")
+        made = json.loads(out)["manifest"]
+        lines = "q1\td1\t1\nq1\td2\t0\nq2\td3\t2\n"  # sorted by code point
+        self.assertEqual(made, {
+            "tool": "rag_retrieval_eval %s" % rre.__version__,
+            "labels": "sha256:" + hashlib.sha256(lines.encode()).hexdigest(), "measures": ["R@5", "RR"],
+            "options": {"relevance_level": 1, "depth": 50, "judged_only": False, "missing_run": "error",
+                        "unlabeled": "error", "no_relevant": "error", "match": "id", "duplicates": "error",
+                        "chunk_separator": None, "seed": 7, "permutations": 10000},
+            "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},  # the labels judge d2 non-relevant
+            "inputs": {"qrels": [str(qrels)], "run": [str(run)]}})
+        library = rre.score_run({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, {"q1": ["d2", "d1"], "q2": ["d4"]},
+                                ["R@5", "RR"], depth=50, seed=7)["manifest"]
+        self.assertEqual(library, dict(made, inputs={}))
+        relevant = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")["manifest"]  # nothing judged non-relevant
+        self.assertNotIn("label_coverage", relevant)
+        self.assertEqual(cli("--version"), (0, "rag_retrieval_eval %s\n" % rre.__version__, ""))
+        self.assertNotIn("manifest", cli(FIXTURE, "--k", "3")[1])  # the seed's bytes
+
+    def test_the_other_truth_inputs_are_hashed_as_given(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "x"], "q2": ["y"]},
+                                        "evidence": {"q1": [["d1", "d9"]]}})
+        lengths = self.write("l.txt", "d1 3\nx 007\ny 1\n")  # the fast reader hands a leading zero over
+        no_answer = self.write("n.txt", "q2\n")
+        made = json.loads(cli(fixture, "--lengths", lengths, "--no-answer", no_answer,
+                              "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]
+        digest = lambda text: "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        self.assertEqual((made["evidence"], made["lengths"], made["no_answer"]),
+                         (digest("q1\t1\t1\td1\nq1\t1\t1\td9\n"), digest("d1\t3\nx\t7\ny\t1\n"), digest("q2\n")))
+        as_json = self.write("l.json", {"d1": 3, "x": 7, "y": 1})
+        self.assertEqual(json.loads(cli(fixture, "--lengths", as_json, "--no-answer", no_answer,
+                                        "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]["lengths"],
+                         made["lengths"])
 
 
-class EdgeTest(TempDirTestCase):
-    """Trust at the edges: no traceback, no mean over nothing, no silent pass."""
+class SavedBaselineTest(TempDirTestCase):
+    """Section 22: a saved result of one run stands for that run as --baseline or --replicate:
+    the same stdout, stderr and exit status in every format and mode; a result made on other
+    labels, options or queries, or without a measure asked for, is refused in one line."""
 
-    def test_rejections(self):
-        for name, content, args, fragments in EDGE_REJECTIONS:
+    def random_files(self, rng, where):
+        """Labels, runs and the rest of a random case, written under ``where``; the baseline
+        and replicate runs as TREC files named base and rep."""
+        qids = ["q%d" % i for i in range(rng.randint(3, 8))]
+        docs = ["d%d" % i for i in range(10)]
+        grades = {q: {d: rng.choice([0, 1, 1, 2]) for d in rng.sample(docs, rng.randint(1, 4))} for q in qids}
+        for labels in grades.values():
+            labels[next(iter(labels))] = 2  # a relevant one at every level asked
+        run = lambda: {q: {d: rng.randint(1, 9) / 10 for d in rng.sample(docs, rng.randint(0, 6))}
+                       for q in qids if rng.random() < 0.9}
+        where.mkdir()
+        files = {name: where / name for name in ("q.txt", "cand", "cand2", "base", "rep", "g.json", "l.txt")}
+        files["q.txt"].write_text("".join("%s 0 %s %d\n" % (q, d, g) for q, l in grades.items() for d, g in l.items()))
+        for name in ("cand", "cand2", "base", "rep"):
+            files[name].write_text(trec_run(run()) or "q0 Q0 d0 1 0.5 r\n")
+        files["g.json"].write_text(json.dumps({"a": qids[:2], "b": qids[2:]}))
+        files["l.txt"].write_text("".join("%s %d\n" % (d, rng.randint(1, 15)) for d in docs))
+        return files
+
+    def test_a_saved_result_answers_as_its_run_in_every_mode_and_format(self):
+        rng = random.Random(32)
+        for case in range(9):
+            files = self.random_files(rng, self.tmp / ("c%d" % case))
+            measures = rng.sample(["R@3", "P@2", "RR", "nDCG@5", "AP", "Success@3", "R(tokens=20)@3"], 3)
+            values = ["--missing-run", "zero"] + rng.choice(
+                [[], ["--depth", "4"], ["--relevance-level", "2"], ["--judged-only"]])
+            truth = ["--qrels", files["q.txt"]] + (["--lengths", files["l.txt"]] if "R(tokens=20)@3" in measures else [])
+            saved_dir = self.tmp / ("s%d" % case)
+            saved_dir.mkdir()
+            for name in ("base", "rep"):  # the saved results, under the names of their runs, elsewhere
+                wider = measures + rng.sample(["Judged@3", "P@5"], rng.randint(0, 1))
+                status, out, err = cli(*truth, "--run", files[name], "-m", ",".join(wider), *values)
+                self.assertEqual(status, 0, err)
+                (saved_dir / name).write_text(out)
+            mode = rng.sample([["--ci"], ["--ties"], ["--max-mean-drop", "0.05"], ["--max-query-drop", "0.3"],
+                               ["--groups", files["g.json"], "--max-group-drop", "0.1"], ["--run", files["cand2"]]], 2)
+            mode.append(rng.choice([[], ["--replicate", "rep"], ["--replicate", "rep", "--max-group-drop", "0.05",
+                                                                 "--gate-on", "interval", "--groups", files["g.json"]]]))
+            args = truth + ["--run", files["cand"], "--baseline", "base", "-m", ",".join(measures)] + values + sum(
+                mode, [])
+            for fmt in ["json", rng.choice(["table", "markdown", "csv"])]:
+                with self.subTest(case=case, mode=mode, values=values, fmt=fmt):
+                    outcomes, home = [], os.getcwd()
+                    for where in (files["base"].parent, saved_dir):
+                        os.chdir(where)
+                        try:
+                            outcomes.append(without_inputs(cli(*args, "--format", fmt)))
+                        finally:
+                            os.chdir(home)
+                    self.assertEqual(outcomes[1], outcomes[0])
+                    self.assertIn(outcomes[0][0], (0, 1), outcomes[0][2])
+
+    def test_what_differs_is_refused_in_one_line(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq3 0 d4 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\nq3 Q0 d4 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d2 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
+        saved = json.loads(cli("--qrels", qrels, "--run", base, "-m", "R@2,RR")[1])
+        compare = lambda *more, **files: cli("--qrels", files.get("qrels", qrels), "--run", run, "--baseline",
+                                             files.get("baseline", self.tmp / "s.json"), "-m", "R@2", *more)
+        self.write("s.json", saved)
+        self.assertEqual(compare()[0], 0)
+        relabeled = self.write("q2.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        cut = copy.deepcopy(saved)
+        del cut["per_query"]["q3"]
+        several = {"runs": {"a": saved, "b": saved}}
+        for files, more, message in [
+                ({"qrels": relabeled}, [], "s.json: the labels changed since the baseline was saved: score its run "
+                                           "again"),
+                ({}, ["--depth", "5"], "the baseline was saved with no --depth, and --depth 5 is given now"),
+                ({}, ["--judged-only"], "with no --judged-only, and --judged-only is given now"),
+                ({}, ["-m", "P@2"], "the baseline has no P@2 (it holds R@2, RR): score its run again with them"),
+                ({"baseline": self.write("cut.json", cut)}, [], "the baseline was saved on other queries than the "
+                                                                "labels give ('q3'): it was cut or edited"),
+                ({"baseline": self.write("several.json", several)}, [], "holds the results of 2 runs: save one "
+                                                                        "run's (--run once)"),
+                ({"baseline": self.write("old.json", {k: v for k, v in saved.items() if k != "manifest"})}, [],
+                 "has no manifest: it was saved by an older version, or edited"),
+                ({"baseline": self.write("bad.json", dict(saved, per_query=dict(saved["per_query"], q2={"R@2": "1"})))},
+                 [], "bad.json: per_query.q2.R@2: expected a number, not '1'"),
+                ({"baseline": self.write("odd.json", dict(saved, skipped=dict(saved["skipped"], unlabeled="q9")))}, [],
+                 "odd.json: skipped: expected {missing_run, unlabeled, no_relevant} of query ID lists"),
+                ({"baseline": self.write("odd2.json", dict(saved, skipped=["q9"]))}, [], "odd2.json: skipped: expected"),
+                ({"baseline": self.write("odd3.json", {k: v for k, v in saved.items() if k != "zeroed"})}, [],
+                 "odd3.json: zeroed: expected {missing_run, no_relevant} of query ID lists, not None"),
+                ({"baseline": self.write("odd4.json", dict(saved, zeroed={"missing_run": [], "no_relevant": [1]}))},
+                 [], "odd4.json: zeroed: expected"),
+                ({"baseline": self.write("row.json", dict(saved, per_query=dict(saved["per_query"], q2=5)))}, [],
+                 "row.json: per_query.q2: expected an object of measures to values, not 5"),
+                ({"baseline": self.write("cover.json", dict(saved, manifest={
+                    k: v for k, v in saved["manifest"].items() if k != "label_coverage"}))}, [],
+                 "cover.json: manifest.label_coverage: holds no Judged@2, which the label-coverage warning reads"),
+                ({"baseline": self.write("seed.json", json.loads(cli(FIXTURE, "--k", "3")[1]))}, [],
+                 "seed.json: is the output of the seed's mode (FIXTURE --k K)"),
+                ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
+                 "the baseline was saved without the token counts, which are given now: score its run again with "
+                 "them")]:
+            with self.subTest(message=message):
+                rejected(self, *compare(*more, **files), message)
+        counted = self.write("counted.json", cli("--qrels", qrels, "--run", base, "-m", "R@2,R(tokens=3)@2", "--lengths",
+                                                 self.write("l2.txt", "d1 1\nd2 1\nd3 1\nd4 1\n"))[1])
+        rejected(self, *compare(baseline=counted), "counted.json: the baseline was saved with the token counts, and "
+                                                   "none are given now: give them, or score its run again")
+        first = self.write("first.json", cli("--qrels", qrels, "--run", base, "-m", "R@2", "--duplicates", "first")[1])
+        for removed in ({"q1": "1"}, {"q1": True}, None):
+            edited = dict(json.loads(first.read_text()), deduplicated=removed)
+            rejected(self, *compare("--duplicates", "first", baseline=self.write("d.json", edited)),
+                     "d.json: deduplicated: expected {query ID: repeats removed}")
+        self.assertEqual(compare("--duplicates", "first", baseline=first)[0], 0)
+        rejected(self, *cli("--qrels", qrels, "--run", self.tmp / "s.json", "-m", "R@2"),
+                 "a result this tool saved stands for a baseline's run (--baseline or --replicate), not for a "
+                 "candidate's")
+        rejected(self, *cli("--qrels", self.tmp / "s.json", "--run", run), "a result this tool saved holds no "
+                                                                          "labels or rankings")
+        with self.assertRaisesRegex(rre.EvalError, "^baseline: the labels changed since the baseline was saved"):
+            rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, saved, {"q1": ["d1"], "q2": [], "q3": []},
+                             "R@2")
+        with self.assertRaisesRegex(rre.EvalError, "^run: a saved result stands for a baseline's run"):
+            rre.score_run({"q1": ["d1"]}, saved, "R@2")
+
+    def test_a_result_that_is_not_what_a_run_printed_is_refused(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d9 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
+        text = cli("--qrels", qrels, "--run", base, "-m", "R@2,RR", "--missing-run", "zero")[1]
+        saved = json.loads(text)
+        row = '"q2": {\n      "R@2": 1.0,\n      "RR": 1.0\n    }'
+        self.assertIn(row, text)
+        for name, edited, message in [
+                ("nan", text.replace(row, row.replace('"RR": 1.0', '"RR": NaN')), "nan.json: per_query.q2.RR: expected "
+                                                                                 "a finite number, not nan"),
+                ("inf", text.replace(row, row.replace('"RR": 1.0', '"RR": Infinity')), "per_query.q2.RR: expected a "
+                                                                                      "finite number, not inf"),
+                ("big", text.replace(row, row.replace('"RR": 1.0', '"RR": 1e400')), "not inf"),
+                ("huge", text.replace(row, row.replace('"RR": 1.0', '"RR": 1' + "0" * 400)), "expected a finite "
+                                                                                              "number, not 1000"),
+                ("mean", text.replace('"RR": 0.6666666666666666', '"RR": 0.7', 1), "mean.json: measures.RR: 0.7 is not "
+                 "the mean of its per-query values, 0.6666666666666666: the result was edited"),
+                ("count", text.replace('"queries": 3', '"queries": 4', 1), "count.json: queries: 4, and per_query lists "
+                                                                           "3: the result was edited"),
+                ("twice", text.replace(row, row + ",\n" + row.replace("1.0", "0.0")), "twice.json: per_query: key 'q2' "
+                 "appears twice ({'R@2': 1.0, 'RR': 1.0}, then {'R@2': 0.0, 'RR': 0.0}): the result was edited"),
+                ("deep", text.replace('"relevance_level": 1', '"relevance_level": 1, "relevance_level": 2'),
+                 "deep.json: manifest.options: key 'relevance_level' appears twice (1, then 2)")]:
+            path = self.write(name + ".json", edited)
+            for where in (["--baseline", path], ["--baseline", base, "--replicate", path]):
+                with self.subTest(name=name, where=where[-2]):
+                    rejected(self, *cli("--qrels", qrels, "--run", run, *where, "-m", "RR", "--missing-run", "zero"),
+                             message)
+        consistent = copy.deepcopy(saved)  # edited, but consistently: a new result, which the digests still bind
+        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.5, 0.5
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                               "RR", "--missing-run", "zero")
+        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["baseline"]), (0, 0.5), err)
+        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.0, 1 / 3 + 9e-10  # within 1e-9
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                             "RR", "--missing-run", "zero")[0], 0)
+        consistent["measures"]["RR"] = 1 / 3 + 2e-9
+        rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
+                            "RR", "--missing-run", "zero"), "c.json: measures.RR: 0.3333333353333333 is not the mean")
+        counted = json.loads(cli("--qrels", qrels, "--run", self.write("big.txt", "".join(
+            "q%d Q0 d%d 1 1.0 b\n" % (q, d) for q in (1, 2, 3) for d in range(1000))), "-m", "NumRet",
+                                 "--missing-run", "zero")[1])
+        counted["measures"]["NumRet"] += 1e-7  # a sum of 3000: to 1e-9 of itself
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("n.json", counted), "-m",
+                             "NumRet", "--missing-run", "zero")[0], 0)
+        for value in (math.nan, math.inf):
+            broken = copy.deepcopy(saved)
+            broken["per_query"]["q1"]["RR"] = value
+            with self.assertRaisesRegex(rre.EvalError, "^baseline: per_query.q1.RR: expected a finite number"):
+                rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, broken, {"q1": ["d1"]}, "RR",
+                                 missing_run="zero")
+
+    def test_the_library_takes_a_saved_result_as_the_baseline_and_replicates(self):
+        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"], "q3": ["d4", "d5"]}
+        base, rep = {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"]}, {"q1": ["d1"], "q2": ["d3"], "q3": []}
+        cand = {"q1": ["d1"], "q2": ["d9", "d3"], "q3": ["d4"]}
+        options = dict(groups={"g": ["q1", "q2"]}, max_group_drop=0.1, max_query_drop=0.2, ci=True)
+        saved = [rre.score_run(qrels, run, ["R@2", "RR", "AP"]) for run in (base, rep)]
+        self.assertEqual(rre.compare_runs(qrels, saved[0], cand, ["RR", "R@2"], replicates=[saved[1]], **options),
+                         rre.compare_runs(qrels, base, cand, ["RR", "R@2"], replicates=[rep], **options))
+        self.assertEqual(rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=saved[0]),
+                         rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=base))
+
+    def test_what_a_saved_result_cannot_give_is_said(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        run, base = self.write("r.txt", "q1 Q0 d9 1 0.9 r\nq2 Q0 d3 1 0.5 r\n"), \
+            self.write("b.txt", "q1 Q0 d1 1 0.9 b\nq2 Q0 d3 1 0.5 b\n")
+        saved = self.write("s.json", cli("--qrels", qrels, "--run", base, "-m", "R@2")[1])
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", saved, "-m", "R@2", "--explain",
+                               "--unjudged-bounds", "--pool", self.tmp / "pool.jsonl", "--plot", self.tmp / "p.svg")
+        self.assertEqual(status, 0, err)
+        for what in ("--explain gives no ranks before the change", "--pool lists no unjudged documents of it",
+                     "--plot draws no curves of the baseline", "--unjudged-bounds gives no bounds of the baseline"):
+            self.assertIn("note: a saved result holds no rankings: " + what, err)
+        result = json.loads(out)
+        self.assertNotIn("ranks", result["explain"]["queries"]["q1"])  # not guessed
+        self.assertNotIn("baseline", result["unjudged"])
+        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
+                         ["q1"])
+        rep = self.write("rep.json", cli("--qrels", qrels, "--run", run, "-m", "R@2")[1])
+        err = cli("--qrels", qrels, "--run", run, "--baseline", base, "--replicate", rep, "-m", "R@2", "--pool",
+                  self.tmp / "pool2.jsonl")[2]
+        self.assertIn("note: a saved result holds no rankings: --pool lists no unjudged documents of it", err)
+        self.assertNotIn("--explain", err)
+        older = json.loads(saved.read_text())
+        older["manifest"]["tool"] = "rag_retrieval_eval 0.9.0"
+        self.write("older.json", older)
+        err = cli("--qrels", qrels, "--run", run, "--baseline", self.tmp / "older.json", "-m", "R@2")[2]
+        self.assertIn("note: the baseline was saved by rag_retrieval_eval 0.9.0, and this is rag_retrieval_eval "
+                      + rre.__version__, err)
+
+
+class TrecInputTest(TempDirTestCase):
+    """TREC text in, the same numbers as the fixture's seed values out."""
+
+    def files(self, qrels=QRELS_TXT, run=RUN_TXT):
+        return self.write("qrels.txt", qrels), self.write("run.txt", run)
+
+    def general(self, *args, qrels=QRELS_TXT, run=RUN_TXT):
+        q, r = self.files(qrels, run)
+        status, out, err = cli("--qrels", q, "--run", r, *args)
+        self.assertEqual(status, 0, err)
+        return json.loads(out)
+
+    def test_trec_files_give_the_seed_values(self):
+        result = self.general("--k", "3")
+        self.assertEqual(result["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
+        self.assertEqual(result["per_query"]["q1"], {"R@3": 1.0, "RR@3": 0.5})
+        self.assertEqual(result["queries"], 3)
+
+    def test_general_shape_holds_exactly_the_requested_names(self):
+        result = self.general("-m", "R@1,ndcg@2", "-m", "AP", "-m", "R@1")
+        self.assertEqual(list(result["measures"]), ["R@1", "nDCG@2", "AP"])
+        self.assertEqual(list(result["per_query"]["q2"]), ["R@1", "nDCG@2", "AP"])
+        self.assertEqual(result["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
+
+    def test_comments_blank_lines_crlf_bom_and_gzip(self):
+        plain = self.general("-m", "AP,nDCG")
+        q, r = self.files()
+        variants = {
+            "crlf+bom": (b"\xef\xbb\xbf" + QRELS_TXT.replace("\n", "\r\n").encode(),
+                         b"\xef\xbb\xbf" + RUN_TXT.replace("\n", "\r\n").encode()),
+            "gzip": (gzip.compress(QRELS_TXT.encode()), gzip.compress(RUN_TXT.encode())),
+            "no final newline": (QRELS_TXT.encode(), RUN_TXT.rstrip("\n").encode()),
+        }
+        for name, (qrels, run) in variants.items():
             with self.subTest(name):
-                path = self.write("f.json", content) if content is not None else None
-                argv = [path] if path else []
-                status, out, err = cli(*argv, *[path if a == "SELF" else a for a in args])
-                rejected(self, status, out, err, *fragments)
-
-    def test_everything_labeled_with_nothing_relevant_scores_zero(self):
-        for labels in ([], {}):
-            with self.subTest(labels=labels):
-                path = self.write("f.json", {"qrels": {"q1": labels}, "runs": {"q1": ["d1"]}})
-                status, out, err = cli(path, "-m", "R@3", "--no-relevant", "zero")
+                q, r = self.write("q.gz", qrels), self.write("r.gz", run)
+                status, out, err = cli("--qrels", q, "--run", r, "-m", "AP,nDCG")
                 self.assertEqual((status, err), (0, ""))
-                result = json.loads(out)
-                self.assertEqual((result["measures"], result["zeroed"]["no_relevant"]), ({"R@3": 0.0}, ["q1"]))
+                self.assertEqual(without_inputs(json.loads(out)), without_inputs(plain))
 
-    def test_a_skipped_query_is_never_also_zeroed(self):
-        path = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": []}, "runs": {"q1": ["d1"]}})
-        status, out, _ = cli(path, "-m", "RR", "--missing-run", "zero", "--no-relevant", "skip")
-        result = json.loads(out)
-        self.assertEqual((status, result["skipped"]["no_relevant"], result["zeroed"]), (
-            0, ["q2"], {"missing_run": [], "no_relevant": []}))
+    def test_stdin(self):
+        q, _ = self.files()
+        status, out, _ = cli("--qrels", q, "--run", "-", "-m", "RR", stdin=RUN_TXT.encode())
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.5}))
 
-    def test_the_baselines_policies_are_reported(self):
-        cand = self.write("c.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"], "q2": ["d2"]}})
-        base = self.write("b.json", {"q1": ["d1"], "q9": ["x"]})
-        status, out, err = cli(cand, "--baseline", base, "-m", "R@1", "--missing-run", "zero", "--unlabeled", "skip")
-        result = json.loads(out)
-        self.assertEqual((result["baseline_skipped"]["unlabeled"], result["baseline_zeroed"]["missing_run"]),
-                         (["q9"], ["q2"]))
-        self.assertIn("note: the baseline has no ranking for 1 query ('q2'): scored as empty", err)
-        self.assertIn("note: the baseline skipped 1 query: 1 unlabeled ('q9')", err)
+    def test_json_run_on_stdin(self):
+        q, _ = self.files()
+        run = json.dumps({"q1": ["d9", "d2", "d1"], "q2": ["d3"], "q3": []}).encode()
+        status, out, err = cli("--qrels", q, "--run", "-", "--k", "3", stdin=run)
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
 
-    def test_repeated_k_adds_cutoffs(self):
-        status, out, _ = cli(FIXTURE, "--k", "1", "--k", "2")
-        self.assertEqual((status, list(json.loads(out)["measures"])), (0, ["R@1", "RR@1", "R@2", "RR@2"]))
+    def test_json_files_for_qrels_and_run(self):
+        q = self.write("q.json", {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"], "q3": ["d4"]})
+        r = self.write("r.json", {"q1": ["d9", "d2", "d1"], "q2": {"d3": 2.0, "d8": 1.0}, "q3": []})
+        status, out, _ = cli("--qrels", q, "--run", r, "--k", "3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
 
-    def test_library_numbers(self):
-        class Score(float):  # as numpy.float64: a float subclass
-            pass
-        result = rre.evaluate({"q1": {"d1": True + 1}}, {"q1": {"d2": Score(0.5), "d1": fractions.Fraction(3, 4)}})
-        self.assertEqual(result["mrr_at_k"], 1.0)
-        for qrels, runs, k in [({"q1": ["d1"]}, {"q1": {"d1": 10 ** 400}}, 3),
-                               ({"q1": {"d1": 10 ** 30}}, {"q1": ["d1"]}, 3), (ONE, ONE, 10 ** 30),
-                               ({"q1": {"d1": True}}, ONE, 3), (ONE, {"q1": {"d1": True}}, 3)]:
-            with self.subTest(k=k), self.assertRaises(rre.EvalError):
-                rre.evaluate(qrels, runs, k)
+    def test_fixture_as_qrels_or_run_file(self):
+        status, out, _ = cli("--qrels", FIXTURE, "--run", FIXTURE, "--k", "3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5})
 
-    def test_text_is_read_whatever_its_blanks_and_line_ends(self):
-        q = self.write("q.txt", b"q1 0 d1\xc2\xa0 1\r")
-        run = self.write("r.txt", b"q1 Q0 d9 1 3 t\rq1 Q0 d8 2 2 t\rq1 Q0 d1\xc2\xa0 3 1 t\r")
-        status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,R@3")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 3, "R@3": 1.0}))
-        blank_json = self.write("r.json", b" " * 5000 + b'{"q1": {"d1\xc2\xa0": 1.0}}')
-        self.assertEqual(json.loads(cli("--qrels", q, "--run", blank_json, "-m", "R@1")[1])["measures"], {"R@1": 1.0})
+    def test_relevance_level(self):
+        # level 2: only q2's d3 (grade 2) is relevant; q1 and q3 have nothing relevant
+        result = self.general("-m", "R@3", "--relevance-level", "2", "--no-relevant", "zero")
+        self.assertEqual(result["per_query"], {"q1": {"R@3": 0.0}, "q2": {"R@3": 1.0}, "q3": {"R@3": 0.0}})
+        self.assertEqual(result["zeroed"]["no_relevant"], ["q1", "q3"])
 
-    def test_binary_and_unbroken_files_fail_early(self):
-        q = self.write("q.txt", b"\x00" * (4 << 20))
-        run = self.write("r.txt", b"q1 Q0 d1 1 1.0 t " * ((2 << 20) // 17))
-        rejected(self, *cli("--qrels", q, "--run", run), "q.txt:1: control character '\\x00'")
-        rejected(self, *cli("--qrels", self.write("q2.txt", "q1 0 d1 1\n"), "--run", run),
-                 "r.txt:1: line longer than")
+    def test_depth(self):
+        # depth 1: q1's top document is d9 (3.5): nothing relevant retrieved
+        result = self.general("-m", "R@3,NumRet", "--depth", "1")
+        self.assertEqual(result["per_query"]["q1"], {"R@3": 0.0, "NumRet": 1})
+        self.assertEqual(result["measures"]["NumRet"], 3)
 
-    def test_file_names_stay_on_one_line(self):
-        rejected(self, *cli(self.tmp / "no\nsuch.json"), "no\\nsuch.json: cannot read")
+    def test_missing_run_policies(self):
+        qrels = QRELS_TXT + "q4 0 d1 1\n"
+        zero = self.general("-m", "R@3", "--missing-run", "zero", qrels=qrels)
+        self.assertEqual((zero["queries"], zero["per_query"]["q4"]), (4, {"R@3": 0.0}))
+        self.assertEqual(zero["measures"]["R@3"], 2 / 4)
+        self.assertEqual(zero["zeroed"]["missing_run"], ["q4"])
+        skip = self.general("-m", "R@3", "--missing-run", "skip", qrels=qrels)
+        self.assertEqual((skip["queries"], skip["skipped"]["missing_run"]), (3, ["q4"]))
 
-    def test_number_limits(self):
-        self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
-        self.assertEqual(rre.read_qrels(str(self.write("low.txt", "q1 0 d1 %d\nq1 0 d2 1\n" % -2 ** 63))),
-                         {"q1": {"d1": -2 ** 63, "d2": 1}})
-        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
-                              ("abc", "cutoff must be a positive integer, not 'abc'"),
-                              ("0", "cutoff must be a positive integer, not '0'")):
-            with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
-                rre.parse_cutoff(text)
-        top = 2 ** 63 - 1
-        self.assertEqual(rre.score_run({"q1": {"d1": top}}, {"q1": ["d1"]}, "RR")["measures"], {"RR": 1.0})
-        for grade in (2 ** 63, -2 ** 63 - 1):
-            with self.subTest(grade=grade), self.assertRaisesRegex(rre.EvalError, "out of range"):
-                rre.score_run({"q1": {"d1": grade}}, {"q1": ["d1"]}, "RR")
-        path = self.write("q.txt", "q1 0 d1 %d\n" % 2 ** 63)
-        self.assertRaisesRegex(rre.EvalError, "q.txt:1", rre.read_qrels, str(path))
+    def test_unlabeled_skip_is_listed_and_counted_on_stderr(self):
+        q, r = self.files(run=RUN_TXT + "q9 Q0 d1 1 1.0\n")
+        status, out, err = cli("--qrels", q, "--run", r, "-m", "RR", "--unlabeled", "skip")
+        self.assertEqual(status, 0)
+        self.assertEqual(json.loads(out)["skipped"]["unlabeled"], ["q9"])
+        self.assertEqual(err, "rag_retrieval_eval: note: skipped 1 query: 1 unlabeled ('q9')\n")
 
-    def test_two_runs_have_no_trec_output(self):
-        q, a, b = self.write("q.json", ONE), self.write("a.json", ONE), self.write("b.json", ONE)
-        rejected(self, *cli("--qrels", q, "--run", a, "--run", b, "--format", "trec"), "--format trec holds one run")
-        self.assertEqual(rre.read_run(str(self.write("r.txt", "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1 t\n"))),
-                         {"q1": {"d1": 2.5, "d2": 1.0}})
+    def test_no_relevant_policies(self):
+        qrels = QRELS_TXT + "q4 0 d1 0\n"
+        run = RUN_TXT + "q4 Q0 d1 1 1.0\n"
+        zero = self.general("-m", "NumRel,Judged@1", "--no-relevant", "zero", qrels=qrels, run=run)
+        self.assertEqual(zero["per_query"]["q4"], {"NumRel": 0, "Judged@1": 1.0})
+        skip = self.general("-m", "RR", "--no-relevant", "skip", qrels=qrels, run=run)
+        self.assertEqual((skip["queries"], skip["skipped"]["no_relevant"]), (3, ["q4"]))
 
-    def test_usage_messages_show_what_cannot_be_printed(self):
-        path = self.write("f.json", {"qrels": ONE, "runs": ONE})
-        status, out, err = cli(path, "--format", "j\x01")
-        self.assertEqual((status, out), (2, ""))
-        self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
-        self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
-        self.assertEqual(cli(path, "--baseline", path, "--permutations", "1", "-m", "R@1")[0], 0)
-        status, out, err = cli(path, "b\x01")
-        self.assertEqual(err, "rag_retrieval_eval: error: unrecognized arguments: b\\x01 (see --help)\n")
+    def test_which_queries_have_a_relevant_label(self):
+        # relevant: grade >= level and never negative; a query with none is refused by default
+        for labels, level, has_relevant in [({"d": 1}, 1, True), ({"d": 0}, 1, False), ({"d": 0}, 0, True),
+                                            ({"d": -1}, 0, False), ({"d": -1, "e": 2}, 2, True), ({}, 0, False)]:
+            with self.subTest(labels=labels, level=level):
+                qrels = {"q": labels}
+                if has_relevant:
+                    self.assertEqual(rre.apply_policies(qrels, {"q": None}, level)[0], ["q"])
+                else:
+                    with self.assertRaisesRegex(rre.EvalError, "no relevant label at level %d" % level):
+                        rre.apply_policies(qrels, {"q": None}, level)
 
-    def test_standard_input_is_the_same_file_as_itself_only(self):
-        self.assertTrue(rre._same_file("-", "-"))
-        dash, saved = self.write("-", ""), os.getcwd()
-        os.chdir(self.tmp)
-        try:  # a file named '-' is not standard input
-            self.assertFalse(rre._same_file(str(dash), "-"))
-        finally:
-            os.chdir(saved)
+    def test_trec_format(self):
+        # Judged@3: q1 ranks d9 (unlabeled), d2, d1: 2/3; q2 1 of 2 retrieved; q3 none
+        q, r = self.files()
+        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR,NumRet,Judged@3", "--format", "trec")
+        lines = out.splitlines()
+        self.assertEqual(lines[:4], ["recall_3\tq1\t1.0", "recip_rank\tq1\t0.5",
+                                     "num_ret\tq1\t3", "Judged@3\tq1\t%r" % (2 / 3)])
+        self.assertEqual(lines[-5:], ["num_q\tall\t3", "recall_3\tall\t0.6666666666666666",
+                                      "recip_rank\tall\t0.5", "num_ret\tall\t7",
+                                      "Judged@3\tall\t%r" % ((2 / 3 + 1 / 2 + 0) / 3)])
+
+    def test_json_output_is_byte_identical_to_json_dumps(self):
+        cases = [
+            {"queries": 0, "measures": {"R@1": 0.0}, "per_query": {}},
+            {"queries": 3, "measures": {"R@1": 0.5, "NumRet": 7},
+             "per_query": {'q"1': {"R@1": 1 / 3, "NumRet": 3}, "é\\%s": {"R@1": 0.0, "NumRet": 4},
+                           "q3": {"R@1": 1e-17, "NumRet": 0}}, "skipped": {"unlabeled": ["x"]}},
+            {"queries": 2, "measures": {"RR": 1.0}, "per_query": {"a": {"RR": 1.0}, "b": {}}},
+        ]
+        for result in cases:
+            with self.subTest(result=result):
+                self.assertEqual("".join(rre.format_json(result)), json.dumps(result, indent=2))
+
+    def test_table_format(self):
+        q, r = self.files()
+        status, out, _ = cli("--qrels", q, "--run", r, "-m", "R@3,RR", "--format", "table", "--per-query")
+        self.assertEqual(out, "query     R@3      RR\n"
+                              "all    0.6667  0.5000\n"
+                              "q1     1.0000  0.5000\n"
+                              "q2     1.0000  1.0000\n"
+                              "q3     0.0000  0.0000\n"
+                              "3 queries evaluated\n")
 
 
-class ProcessTest(TempDirTestCase):
-    """What only a real process shows: closed and full streams, a reader that leaves early."""
-
-    def test_output_failures_exit_3(self):
-        for name, redirect in (("full disk", "> /dev/full"), ("closed stdout", ">&-")):
+class TrecRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        for name, qrels, run, args, fragments in TREC_REJECTIONS:
             with self.subTest(name):
-                proc = subprocess.run("%s -S %s %s %s" % (sys.executable, runnable_script(), FIXTURE, redirect), shell=True,
-                                      capture_output=True)
-                err = proc.stderr.decode()
-                self.assertEqual((proc.returncode, len(err.splitlines())), (3, 1), err)
-                self.assertIn("cannot write the output", err)
+                q = self.write("qrels.txt", qrels)
+                argv = ["--qrels", q]
+                if run == "MISSING":
+                    argv += ["--run", self.tmp / "nothere.txt"]
+                elif run is not None:
+                    argv += ["--run", self.write("run.txt", run)]
+                argv += [FIXTURE if a == "FIXTURE" else a for a in args]
+                status, out, err = cli(*argv)
+                self.assertEqual((status, out), (2, ""), err)
+                self.assertNotIn("Traceback", err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                for fragment in fragments:
+                    self.assertIn(fragment, err)
 
-    def test_a_bug_of_ours_exits_70_never_as_a_failed_gate(self):
-        """A crash is EX_SOFTWARE with its traceback and a request for a report: CI must not read it as exit 1."""
-        with unittest.mock.patch.object(rre, "evaluate_runs", side_effect=ZeroDivisionError("a bug")):
-            status, out, err = cli(FIXTURE, "-m", "R@3", "--baseline", FIXTURE, "--max-mean-drop", "0")
-        self.assertEqual((status, out), (70, ""))
-        self.assertIn("Traceback (most recent call last):", err)
-        self.assertIn("ZeroDivisionError: a bug", err)
-        self.assertTrue(err.endswith("rag_retrieval_eval: internal error: this is a bug of rag_retrieval_eval %s, not "
-                                     "a problem with your input: please report it with the traceback above and the "
-                                     "command line\n" % rre.__version__), err)
-        script = "import sys, rag_retrieval_eval as r; r.evaluate_runs = None; sys.argv[1:] = [%r]; r._run_script()"
-        proc = subprocess.run([sys.executable, "-S", "-c", script % str(FIXTURE)], capture_output=True, cwd=ROOT)
-        self.assertEqual(proc.returncode, 70, proc.stderr)  # the process too, whatever os._exit does
-        self.assertIn(b"TypeError", proc.stderr)
 
-    def test_a_reader_leaving_early_keeps_the_gate_status(self):
-        base = self.write("b.json", {"qrels": ONE, "runs": ONE})
-        cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
-        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" "$2" --baseline "$3" -m R@1 --max-query-drop 0.1 --format table'
-                               ' --per-query | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
-                               sys.executable, runnable_script(), str(cand), str(base)], capture_output=True)
-        self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertNotIn(b"Traceback", proc.stderr)
+class ReferenceTrecRunTest(TrecRunReaderCases, TempDirTestCase):
+    """The streaming reference reader against the whole read (TrecRunReaderCases.reference)."""
 
-    def test_closed_stdin_and_closed_stderr(self):
-        q = self.write("q.txt", "q1 0 d1 1\n")
-        proc = subprocess.run("%s -S %s --qrels %s --run - <&-" % (sys.executable, runnable_script(), q), shell=True,
-                              capture_output=True)
-        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
-        self.assertIn(b"cannot read standard input", proc.stderr)
-        proc = subprocess.run("%s -S %s nope.json 2>&-" % (sys.executable, runnable_script()), shell=True, capture_output=True)
-        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
+        path = self.write(name, data)
+        with rre.open_input(str(path)) as stream:
+            return rre.reference_judged_trec_run(stream, name, rre.Truth(qrels or QRELS_FOR_RANDOM), opts)
 
-    @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
-    def test_progress_only_on_a_terminal(self):
-        q = self.write("q.txt", "q1 0 d1 1\n")
-        r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
-        main, child = os.openpty()
-        proc = subprocess.run([sys.executable, "-S", runnable_script(), "--qrels", str(q), "--run", str(r), "-m", "RR"],
-                              stdout=subprocess.PIPE, stderr=child)
-        os.close(child)
-        shown = b""
-        while True:  # until the terminal reports the end: a busy machine delivers the last bytes late
+    def test_a_query_that_cannot_be_judged_waits_for_the_lines_after_it(self):
+        data = b"q1 Q0 #1 1 3 t\nq2 Q0 b 1 x t\n"
+        with self.assertRaisesRegex(rre.EvalError, "run.txt:2: query 'q2': score 'x'"):
+            self.read(data, {"q1": {"a": 1}}, rre.Reading(separator="#"))
+        with self.assertRaisesRegex(rre.EvalError, "ranked ID '#1' is blank"):
+            self.read(data.replace(b" x ", b" 1 "), {"q1": {"a": 1}}, rre.Reading(separator="#"))
+
+
+class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
+    """The fast twin, also at tiny chunk sizes; where it declines, the reference answers."""
+
+    def read(self, data, qrels=None, opts=rre.Reading(), name="run.txt"):
+        path, qrels = self.write(name, data), rre.Truth(qrels or QRELS_FOR_RANDOM)
+        with rre.open_input(str(path)) as stream:
             try:
-                data = os.read(main, 4096)
-            except OSError:  # EIO: every byte read, the other side closed
-                break
-            if not data:
-                break
-            shown += data
-        shown = shown.decode()
-        os.close(main)
-        self.assertEqual(proc.returncode, 0)
-        self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
-        self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
-        self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
+                ranked = rre._fast_pass(stream, qrels, opts, random.Random(len(data)).choice([1, 7, 64, 1 << 16]))
+            except rre._Decline:
+                ranked = None
+            if ranked:  # what it serves, the whole fast twin gives too (and does not refuse)
+                self.served += 1
+                stream.seek(0)
+                self.assertEqual(outcome(lambda: rre.fast_judged_trec_run(stream, name, qrels, opts)), ("ok", ranked))
+                return ranked
+            stream.seek(0)
+            return rre.fast_judged_trec_run(stream, name, qrels, opts)
 
-    def test_named_pipes_read_like_stdin(self):
-        q, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", RUN_TXT)
-        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" --qrels "$2" --run <(cat "$3") -m R@3 --unlabeled skip', sys.executable,
-                               runnable_script(), str(q), str(run)], capture_output=True)
-        self.assertEqual((proc.returncode, json.loads(proc.stdout)["measures"]), (0, {"R@3": 1.0}), proc.stderr)
+    def setUp(self):
+        super().setUp()
+        self.served = 0
+
+    def test_fast_path_serves_every_valid_contiguous_run(self):
+        rng = random.Random(3)
+        for i in range(20):
+            self.read(random_trec_run(rng))
+            self.assertEqual(self.served, i + 1)
+        self.read(b"q1 Q0 d1 1 2\nq1 Q0 d2 2 1\nq2 Q0 d3 1 1\n")  # five columns, no tag
+        self.assertEqual(self.served, 21)
+
+    def test_declines_what_the_reference_must_word(self):
+        for data in (b"q1 Q0 d1 1 1\nq2 Q0 d1 1 1\nq1 Q0 d2 1 1\n",  # q1 comes back
+                     b"q1 Q0 d1 1 1\nq1 Q0 d1 1 1\n", b"q1 Q0 d1 1 1\rq1 Q0 d2 1 1\n", b"# q1 Q0 d1 1 1 t\n",
+                     b"q1 Q0 d1 1 1_0\n", b"q1 Q0 d1 1 1\x00\n", b"q1 Q0 d\xff 1 1\n"):
+            with self.subTest(data), open(self.write("run.txt", data), "rb") as stream:
+                try:
+                    self.assertEqual(rre._fast_pass(stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), 7), {})
+                except rre._Decline:
+                    pass
+
+    def test_gzip_is_read_like_the_plain_file(self):
+        plain = "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)).encode()
+        self.assertEqual(self.read(gzip.compress(plain)), self.reference(plain))
+
+    def test_segments_equal_groupby(self):
+        rng = random.Random(11)
+        for _ in range(300):
+            sizes = [rng.choice([1, 2, 3, 5, 5, 5, 100]) for _ in range(rng.randint(0, 12))]
+            qids = [q for size in sizes for q in [b"q%d" % rng.randint(0, 3)] * size]  # runs of a size
+            expected, start = [], 0
+            for q, group in itertools.groupby(qids):
+                expected.append((q, start, start + len(list(group))))
+                start = expected[-1][2]
+            self.assertEqual(rre._segments(qids), expected, qids)
+
+    def test_progress_on_a_terminal(self):
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+        path = self.write("run.txt", "".join("q%d Q0 d%d %d 1 t\n" % (q, d, d) for q in range(6) for d in range(30)))
+        with contextlib.redirect_stderr(Terminal()) as shown, open(path, "rb") as stream:
+            rre.fast_judged_trec_run(stream, "run.txt", rre.Truth(QRELS_FOR_RANDOM), rre.Reading())
+        self.assertRegex(shown.getvalue(), r"reading run.txt: \d+ lines, 0 queries scored")
+        self.assertTrue(shown.getvalue().endswith("\r\x1b[K"))
+        with contextlib.redirect_stderr(Terminal()) as shown:
+            rre._progress("r.txt")(None, None)  # nothing shown, nothing to clear
+        self.assertEqual(shown.getvalue(), "")
+        with contextlib.redirect_stderr(Terminal()) as shown:
+            progress = rre._progress("r.txt")
+            for lines in range(1, 50):  # at most one line each half second: a terminal is not flooded
+                progress(lines, 0)
+        self.assertEqual(shown.getvalue().count("reading r.txt"), 1)
+
+    def test_chunks_end_with_a_last_line_that_has_no_break(self):
+        self.assertEqual(list(rre._chunks(io.BytesIO(b"a 1\nb 2\nc 3"), 5)),
+                         [(1, b"a 1\n", 1), (2, b"b 2\n", 1), (3, b"c 3\n", 1)])
 
 
-SEED_RECORDS = [("q1", ["d1", "d2"], ["d9", "d2", "d1"]), ("q2", ["d3"], ["d3", "d8", "d9"]),
-                ("q3", ["d4"], ["d8", "d9", "d10"])]
+class ReferenceJsonTest(JsonReaderCases, TempDirTestCase):
+    def read(self, text, qrels=None, opts=rre.Reading()):
+        theirs, ranked, groups = rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)
+        self.assertEqual({}, groups)  # none of these texts has "groups" or "evidence"
+        return theirs, ranked
 
 
-def json_lines(query="query_id", labels="relevant", ranking="retrieved", records=SEED_RECORDS, extra=True):
-    """The seed fixture as JSON Lines, under the given field names (None leaves a role out)."""
-    lines = []
-    for qid, relevant, retrieved in records:
-        record = {query: qid, "question": "what is %s?" % qid} if extra else {query: qid}
-        if labels:
-            record[labels] = relevant
-        if ranking:
-            record[ranking] = retrieved
-        lines.append(json.dumps(record))
-    return "\n".join(lines) + "\n"
+class FastJsonTest(JsonReaderCases, TempDirTestCase):
+    """The member walker; the reference where it declines."""
+
+    def read(self, text, qrels=None, opts=rre.Reading()):
+        try:
+            fast = rre._fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)
+        except (rre._Decline, ValueError, RecursionError):
+            fast = None
+        if fast is not None:  # what it serves, the reference gives too (and does not refuse)
+            self.assertEqual(("ok", fast), outcome(lambda: rre.reference_json_rankings(text, "f.json", rre.Truth(qrels), opts)))
+            self.served += 1
+        return rre.fast_json_rankings(text, "f.json", rre.Truth(qrels), opts)[:2]
+
+    def setUp(self):
+        super().setUp()
+        self.served = 0
+
+    def test_the_walker_serves_the_usual_layouts(self):
+        self.read(json.dumps(json_fixture()["runs"]), rre.qrels_from_json(json_fixture()["qrels"], "f", "qrels"))
+        self.assertEqual(self.served, 1)  # a file of rankings alone, its labels read before
+        self.served = 0
+        self.read(json.dumps(json_fixture()))
+        self.read(json.dumps(json_fixture(), indent=2))
+        self.read(json.dumps(json_fixture(lambda q: ["d%d]," % d for d in range(q, q + 8)])))
+        self.assertEqual(self.served, 3)
+
+    def test_declines_layouts_it_does_not_know(self):
+        for text, qrels in [('"a": ["d1"]}', {"a": {}}), ('{"a": ["d1"],}', {"a": {}}),
+                            ('[["d1"]]', {"a": {}}), ('{"a": ["d1"], "a": ["d2"]}', {"a": {}}),
+                            ('{"qrels": ["d1"], "runs": ["d1"]}', {"a": {}}), ('{}', {"a": {}}),
+                            ('{"runs": {"a": ["d1"]}, "qrels": {"a": ["d1"]}}', None), ('{"runs": {}}', {"a": {}}),
+                            ('{"a": ["d1"] "b": ["d2"]}', {"a": {}}), ('{"qrels": {"a": ["d1"]}, "runs": {"a": ["d1"]}', None)]:
+            with self.subTest(text=text):
+                self.assertRaises((rre._Decline, ValueError), rre._fast_json_rankings, text, "f", rre.Truth(qrels), rre.Reading())
 
 
-class MoreInputsTest(TempDirTestCase):
+class FastPathSwitchTest(TempDirTestCase):
+    """FAST_PATHS = False: every output byte, message and status is the same."""
+
+    both = staticmethod(both_paths)
+
+    def test_cli_is_byte_identical_either_way(self):
+        rng = random.Random(5)
+        qrels = self.write("q.txt", "".join("%s 0 %s %d\n" % (q, d, g) for q, labels in QRELS_FOR_RANDOM.items()
+                                             for d, g in labels.items()))
+        for i in range(12):
+            run = self.write("r.txt", random_damage(rng, random_trec_run(rng)) if i % 2 else random_trec_run(rng))
+            fast, reference = self.both("--qrels", qrels, "--run", run, "-m", "AP,nDCG@5,R@3",
+                                        "--unlabeled", "skip", "--missing-run", "zero", "--no-relevant", "zero")
+            self.assertEqual(fast, reference)
+        fixture = self.write("f.json", json_fixture())
+        fast, reference = self.both(fixture, "-m", "nDCG@3,RR", "--no-relevant", "zero")
+        self.assertEqual((fast[0], fast), (0, reference))
+        self.assertEqual(self.both(FIXTURE), ((0, SEED_STDOUT, ""),) * 2)
+
+
+class TsvAndJsonLinesTest(TempDirTestCase):
     """BEIR TSV qrels and JSON Lines logs (Ragas, LlamaIndex) read as the fixture does."""
 
     def test_beir_tsv_qrels_equal_trec_qrels(self):
@@ -1876,9 +3374,1771 @@ class MoreInputsTest(TempDirTestCase):
             rre.read_qrels(str(path))
 
 
-def table_rows(markdown):
-    """The cells of each Markdown table row: even a naive split at every pipe must hold."""
-    return [line.split("|")[1:-1] for line in markdown.splitlines() if line.startswith("|")]
+class ReadersOnRealFilesTest(TempDirTestCase):
+    def test_an_object_with_a_query_id_but_no_role_is_not_a_record(self):
+        rejected(self, *cli("--qrels", self.write("odd.json", {"qid": "q1", "question": "why?"}), "--run",
+                            self.write("r.json", {"q1": ["d1"]})),
+                 "odd.json: qid: query 'qid': expected an object of document IDs to grades, not str 'q1'")
+
+    def test_a_bad_byte_after_a_blank_first_line_names_its_line(self):
+        rejected(self, *cli("--qrels", self.write("q.txt", b"\nq1 0 d\xff 1\n"), "--run", self.write("r.json", {"q1": []})),
+                 "q.txt:2: not UTF-8: byte 0xff")
+
+    def test_a_bom_a_block_boundary_and_folded_chunks(self):
+        records = "".join(json.dumps({"qid": q, "relevant": ["d1#1"], "retrieved": ["d1#1", "d1#2"]}) + "\n"
+                          for q in ("q1", "q2"))
+        status, out, err = cli(self.write("bom.jsonl", "\ufeff" + records), "-m", "R@1", "--chunk-separator", "#",
+                               "--format", "table")
+        self.assertEqual(status, 0, err)
+        self.assertIn("folded 2 ranked chunks into an earlier chunk of their document, in 2 queries", out)
+        lines = "".join("q%05d 0 d 1\n" % i for i in range(rre.BLOCK // 13))  # 13 bytes a line
+        path = self.write("q.txt", lines + "\u00e9q 0 d 1\n")  # its first byte the last of the first block
+        self.assertEqual(len(lines.encode()) // rre.BLOCK, 0)
+        self.assertEqual(rre.read_qrels(path)["\u00e9q"], {"d": 1})
+
+    """Section 15 of the contract: files as other tools write them."""
+
+    def setUp(self):
+        super().setUp()
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+
+    def test_no_letter_case_hint_for_ids_labeled_for_other_queries(self):
+        qrels, runs = digits_run()
+        status, out, err = cli(self.write("f.json", {"qrels": qrels, "runs": runs}), "-m", "RR")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(json.loads(out)["warnings"], [])
+        hint = rre.id_mismatch({q: rre.Ranking(rre.judge({}, 2, {}), 0, ("D%d" % i,)) for i, q in enumerate("abcd")},
+                               {q: {"d%d" % i: 1} for i, q in enumerate("abcd")})
+        self.assertIn("differ in letter case", hint)
+
+    def test_wrapped_halves_of_a_fixture(self):
+        self.write("q.json", {"qrels": {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]}})
+        self.write("r.json", {"runs": {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}})
+        status, out, err = cli("--qrels", "q.json", "--run", "r.json", "--baseline", "r.json", "-m", "R@3,RR@3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5}, err)
+        self.assertEqual(rre.read_qrels("q.json")["q1"], {"d1": 1, "d2": 1})
+        self.assertEqual(rre.read_run(Path("r.json"))["q3"], ["d8", "d9", "d10"])
+        rejected(self, *cli("--qrels", "r.json", "--run", "r.json"), "r.json", 'without "qrels"', 'it has "runs"')
+        self.write("empty.json", {"runs": {}})  # read by the reference reader, not as a query named "runs"
+        status, out, err = cli("--qrels", "q.json", "--run", "empty.json", "-m", "RR", "--missing-run", "zero")
+        self.assertEqual((status, json.loads(out)["measures"], json.loads(out)["zeroed"]["missing_run"]),
+                         (0, {"RR": 0.0}, ["q1", "q2", "q3"]), err)
+        rejected(self, *cli("--qrels", "q.json", "--run", "q.json"), 'without "runs"', "a file of rankings")
+
+    def test_arrays_and_single_records(self):
+        records = [{"query_id": q, "relevant": rel, "retrieved": ret} for q, rel, ret in SEED_RECORDS]
+        self.write("all.json", json.dumps(records, indent=2))
+        self.assertEqual(cli("all.json", "--k", "3"), (0, SEED_STDOUT, ""))
+        self.write("labels.json", [{"qid": q, "expected_ids": rel} for q, rel, _ in SEED_RECORDS])
+        self.write("ranks.json", [{"qid": q, "retrieved_ids": ret} for q, _, ret in SEED_RECORDS])
+        status, out, _ = cli("--qrels", "labels.json", "--run", "ranks.json", "--baseline", "all.json", "-m", "R@3")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@3": 2 / 3}))
+        self.write("one.jsonl", json.dumps(records[0]) + "\n")
+        status, out, _ = cli("one.jsonl", "-m", "R@3,RR@3")
+        self.assertEqual(json.loads(out)["per_query"], {"q1": {"R@3": 1.0, "RR@3": 0.5}})
+        self.assertEqual(rre.read_run("one.jsonl"), {"q1": ["d9", "d2", "d1"]})
+        rejected(self, *cli(self.write("empty.json", "[]"), "-m", "R@3"), "empty.json", "no records")
+        rejected(self, *cli(self.write("bad.json", [records[0], {"query_id": "q2", "retrieved": "d1"}]), "-m", "R@3"),
+                 "bad.json: [1]: retrieved", "expected an object of document IDs")
+
+    def test_fields_name_a_logs_own_keys(self):
+        log = [{"question": "q?", "page": "p%d" % i, "expected_chunk_ids": rel, "retrieved_chunk_ids": ret, "qid": q}
+               for i, (q, rel, ret) in enumerate(SEED_RECORDS)]
+        self.write("log.jsonl", "\n".join(map(json.dumps, log)) + "\n")
+        rejected(self, *cli("log.jsonl", "--k", "3"), "log.jsonl:1", "no labels (", "'expected_chunk_ids'",
+                 "--fields relevant=KEY,retrieved=KEY")
+        fields = ["--fields", "relevant=expected_chunk_ids", "--fields", "retrieved=retrieved_chunk_ids"]
+        self.assertEqual(without_inputs(cli("log.jsonl", "-m", "R@3,RR@3", *fields)),
+                         without_inputs(cli(FIXTURE, "-m", "R@3,RR@3")))
+        self.assertEqual(without_inputs(cli("--qrels", "log.jsonl", "--run", "log.jsonl", "-m", "RR", *fields)),
+                         without_inputs(cli(FIXTURE, "-m", "RR")))
+        self.assertEqual(rre.read_qrels("log.jsonl", fields={"relevant": "expected_chunk_ids"})["q2"], {"d3": 1})
+        rejected(self, *cli("--qrels", "log.jsonl", "--run", "log.jsonl", "--fields", "relevant=expected_chunk_ids"),
+                 "no rankings: no record has retrieved", "the first record's keys", "--fields retrieved=KEY")
+        rejected(self, *cli("log.jsonl", "--fields", "retrieved=retrieved_chunk_ids"),
+                 "no labels: no record has relevant", "--fields relevant=KEY")
+        rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
+                 "query 'p0': the record has no labels (x), ranking (y), evidence sets (evidence or retrieval_gt) "
+                 "or answerability (answerable)")
+        for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
+                              ("relevant=", "ROLE=KEY pairs")):
+            with self.subTest(bad):
+                rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
+        self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
+
+    def test_the_help_examples_for_beir_and_logs_run_as_printed(self):
+        examples = [line.split("rag_retrieval_eval.py ", 1)[1].split() for line in
+                    rre.build_parser().format_help().splitlines() if "scifact/" in line or "--fields" in line
+                    and line.strip().startswith("python3")]
+        self.assertEqual(len(examples), 2, examples)
+        os.makedirs("scifact/qrels")
+        self.write("scifact/qrels/test.tsv", b"query-id\tcorpus-id\tscore\r\n1\t31715818\t1\r\n3\t14717500\t1\r\n")
+        self.write("results.json", {"1": {"31715818": 12.5, "1234": 3.0}, "3": {"99": 4.0}, "5": {"7": 1.0}})
+        self.write("log.jsonl", '{"qid": "q1", "expected_chunk_ids": ["c1"], "retrieved_chunk_ids": ["c2", "c1"]}\n'
+                                '{"qid": "q2", "expected_chunk_ids": ["c3"], "retrieved_chunk_ids": ["c3"]}\n')
+        for args in examples:
+            with self.subTest(args):
+                status, out, err = cli(*args)
+                self.assertEqual(status, 0, err)
+                self.assertTrue(json.loads(out)["measures"])
+
+    def test_llamaindex_dataset_gives_its_labels(self):
+        dataset = {"queries": {"q1": "What is X?", "q2": "Who made Y?"}, "corpus": {"n1": "X is ...", "n2": "Y ..."},
+                   "relevant_docs": {"q1": ["n1"], "q2": ["n2"]}, "mode": "text"}
+        self.write("train_dataset.json", dataset)
+        self.assertEqual(rre.read_qrels("train_dataset.json"), {"q1": {"n1": 1}, "q2": {"n2": 1}})
+        self.write("r.json", {"q1": ["n2", "n1"], "q2": ["n2"]})
+        status, out, err = cli("--qrels", "train_dataset.json", "--run", "r.json", "-m", "RR")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.75}), err)
+
+    def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
+        lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
+        rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
+                 "the record has no labels", "'qid', 'question'")
+        misspelled = '{"qid": "q2", "relevnt": ["d3"], "retreived": ["d3"]}'
+        rejected(self, *cli("--qrels", self.write("m.jsonl", lines[0] + "\n" + misspelled + "\n"), "--run",
+                            "m.jsonl"), "m.jsonl:2", "'relevnt', 'retreived'")
+
+    def test_duplicates_first_keeps_the_best_place_in_every_input(self):
+        qrels = {"q1": ["d1"], "q2": ["d3"]}
+        listed = {"q1": ["d9", "d1", "d9", "d1"], "q2": ["d3"]}
+        self.write("f.json", {"qrels": qrels, "runs": listed})
+        self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        self.write("r.txt", "q1 Q0 d9 1 1.0\nq1 Q0 d1 2 0.5\nq1 Q0 d1 3 2.0\nq2 Q0 d3 1 1\n")
+        self.write("l.jsonl", '{"id": "q1", "relevant": ["d1"], "retrieved": ["d9", "d1", "d9"]}\n'
+                              '{"id": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n')
+        rejected(self, *cli("f.json", "-m", "RR"), "runs.q1[2]", "'d9' appears twice", "--duplicates first")
+        rejected(self, *cli("--qrels", "q.txt", "--run", "r.txt"), "r.txt:3", "ranked twice", "--duplicates first")
+        status, out, err = cli("f.json", "-m", "RR,NumRet", "--duplicates", "first")
+        result = json.loads(out)
+        self.assertEqual((result["per_query"]["q1"], result["deduplicated"]), ({"RR": 0.5, "NumRet": 2}, {"q1": 2}))
+        self.assertIn("--duplicates first removed 2 repeated documents from 1 query ('q1')", err)
+        for status, out, err in both_paths("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
+                                           "--duplicates", "first"):  # the TREC run: d1's best line (2.0) ranks it first
+            result = json.loads(out)
+            self.assertEqual((result["per_query"]["q1"], result["deduplicated"], result["baseline_deduplicated"]),
+                             ({"RR": 1.0}, {"q1": 1}, {"q1": 2}))
+            self.assertIn("the baseline's 1 query", err)
+        status, out, _ = cli("l.jsonl", "-m", "RR", "--duplicates", "first")
+        self.assertEqual(json.loads(out)["deduplicated"], {"q1": 1})
+        self.assertEqual(rre.score_run(qrels, listed, "RR", duplicates="first")["deduplicated"], {"q1": 2})
+        labeled_twice = {"qrels": {"q1": ["d1", "d1"]}, "runs": {"q1": ["d1"]}}
+        status, out, err = cli(self.write("g.json", labeled_twice), "--duplicates", "first")
+        rejected(self, status, out, err, "qrels.q1[1]", "appears twice")
+        self.assertNotIn("--duplicates", err)
+
+    def test_seed_shape_rule(self):
+        self.assertEqual(cli(FIXTURE, "--k", "3", "--format", "json"), (0, SEED_STDOUT, ""))
+        self.assertEqual(cli(FIXTURE, "--format", "json"), (0, SEED_STDOUT, ""))
+        for other in (["--format", "table"], ["-m", "R@3"], ["--k", "3", "5"], ["--depth", "10"]):
+            with self.subTest(other):
+                self.assertNotEqual(cli(FIXTURE, *other)[1], SEED_STDOUT)
+        self.assertIn("no other option than --format json", " ".join(rre.build_parser().format_help().split()))
+
+    def test_beir_tsv_with_its_header_is_split_on_tabs(self):
+        self.write("test.tsv", b"query-id\tcorpus-id\tscore\r\nq1\tdoc one\t1\r\nq2\td3\t1\r\n")
+        self.write("results.json", {"q1": {"doc one": 3.0, "d2": 1.0}, "q2": {"d9": 2.0, "d3": 1.0}})
+        status, out, err = cli("--qrels", "test.tsv", "--run", "results.json", "-m", "RR,nDCG@10,R@100")
+        self.assertEqual((status, json.loads(out)["measures"]["RR"]), (0, 0.75), err)
+        rejected(self, *cli("--qrels", self.write("e.tsv", "query-id\tcorpus-id\tscore\nq1\t\t1\n"),
+                            "--run", "results.json"), "e.tsv:2", "an empty column")
+
+    def test_too_large_gains_are_refused(self):
+        path = self.write("f.json", {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 1}}, "runs": {"q1": ["d1", "d2", "d3"]}})
+        for extra in ([], ["--baseline", path]):
+            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a sum of gains is not a finite number")
+
+    def test_library_arguments(self):
+        qrels, run = {"q1": ["d1"]}, {"q1": ["d1"]}
+        for bad in (None, 5, b"q.txt"):
+            with self.subTest(bad):
+                self.assertRaises(rre.EvalError, rre.read_qrels, bad)
+                self.assertRaises(rre.EvalError, rre.read_run, bad)
+        self.assertRaisesRegex(rre.EvalError, "not 5", rre.score_run, qrels, run, 5)
+        self.assertRaisesRegex(rre.EvalError, "unknown measure ''", rre.score_run, qrels, run, [])
+        self.assertRaisesRegex(rre.EvalError, "duplicates must be one of", rre.score_run, qrels, run, duplicates="last")
+        from decimal import Decimal
+        self.assertEqual(rre.score_run(qrels, {"q1": {"d1": Decimal("0.3"), "d2": Decimal("0.5")}}, "RR")["measures"],
+                         {"RR": 0.5})
+        self.assertRaises(rre.EvalError, rre.score_run, qrels, {"q1": {"d1": Decimal("NaN")}}, "RR")
+
+    def test_tied_ranks_agree_with_a_sort(self):
+        rng = random.Random(18)
+        for _ in range(50):
+            docs = ["d%02d" % i for i in rng.sample(range(60), 30)]
+            scores = [float(rng.choice([1, 2, 3, 4])) for _ in docs]
+            labels = {d: 1 for d in rng.sample(docs, rng.randint(1, 12))}
+            order = sorted(zip(scores, docs), reverse=True)
+            expected = {d: i for i, (_, d) in enumerate(order, 1) if d in labels}
+            self.assertEqual(rre.rank_scored(docs, scores, labels)[0], expected)
+
+
+# --- Evidence sets (CLI_CONTRACT section 16) ---
+
+
+class LogsAsWrittenTest(TempDirTestCase):
+    """Section 24: paths in --fields, a scores role, --match text and contains, binary files named."""
+    FIELDS = ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=hits[].score")
+
+    def test_the_worked_example_on_the_command_line_and_in_the_library(self):
+        fixture = self.write("f.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}})
+        status, out, err = cli(fixture, "--match", "contains", "-m", "R@2,R@3,R@4,RR")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5}))
+        self.assertIn("note: 1 ranked text contained more than one label, in 1 query ('q1')", err)
+        self.assertEqual(rre.score_run({"q1": FACTS}, {"q1": CHUNKS}, "R@2,R@3,R@4,RR", match="contains")["measures"],
+                         {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5})
+        fifth = rre.score_run({"q1": FACTS}, {"q1": CHUNKS + [FACTS[0]]}, "R@4,NumRet", match="contains")
+        self.assertEqual((fifth["measures"], fifth["folded"]), ({"R@4": 1.0, "NumRet": 4}, {"total": 1, "per_query": {"q1": 1}}))
+        self.assertEqual(cli(fixture, "--match", "text", "-m", "R@4")[1:], cli(fixture, "-m", "R@4", "--match", "text")[1:])
+        status, out, err = cli(fixture, "--match", "text", "-m", "R@4")  # whole texts match no fact: a hint
+        self.assertEqual(json.loads(out)["measures"], {"R@4": 0.0})
+        self.assertIn("ranked entries hold labeled texts inside them: try --match contains", err)
+
+    def test_a_log_as_written_paths_scores_and_texts(self):
+        log = self.write("log.jsonl", text_log())
+        status, out, err = cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR,Success(thresh=0.75)@4")
+        self.assertEqual((status, json.loads(out)["measures"]),
+                         (0, {"R@2": 0.5, "R@4": 1.0, "RR": 0.5, "Success(thresh=0.75)@4": 1.0}), err)
+        array = self.write("log.json", [json.loads(line) for line in text_log().splitlines()])
+        one = self.write("one.json", json.loads(text_log().splitlines()[0]))
+        for path in (array, one):  # an array of records, and one record, read alike
+            self.assertEqual(without_inputs(cli(path, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")),
+                             without_inputs(cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")))
+        reversed_scores = text_log().replace('"score": 1.0', '"score": 0.01')  # the first chunk now ranks last
+        status, out, _ = cli(self.write("r.jsonl", reversed_scores), *self.FIELDS, "--match", "contains", "-m", "R@3")
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 1.0})  # ranked by the parallel scores
+
+    def test_every_mode_and_format_reads_texts_as_the_same_ids(self):
+        """Texts, claimed, score as the IDs they stand for, in every mode and every format."""
+        chunks = CHUNKS[:3] + ["The Seine flows through Paris. Yes."]  # each holds one fact at most: a fixed claim
+        ids = dict(zip(chunks, ("d0", "f0", "d2", "f1")))
+        as_ids = lambda run: {q: [ids[c] for c in r] for q, r in run.items()}
+        qids = ["q%d" % i for i in range(6)]
+        run = {q: chunks[i % 4:] + chunks[:i % 4] for i, q in enumerate(qids)}
+        base, other = {q: list(reversed(r)) for q, r in run.items()}, {q: r[1:] for q, r in run.items()}
+        (self.tmp / "t").mkdir()
+        (self.tmp / "i").mkdir()
+        texts = {"qrels": self.write("t/q.json", {q: FACTS for q in qids}), "run": self.write("t/r.json", run),
+                 "base": self.write("t/b.json", base), "other": self.write("t/o.json", other)}
+        plain = {"qrels": self.write("i/q.json", {q: ["f0", "f1"] for q in qids}),
+                 "run": self.write("i/r.json", as_ids(run)), "base": self.write("i/b.json", as_ids(base)),
+                 "other": self.write("i/o.json", as_ids(other))}
+        groups = self.write("g.json", {"odd": qids[1::2], "even": qids[::2]})
+        modes = {"one run": ["--run", "{run}"], "baseline": ["--run", "{run}", "--baseline", "{base}"],
+                 "several runs": ["--run", "{run}", "--run", "{other}", "--baseline", "{base}"],
+                 "groups": ["--run", "{run}", "--groups", str(groups), "--baseline", "{base}"]}
+        for mode, args in modes.items():
+            for fmt in ("json", "table", "markdown", "csv", "trec"):
+                if fmt == "trec" and mode != "one run":
+                    continue
+                with self.subTest(mode=mode, format=fmt):
+                    line = lambda files, *more: cli("--qrels", files["qrels"], *[a.format(**files) for a in args],
+                                                    "-m", "R@2,RR,nDCG@3", "--format", fmt, *more)
+                    got, want = line(texts, "--match", "contains"), line(plain)
+                    self.assertEqual(got[0], want[0], got[2])
+                    folders = [f(str(self.tmp / d)) for d in "ti" for f in (str, rre._md)]  # Markdown escapes '_'
+                    keep = lambda text: "\n".join(l for l in functools.reduce(lambda t, f: t.replace(f, "X"), folders,
+                                                                               text).splitlines() if "removed 0" not in l)
+                    if fmt == "json":
+                        drop = lambda r: {k: v for k, v in r.items() if k not in ("folded", "several_labels", "manifest")}
+                        got_json, want_json = json.loads(got[1]), json.loads(want[1])
+                        if "runs" in got_json:
+                            got_json = {n: drop(r) for n, r in got_json["runs"].items()}
+                            want_json = {n: drop(r) for n, r in want_json["runs"].items()}
+                            self.assertEqual(list(got_json.values()), list(want_json.values()))
+                        else:
+                            self.assertEqual(drop(got_json), drop(want_json))
+                    else:
+                        self.assertEqual(keep(got[1]), keep(want[1]))
+
+    def test_contains_under_budgets_floors_depth_and_ties(self):
+        """A budget weighs every text, claimed or not (the model reads them all); --depth counts the
+        documents the texts bring in; which label a tied text claims depends on the order."""
+        log = self.write("b.jsonl", "".join(json.dumps(r) + "\n" for r in [
+            {"id": "q1", "gold": FACTS, "tokens": [100, 300, 50, 200], "s": [0.9, 0.8, 0.8, 0.5],
+             "hits": ["Lyon is large.", "Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]},
+            {"id": "q2", "gold": FACTS[1:], "tokens": [10, 10], "s": [0.3, 0.3],
+             "hits": ["The Seine flows through Paris, it does.", FACTS[1]]}]))
+        fields = ("--fields", "relevant=gold,retrieved=hits", "--match", "contains", "--format", "csv")
+        measures = "R@2,R@4,R(tokens=400)@4,R(tokens=450,pack=skip)@4,NumRet"
+        # q1: Lyon, f0, (the bare fact is removed: f0 is claimed), f1; 400 tokens hold Lyon and the first fact
+        self.assertEqual(cli(log, *fields, "-m", measures)[1].splitlines()[1:],
+                         ["q1,0.5,1.0,0.5,0.5,3", "q2,1.0,1.0,1.0,1.0,2"])
+        self.assertEqual(cli(log, *fields, "-m", "R@4,RR", "--depth", "2")[1].splitlines()[1:],
+                         ["q1,0.5,0.5", "q2,1.0,0.5"])
+        status, out, err = cli(log, "--fields", "relevant=gold,retrieved=hits,scores=s", "--match", "contains", "-m",
+                               "RR", "--ties")
+        result = json.loads(out)  # q1: the tie .8 is ordered by text, descending: the bare fact claims f0 first
+        self.assertEqual(([row["RR"] for row in result["per_query"].values()], result["ties"]["not_bounded"]),
+                         ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
+                                             "order of tied texts"}))
+
+    def test_budgets_count_documents_as_the_measures_do(self):
+        run = {"q1": ["Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]}  # the bare fact is removed: f0 is claimed
+        lengths = {text: 10 for text in run["q1"]}
+        # --depth 2 counts documents: the removed text brings none, so the second fact is within it
+        self.assertEqual(rre.score_run({"q1": FACTS}, run, "R(tokens=1000)@4", match="contains", depth=2,
+                                       lengths=lengths)["measures"], {"R(tokens=1000)@4": 1.0})
+        # an ID that holds a label's ID is another ID: the budget stops at the reach-th document, d1x
+        self.assertEqual(rre.score_run({"q1": ["d1", "d2"]}, {"q1": ["d1", "d1x", "d2"]}, "R(tokens=100)@2",
+                                       lengths={"d1": 1, "d1x": 1})["measures"], {"R(tokens=100)@2": 0.5})
+
+    def test_the_two_readings_of_the_claim_rule_agree(self):
+        """documents() finds the labels in the joined texts at once; a budget's walk claims item by item."""
+        rng = random.Random(24)
+        for _ in range(2000):
+            labels = dict.fromkeys("".join(rng.choice("abc") for _ in range(rng.randint(1, 2))) for _ in range(3))
+            texts = list(dict.fromkeys("".join(rng.choice("abcx ") for _ in range(rng.randint(1, 5)))
+                                       for _ in range(rng.randint(0, 6))))
+            claimed, walked = set(), []
+            for text in texts:
+                walked.append(rre._claim(text, labels, claimed))
+            with self.subTest(labels=labels, texts=texts):
+                self.assertEqual(rre.documents(texts, labels, rre.Reading(match="contains")),
+                                 ([doc for doc, _ in walked], sum(held > 1 for _, held in walked)))
+
+    def test_evidence_sets_of_texts(self):
+        sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
+        for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
+                                                                      "runs": {"q1": CHUNKS}}):
+            with self.subTest(qrels="qrels" in fixture):
+                out = cli(self.write("e.json", fixture), "--match", "contains", "-m",
+                          "EvidenceRecall@2,EvidenceSuccess@4,EvidenceRR")[1]
+                self.assertEqual(json.loads(out)["measures"],
+                                 {"EvidenceRecall@2": 0.5, "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25})
+
+    def test_four_frameworks_logs_each_read_with_one_command(self):
+        """Small excerpts in the shapes these tools write (our own words, their field names)."""
+        autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [  # a retrieval node's result
+            {"qid": "1oy5", "query": "why rush first?", "retrieval_gt": [["5b95"]],
+             "retrieved_ids": ["5b95", "5b95", "2b08"], "retrieve_scores": [12.7, 12.7, 5.7], "retrieval_recall": 1.0},
+            {"qid": "2loj", "query": "gas tiers?", "retrieval_gt": [["b9ad"], ["e2f1"]],
+             "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
+        self.assertEqual(rre.read_run(self.write("a1.jsonl", autorag.read_text().splitlines()[1] + "\n")),
+                         {"2loj": {"2b08": 3.1, "b9ad": 24.2}})  # the library reads the parallel scores too
+        self.assertEqual(rre.read_run(self.write("labels.jsonl", '{"qid": "q1", "relevant": ["a"]}\n'
+                                                                 '{"qid": "q2", "retrieved": ["b"]}\n')), {"q2": ["b"]})
+        out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
+        self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
+                                            "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
+        multihop = self.write("multihop.json", [  # MultiHop-RAG's retrieval output: texts, no query ID
+            {"query": "Who is accused?", "question_type": "inference_query", "gold_list": [{"fact": FACTS[0]}],
+             "retrieval_list": [{"text": "x\n" + c, "score": 0.9 - i / 10} for i, c in enumerate(CHUNKS)]}])
+        fields = "query=query,retrieved=retrieval_list[].text,scores=retrieval_list[].score,relevant=gold_list[].fact"
+        self.assertEqual(json.loads(cli(multihop, "--fields", fields, "--match", "contains", "-m", "Success@1,RR@10")[1])[
+            "measures"], {"Success@1": 0.0, "RR@10": 0.5})
+        ragas = self.write("ragas.jsonl", json.dumps({  # an EvaluationDataset's sample
+            "user_input": "What is the capital?", "reference_contexts": [FACTS[0]],
+            "retrieved_contexts": ["Lyon is large.", "Paris is the\ncapital of France."], "response": "Paris."}) + "\n")
+        self.assertEqual(json.loads(cli(ragas, "--fields", "query=user_input,relevant=reference_contexts,retrieved="
+                                    "retrieved_contexts", "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
+        haystack = self.write("haystack.jsonl", json.dumps({  # Document.to_dict() of each retrieved document
+            "query_id": "q1", "relevant": ["doc-2"], "documents": [
+                {"id": "doc-1", "content": "...", "score": 0.4, "meta": {"file": "a.md"}},
+                {"id": "doc-2", "content": "...", "score": 0.9, "meta": {"file": "b.md"}}]}) + "\n")
+        self.assertEqual(json.loads(cli(haystack, "--fields", "retrieved=documents[].id,scores=documents[].score", "-m",
+                                        "RR,Success(thresh=0.5)@1")[1])["measures"], {"RR": 1.0, "Success(thresh=0.5)@1": 1.0})
+
+    def test_bad_paths_scores_and_binary_files_are_named(self):
+        log = self.write("log.jsonl", text_log(queries=("q1", "q2")))
+        cases = {
+            ("--fields", "retrieved=hits[].txt", "--match", "text"): "log.jsonl:1: the path hits[].txt leads nowhere: "
+                                                                    "hits[0] has no key 'txt'",
+            ("--fields", "relevant=gold[].fact,retrieved=hits.text", "--match", "text"):
+                "the path hits.text leads nowhere: hits is list",
+            ("--fields", "retrieved=hits[]..text"): "--fields retrieved: 'hits[]..text' is not a field or a path",
+            ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=gold", "--match", "text"):
+                "log.jsonl:1: gold: query 'q1': expected a list of 4 scores, one per ranked ID, not [{'fact'",
+            ("--chunk-separator", "#", "--match", "text"): "--chunk-separator cuts IDs, and --match text compares texts",
+            ("--fields", "relevant=gold[].fact,retrieved=hits[].text"):
+                "holds a control character ('\\n'): IDs are printable text; texts, not IDs, are read with --match text",
+        }
+        for args, message in cases.items():
+            with self.subTest(args=args):
+                rejected(self, *cli(log, *args), message)
+        for name, data, what in (("a.parquet", b"PAR1\x15\x04", "a Parquet file (AutoRAG's, pandas')"), ("a.db", b"SQLite format 3\x00xx",
+                                 "an SQLite database"), ("a.zip", b"PK\x03\x04\x14\x00", "a zip archive")):
+            with self.subTest(binary=name):
+                path = self.write(name, data)
+                rejected(self, *cli(path), "%s: %s, not text" % (path, what))
+                rejected(self, *cli("--qrels", path, "--run", path), what)
+        scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
+        rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
+        text = self.write("par1.txt", "PAR1 0 d1 1\n")  # a query named PAR1 is text, as its bytes can be
+        run = self.write("par1.run", "PAR1 Q0 d1 1 1.0 r\n")
+        self.assertEqual(json.loads(cli("--qrels", text, "--run", run, "-m", "RR")[1])["measures"], {"RR": 1.0})
+
+    def test_what_a_log_gives_where_ids_are_expected_is_named_with_its_path(self):
+        docs = [{"text": "Paris is large.", "score": 0.5}, {"text": "Lyon.", "score": 0.4}]
+        records = [{"query_id": "q1", "relevant": ["d1"], "retrieval_list": docs}]
+        hint = ("retrieval_list[0]: query 'q1': expected IDs, not objects (keys 'text', 'score'): read the key that "
+                "holds each with --fields retrieved=retrieval_list[].text")
+        for name, content in (("one.json", records[0]), ("all.json", records),
+                              ("log.jsonl", json.dumps(records[0]) + "\n" + json.dumps(dict(records[0], query_id="q2")))):
+            path = self.write(name, content)
+            with self.subTest(name=name):
+                rejected(self, *cli(path, "--fields", "retrieved=retrieval_list"), hint)
+                rejected(self, *cli("--qrels", path, "--run", path, "--fields", "retrieved=retrieval_list"), hint)
+                with self.assertRaisesRegex(rre.EvalError, re.escape(hint)):
+                    rre.read_run(path, fields={"retrieved": "retrieval_list"})
+        gold = self.write("gold.jsonl", json.dumps({"query_id": "q1", "gold": [{"fact": "Paris."}], "retrieved": []}))
+        rejected(self, *cli(gold, "--fields", "relevant=gold", "--match", "text"), "gold[0]: query 'q1': expected "
+                 "texts, not objects (keys 'fact'): read the key that holds each with --fields relevant=gold[].fact")
+        listed = self.write("q.jsonl", '{"meta": {"q": ["x"]}, "relevant": ["d1"], "retrieved": ["d1"]}\n' * 2)
+        rejected(self, *cli(listed, "--fields", "query=meta.q"), "q.jsonl:1: meta.q: query ID must be a string, not "
+                                                                "list ['x']")
+
+    def test_messages_that_say_what_a_file_is_and_what_to_do(self):
+        empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                       '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
+        useful = "if 'q2' has no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE"
+        for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
+            with self.subTest(measures=measures):
+                rejected(self, *cli(empty, "-m", measures), useful)
+                rejected(self, *cli("--qrels", empty, "--run", empty, "-m", measures), useful)
+        dataset = self.write("li.json", {"queries": {"q1": "What?"}, "corpus": {"d1": "Text."},
+                                         "relevant_docs": {"q1": ["d1"]}, "mode": "text"})
+        said = "li.json: a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: it is read as --qrels"
+        run = self.write("r.json", {"q1": ["d1"]})
+        for args in ([dataset], ["--qrels", run, "--run", dataset], ["--qrels", dataset, "--run", run, "--baseline",
+                                                                       dataset]):
+            with self.subTest(args=args):
+                rejected(self, *cli(*args), said)
+        self.assertEqual(cli("--qrels", dataset, "--run", run, "-m", "R@1")[0], 0)
+        long = "q" + "x" * 80
+        err = cli("--qrels", self.write("l.json", {long: ["d1"]}), "--run", self.write("lr.json", {"q2": ["d1"]}))[2]
+        self.assertIn("('q%s...')" % ("x" * 54), err)  # a quote closed, 60 characters in all
+        self.assertEqual(rre.show("\x01" * 40), "'" + "\\x01" * 13 + "...'")
+        self.assertEqual(rre.show("it's" * 20)[-4:], "...\"")  # the quote its own repr opened
+
+    def test_ids_read_as_texts_score_as_ids(self):
+        for args in ((FIXTURE, "-m", "R@2,RR,nDCG@3"), ("--qrels", FIXTURE, "--run", FIXTURE, "-m", "AP,P@2")):
+            with self.subTest(args=args):
+                self.assertEqual(without_inputs(cli(*args, "--match", "text"), whole=True),
+                                 without_inputs(cli(*args), whole=True))
+
+    def test_texts_are_normalized_and_checked_as_texts(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["caf\u00e9  au\tlait"]},
+                                        "runs": {"q1": ["x", "cafe\u0301 au lait\n"]}})
+        self.assertEqual(json.loads(cli(fixture, "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
+        twice = self.write("t.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": ["a  b", "a\nb"]}})
+        rejected(self, *cli(twice, "--match", "text"), "runs.q1[1]: query 'q1': document 'a b' appears twice")
+        blank = self.write("b.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": [" \n "]}})
+        rejected(self, *cli(blank, "--match", "text"), "runs.q1[0]: query 'q1': document ID '' is blank")
+        odd = self.write("o.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": "a b"}})
+        rejected(self, *cli(odd, "--match", "text"), "expected an object of document IDs to scores, not str 'a b'")
+        keys = self.write("k.json", {"qrels": {"q1": {"a b": 1, "a  b": 2}}, "runs": {"q1": ["a b"]}})
+        rejected(self, *cli(keys, "--match", "text"), "texts 'a b' and 'a  b' are one text once normalized")
+        self.assertEqual(rre.text_name("a b", "text"), "t:%s 'a b'" % hashlib.sha256(b"a b").hexdigest()[:12])
+
+    def test_messages_that_point_to_the_fix(self):
+        empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
+                                      '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
+        rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
+                 "answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE")
+        qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
+        rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
+                 "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
+        self.assertEqual(cli("--qrels", qrels, "--run", run, "--unlabeled", "skip", "-m", "R@1")[0], 0)
+        labeled = self.write("l.json", {"q1": ["a"], "q9": ["b"]})
+        err = cli("--qrels", labeled, "--run", run, "--unlabeled", "skip", "-m", "R@1")[2]
+        self.assertIn("1 labeled query has no ranking ('q9'); see --missing-run and --unlabeled\n", err)  # no BEIR hint
+        unanswered = self.write("n.txt", "q9\n")
+        err = cli("--qrels", qrels, "--run", self.write("r1.json", {"q1": ["a"]}), "--no-answer", unanswered,
+                  "-m", "R@1,Abstain")[2]
+        self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
+        one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
+        rejected(self, *cli(one), "one.json: query_id: query ID must be a string, not int 5")  # its JSON path
+        theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}  # the ranked IDs share one character
+        ours = {q: ["x" + d for d in docs] for q, docs in theirs.items()}
+        _, _, err = cli("--qrels", self.write("xq.json", theirs), "--run", self.write("xr.json", ours), "-m", "R@2")
+        self.assertIn("ranked IDs start with 'x' and labeled IDs do not", err)
+        labels = {"q%d" % i: ["<dbpedia:E%d>" % i] for i in range(12)}
+        ranked = {"q%d" % i: ["doc:<dbpedia:E%d>" % i, "doc:<dbpedia:X%d>" % i] for i in range(12)}
+        _, _, err = cli("--qrels", self.write("pq.json", labels), "--run", self.write("pr.json", ranked), "-m", "R@2")
+        self.assertIn("warning: 12 of 12 queries retrieved no labeled document; ranked IDs start with 'doc:' and "
+                      "labeled IDs do not", err)
+
+
+class RoleRulesTest(TempDirTestCase):
+    """Section 9 for the roles of sections 15 to 19: an input nothing uses, a role named twice,
+    a record with nothing to score, and contradictions between inputs are refused with one
+    line naming both places; through both reader twins."""
+
+    def setUp(self):
+        super().setUp()
+        w = self.write
+        self.qrels = w("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
+        self.run = w("r.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.8 t\n")
+        self.base = w("b.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d9 1 0.8 t\n")
+        self.lengths = w("l.txt", "d1 3\nd3 4\nd9 1\n")
+        self.evidence = w("e.json", {"q1": ["d1"], "q2": ["d3"]})
+        self.log = w("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                  '{"query_id": "q2", "answerable": true}\n')
+        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
+                                     '{"query_id": "q2", "answerable": true, "relevant": {"d3": 0}, "retrieved": []}\n')
+        self.no_answer = w("n.txt", "q2\n")
+        self.evfix = w("ef.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                   "runs": {"q1": ["d2", "d1"], "q2": ["d3"]}})
+        self.evbase = w("eb.json", {"evidence": {"q1": [["d1"]], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        self.evlog = w("eb.jsonl", '{"qid": "q1", "evidence": [["d1"]], "retrieved": ["d1"]}\n'
+                                   '{"qid": "q2", "evidence": ["d3"], "retrieved": ["d3"]}\n')
+
+    def test_refusals(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        cases = [  # (arguments, fragments of the one line)
+            (q + r + ["-m", "R@3", "--lengths", self.lengths],
+             ["--lengths gives token counts, and no measure has a token budget", "R(tokens=2000)@10"]),
+            (q + r + ["-m", "R(thresh=0.5)@3", "--lengths", self.lengths], ["no measure has a token budget"]),
+            (q + r + ["-m", "R@3", "--evidence", self.evidence],
+             ["--evidence gives evidence sets, and no measure reads them beside the labels",
+              "add EvidenceRecall or EvidenceSuccess or EvidenceRR,",
+              "leave the labels out"]),
+            ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
+             ["--fields names the role relevant twice (x, then relevant)"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=x", "--fields", "retrieved=y,relevant=relevant"],
+             ["--fields names the role relevant twice (x, then relevant)"]),  # in two options as in one
+            (q + r + ["--baseline", self.base, "-m", "R@3", "--fields", "relevant=expected"],
+             ["--fields names the fields of JSON records, and every input is text (TREC or TSV): it would change "
+              "nothing"]),
+            ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
+             ["--fields: field 'retrieved' would give both the labels and the ranking"]),
+            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
+            ([self.log, "--qrels", self.qrels, "-m", "R@3"], ["give a FIXTURE or --qrels and --run, not both"]),
+            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
+                                       "labels (relevant or reference_context_ids or expected_ids), ranking (retrieved "
+                                       "or retrieved_context_ids or retrieved_ids) or evidence sets (evidence or "
+                                       "retrieval_gt): nothing to score"]),
+            (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
+            ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
+            (["--qrels", self.answered, "--run", self.answered, "-m", "R@3", "--no-answer", self.no_answer],
+             ["a.jsonl:2", "--no-answer %s lists it" % self.no_answer]),
+            (q + r + ["-m", "R@3", "--no-answer", self.write("n.json", [])],
+             ["n.json: no queries: the list of questions without an answer is empty"]),
+            ([self.write("f2.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": []}), "-m", "R@3"],
+             ["f2.json: no_answer: no queries"]),
+            (q + r + ["--baseline", self.base, "--replicate", self.run, "-m", "R@3"],
+             ["--replicate %s is the candidate's own input (--run %s)" % (self.run, self.run)]),
+            ([self.evfix, "--baseline", self.base, "--replicate", self.evfix, "-m", "R@3"],
+             ["is the candidate's own input (FIXTURE %s)" % self.evfix]),
+            ([self.evfix, "--baseline", self.evbase, "-m", "EvidenceRecall@3"],
+             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) on 1 query ('q1')"
+              % self.evfix]),
+            ([self.evfix, "--baseline", self.evlog, "-m", "EvidenceRecall@3"],
+             ["eb.jsonl: evidence: the baseline's evidence sets differ", "on 1 query ('q1')"]),
+            (["--evidence", self.evfix, "--run", self.evfix, "--baseline", self.run, "--replicate", self.evbase,
+              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's evidence sets differ"]),
+            (q + r + ["--baseline", self.write("eb2.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
+                                                            "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the candidate's (%s)"
+              % self.qrels]),
+            (q + r + ["--baseline", self.base, "--replicate", self.write("rf.json", {"qrels": {"q1": ["d1"]},
+                                                                                    "runs": {"q1": ["d1"]}}), "-m", "R@3"],
+             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on 1 query ('q2')" % self.qrels]),
+        ]
+        self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
+        for args, fragments in cases:
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, *fragments)
+
+    def test_what_is_used_is_accepted(self):
+        q, r = ["--qrels", self.qrels], ["--run", self.run]
+        rejected(self, *cli(*q, "--run", "-", "--fields", "retrieved=x", stdin=self.run.read_bytes()), "every input "
+                 "is text")  # through a pipe too; and a JSON input takes it
+        self.assertEqual(cli(*q, "--run", self.evidence, "--fields", "retrieved=x", "-m", "R@3")[0], 0)
+        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
+                     q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
+                     q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
+                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],  # a fixture of evidence is its own baseline
+                     [self.evfix, "--baseline", self.base, "--replicate", self.base.with_name("b2.txt"), "-m", "R@3"],
+                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"]}\n'
+                                               '{"qid": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n'),
+                      "-m", "R@3", "--fields", "relevant=retrieved,retrieved=relevant"]):
+            self.write("b2.txt", self.base.read_text())
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+
+    def test_a_record_that_says_it_has_an_answer_is_scored(self):
+        log = self.write("t.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "answerable": true}\n'
+                                    '{"query_id": "q2", "answerable": false, "retrieved": []}\n')
+        for extra in ([], ["--no-answer", self.write("n3.txt", "q2\n")]):
+            with self.subTest(extra=extra):
+                status, out, err = cli(log, "-m", "R@1,Abstain", *extra)
+                if extra:  # both say q2 has no answer: given twice
+                    rejected(self, status, out, err, "give them once")
+                    continue
+                self.assertEqual((status, json.loads(out)["per_query"]), (0, {"q1": {"R@1": 1.0}, "q2": {"Abstain": 1.0}}),
+                                 err)
+        status, out, err = cli(self.answered.with_name("a.jsonl"), "-m", "R@3", "--no-answer", self.write("n4.txt", "q9\n"))
+        self.assertEqual(status, 2)  # q9 is no query of the log: it has no labels, q2's answer stands
+        self.assertNotIn("which is it", err)
+
+    def test_library(self):
+        qrels, run = {"q1": ["d1"], "q2": ["d3"]}, {"q1": ["d1"], "q2": ["d3"]}
+        cases = [
+            (lambda: rre.score_run(qrels, run, "R@3", lengths={"d1": 3}), "lengths gives token counts"),
+            (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
+             "evidence gives evidence sets, and no measure reads them"),
+            (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": ""}), "the field name must be a non-empty string"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": 3}), "the field name must be a non-empty string"),
+            (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
+             "replicates[1] is the candidate's own run"),
+            (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
+             "replicates[0] is the candidate's own run")]
+        for call, fragment in cases:
+            with self.subTest(fragment=fragment):
+                with self.assertRaises(rre.EvalError) as caught:
+                    call()
+                self.assertIn(fragment, str(caught.exception))
+        self.assertEqual(rre.score_run(None, run, "R@3", evidence=qrels)["measures"], {"R@3": 1.0})
+
+
+class InputTwinsTest(TempDirTestCase):
+    """Every file an option reads, through a path, standard input, a pipe (read like a named
+    pipe or <(...)) and gzip: the fast twins and the reference ones give the same stdout,
+    stderr and exit status, and a fast reader that declines hands the same bytes over."""
+
+    TREC = {"qrels": "q1 0 d1 1\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 2\nq4 0 d7 1\n",
+            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 d8 2 0.5 t\n"
+                   "q3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
+            "baseline": "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d6 1 0.9 t\n",
+            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d7 1 0.9 t\n",
+            "evidence": "q1 A s1 d1\nq1 A s2 d2\nq2 A s1 d3\nq4 A s1 d7\n# comment\n",
+            "lengths": "# counts\nd9 10\nd2 10\nd1 10\nd3 5\nd8 5\nx1 3\nx2 3\nd7 4\nd6 4\n",
+            "no-answer": "q3\n", "groups": "q1 easy\nq2 easy\nq4 hard\nq3 hard\n"}
+    TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
+                 "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
+                 "--groups", "{groups}", "-m", "AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
+                 "--ties", "--format", "table"]  # --ci's twins: StatisticsAtScaleTest
+    FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
+                                      "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
+                                               "q3": {"x1": 0.47}}}),
+               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, "d3": 5, "x1": 3}',
+               "evidence": '{"q1": [["d1"], ["d2"]], "q2": ["d3"]}', "groups": '{"all": ["q1", "q2", "q3"]}',
+               "baseline": '{"q1": ["d1"], "q2": ["d3"], "q3": []}'}
+    FIXTURE_ARGS = ["{fixture}", "--no-answer", "{no-answer}", "--lengths", "{lengths}", "--evidence", "{evidence}",
+                    "--groups", "{groups}", "--baseline", "{baseline}",
+                    "-m", "R@3,R(tokens=15)@3,EvidenceSuccess@3,Abstain"]
+    LOG = {"log": "\n".join(json.dumps(r) for r in (
+        {"query_id": "q1", "relevant": ["d1"], "evidence": ["d1"], "retrieved": {"d1": 0.9, "d2": 0.4},
+         "tokens": [5, 9]},
+        {"query_id": "q2", "evidence": [["d3", "d4"]], "retrieved": ["d4", "d3"], "tokens": [2, 2]},
+        {"query_id": "q3", "answerable": False, "retrieved": {"x": 0.2}})),
+        "run": "q1 Q0 d2 1 0.9 t\nq2 Q0 d3 1 0.5 t\nq3 Q0 x 1 0.1 t\n", "lengths": "d2 3\nd3 3\nx 3\n"}
+    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m", "R(tokens=4)@2,Abstain(thresh=0.15)",
+                "--format", "csv"]
+
+    def deliver(self, how, name, data, stdin):
+        """The command-line word for a file delivered ``how``; stdin gets its bytes for "-"."""
+        data = data.encode("utf-8")
+        if how == "gzip":
+            return str(self.write(name + ".gz", gzip.compress(data)))
+        if how == "-":
+            stdin.append(data)
+            return "-"
+        if how == "pipe":
+            read, write = os.pipe()
+            os.write(write, data)  # small: the pipe holds it all
+            os.close(write)
+            self.addCleanup(os.close, read)
+            return "/dev/fd/%d" % read
+        return str(self.write(name, data))
+
+    def run_both(self, files, args, role, how):
+        """(fast, reference) outcomes with the file of ``role`` (None: every file) delivered ``how``."""
+        outcomes, reference = [], reference_module()
+        for main in (rre.main, reference.main):
+            stdin = []
+            words = {name: self.deliver(how if role in (None, name) else "path", name, data, stdin)
+                     for name, data in files.items()}
+            # the readers' twins are the test's; the statistics' have theirs (StatisticsAtScaleTest)
+            with unittest.mock.patch.object(rre, "main", main), unittest.mock.patch.object(
+                    reference, "bootstrap_sums", reference.fast_bootstrap_sums):
+                status, out, err = cli(*[a.format(**words) for a in args], stdin=stdin[0] if stdin else None)
+            if how == "pipe":  # a new descriptor each time: named by its role
+                for name in sorted(words, key=lambda name: -len(words[name])):
+                    out, err = out.replace(words[name], "PIPE " + name), err.replace(words[name], "PIPE " + name)
+            outcomes.append((status, out, err))
+        return outcomes
+
+    def test_twins_agree_on_every_role_and_transport(self):
+        cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
+                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
+                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
+        for files, args, status in cases:  # one file at a time on stdin (of a refusal, the refused one); every
+            stdin = [role for role in files if not status or role == "lengths"]  # file at once otherwise
+            for role, how in [(role, "-") for role in stdin] + [(None, how) for how in ("path", "pipe", "gzip")]:
+                with self.subTest(role=role, how=how, args=args[:2], status=status):
+                    fast, reference = self.run_both(files, args, role, how)
+                    self.assertEqual(fast, reference)
+                    self.assertEqual(fast[0], status, fast[2])
+                    self.assertNotIn("Traceback", fast[2])
+
+    def test_a_declining_lengths_reader_hands_over_what_it_read(self):
+        stream = io.BytesIO(b"# a comment the fast reader declines\nd1 3\n")
+        self.assertEqual(rre.fast_length_lines(stream, "<stdin>"), ({"d1": 3}, rre.lengths_digest({"d1": 3})))
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}, "q2": {"x": 0.5}}})
+        status, out, err = cli(fixture, "-m", "R(tokens=3)@1", "--no-answer", self.write("n.txt", "q2\n"),
+                               "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
+        self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
+
+
+class EvidenceTest(TempDirTestCase):
+    def test_the_worked_example_in_every_input_form(self):
+        run = {"q1": EVIDENCE_RANKING}
+        trec = "".join("q1 Q0 %s %d %d\n" % (d, r, 10 - r) for r, d in enumerate(EVIDENCE_RANKING, 1))
+        forms = {
+            "fixture, evidence standing in for qrels": [self.write("f.json", {"evidence": EVIDENCE_EXAMPLE,
+                                                                              "runs": run})],
+            "fixture with qrels": [self.write("fq.json", {"qrels": {"q1": ["d1", "d9"]}, "runs": run,
+                                                          "evidence": EVIDENCE_EXAMPLE})],
+            "text lines, TREC run": ["--evidence", self.write("e.txt", "# QID SET SLOT DOCID\nq1 A a d1\nq1 A a d2\n"
+                                                                       "q1 A b d3\nq1 B x d9\n"),
+                                     "--run", self.write("run.txt", trec)],
+            "JSON with --qrels": ["--evidence", self.write("e.json", EVIDENCE_EXAMPLE), "--qrels",
+                                  self.write("q.txt", "q1 0 d1 1\n"), "--run", self.write("r.json", run)],
+            "JSON Lines, AutoRAG's field": [self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in (
+                {"qid": "q1", "retrieval_gt": [["d1", "d2"], ["d3"]], "retrieved": EVIDENCE_RANKING},
+                {"qid": "q2", "evidence": [["d9"]], "retrieved": ["d9"]})))],
+            "JSON Lines for --evidence": ["--evidence", self.write("ev.jsonl", json.dumps(
+                {"query_id": "q1", "evidence": EVIDENCE_EXAMPLE["q1"]}) + "\n\n"), "--run", self.write("r2.json", run)],
+        }
+        for form, args in forms.items():
+            with self.subTest(form):
+                (status, out, err), reference = both_paths(*args, "-m", EVIDENCE_NAMES)
+                self.assertEqual((status, out, err), reference)
+                self.assertEqual(status, 0, err)
+                expected = dict(EVIDENCE_VALUES)
+                if form.startswith("JSON Lines, AutoRAG"):  # q1 has set A only; q2 finds its one slot first
+                    expected = {"EvidenceRecall@3": 0.75, "EvidenceSuccess@3": 0.5, "EvidenceRecall@4": 1.0,
+                                "EvidenceSuccess@4": 1.0, "EvidenceRR": (0.25 + 1.0) / 2}
+                self.assertEqual(json.loads(out)["measures"], expected)
+
+    def test_one_set_of_single_slots_is_recall(self):
+        run = {"q1": ["d3", "x", "d1", "d7"], "q2": ["y", "d5"]}
+        evidence = {"q1": ["d1", "d3", "d8"], "q2": ["d5"]}
+        result = rre.score_run(None, run, ["EvidenceRecall@%d" % k for k in (1, 2, 3, 4)] + ["R@1", "R@2", "R@3", "R@4"],
+                               evidence=evidence)
+        for k in (1, 2, 3, 4):
+            self.assertEqual(result["measures"]["EvidenceRecall@%d" % k], result["measures"]["R@%d" % k])
+        self.assertEqual(result["per_query"]["q1"]["EvidenceRecall@3"], 2 / 3)
+
+    def test_random_rankings_agree_with_plain_loops(self):
+        """Nested sets with alternatives, ties, chunks folded, --depth, --judged-only; the
+        library, and the command line's TREC reader through both twins."""
+        rng = random.Random(16)
+        docs = ["d%d" % i for i in range(12)]
+        for case in range(8):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3, 6)), case % 3 == 2
+            qrels, evidence, entries, run = {}, {}, {}, {}
+            for q in ("q%d" % i for i in range(8)):
+                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
+                ranked = [d + "#%d" % rng.randint(1, 3) if chunked else d for d in rng.sample(docs, rng.randint(0, 9))]
+                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}  # ties
+                qrels[q] = {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 4)}
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
+            names = ["EvidenceRecall@2", "EvidenceSuccess@3", "EvidenceRR", "EvidenceRR@4", "EvidenceRecall@9"]
+            result = rre.score_run(qrels, run, names, evidence=entries, no_relevant="zero", **options)
+            trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
+                                                 for d, s in r.items()))
+            args = ["--qrels", self.write("q.json", qrels), "--evidence", self.write("e.json", entries),
+                    "--run", trec, "-m", ",".join(names), "--no-relevant", "zero", "--missing-run", "zero"] + (
+                ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only)
+            fast, reference = both_paths(*args)
+            self.assertEqual(fast, reference)
+            self.assertEqual(fast[0], 0, fast[2])
+            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
+            for q, scored in run.items():
+                ranking = [d.split("#")[0] for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
+                ranking = list(dict.fromkeys(ranking))[:depth]
+                if judged_only:
+                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
+                sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
+                recall2, _, _ = evidence_by_loops(sets, ranking, 2)
+                _, success3, _ = evidence_by_loops(sets, ranking, 3)
+                _, _, rr = evidence_by_loops(sets, ranking)
+                _, _, rr4 = evidence_by_loops(sets, ranking, 4)
+                recall9, _, _ = evidence_by_loops(sets, ranking, 9)
+                with self.subTest(case=case, query=q):
+                    self.assertEqual(result["per_query"][q], dict(zip(names, (recall2, success3, rr, rr4, recall9))))
+
+    def test_in_every_mode_and_format(self):
+        qrels = {"q%d" % i: ["d%d" % i] for i in range(6)}
+        evidence = self.write("e.json", {q: [["d" + q[1:]], ["x" + q[1:], "y" + q[1:]]] for q in qrels})
+        base = self.write("base.json", {q: ["d" + q[1:], "x" + q[1:]] for q in qrels})
+        cand = self.write("cand.json", {q: ["d" + q[1:]] + ["z"] * 0 + (["y" + q[1:]] if q < "q3" else []) for q in qrels})
+        groups = self.write("g.json", {"early": ["q0", "q1", "q2"], "late": ["q3", "q4", "q5"]})
+        common = ["--evidence", evidence, "--run", cand, "-m", "EvidenceRecall@2,EvidenceSuccess@2"]
+        status, out, err = cli(*common, "--baseline", base, "--groups", groups, "--max-group-drop", "0.4", "--ci")
+        self.assertEqual(status, 1, err)
+        result = json.loads(out)
+        self.assertEqual(result["comparison"]["EvidenceSuccess@2"]["delta"], -0.5)
+        self.assertEqual(result["comparison"]["EvidenceRecall@2"]["regressed"], {"q3": -0.5, "q4": -0.5, "q5": -0.5})
+        self.assertEqual([(b["group"], b["measure"]) for b in result["breaches"]],
+                         [("late", "EvidenceRecall@2"), ("late", "EvidenceSuccess@2")])
+        self.assertEqual(result["groups"]["late"]["measures"], {"EvidenceRecall@2": 0.5, "EvidenceSuccess@2": 0.0})
+        self.assertEqual(set(result["ci95"]), {"EvidenceRecall@2", "EvidenceSuccess@2"})
+        status, out, err = cli(*common, "--run", base, "--baseline", base, "--format", "markdown")
+        self.assertEqual(status, 0, err)
+        self.assertIn("| EvidenceSuccess@2 |", out)
+        for fmt, shown in (("table", "EvidenceRecall@2"), ("csv", "q5,0.5,0.0"), ("trec", "EvidenceSuccess@2\tall\t0.5")):
+            with self.subTest(fmt):
+                status, out, err = cli(*common, "--format", fmt)
+                self.assertEqual(status, 0, err)
+                self.assertIn(shown, out)
+        plot = self.tmp / "p.svg"
+        status, _, err = cli(*common, "--baseline", base, "--plot", plot)
+        self.assertEqual(status, 0, err)
+        self.assertIn("EvidenceRecall@k", plot.read_text())
+        result = rre.score_runs(None, {"b": json.loads(base.read_text()), "c": json.loads(cand.read_text())},
+                                "EvidenceSuccess@2", evidence=json.loads(evidence.read_text()))
+        self.assertEqual([r["measures"]["EvidenceSuccess@2"] for r in result["runs"].values()], [1.0, 0.5])
+
+    def test_evidence_standing_in_labels_the_ids_relevant_at_grade_1(self):
+        result = rre.score_run(None, {"q1": ["d1"]}, "P@1,P(rel=2)@1,NumRel", evidence={"q1": ["d1", "d2"]})
+        self.assertEqual(result["measures"], {"P@1": 1.0, "P(rel=2)@1": 0.0, "NumRel": 2})
+        fixture = self.write("bom.json", "\ufeff" + json.dumps({"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}))
+        self.assertEqual(json.loads(cli(fixture, "-m", "EvidenceRR")[1])["measures"], {"EvidenceRR": 1.0})  # a BOM
+
+    def test_evidence_beside_labels_in_a_qrels_file(self):
+        run = self.write("run.json", {"q1": ["a#2", "b#1"]})
+        fixture = self.write("f.json", {"qrels": {"q1": ["a"]}, "runs": {}, "evidence": {"q1": [["a"], ["b"]]}})
+        records = self.write("r.jsonl", '{"qid": "q1", "relevant": ["a#1"], "evidence": [["a#1"], ["b#3"]]}\n\n'
+                                        '{"qid": "q2", "relevant": ["c"], "evidence": ["c#1"]}\n')
+        for args in (["--qrels", fixture], ["--qrels", records, "--missing-run", "zero"]):
+            with self.subTest(args[1].name):
+                status, out, err = cli(*args, "--run", run, "--chunk-separator", "#", "-m", "EvidenceSuccess@2,R@1")
+                self.assertEqual(status, 0, err)
+                self.assertEqual(json.loads(out)["per_query"]["q1"], {"EvidenceSuccess@2": 1.0, "R@1": 1.0})
+
+    def test_ties_do_not_pretend_to_bound_evidence(self):
+        status, out, err = cli(self.write("f.json", {"evidence": {"q1": ["d1", "d2"]},
+                                                     "runs": {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0}}}),
+                               "-m", "EvidenceRecall@1,R@1", "--ties")
+        ties = json.loads(out)["ties"]
+        self.assertEqual(ties["measures"], {"EvidenceRecall@1": {"low": None, "high": None},
+                                            "R@1": {"low": 0.0, "high": 0.5}})
+        self.assertIn("EvidenceRecall@1", ties["not_bounded"])
+
+    def test_chunks_fold_in_the_evidence_as_in_the_labels(self):
+        result = rre.score_run(None, {"q1": ["a#3", "a#1", "b#2"]}, "EvidenceRR,EvidenceRecall@1,R@2",
+                               evidence={"q1": [["a#1", "a#2"], ["b#1"]]}, chunk_separator="#")
+        self.assertEqual(result["per_query"]["q1"], {"EvidenceRR": 0.5, "EvidenceRecall@1": 0.5, "R@2": 1.0})
+        self.assertEqual(result["folded"]["total"], 1)
+
+    def test_rejections(self):
+        run = self.write("run.json", {"q1": ["d1"]})
+        qrels = self.write("qrels.txt", "q1 0 d1 1\n")
+        cases = [  # (evidence file content, extra arguments, fragments of the one line)
+            ({"q1": []}, [], ["e.json: q1", "query 'q1'", "the evidence is empty"]),
+            ({"q1": [[]]}, [], ["the evidence is empty"]),
+            ({"q1": [["d1"], []]}, [], ["e.json: q1[1]", "the slot is empty"]),
+            ({"q1": [[["d1"]], []]}, [], ["e.json: q1[1]", "the evidence set is empty"]),
+            ({"q1": [["d1"], "d2"]}, [], ["e.json: q1[1]", "mixed nesting: expected a slot (a list) like the first, not str 'd2'"]),
+            ({"q1": ["d1", ["d2"]]}, [], ["e.json: q1[1]", "mixed nesting: expected an ID"]),
+            ({"q1": [[["d1"]], ["d2"]]}, [], ["q1[1][0]", "not str 'd2'"]),
+            ({"q1": [["d1", "d1"]]}, [], ["q1[0][1]", "document 'd1' appears twice (first at ", "q1[0][0])"]),
+            ({"q1": [["d1", 7]]}, [], ["q1[0][1]", "document ID must be a string, not int 7"]),
+            ({"q1": [[" "]]}, [], ["q1[0][0]", "document ID ' ' is blank"]),
+            ({"q1": [[[["d1"]]]]}, [], ["expected evidence as a list of IDs"]),
+            ({"q1": {"d1": 1}}, [], ["expected evidence as a list of IDs", "not dict"]),
+            ({}, [], ["no evidence: the object holds no query"]),
+            ({"q1": ["d1"], "q2": ["d2"]}, ["--qrels", qrels], ["query 'q2'", "evidence sets but no labels"]),
+            ({"q9": ["d1"]}, ["--qrels", qrels], ["e.json", "query 'q1'", "labels but no evidence set"]),
+            ({"q1": ["#1"]}, ["--chunk-separator", "#"], ["evidence ID '#1' is blank once cut at '#'"]),
+            ("q1 A a d1\nq1 A a d1\n", [], ["e.txt:2", "document 'd1' is listed twice in one slot (first at line 1)"]),
+            ("q1 A d1\n", [], ["e.txt:1", "expected 4 columns (QID SET SLOT DOCID), found 3"]),
+            ("# nothing\n", [], ["e.txt", "no evidence: the file has no QID SET SLOT DOCID lines"]),
+        ]
+        for content, extra, fragments in cases:
+            with self.subTest(content=content):
+                path = self.write("e.txt" if isinstance(content, str) else "e.json", content)
+                rejected(self, *cli("--evidence", path, "--run", run, "-m", "EvidenceRR", *extra), *fragments)
+        fixture = self.write("f.json", {"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
+        rejected(self, *cli(fixture, "--evidence", self.write("e.json", {"q1": ["d1"]})),
+                 'f.json: the fixture has "evidence" and --evidence is given too')
+        rejected(self, *cli(self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "EvidenceRR@5,R@5"),
+                 "EvidenceRR@5 needs evidence sets: --evidence FILE")
+        rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
+        records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": ["d1"]}\n{"qid": "q2", "retrieved": []}\n')
+        rejected(self, *cli(records, "--evidence", self.write("e2.json", {"q1": ["d1"]}), "-m", "EvidenceRR"),
+                 "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
+        bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", "evidence": ["d2"]}\n')
+        rejected(self, *cli("--evidence", bad, "--run", run), "b.jsonl:1: evidence: query 'q1': the evidence is empty")
+        both = self.write("both.jsonl", '{"qid": "q1", "relevant": ["d1"], "evidence": ["d1"]}\n{"qid": "q2", '
+                                        '"relevant": ["d2"], "evidence": ["d2"]}\n')
+        rejected(self, *cli("--qrels", both, "--evidence", self.write("e3.json", {"q1": ["d1"]}), "--run", run),
+                 "both.jsonl: the records give evidence and --evidence is given too")
+        labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
+        rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
+                                                                       "retrieval_gt")
+        with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
+            rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
+
+
+# --- Token budgets and score floors (CLI_CONTRACT section 17) ---
+
+    def test_evidence_measures_without_a_cutoff(self):
+        run = {"q1": ["d4", "d2", "d5", "d3", "d9"], "q2": ["x", "y", "d7"]}
+        evidence = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]], "q2": [["d7"], ["d8"]]}
+        names = ["EvidenceRecall", "EvidenceSuccess", "EvidenceRR", "EvidenceRecall@99", "EvidenceSuccess@99"]
+        result = rre.score_run(None, run, names, evidence=evidence)
+        self.assertEqual(result["per_query"]["q1"], dict(zip(names, (1.0, 1.0, 0.25, 1.0, 1.0))))
+        self.assertEqual(result["per_query"]["q2"], dict(zip(names, (0.5, 0.0, 0.0, 0.5, 0.0))))
+        fixture = self.write("f.json", {"evidence": evidence, "runs": run})
+        fast, reference = both_paths(fixture, "-m", ",".join(names[:3]), "--format", "csv")
+        self.assertEqual(fast, reference)
+        self.assertEqual(fast[1].splitlines()[1:], ["q1,1.0,1.0,0.25", "q2,0.5,0.0,0.0"], fast[2])
+
+
+class BudgetAndFloorTest(TempDirTestCase):
+    def test_the_worked_example_in_every_input_form(self):
+        names = ",".join(BUDGET_VALUES)
+        fixture = self.write("f.json", {"qrels": BUDGET_QRELS, "runs": BUDGET_RUN})
+        trec = self.write("run.txt", "".join("q1 Q0 d%d %d %d x\n" % (i, i, 10 - i) for i in range(1, 6)))
+        forms = {
+            "JSON lengths, a fixture": [fixture, "--lengths", self.write("l.json", BUDGET_LENGTHS)],
+            "text lengths, a TREC run": ["--qrels", fixture, "--run", trec, "--lengths",
+                                         self.write("l.txt", "# ID TOKENS\n" + "".join("%s %d\n" % x for x in
+                                                                                     BUDGET_LENGTHS.items()))],
+            "a record's tokens": [self.write("log.jsonl", json.dumps(
+                {"qid": "q1", "relevant": BUDGET_QRELS["q1"], "retrieved": BUDGET_RUN["q1"],
+                 "tokens": [300, 900, 400, 100, 200]}) + "\n\n")],
+            "a record's tokens before --lengths": [self.tmp / "log.jsonl", "--lengths",
+                                                   self.write("zero.json", {d: 0 for d in BUDGET_LENGTHS})],
+        }
+        for form, args in forms.items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "-m", names)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                self.assertEqual(json.loads(fast[1])["measures"], BUDGET_VALUES)
+        result = rre.score_run(BUDGET_QRELS, BUDGET_RUN, names, lengths=BUDGET_LENGTHS)
+        self.assertEqual(result["measures"], BUDGET_VALUES)
+
+    def test_random_rankings_agree_with_plain_loops(self):
+        """Floors, budgets with both packings and an overhead, ties, chunks, --depth and
+        --judged-only, evidence sets under them; the library, and the TREC reader through
+        both twins."""
+        rng = random.Random(17)
+        for case in range(6):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
+            docs = ["d%d" % i for i in range(10)]
+            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
+            lengths = {d: rng.randint(0, 400) for d in ids}
+            qrels, run, entries, evidence = {}, {}, {}, {}
+            for q in ("q%d" % i for i in range(6)):
+                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
+                qrels[q] = {d: rng.choice((0, 1, 2, -1)) for d in rng.sample(docs, 5)}
+                qrels[q][rng.choice(docs)] = 2  # something relevant
+                run[q] = {d: float(rng.randint(0, 4)) / 4 for d in rng.sample(ids, rng.randint(1, 10))}
+            filters = [dict(thresh=0.5), dict(tokens=900), dict(tokens=700, overhead=40, pack="skip"),
+                       dict(thresh=0.25, tokens=600, pack="skip")]
+            texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip", "thresh=0.25,tokens=600,pack=skip"]
+            names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG",
+                                                                   "EvidenceRecall")] + ["EvidenceRR(%s)" % t for t in texts]
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
+            result = rre.score_run(qrels, run, names, lengths=lengths, evidence=entries, **options)
+            args = ["--qrels", self.write("q.json", qrels), "--lengths", self.write("l.json", lengths), "--run",
+                    self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
+                                                  for d, s in r.items())), "-m", ",".join(names),
+                    "--evidence", self.write("e.json", entries)]
+            args += ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + [
+                "--judged-only"] * judged_only
+            fast, reference = both_paths(*args)
+            self.assertEqual(fast, reference)
+            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
+            labels = {q: dict(rre.fold_labels({q: l}, None)[q]) for q, l in qrels.items()}
+            for q in run:
+                for f, text in zip(filters, texts):
+                    ranking = ranking_by_loops(run[q], labels[q], lengths, separator="#" if chunked else None,
+                                               depth=depth, judged_only=judged_only, **f)
+                    expected = measures_by_loops(ranking, labels[q], 4, True)
+                    sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
+                    expected["EvidenceRecall"] = evidence_by_loops(sets, ranking, 4)[0]
+                    with self.subTest(case=case, query=q, filter=text):
+                        self.assertEqual(result["per_query"][q]["EvidenceRR(%s)" % text], evidence_by_loops(sets, ranking)[2])
+                        for m, v in expected.items():
+                            self.assertAlmostEqual(result["per_query"][q]["%s(%s)@4" % (m, text)], v, delta=1e-12)
+
+    def test_ties_bound_a_floor_as_they_bound_the_run_cut_at_it(self):
+        """A floor keeps whole ties, so its bounds are those of the ranking it leaves; a budget's
+        are not given.  Ties, chunks, --depth and --judged-only; the TREC reader's two twins."""
+        rng, spread = random.Random(23), 0
+        bases = ["R(%s)@3", "RR(%s)", "Success(%s)@2", "AP(%s)", "nDCG(%s)@4", "nDCG(gains={0:0,1:3,2:1},%s)@3"]
+        for case in range(6):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3)), case % 3 == 2
+            docs = ["d%d" % i for i in range(8)]
+            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
+            qrels = {"q%d" % i: {d: rng.choice((0, 1, 2)) for d in rng.sample(docs, 5)} for i in range(5)}
+            run = {q: {d: rng.randint(0, 3) / 4 for d in rng.sample(ids, 7)} for q in qrels}
+            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only, ties=True)
+            floored = rre.score_run(qrels, run, [b % "thresh=0.5" for b in bases], **options)["ties"]["measures"]
+            cut = {q: {d: x for d, x in r.items() if x >= 0.5} for q, r in run.items()}
+            plain = rre.score_run(qrels, cut, [b.replace("(%s)", "").replace(",%s", "") for b in bases],
+                                  **options)["ties"]["measures"]
+            with self.subTest(case=case):
+                self.assertEqual(list(floored.values()), list(plain.values()))
+            spread += sum(bounds["low"] < bounds["high"] for bounds in floored.values())
+        self.assertGreater(spread, 10)  # the orders of ties moved the floored measures
+        args = ["--qrels", self.write("q.json", qrels), "--ties", "-m", "R(thresh=0.5)@3,R(tokens=99)@3", "--lengths",
+                self.write("l.json", dict.fromkeys(ids, 50)), "--run", self.write("run.txt", "".join(
+                    "%s Q0 %s 0 %r x\n" % (q, d, x) for q, r in run.items() for d, x in r.items())),
+                "--chunk-separator", "#"] + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only
+        fast, reference = both_paths(*args)
+        self.assertEqual(fast, reference)
+        ties = json.loads(fast[1])["ties"]
+        self.assertEqual(ties["measures"], {"R(thresh=0.5)@3": floored["R(thresh=0.5)@3"],
+                                            "R(tokens=99)@3": {"low": None, "high": None}})
+        self.assertEqual(ties["not_bounded"], {"R(tokens=99)@3": "the orders of tied items under a token budget "
+                                                                 "are not tried"})
+
+    def test_a_budget_is_a_filter_like_depth(self):
+        """The ideal of nDCG and the R of recall keep every label; P divides by what is left."""
+        result = rre.score_run({"q1": {"d1": 2, "d2": 1, "d3": 1}}, {"q1": ["d1", "d9", "d2"]},
+                               "nDCG(tokens=10),R(tokens=10),P(tokens=10)@10,P@10,EvidenceRecall(tokens=10)@2",
+                               lengths={"d1": 5, "d9": 5, "d2": 5}, evidence={"q1": [["d1"], ["d2", "d3"]]})
+        ideal = 2 + 1 / math.log2(3) + 1 / 2
+        self.assertEqual(result["per_query"]["q1"], {
+            "nDCG(tokens=10)": 2 / ideal, "R(tokens=10)": 1 / 3, "P(tokens=10)@10": 0.5, "P@10": 0.2,
+            "EvidenceRecall(tokens=10)@2": 0.5})
+
+    def test_repeats_removed_before_the_budget_and_floors_below_zero(self):
+        class Count(int):  # an integral type of another library, as numpy's int64
+            pass
+        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
+                               lengths={"a": Count(5), "b": Count(0)}, duplicates="first")
+        self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0, "R(thresh=3)": 0.0})
+        fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
+        status, out, err = cli(fixture, "-m", "R(tokens=10)", "--lengths", self.write("l.json", {"a": 5, "b": 5}),
+                               "--duplicates", "first")
+        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=10)": 1.0}), err)
+
+    def test_canonical_names_in_every_format(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]},
+                                        "runs": {"q1": {"d1": 0.9, "d3": 0.2}, "q2": {"d4": 0.8, "d2": 0.7}}})
+        base = self.write("base.json", {"q1": {"d1": 0.9}, "q2": {"d2": 0.9}})
+        lengths = self.write("l.json", {"d1": 10, "d2": 10, "d3": 10, "d4": 10})
+        name = "R(tokens=0010,overhead=0,thresh=.50,pack=prefix)@2"
+        status, out, err = cli(fixture, "--lengths", lengths, "-m", name + ",R(tokens=10,thresh=0.5)@2", "--format", "trec")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out.splitlines()[-1], "R(thresh=0.5,tokens=10)@2\tall\t0.5")  # computed once
+        status, out, err = cli(fixture, "--lengths", lengths, "-m", "P(tokens=10)@2,RR(thresh=0.75)", "--baseline", base,
+                               "--max-query-drop", "0.5", "--groups", self.write("g.json", {"one": ["q2"]}),
+                               "--format", "markdown", "--plot", self.tmp / "p.svg", "--ci")
+        self.assertEqual(status, 1, err)
+        self.assertIn("- RR(thresh=0.75) query 'q2': 1.0000 -\\> 0.0000 (drop 1.0000 \\> --max-query-drop 0.5)", out)
+        self.assertIn("P(tokens=10)@k", (self.tmp / "p.svg").read_text())
+        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base,
+                               "-m", "Success(thresh=0.75)", "--format", "csv")
+        self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
+                                                          % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
+        rejected(self, *cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
+                            "-m", "Success(thresh=0.75)"), "--lengths gives token counts, and no measure has a "
+                 "token budget: add tokens=B to a measure")  # a floor weighs no token
+
+    def test_rejections(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
+        listed = self.write("listed.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
+        cases = [  # (arguments, fragments of the one line)
+            ([listed, "-m", "R(thresh=0.5)@5"], ["listed.json: runs.q1", "query 'q1'", "a score floor (thresh=) needs scores"]),
+            ([listed, "-m", "Abstain(thresh=0.5)"], ["needs scores"]),
+            ([fixture, "-m", "R(tokens=10)"], ["f.json: runs.q1", "query 'q1'", "no token count for 'd1'", "--lengths FILE"]),
+            ([fixture, "-m", "R(tokens=10)", "--lengths", self.write("l1.json", {"d1": 3})], ["no token count for 'd2'"]),
+            ([fixture, "--lengths", self.write("l2.json", {"d1": -3}), "-m", "R(tokens=1)"],
+             ["l2.json: d1", "token count -3 is not an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l3.json", {"d1": 3.0})], ["token count 3.0 is not"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l4.json", {"d1": True})], ["token count True is not"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l5.json", {"d1": 2 ** 63})], ["token count 9223372036854775808 is not"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l6.json", '{"d1": 3, "d1": 4}')], ["key 'd1' appears twice"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l13.json", {"d1": 3, "d2": 2 ** 63})], ["l13.json: d2", "token count 9223"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l14.txt", "d1 99999999999999999999\n")], ["token count '99999999999999999999'"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l7.json", {})], ["no token counts: the object is empty"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l8.txt", "d1 3\nd1 4\n")], ["l8.txt:2", "ID 'd1' has a token count on line 1"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
+            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
+            ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
+            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(tokens=9223372036854775808)"],  # 2**63: the limit passed is named
+             ["tokens must be an integer from 0 to 2**63 - 1, not '9223372036854775808'"]),
+            ([fixture, "-m", "R(tokens=99999999999999999999)"], ["tokens must be an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(thresh=0.2)@1,R(tokens=10)", "--lengths", self.write("l15.json", {"d1": 3})],
+             ["query 'q1'", "no token count for 'd2'"]),
+            ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
+            ([fixture, "-m", "R(tokens=1,tokens=2)"], ["tokens is given twice"]),
+            ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
+            ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
+            ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
+            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG), thresh=X"]),
+            ([fixture, "-m", "nDCG(gains={0:0,1:1e999})"], ["gains are {grade: gain, ...}"]),
+            ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
+              "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
+            ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], "tokens": [-1]}\n{"qid": "q2"}\n'),
+              "-m", "R(tokens=5)"], ["t12.jsonl:1: tokens[0]", "token count -1"]),
+        ]
+        for args, fragments in cases:
+            with self.subTest(args=args[1:]):
+                rejected(self, *cli(*args), *fragments)
+        with self.assertRaisesRegex(rre.EvalError, "^lengths: d1: token count 'x' is not"):
+            rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=1)", lengths={"d1": "x"})
+
+
+# --- Questions with no answer in the corpus (CLI_CONTRACT section 18) ---
+
+    def test_depth_comes_first(self):
+        qrels, run = {"q1": ["d4"]}, {"q1": ["d1", "d2", "d3", "d4", "d5"]}
+        # within --depth 3 a packer that passes over d3 cannot reach d4 (it once did: 1.0)
+        for name, depth, value in (("R(tokens=1500,pack=skip)@5", 3, 0.0), ("R(tokens=1500,pack=skip)@5", 4, 1.0),
+                                   ("R(tokens=1500)@5", 4, 0.0)):
+            with self.subTest(name=name, depth=depth):
+                result = rre.score_run(qrels, run, [name], lengths=BUDGET_LENGTHS, depth=depth)
+                self.assertEqual(result["measures"][name], value)
+        chunks = {"q1": ["a#1", "a#2", "b#1", "c#1"]}  # --depth counts documents: a and b
+        result = rre.score_run({"q1": ["c"]}, chunks, ["R(tokens=99,pack=skip)@3"], depth=2, chunk_separator="#",
+                               lengths={"a#1": 1, "a#2": 1, "b#1": 1})  # c#1 is past the depth: not weighed
+        self.assertEqual(result["measures"], {"R(tokens=99,pack=skip)@3": 0.0})
+
+    def test_only_a_weighed_item_needs_a_count(self):
+        qrels, run = {"q1": ["d1", "d3", "d5"]}, {"q1": ["d1", "d2", "d3", "d4", "d5"]}
+        sent = {"d1": 300, "d2": 900}  # a log that counts the chunks it sent
+        cases = [("R(tokens=1500)@2", sent, 1 / 3),  # two documents seen: d3 is not weighed
+                 ("R(tokens=1000)@5", sent, 1 / 3),  # d2 does not fit: the prefix ends there
+                 ("R(tokens=1500)@3", sent, "no token count for 'd3'"),
+                 ("R(tokens=1500)", sent, "no token count for 'd3'"),  # no cutoff: every item may be weighed
+                 ("R(tokens=1000,pack=skip)@5", sent, "no token count for 'd3'"),  # a packer passes over d2
+                 ("R(tokens=99,pack=skip)@1", {"d1": 300, "d2": 9}, 0.0)]  # d2 fills k: d3 is not weighed
+        for name, lengths, expected in cases:
+            with self.subTest(name=name):
+                outcome_ = outcome(lambda: rre.score_run(qrels, run, [name], lengths=lengths)["measures"][name])
+                if isinstance(expected, float):
+                    self.assertEqual(outcome_, ("ok", expected))
+                else:
+                    self.assertEqual(outcome_[0], "error")
+                    self.assertIn(expected, outcome_[1])
+                text = self.write("l.txt", "".join("%s %d\n" % pair for pair in lengths.items()))
+                trec = self.write("r.txt", "".join("q1 Q0 %s %d %d x\n" % (d, i, 9 - i) for i, d in enumerate(run["q1"])))
+                fast, reference = both_paths("--qrels", self.write("q.json", qrels), "--run", trec, "-m", name,
+                                             "--lengths", text)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0 if isinstance(expected, float) else 2, fast[2])
+        log = self.write("log.jsonl", json.dumps({"qid": "q1", "relevant": qrels["q1"], "retrieved": run["q1"],
+                                                  "tokens": [300, 900, None, None, None]}) + "\n\n")
+        fast, reference = both_paths(log, "-m", "R(tokens=1500)@2,R(tokens=1000)@5")
+        self.assertEqual(fast, reference)
+        self.assertEqual(json.loads(fast[1])["measures"], {"R(tokens=1500)@2": 1 / 3, "R(tokens=1000)@5": 1 / 3}, fast[2])
+        rejected(self, *cli(log, "-m", "R(tokens=1500)@3"), "log.jsonl", "no token count for 'd3'")
+
+    def test_a_budget_under_depth_a_foreign_digit_and_an_empty_counts_file(self):
+        qrels, run = {"q1": ["x 2"]}, {"q1": ["x 1", "x 2", "y"]}  # JSON IDs may hold a space
+        result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1})
+        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1: 'x 2' is not weighed
+        rejected(self, *cli(self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}}}),
+                            "-m", "R(tokens=\u0661\u0662)@1"), "tokens must be an integer from 0 to 2**63 - 1")
+        fixture = self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5}}})
+        for data in ("", "# only a comment\n"):  # both twins: the fast one hands the empty file over
+            with self.subTest(data=data):
+                fast, reference = both_paths(fixture, "-m", "R(tokens=9)@1", "--lengths", self.write("l.txt", data))
+                self.assertEqual(fast, reference)
+                rejected(self, *fast, "l.txt: no token counts: the file has no ID TOKENS lines")
+        windows = rre._windows_in_rank_order([b"a", b"b"], [1.0, 2.0], 1)  # not listed by score, however short
+        self.assertEqual(list(itertools.chain.from_iterable(windows)), [(2.0, "b"), (1.0, "a")])
+
+    def test_the_counts_file_is_read_for_the_weighed_items(self):
+        """An ID nobody weighs may be listed twice; every line is still checked; a weighed ID
+        listed twice is refused; through both twins of the reader, whatever the chunk."""
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.5, "d3": 0.1}}})
+        for data, status, fragment in (("d3 1\nd3 2\nd1 4\nd2 5\n", 0, ""),
+                                       ("d1 1\nd2 2\nd1 4\n", 2, "ID 'd1' has a token count on line 1 already"),
+                                       ("d1 1\nd9 x\n", 2, "l.txt:2"), ("d1 1\nd9 99999999999999999999\n", 2, "l.txt:2")):
+            with self.subTest(data=data):
+                fast, reference = both_paths(fixture, "-m", "R(tokens=9)@2", "--lengths", self.write("l.txt", data))
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], status, fast[2])
+                self.assertIn(fragment, fast[2])
+        rng = random.Random(29)
+        for case in range(40):
+            ids = ["d%d" % rng.randint(0, 60) for _ in range(rng.randint(1, 120))]
+            lines = ["%s %d\n" % (d, rng.randint(0, 999)) for d in ids]
+            if case % 4 == 3:
+                lines.insert(rng.randrange(len(lines)), rng.choice(["# c\n", "d7\t3\n", "\n", "d8  3\n", " d9 3\n", "d9 3 \n",
+                                                                    "#%s 3\n" % ids[0], "d7\t3 4\n", "d7\x0b3\n"]))
+            wanted = set(rng.sample(ids, rng.randint(0, len(ids)))) if case % 5 else None
+            path = self.write("w.txt", "".join(lines))
+            with self.subTest(case=case):
+                with rre.open_input(str(path)) as stream:
+                    fast = outcome(lambda: rre.fast_length_lines(stream, "w.txt", wanted))
+                with rre.open_input(str(path)) as stream:
+                    self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "w.txt", wanted)))
+        for odd in ("#d1 3\n", "d1\t3 4\n", "x\r1 3\n", "d\x001 3\n", "d1 3\rd2 4\r\n", "d1\x0b3\n", "d1 3 \n"):
+            path = self.write("o.txt", "d1 3\n" + odd + "d2 4\n")
+            with self.subTest(odd=odd):
+                for wanted in (None, {"d1", "d2"}):
+                    with rre.open_input(str(path)) as stream:
+                        fast = outcome(lambda: rre.fast_length_lines(stream, "o.txt", wanted))
+                    with rre.open_input(str(path)) as stream:
+                        self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "o.txt", wanted)))
+        served = {}
+        self.assertEqual(rre._fast_length_lines(b"d1 3\nd2 4\n", 2, served, {b"d2"}, hashlib.sha256()), 1)
+        self.assertEqual(served, {"d2": 4})
+        self.assertEqual(rre._fast_length_lines(b"d1 3\n", 1, served, {b"d2"}, hashlib.sha256()), 0)
+        for chunk in (b" d1 3\n", b"d1 3 \n", b"d1  3\n", b"d1 1234567890123456789\n", b"\nd1 3\n"):
+            with self.subTest(chunk=chunk):
+                self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {}, None, hashlib.sha256())
+
+
+class NoAnswerTest(TempDirTestCase):
+    def setUp(self):
+        super().setUp()
+        self.fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]}, "runs": NO_ANSWER_RUN,
+                                             "no_answer": ["q3", "q4"]})
+
+    def input_forms(self):
+        """{form: arguments} of the worked example in every input form."""
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")  # a no-answer query may have non-relevant labels
+        trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in NO_ANSWER_RUN.items()
+                                             for d, s in r.items()))
+        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
+                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
+        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        return {"a fixture's no_answer": [self.fixture],
+                "--no-answer lines, a TREC run": ["--qrels", qrels, "--run", trec, "--no-answer",
+                                                  self.write("na.txt", "# no answer\nq3\n\nq4\n")],
+                "--no-answer JSON": ["--qrels", qrels, "--run", trec, "--no-answer", self.write("na.json", ["q3", "q4"])],
+                "a fixture as --qrels": ["--qrels", self.fixture, "--run", trec],
+                "records answerable false": [log], "records as --qrels and --run": ["--qrels", log, "--run", log]}
+
+    def test_a_budget_needs_no_counts_for_the_questions_without_an_answer(self):
+        lengths = self.write("l.json", {"d1": 60, "d2": 60, "d5": 60, "d6": 60})  # none for q3's and q4's IDs
+        names = NO_ANSWER_NAMES + ",R(tokens=100)@5"
+        for form, args in self.input_forms().items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "--lengths", lengths, "-m", names)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                result = json.loads(fast[1])
+                self.assertEqual(result["measures"], dict(NO_ANSWER_VALUES, **{"R(tokens=100)@5": 1.0}))
+                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
+                rejected(self, *cli(*args, "--lengths", self.write("l2.json", {"d1": 60, "d5": 60, "d6": 60}),
+                                    "-m", names), "query 'q1'", "no token count for 'd2'")
+
+    def test_the_worked_example_in_every_input_form(self):
+        for form, args in self.input_forms().items():
+            with self.subTest(form):
+                fast, reference = both_paths(*args, "-m", NO_ANSWER_NAMES)
+                self.assertEqual(fast, reference)
+                self.assertEqual(fast[0], 0, fast[2])
+                result = json.loads(fast[1])
+                self.assertEqual(result["measures"], NO_ANSWER_VALUES)
+                self.assertEqual((result["queries"], result["no_answer_queries"]), (2, 2))
+                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
+                self.assertEqual(list(result["per_query"]["q1"]), ["Success(thresh=0.45)@5", "Success(thresh=0.4)@5"])
+        result = rre.score_run({"q1": ["d1"], "q2": ["d5"]}, NO_ANSWER_RUN, NO_ANSWER_NAMES, no_answer=["q3", "q4"])
+        self.assertEqual(result["measures"], NO_ANSWER_VALUES)
+
+    def test_a_log_with_questions_without_an_answer_is_a_baseline_on_the_same_labels(self):
+        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
+                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
+        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        status, out, err = cli(log, "--baseline", log, "-m", NO_ANSWER_NAMES, "--max-query-drop", "0")
+        self.assertEqual((status, json.loads(out)["comparison"]["Abstain(thresh=0.5)"]["delta"]), (0, 0.0), err)
+        records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}  # an answer now: new labels
+        relabeled = self.write("relabeled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        rejected(self, *cli(log, "--baseline", relabeled, "-m", "Abstain"),
+                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q3')" % log)
+
+    def test_left_out_of_every_other_measure(self):
+        status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out.splitlines(), [
+            "query     R@5  NumRet  Abstain", "all    1.0000       4   0.0000",
+            "q1     1.0000       2         ", "q2     1.0000       2         ",
+            "q3                      0.0000", "q4                      0.0000",
+            "2 queries evaluated, and 2 without an answer"])
+        empty = self.write("e.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q3": []}, "no_answer": ["q3", "q4"]})
+        result = json.loads(cli(empty, "-m", "Abstain,R@1", "--missing-run", "zero")[1])
+        self.assertEqual((result["measures"], result["zeroed"]["missing_run"]), ({"Abstain": 1.0, "R@1": 1.0}, ["q4"]))
+        status, out, err = cli(self.fixture, "--k", "3")  # seed mode reads no "no_answer", as the seed script
+        rejected(self, status, out, err, "2 ranked queries have no labels ('q3', 'q4')")
+
+    def test_comparison_gates_groups_and_several_runs(self):
+        base = self.write("base.json", dict(NO_ANSWER_RUN, q3={}, q4={}))  # the approved retriever abstained
+        groups = self.write("g.json", {"chat": ["q1", "q3"], "faq": ["q2"]})
+        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--max-query-drop", "0.5",
+                               "--groups", groups, "--max-group-drop", "0.5", "--ci")
+        self.assertEqual(status, 1, err)
+        result = json.loads(out)
+        self.assertEqual(result["comparison"]["Abstain"]["regressed"], {"q3": -1.0, "q4": -1.0})
+        self.assertEqual(result["comparison"]["R@2"]["regressed"], {})
+        self.assertEqual([(b["measure"], b["query"], b.get("group")) for b in result["breaches"]],
+                         [("Abstain", "q3", None), ("Abstain", "q4", None), ("Abstain", None, "chat")])
+        self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
+        self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
+        footnote = "queries: those with an answer; a group's questions without one count in Abstain alone"
+        self.assertEqual(cli(self.fixture, "-m", "Abstain,R@2", "--groups", groups, "--format", "table")[1]
+                         .splitlines()[-1], footnote)
+        self.assertNotIn(footnote, cli(self.fixture, "-m", "Abstain,R@2", "--groups", self.write(
+            "faq.json", {"faq": ["q2"]}), "--format", "markdown")[1])
+        self.assertEqual(set(result["ci95"]), {"Abstain", "R@2"})
+        answered = self.write("answered.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]},
+                                                "runs": {q: NO_ANSWER_RUN[q] for q in ("q1", "q2")}})
+        plain = json.loads(cli(answered, "-m", "R@2,NumRet", "--baseline", answered, "--ci", "--groups",
+                               self.write("g2.json", {"faq": ["q2"]}))[1])
+        self.assertEqual(set(plain["groups"]["faq"]), {"queries", "small", "members", "measures", "ci95", "comparison"})
+        self.assertEqual(set(plain["ci95"]), {"R@2"})  # a sum has no interval
+        self.assertNotIn("no_answer_queries", plain)
+        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--format", "csv")
+        self.assertEqual(out.splitlines()[3:], ["q3,1.0,0.0,-1.0,,,", "q4,1.0,0.0,-1.0,,,"])
+        status, out, err = cli("--qrels", self.fixture, "--run", self.fixture, "--run", base, "-m", "Abstain",
+                               "--format", "table")
+        self.assertEqual((status, [line.split() for line in out.splitlines()[1:3]]),
+                         (0, [[str(self.fixture), "2", "0.0000"], [str(base), "2", "1.0000"]]), err)
+        self.assertEqual(out.splitlines()[3:], ["queries: those with an answer; those without one, which only "
+                                                "Abstain scores: 2"])
+        self.assertEqual(rre._runs_footnotes({"a": {"no_answer_queries": 2}, "b": {"no_answer_queries": 1}}),
+                         ["queries: those with an answer; those without one, which only Abstain scores: a 2, b 1"])
+        runs = rre.score_runs({"q1": ["d1"], "q2": ["d5"]}, {"a": NO_ANSWER_RUN, "b": json.loads(base.read_text())},
+                              "Abstain", no_answer=["q3", "q4"])["runs"]
+        self.assertEqual([r["measures"]["Abstain"] for r in runs.values()], [0.0, 1.0])
+
+    def test_rejections(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq3 0 z 1\n")
+        run = self.write("r.json", {"q1": ["d1"], "q3": []})
+        cases = [  # (arguments, fragments of the one line)
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na13.txt", "q3\n")],
+             ["na13.txt", "query 'q3'", "has no answer in the corpus, and 'z' is labeled relevant"]),
+            (["--qrels", self.write("q1.txt", "q1 0 d1 1\nq2 0 d2 1\n"), "--run", self.write("r1.json", {"q1": ["d1"]}),
+              "--no-answer", self.write("na12.txt", "q3\nq4\n")],
+             ["r1.json", "query sets differ: 1 labeled query has no ranking ('q2'); 2 queries without an answer "
+                         "have no ranking ('q3', 'q4'); see --missing-run"]),
+            ([self.write("f14.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "Abstain"],
+             ["Abstain: no query without an answer is left to evaluate: give them with --no-answer FILE"]),
+            ([self.write("f15.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
+              "-m", "Abstain", "--missing-run", "skip"], []),
+            ([self.write("f16.json", {"qrels": {}, "runs": {"q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain"],
+             ["no labels: the object holds no query"]),
+            ([self.write("f17.json", {"qrels": {"q1": []}, "runs": {"q1": [], "q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain",
+              "--no-relevant", "skip"], ["R@1: no query with an answer is left to evaluate"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na18.txt", "q3\nq3\n")],
+             ["na18.txt:2", "query 'q3' is listed twice (first on line 1)"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na19.txt", "q3 q4\n")],
+             ["na19.txt:1", "expected 1 column (QID), found 2: 'q3 q4'"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na20.json", {"q3": True})],
+             ["na20.json", "expected a list of query IDs, not dict"]),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na21.json", ["q3", 3])],
+             ["na21.json: [1]", "query ID must be a string, not int 3"]),
+            ([self.write("f22.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
+              "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and --no-answer is given too']),
+            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na25.json", ["q3", "q3"])],
+             ["na25.json: [1]", "query 'q3' is listed twice (first at [0])"]),
+            ([self.write("l26.jsonl", '{"qid": "q3", "answerable": false, "retrieved": []}\n{"qid": "q1", "relevant": ["d1"], '
+                                      '"retrieved": ["d1"]}\n'), "--no-answer", self.write("na27.txt", "q3\n")],
+             ["l26.jsonl:1", "query 'q3': the record says it has no answer and --no-answer is given too"]),
+            ([self.write("l24.jsonl", '{"qid": "q3", "answerable": "no", "retrieved": []}\n\n'), "-m", "Abstain"],
+             ["l24.jsonl: answerable", "query 'q3'", "expected true or false, not 'no'"]),
+        ]
+        for args, fragments in cases:
+            with self.subTest(args=args[1:]):
+                status, out, err = cli(*args)
+                if fragments:
+                    rejected(self, status, out, err, *fragments)
+                else:  # every no-answer query skipped: refused as a mean over nothing
+                    rejected(self, status, out, err, "Abstain: no query without an answer is left to evaluate")
+
+    def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
+        """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
+        no error under R(thresh=)."""
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.3}, "q3": ["x1"]},
+                                        "no_answer": ["q3"]})
+        fast, reference = both_paths(fixture, "-m", "R(thresh=0.5)@3,Abstain,R(tokens=1)@1", "--lengths",
+                                     self.write("l.txt", "d1 1\n"))
+        self.assertEqual(fast, reference)
+        self.assertEqual(json.loads(fast[1])["per_query"], {"q1": {"R(thresh=0.5)@3": 1.0, "R(tokens=1)@1": 1.0},
+                                                            "q3": {"Abstain": 0.0}}, fast[2])
+        rejected(self, *cli(fixture, "-m", "Abstain(thresh=0.5)"), "query 'q3'", "needs scores")
+
+
+class RagTwinsTest(TempDirTestCase):
+    """The fast twins of the lengths reader and of the rank order return what the reference
+    ones return, on usual files and on every odd one (which they hand over)."""
+
+    def test_lengths_readers_agree(self):
+        rng = random.Random(20)
+        odd = ["# a comment\n", "\n", "d1 5\n", "dx 12 3\n", "dy -4\n", "dz 1e3\n", "d\u00e9 7\n",
+               "dw 99999999999999999999\n", "dv\t8\r\n", "du 0009\n", "dt\x0c3\n", "ds 1_0\n"]
+        for case in range(30):
+            lines = ["d%d %d\n" % (i, rng.randint(0, 999)) for i in range(rng.randint(1, 300))]
+            if case % 2:
+                lines.insert(rng.randrange(len(lines)), rng.choice(odd))
+            data = "".join(lines).encode("utf-8")
+            if case % 5 == 4:
+                data = data.replace(b"\n", b"\r\n")
+            path = self.write("l.txt", data if case % 7 else data.rstrip(b"\n"))
+            with self.subTest(case=case):
+                fast = outcome(lambda: lengths_through(rre.fast_length_lines, path))
+                self.assertEqual(fast, outcome(lambda: lengths_through(rre.reference_length_lines, path)))
+                self.assertEqual(fast[0], "ok" if not case % 2 else fast[0])
+        path = str(self.write("l.txt", "d1 3\nd2 0\n"))
+        with unittest.mock.patch.object(rre, "reference_length_lines", side_effect=AssertionError("handed over")):
+            self.assertEqual(lengths_through(rre.fast_length_lines, path)[0], {"d1": 3, "d2": 0})
+        served = {}  # a plain chunk is served, not handed over
+        rre._fast_length_lines(b"d1 3\nd2 0\r\n", 2, served, None, hashlib.sha256())
+        self.assertEqual(served, {"d1": 3, "d2": 0})
+        for chunk in (b"d1 3 4\nd2\n", b"# c\nd1 3\n", b"d1 3\rd2 4\n", b"d1 +3\n", b"d1 1234567890123456789\n",
+                      b"d1 3 4\n5\n", b"d1 3\nd2 1234567890123456789\n"):
+            with self.subTest(chunk=chunk):
+                self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {}, None, hashlib.sha256())
+
+    def test_rank_orders_agree(self):
+        rng = random.Random(21)
+        for case in range(400):
+            n = rng.randint(0, 80)
+            scores = [float(rng.randint(0, 5)) for _ in range(n)]
+            if case % 3:
+                scores.sort(reverse=True)  # as run files list them: by score, ties in any order
+            docids = [rng.choice(["a", "b", "\u00e9", "\u4e2d", "\U0001f600"]) + str(rng.randint(0, 9)) for _ in range(n)]
+            with self.subTest(case=case):
+                windows = list(rre._windows_in_rank_order([d.encode() for d in docids], scores, rng.choice((1, 2, 16))))
+                self.assertEqual(list(itertools.chain.from_iterable(windows)), rre.in_rank_order(docids, scores))
+        windows = rre._windows_in_rank_order([b"a", b"c", b"b", b"d", b"e"], [3.0, 2.0, 2.0, 2.0, 1.0], 2)
+        self.assertEqual(next(windows), [(3.0, "a"), (2.0, "d"), (2.0, "c"), (2.0, "b")])  # a tie sorted whole
+        self.assertEqual(next(windows), [(1.0, "e")])
+        windows = rre._windows_in_rank_order([b"a", b"b", b"c"], [1.0, 3.0, 2.0], 1)  # not listed by score
+        self.assertEqual(list(windows), [[(3.0, "b")], [(2.0, "c"), (1.0, "a")]])
+
+
+class ExplainTest(TempDirTestCase):
+    """Section 20: where each missed relevant document went."""
+
+    def test_ranks_before_and_after_list_five_the_crossings_first(self):
+        qrels = {"q1": {"d%d" % i: 1 for i in range(12)}}
+        base = {"q1": ["d%d" % i for i in range(12)]}  # d0 .. d11 at 1 .. 12
+        cand = {"q1": ["x1", "d5", "d0", "x2"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
+        args = (self.write("c.json", {"qrels": qrels, "runs": cand}), "--baseline", self.write("b.json", base), "-m",
+                "R@3", "--explain")
+        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2; then d3 4 -> 12 (8), d11
+        # 12 -> 5 (7); d0 1 -> 3 stays within the top 3: a move of 2, among the 7 more
+        line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d3 4 -> 12, d11 12 -> 5 and 7 more"
+        for fmt in ("table", "markdown"):
+            with self.subTest(fmt=fmt):
+                self.assertIn(line.replace("->", "-\\>") if fmt == "markdown" else line, cli(*args, "--format", fmt)[1])
+        self.assertEqual(len(json.loads(cli(*args)[1])["explain"]["queries"]["q1"]["ranks"]), 12)  # JSON keeps all
+
+    def test_the_worked_example_on_the_command_line_through_both_readers_and_in_the_library(self):
+        trec = "".join("%s Q0 %s %d %d t\n" % (q, d, i, 10 - i) for q, r in EXPLAIN_EXAMPLE["runs"].items()
+                       for i, d in enumerate(r))
+        for args in ((self.write("f.json", EXPLAIN_EXAMPLE),),
+                     ("--qrels", self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), "--run", self.write("r.txt", trec))):
+            with self.subTest(args=args):
+                fast, reference = both_paths(*args, "-m", "R@3", "--explain")
+                self.assertEqual(fast, reference)
+                self.assertEqual(json.loads(fast[1])["explain"], EXPLAIN_BLOCK)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3", explain=True)["explain"],
+                         EXPLAIN_BLOCK)
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR")["per_query"],
+                         rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["per_query"])
+        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["explain"]["k"], 10)
+
+    def test_every_format_and_mode(self):
+        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
+        table = cli(fixture, "-m", "R@3", "--explain", "--format", "table")[1]
+        self.assertIn("why it missed, within the top 3: 2 queries missed (1 absent, 1 below), 0 cut; 2 with unjudged "
+                      "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
+                      "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
+        self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
+        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)]}, "runs": {"q1": ["x"]}})
+        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and 2 more; unjudged in the top "
+                      "1: x\n", cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])  # a line, not a wall
+        many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
+                                     "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
+        markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
+        self.assertEqual((markdown.count("\n- q"), markdown.split("<details><summary>")[1][:7]), (20, "18 more"))
+        lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
+        self.assertEqual((lines[-2], lines[-1]), ("  q19: absent; d1 absent; unjudged in the top 1: d2",
+                                                  "  and 3 more (all of them in the JSON output)"))
+        markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
+        self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
+        self.assertIn("- q2: absent; d5 absent; unjudged in the top 3: d7, d8", markdown)
+        self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
+                         "query,R@3,absent,below,unjudged\nq1,0.5,0,1,1\nq2,0.0,1,0,2\n")
+        rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
+        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
+        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        groups = self.write("g.json", {"a": ["q1"], "b": ["q2"]})
+        out = json.loads(cli("--qrels", qrels, "--run", run, "--baseline", base, "--groups", groups, "-m", "R@3",
+                             "--explain")[1])
+        self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
+        self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
+        self.assertEqual([b["explain"] for b in out["groups"].values()],
+                         [{"missed": 1, "absent": 0, "below": 1, "cut": 0, "unjudged": 1},
+                          {"missed": 1, "absent": 1, "below": 0, "cut": 0, "unjudged": 1}])
+        self.assertIn("ranks before -> after: d5 1 -> absent", cli("--qrels", qrels, "--run", run, "--baseline", base,
+                                                                  "-m", "R@3", "--explain", "--format", "table")[1])
+        several = json.loads(cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain")[1])["runs"]
+        self.assertEqual([r["explain"]["counts"]["missed"] for r in several.values()], [2, 0])
+        csv_text = cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format", "csv")[1]
+        self.assertEqual(csv_text.splitlines()[0].split(",")[3:6], ["%s absent" % run, "%s below" % run,
+                                                                   "%s unjudged" % run])
+        for fmt in ("table", "markdown"):
+            self.assertIn("why it missed" if fmt == "table" else "Why it missed",
+                          cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format",
+                              fmt)[1])
+
+    def test_what_a_floor_or_a_budget_cut(self):
+        run = {"q1": {"d1": 0.9, "x": 0.8, "d2": 0.7, "y": 0.2}}
+        result = rre.score_run({"q1": ["d1", "d2"]}, run, ["R(thresh=0.75)@3", "R(tokens=250)@3",
+                                                           "R(tokens=250,pack=skip)@3"], explain=True,
+                               lengths={"d1": 100, "x": 200, "d2": 100, "y": 10})
+        self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {
+            "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
+        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
+        files = ("--qrels", self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\n"), "--run", self.write("r.txt", "".join(
+            "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
+                                                                                              "x 200\nd2 100\ny 10\n"))
+        for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
+            with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
+                self.assertEqual(json.loads(explained[1])["explain"]["queries"],
+                                 {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {"R(tokens=250)@3": ["d2"]}}})
+
+    def test_random_rankings_agree_with_the_contracts_words(self):
+        """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
+        of section 20 (and of section 17's packing)."""
+        rng = random.Random(20)
+        docs = ["d%d" % i for i in range(10)]
+        for case in range(12):
+            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
+            qrels, run, lengths = {}, {}, {}
+            for q in ("q%d" % i for i in range(6)):
+                qrels[q] = {d: rng.choice((0, 1, 1, -1)) for d in rng.sample(docs, 4)}
+                ranked = [d + "#%d" % rng.randint(1, 2) if chunked else d for d in rng.sample(docs, rng.randint(0, 8))]
+                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}
+                lengths.update((d, rng.randint(0, 3)) for d in run[q])
+            names = ["R@3", "R(thresh=1.5)@3", "P@2", "R(tokens=4)@3"]
+            result = rre.score_run(qrels, run, names, explain=True, no_relevant="zero", depth=depth, lengths=lengths,
+                                   judged_only=judged_only, chunk_separator="#" if chunked else None)
+            for q, scored in run.items():
+                ordered = sorted(((s, d) for d, s in scored.items()), reverse=True)
+                best = {}
+                for s, d in ordered:
+                    best.setdefault(d.split("#")[0], s)
+                ranking = list(best)[:depth]
+                if judged_only:
+                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
+                rank = {d: i for i, d in enumerate(ranking, 1)}
+                relevant = [d for d, g in qrels[q].items() if g >= 1]
+                missing = {d: rank.get(d) for d in relevant if rank.get(d, 4) > 3}
+                floor = [d for d in relevant if rank.get(d, 4) <= 3 and best[d] < 1.5]
+                packed, total = set(), 0  # a prefix of the items, in rank order, within --depth
+                for _, item in ordered:
+                    doc = item.split("#")[0]
+                    if depth is not None and len(packed | {doc}) > depth or total + lengths[item] > 4:
+                        break
+                    packed.add(doc)
+                    total += lengths[item]
+                budget = [d for d in relevant if rank.get(d, 4) <= 3 and d not in packed]
+                cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
+                unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
+                expected = {}
+                if missing or cut:
+                    expected["cause"] = "absent" if None in missing.values() else "below" if missing else "cut"
+                    expected.update(missing=missing, unjudged=unjudged, cut=cut)
+                with self.subTest(case=case, query=q):
+                    self.assertEqual(result["explain"]["queries"].get(q, {}),
+                                     {key: value for key, value in expected.items() if value})
+
+    def test_a_query_without_a_ranking_misses_all_it_should_find(self):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d9", "d1"]}})
+        status, out, err = cli(fixture, "-m", "R@1", "--explain", "--missing-run", "zero", "--pool",
+                               self.tmp / "pool.jsonl")
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"], {"cause": "absent", "missing": {"d2": None}}, err)
+        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
+                         ["q1"])  # q2 has nothing unjudged to label
+
+    def test_evidence_standing_in_for_labels(self):
+        fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
+        self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
+                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None}, "unjudged": ["d3"]}})
+
+    def test_texts_are_named(self):
+        out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
+                             "contains", "-m", "R@2", "--explain")[1])["explain"]
+        name, lyon = (rre.text_name(text, "text").split()[0] for text in (FACTS[1], CHUNKS[0]))
+        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unjudged"], out["texts"][name]),
+                         ({name: 4}, [lyon], FACTS[1]))
+
+
+class PoolTest(TempDirTestCase):
+    """Section 21: a pool to label, and label files merged."""
+
+    def test_the_loop_score_pool_label_score_again(self):
+        """A BEIR-style dataset with incomplete labels: the lost query was a label gap."""
+        qrels = self.write("test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\nq1\td3\t0\nq2\td5\t1\n")
+        run = self.write("run.txt", "".join("%s Q0 %s %d %d t\n" % (q, d, i, 9 - i) for q, r in
+                                           EXPLAIN_EXAMPLE["runs"].items() for i, d in enumerate(r)))
+        base = self.write("base.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
+        pool = self.tmp / "pool.jsonl"
+        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--pool", pool)
+        self.assertEqual(json.loads(out)["comparison"]["R@3"]["lost"], ["q2"])
+        records = [json.loads(line) for line in pool.read_text().splitlines()]
+        self.assertEqual(records, [
+            {"query_id": "q1", "relevant": {"d4": None}, "ranks": {"d4": {str(run): 1, str(base): 3}}},
+            {"query_id": "q2", "relevant": {"d7": None, "d8": None}, "ranks": {"d7": {str(run): 1}, "d8": {str(run): 2}}}])
+        rejected(self, *cli("--qrels", qrels, "--qrels", pool, "--run", run, "-m", "R@3"),
+                 "pool.jsonl:1: relevant.d4: query 'q1': the grade is still to be given (null)")
+        for record in records:  # a labeler fills in the grades: d7 is relevant after all
+            record["relevant"] = {d: int(d == "d7") for d in record["relevant"]}
+        filled = self.write("filled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        status, out, err = cli("--qrels", qrels, "--qrels", filled, "--run", run, "--baseline", base, "-m", "R@3")
+        self.assertEqual((status, json.loads(out)["comparison"]["R@3"]["lost"]), (0, []), err)
+        self.assertEqual(json.loads(out)["per_query"]["q2"], {"R@3": 0.5})
+
+    def test_labels_given_twice_and_pools_onto_inputs_are_refused(self):
+        one, two = self.write("a.json", {"q1": ["d1"]}), self.write("b.json", {"q1": {"d2": 1, "d1": 0}})
+        run = self.write("r.json", {"q1": ["d2", "d1"]})
+        rejected(self, *cli("--qrels", one, "--qrels", two, "--run", run), "b.json: query 'q1': document 'd1' is "
+                 "labeled in %s already: label it once" % one)
+        rejected(self, *cli("--qrels", one, "--run", run, "--pool", one), "--pool %s names %s, which is read" % (one, one))
+        self.assertEqual(rre.score_run([{"q1": ["d1"]}, {"q1": {"d2": 1}}], {"q1": ["d2", "d1"]}, "R@1")["measures"],
+                         {"R@1": 0.5})
+        with self.assertRaisesRegex(rre.EvalError, r"qrels\[1\]: query 'q1': document 'd1' is labeled in qrels\[0\]"):
+            rre.score_run([{"q1": ["d1"]}, {"q1": {"d1": 1}}], {"q1": ["d1"]})
+        status, _, err = cli("--qrels", one, "--run", run, "-m", "R@1", "--pool", self.tmp / "p.jsonl",
+                             "--judged-only")
+        self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
+
+
+class LibraryApiTest(unittest.TestCase):
+    """score_run and compare_runs answer exactly what the CLI prints as JSON."""
+
+    def test_a_file_name_that_is_no_name(self):
+        for name, message in ((5, "a file name must be a string or a path, not int 5"),
+                              (b"q.txt", "a file name must be text, not b'q.txt'")):
+            with self.subTest(name=name), self.assertRaisesRegex(rre.EvalError, "^%s$" % re.escape(message)):
+                rre.read_qrels(name)
+
+    def test_the_readers_take_match_and_fields_as_the_scoring_functions_do(self):
+        with tempfile.TemporaryDirectory() as folder:
+            log = Path(folder, "ragas.jsonl")
+            log.write_text(json.dumps({"query_id": "q1", "reference_contexts": ["Paris is  the capital."],
+                                       "retrieved_contexts": ["Lyon.", " Paris is the capital.\n"]}) + "\n")
+            qrels = rre.read_qrels(log, fields={"relevant": "reference_contexts"}, match="text")
+            run = rre.read_run(log, fields={"retrieved": "retrieved_contexts"}, match="text")
+            self.assertEqual((qrels, run), ({"q1": {"Paris is the capital.": 1}}, {"q1": ["Lyon.", "Paris is the capital."]}))
+            self.assertEqual(rre.score_run(qrels, run, "RR", match="text")["measures"], {"RR": 0.5})
+            Path(folder, "q.txt").write_text("q1 0 d1 1\n")
+            for call, message in ((lambda: rre.read_run(log, match="words"), "match must be one of id, text, contains"),
+                                  (lambda: rre.read_qrels(Path(folder, "q.txt"), fields={"relevant": "x"}),
+                                   "every input is text (TREC or TSV): it would change nothing")):
+                with self.subTest(message=message), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
+                    call()
+        for lengths in ({1: 3}, {"d1": 3, None: 4}):  # a dict's keys are the caller's: EvalError, not TypeError
+            with self.subTest(lengths=lengths), self.assertRaisesRegex(rre.EvalError, "^lengths: ID must be a string"):
+                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=5)", lengths=lengths)
+
+    def test_public_names(self):
+        self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
+                                                      "read_qrels", "read_run", "check_ids", "EvalError",
+                                                      "__version__"]))
+
+    def test_options_are_keywords_with_their_real_defaults(self):
+        import inspect
+        parser, library_only = rre.build_parser(), {"measure", "k", "fields"}  # -m is the positional measures
+        for call in (rre.score_run, rre.compare_runs, rre.score_runs):
+            options = [p for p in inspect.signature(call).parameters.values() if p.kind == p.KEYWORD_ONLY]
+            self.assertGreater(len(options), 10)
+            for option in options:
+                with self.subTest(call=call.__name__, option=option.name):
+                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]  # one table
+                    self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
+                    expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
+                    self.assertEqual(option.default, expected)
+                    self.assertEqual(option.default, row.default)
+        compare = inspect.signature(rre.compare_runs).parameters
+        evaluating = ("plan", "value", "recorded")
+        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in evaluating and o.name not in library_only),
+                         sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage in evaluating))
+
+    def test_one_config_from_the_command_line_or_the_keywords(self):
+        cli, seed_mode = rre.parse_command_line(["--qrels", "q.txt", "--run", "r.txt", "-m", "R@1", "--depth", "5",
+                                                 "--ties", "--seed", "3", "--missing-run", "zero"])
+        lib = rre.configure({"qrels": ["q.txt"], "measures": "R@1", "depth": 5, "ties": True, "seed": 3,
+                             "missing_run": "zero", "replicates": None}, keywords=True)
+        self.assertFalse(seed_mode)
+        self.assertEqual(lib, cli._replace(run=None))  # a library call's runs are its own argument
+        self.assertEqual(rre.make_plan(lib).policies, {"missing_run": "zero", "unlabeled": "error",
+                                                       "no_relevant": "error"})
+        with self.assertRaisesRegex(rre.EvalError, "^depth must be"):  # checked by the table, as argparse checks
+            rre.configure({"measures": None, "depth": 0}, keywords=True)
+
+    def test_each_kind_of_option_is_checked_as_the_table_says(self):
+        bad = {"count": -1, "cutoff": 0, "limit": float("nan"), "choice": "sometimes", "flag": 1, "text": 5}
+        for option in rre.OPTIONS:
+            if option.stage not in ("plan", "value", "recorded") or option.kind not in bad:
+                continue
+            with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
+                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
+
+    def test_integral_grades_of_any_type_and_a_query_named_like_a_dataset_key(self):
+        class Grade(int):  # numpy's integers are integral without being int
+            pass
+        self.assertEqual(rre.score_run({"q1": {"d1": Grade(2)}}, {"q1": ["d1"]}, "R@1")["measures"], {"R@1": 1.0})
+        with tempfile.TemporaryDirectory() as folder:  # LlamaIndex's dataset holds both of its keys, as objects
+            path = Path(folder, "q.json")
+            path.write_text(json.dumps({"queries": {"d1": 1}, "q2": ["d2"]}), encoding="utf-8")
+            self.assertEqual(rre.read_qrels(path), {"queries": {"d1": 1}, "q2": {"d2": 1}})
+
+    def test_score_run_equals_the_cli(self):
+        data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "f.json")
+            path.write_text(json.dumps(data))
+            for args, options in [((), {}), (("-m", "AP,nDCG@3", "--depth", "5"), {"depth": 5}),
+                                  (("-m", "R@2", "--ties", "--ci", "--seed", "3"), {"ties": True, "ci": True, "seed": 3}),
+                                  (("-m", "RR", "--chunk-separator", "#"), {"chunk_separator": "#"})]:
+                with self.subTest(args=args):
+                    measures = args[1] if args else None
+                    expected = json.loads(cli(path, *args)[1] if args else cli(path, "-m", "R@3,RR@3")[1])
+                    self.assertEqual(rre.score_run(data["qrels"], data["runs"], measures, **options),
+                                     without_inputs(expected))
+
+    def test_compare_runs_equals_the_cli_and_mutates_nothing(self):
+        qrels = fixture({})["qrels"]
+        saved = json.dumps([qrels, BASE_RUNS, CAND_RUNS])
+        with tempfile.TemporaryDirectory() as tmp:
+            base, cand = Path(tmp, "b.json"), Path(tmp, "c.json")
+            base.write_text(json.dumps(fixture(BASE_RUNS)))
+            cand.write_text(json.dumps(fixture(CAND_RUNS)))
+            status, out, _ = cli(cand, "--baseline", base, "-m", "R@2,RR", "--max-query-drop", "0.5")
+        result = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, ["R@2", "RR"], max_query_drop=0.5)
+        self.assertEqual((status, result), (1, without_inputs(json.loads(out))))
+        self.assertTrue(result["breaches"])
+        self.assertEqual(json.dumps([qrels, BASE_RUNS, CAND_RUNS]), saved)
+
+    def test_bad_options_and_data(self):
+        for options in ({"missing_run": "ignore"}, {"depth": 0}, {"ties": 1}, {"max_mean_drop": -0.1},
+                        {"relevance_level": -1}, {"chunk_separator": ""}, {"permutations": 0},
+                        {"max_query_drop": float("nan")}, {"seed": 1.5}, {"duplicates": "last"}):
+            with self.subTest(options=options), self.assertRaises(rre.EvalError):
+                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **options)
+        self.assertEqual(rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "RR", permutations=1)
+                         ["comparison"]["RR"]["p_value"], 1.0)  # one query changed: enumerated, whatever the draws
+        for options in ({"judged_too": True}, {"max_mean_drop": 0.1}, {"permutations": 10}):
+            with self.subTest(options=options), self.assertRaises(TypeError):  # score_run has no gate
+                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, **options)
+        with self.assertRaisesRegex(rre.EvalError, "--max-mean-drop needs --baseline"):
+            rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
+        with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
+            rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
+
+
+# --- Query groups, several runs, the plot, statistics at scale ---
 
 
 class ReportFormatsTest(TempDirTestCase):
@@ -2056,265 +5316,6 @@ class ReportFormatsTest(TempDirTestCase):
         same = rre.compare_runs({"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]},
                                 "RR")
         self.assertIn("  unchanged         2 " + "#" * 40 + "\n", rre.format_table(same))  # every query: the full bar
-
-
-class LibraryApiTest(unittest.TestCase):
-    """score_run and compare_runs answer exactly what the CLI prints as JSON."""
-
-    def test_a_file_name_that_is_no_name(self):
-        for name, message in ((5, "a file name must be a string or a path, not int 5"),
-                              (b"q.txt", "a file name must be text, not b'q.txt'")):
-            with self.subTest(name=name), self.assertRaisesRegex(rre.EvalError, "^%s$" % re.escape(message)):
-                rre.read_qrels(name)
-
-    def test_the_readers_take_match_and_fields_as_the_scoring_functions_do(self):
-        with tempfile.TemporaryDirectory() as folder:
-            log = Path(folder, "ragas.jsonl")
-            log.write_text(json.dumps({"query_id": "q1", "reference_contexts": ["Paris is  the capital."],
-                                       "retrieved_contexts": ["Lyon.", " Paris is the capital.\n"]}) + "\n")
-            qrels = rre.read_qrels(log, fields={"relevant": "reference_contexts"}, match="text")
-            run = rre.read_run(log, fields={"retrieved": "retrieved_contexts"}, match="text")
-            self.assertEqual((qrels, run), ({"q1": {"Paris is the capital.": 1}}, {"q1": ["Lyon.", "Paris is the capital."]}))
-            self.assertEqual(rre.score_run(qrels, run, "RR", match="text")["measures"], {"RR": 0.5})
-            Path(folder, "q.txt").write_text("q1 0 d1 1\n")
-            for call, message in ((lambda: rre.read_run(log, match="words"), "match must be one of id, text, contains"),
-                                  (lambda: rre.read_qrels(Path(folder, "q.txt"), fields={"relevant": "x"}),
-                                   "every input is text (TREC or TSV): it would change nothing")):
-                with self.subTest(message=message), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
-                    call()
-        for lengths in ({1: 3}, {"d1": 3, None: 4}):  # a dict's keys are the caller's: EvalError, not TypeError
-            with self.subTest(lengths=lengths), self.assertRaisesRegex(rre.EvalError, "^lengths: ID must be a string"):
-                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=5)", lengths=lengths)
-
-    def test_public_names(self):
-        self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
-                                                      "read_qrels", "read_run", "check_ids", "EvalError",
-                                                      "__version__"]))
-
-    def test_options_are_keywords_with_their_real_defaults(self):
-        import inspect
-        parser, library_only = rre.build_parser(), {"measure", "k", "fields"}  # -m is the positional measures
-        for call in (rre.score_run, rre.compare_runs, rre.score_runs):
-            options = [p for p in inspect.signature(call).parameters.values() if p.kind == p.KEYWORD_ONLY]
-            self.assertGreater(len(options), 10)
-            for option in options:
-                with self.subTest(call=call.__name__, option=option.name):
-                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]  # one table
-                    self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
-                    expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
-                    self.assertEqual(option.default, expected)
-                    self.assertEqual(option.default, row.default)
-        compare = inspect.signature(rre.compare_runs).parameters
-        evaluating = ("plan", "value", "recorded")
-        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in evaluating and o.name not in library_only),
-                         sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage in evaluating))
-
-    def test_each_kind_of_option_is_checked_as_the_table_says(self):
-        bad = {"count": -1, "cutoff": 0, "limit": float("nan"), "choice": "sometimes", "flag": 1, "text": 5}
-        for option in rre.OPTIONS:
-            if option.stage not in ("plan", "value", "recorded") or option.kind not in bad:
-                continue
-            with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
-                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
-
-    def test_integral_grades_of_any_type_and_a_query_named_like_a_dataset_key(self):
-        class Grade(int):  # numpy's integers are integral without being int
-            pass
-        self.assertEqual(rre.score_run({"q1": {"d1": Grade(2)}}, {"q1": ["d1"]}, "R@1")["measures"], {"R@1": 1.0})
-        with tempfile.TemporaryDirectory() as folder:  # LlamaIndex's dataset holds both of its keys, as objects
-            path = Path(folder, "q.json")
-            path.write_text(json.dumps({"queries": {"d1": 1}, "q2": ["d2"]}), encoding="utf-8")
-            self.assertEqual(rre.read_qrels(path), {"queries": {"d1": 1}, "q2": {"d2": 1}})
-
-    def test_score_run_equals_the_cli(self):
-        data = json_fixture(lambda q: {"d%d" % d: float(d % 5) for d in range(q, q + 8)})
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp, "f.json")
-            path.write_text(json.dumps(data))
-            for args, options in [((), {}), (("-m", "AP,nDCG@3", "--depth", "5"), {"depth": 5}),
-                                  (("-m", "R@2", "--ties", "--ci", "--seed", "3"), {"ties": True, "ci": True, "seed": 3}),
-                                  (("-m", "RR", "--chunk-separator", "#"), {"chunk_separator": "#"})]:
-                with self.subTest(args=args):
-                    measures = args[1] if args else None
-                    expected = json.loads(cli(path, *args)[1] if args else cli(path, "-m", "R@3,RR@3")[1])
-                    self.assertEqual(rre.score_run(data["qrels"], data["runs"], measures, **options),
-                                     without_inputs(expected))
-
-    def test_compare_runs_equals_the_cli_and_mutates_nothing(self):
-        qrels = fixture({})["qrels"]
-        saved = json.dumps([qrels, BASE_RUNS, CAND_RUNS])
-        with tempfile.TemporaryDirectory() as tmp:
-            base, cand = Path(tmp, "b.json"), Path(tmp, "c.json")
-            base.write_text(json.dumps(fixture(BASE_RUNS)))
-            cand.write_text(json.dumps(fixture(CAND_RUNS)))
-            status, out, _ = cli(cand, "--baseline", base, "-m", "R@2,RR", "--max-query-drop", "0.5")
-        result = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, ["R@2", "RR"], max_query_drop=0.5)
-        self.assertEqual((status, result), (1, without_inputs(json.loads(out))))
-        self.assertTrue(result["breaches"])
-        self.assertEqual(json.dumps([qrels, BASE_RUNS, CAND_RUNS]), saved)
-
-    def test_bad_options_and_data(self):
-        for options in ({"missing_run": "ignore"}, {"depth": 0}, {"ties": 1}, {"max_mean_drop": -0.1},
-                        {"relevance_level": -1}, {"chunk_separator": ""}, {"permutations": 0},
-                        {"max_query_drop": float("nan")}, {"seed": 1.5}, {"duplicates": "last"}):
-            with self.subTest(options=options), self.assertRaises(rre.EvalError):
-                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **options)
-        self.assertEqual(rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "RR", permutations=1)
-                         ["comparison"]["RR"]["p_value"], 1.0)  # one query changed: enumerated, whatever the draws
-        for options in ({"judged_too": True}, {"max_mean_drop": 0.1}, {"permutations": 10}):
-            with self.subTest(options=options), self.assertRaises(TypeError):  # score_run has no gate
-                rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, **options)
-        with self.assertRaisesRegex(rre.EvalError, "--max-mean-drop needs --baseline"):
-            rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
-        with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
-            rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
-
-
-# --- Query groups, several runs, the plot, statistics at scale ---
-
-GROUP_QRELS = {"q%d" % i: {"d%d" % i: 1, "x%d" % i: 0} for i in range(12)}
-GROUPS = {"billing": ["q0", "q1", "q2", "q3", "q4", "q5"], "multi-hop": ["q8", "q6", "q7"],
-          "names": ["q9", "q1"]}  # q1 is in two groups, q10 and q11 in none
-
-
-def group_run(rank_of):
-    """Each query's relevant document d<i> at rank rank_of(i) (None: not retrieved) among fillers."""
-    runs = {}
-    for i in range(12):
-        ranking = ["f%d_%d" % (i, j) for j in range(4)]
-        if rank_of(i) is not None:
-            ranking.insert(rank_of(i) - 1, "d%d" % i)
-        runs["q%d" % i] = ranking
-    return runs
-
-
-BASE_GROUP_RUN = group_run(lambda i: 1 + i % 3)
-CAND_GROUP_RUN = group_run(lambda i: 2 if 6 <= i <= 8 else 1 + i % 3)  # multi-hop: RR 1, 1/2, 1/3 -> 1/2 each
-
-
-class GroupsTest(TempDirTestCase):
-    def setUp(self):
-        super().setUp()
-        self.base = self.write("base.json", BASE_GROUP_RUN)
-        self.cand = self.write("cand.json", CAND_GROUP_RUN)
-        self.qrels = self.write("qrels.json", GROUP_QRELS)
-        self.groups = self.write("groups.json", GROUPS)
-
-    def run_json(self, *args):
-        status, out, err = cli("--qrels", self.qrels, "--run", self.cand, *args)
-        self.assertIn(status, (0, 1), err)
-        return json.loads(out)
-
-    def test_group_means_and_intervals_equal_the_queries_evaluated_alone(self):
-        result = self.run_json("--groups", self.groups, "-m", "RR,R@1,nDCG@3", "--ci")
-        for name, qids in GROUPS.items():
-            alone = [q for q in GROUP_QRELS if q in qids]  # evaluation order: the labels'
-            sub = self.write("sub.json", {"qrels": {q: GROUP_QRELS[q] for q in alone},
-                                          "runs": {q: CAND_GROUP_RUN[q] for q in alone}})
-            expected = json.loads(cli(sub, "-m", "RR,R@1,nDCG@3", "--ci")[1])
-            block = result["groups"][name]
-            self.assertEqual((block["queries"], block["members"]), (len(qids), alone))
-            self.assertEqual((block["measures"], block["ci95"]), (expected["measures"], expected["ci95"]))
-        self.assertAlmostEqual(result["groups"]["billing"]["measures"]["RR"], (1 + 1 / 2 + 1 / 3) * 2 / 6, places=15)
-
-    def test_a_file_of_lines_and_a_fixtures_groups_read_as_the_json_file(self):
-        lines = self.write("groups.txt", "# query group\n" + "".join(
-            "%s %s\n" % (q, name) for name, qids in GROUPS.items() for q in qids))
-        by_json = self.run_json("--groups", self.groups, "-m", "RR")
-        self.assertEqual(without_inputs(self.run_json("--groups", lines, "-m", "RR")), without_inputs(by_json))
-        fixture_with_groups = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
-        self.assertEqual(json.loads(cli(fixture_with_groups, "-m", "RR")[1])["groups"], by_json["groups"])
-        self.assertEqual(without_inputs(self.run_json("--groups", fixture_with_groups, "-m", "RR")),
-                         without_inputs(by_json))  # its "groups" only
-
-    def test_seed_mode_ignores_a_fixtures_groups_as_it_ignores_any_other_key(self):
-        seed = json.loads(FIXTURE.read_text())
-        path = self.write("f.json", dict(seed, groups=5))
-        self.assertEqual(cli(path), (0, SEED_STDOUT, ""))
-        rejected(self, *cli(path, "-m", "RR"), "f.json: groups: expected an object of group names to query IDs")
-
-    def test_the_group_gate_fails_exactly_when_a_groups_drop_exceeds_the_limit(self):
-        # multi-hop's RR mean falls from (1 + 1/2 + 1/3) / 3 to 1/2, a drop of 0.1111; the others keep theirs
-        drop = (1 + 1 / 2 + 1 / 3) / 3 - 0.5
-        for limit, status in ((0.1112, 0), (0.111, 1)):
-            with self.subTest(limit=limit):
-                code, out, err = cli("--qrels", self.qrels, "--run", self.cand, "--baseline", self.base,
-                                     "--groups", self.groups, "-m", "RR,R@4", "--max-group-drop", limit)
-                self.assertEqual(code, status, err)
-                breaches = json.loads(out)["breaches"]
-                self.assertEqual(breaches, [] if not status else [
-                    {"measure": "RR", "query": None, "baseline": (1 + 1 / 2 + 1 / 3) / 3, "candidate": 0.5,
-                     "drop": drop, "gate": "--max-group-drop", "limit": limit, "group": "multi-hop"}])
-                if status:
-                    self.assertIn("gate failed: RR group 'multi-hop' mean: 0.6111 -> 0.5000 (drop 0.1111 > "
-                                  "--max-group-drop 0.111)", err)
-
-    def test_group_comparisons_and_holm_over_groups_and_measures(self):
-        result = self.run_json("--baseline", self.base, "--groups", self.groups, "-m", "RR,R@1")
-        rows = [row for block in result["groups"].values() for row in block["comparison"].values()]
-        self.assertEqual(len(rows), 6)
-        self.assertEqual([r["p_holm"] for r in rows], rre.holm([r["p_value"] for r in rows]))
-        hop = result["groups"]["multi-hop"]["comparison"]["RR"]  # q6: rank 1 -> 2, q7: 2 -> 2, q8: 3 -> 2
-        self.assertEqual((hop["improved"], hop["regressed"], hop["lost"]), ({"q8": 0.5 - 1 / 3}, {"q6": -0.5}, []))
-        self.assertEqual(result["groups"]["billing"]["comparison"]["RR"]["delta"], 0.0)
-
-    def test_holm_over_groups_with_p_values_below_one(self):
-        qrels, groups = self.write("q6.json", REPLICATE_QRELS), self.write("g6.json", {"all": list(REPLICATE_QRELS),
-                                                                                         "one": ["q0"]})
-        base, cand = self.write("ones.json", rr_run(1, 1, 1, 1, 1, 1)), self.write("twos.json", rr_run(2, 2, 2, 2, 2, 2))
-        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "--groups", groups, "-m", "RR,R@1")
-        rows = json.loads(out)["groups"]["all"]["comparison"]
-        self.assertEqual([rows[n]["p_value"] for n in ("RR", "R@1")], [2 / 64, 2 / 64])  # six drops, one sign
-        self.assertEqual([rows[n]["p_holm"] for n in ("RR", "R@1")], [4 * 2 / 64, 4 * 2 / 64])  # 2 groups x 2 measures
-        status, out, err = cli("--qrels", qrels, "--run", cand, "--groups", groups, "-m", "RR")
-        self.assertEqual([sorted(block) for block in json.loads(out)["groups"].values()],
-                         [["measures", "members", "queries", "small"]] * 2)  # no ci95 without --ci
-
-    def test_small_groups_are_flagged_and_still_gated(self):
-        result = self.run_json("--baseline", self.base, "--groups", self.groups, "-m", "RR", "--max-group-drop", "0")
-        self.assertEqual({n: b["small"] for n, b in result["groups"].items()},
-                         {"billing": False, "multi-hop": True, "names": True})
-        self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
-        _, table, _ = cli("--qrels", self.qrels, "--run", self.cand, "--groups", self.groups, "--format", "table")
-        self.assertRegex(table, r"multi-hop\s+3 \(few\)")
-        self.assertIn("(few): fewer than 5 queries", table)
-
-    def test_groups_in_every_format(self):
-        args = ("--qrels", self.qrels, "--run", self.cand, "--groups", self.groups, "-m", "RR")
-        _, table, _ = cli(*args, "--baseline", self.base, "--format", "table")
-        self.assertRegex(table, r"multi-hop\s+3 \(few\)\s+0\.5000 \(-0\.1111\)")
-        _, markdown, _ = cli(*args, "--format", "markdown")
-        self.assertIn("| billing | 6 | 0.6111 |", markdown)
-        _, trec, _ = cli(*args, "--format", "trec")
-        self.assertIn("num_q\tgroup:multi-hop\t3\nrecip_rank\tgroup:multi-hop\t0.5\n", trec)
-        _, text, _ = cli(*args, "--format", "csv")
-        rows = list(csv.DictReader(io.StringIO(text)))
-        self.assertEqual([r["query"] for r in rows if r["group:names"] == "1"], ["q1", "q9"])
-        self.assertEqual(len(rows), 12)
-
-    def test_with_a_baseline_the_group_intervals_are_those_without(self):
-        alone = self.run_json("--groups", self.groups, "-m", "RR,AP", "--ci", "--seed", "4")
-        compared = self.run_json("--groups", self.groups, "-m", "RR,AP", "--ci", "--seed", "4", "--baseline", self.base)
-        self.assertEqual({n: b["ci95"] for n, b in compared["groups"].items()},
-                         {n: b["ci95"] for n, b in alone["groups"].items()})
-        self.assertEqual(compared["ci95"], alone["ci95"])
-
-    def test_library_groups_answer_as_the_cli(self):
-        self.assertEqual(rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "RR", groups=GROUPS),
-                         without_inputs(self.run_json("--groups", self.groups, "-m", "RR")))
-        result = rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", groups=GROUPS, max_group_drop=0.1)
-        self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
-        with self.assertRaisesRegex(rre.EvalError, "--max-group-drop needs query groups"):
-            rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", max_group_drop=0.1)
-        for options, message in (({"groups": {"g": ["q99"]}}, "groups.g[0]: query 'q99': group 'g' names a query"),
-                                 ({"groups": {"g": []}}, "groups.g: group 'g' is empty"),
-                                 ({"groups": ["q1"]}, "groups: expected an object")):
-            with self.subTest(options=options), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
-                rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "RR", **options)
-
-
-def three_runs():
-    return {"a.json": group_run(lambda i: 1), "b.json": CAND_GROUP_RUN, "c.json": group_run(lambda i: None if i < 4 else 2)}
 
 
 class SeveralRunsTest(TempDirTestCase):
@@ -2650,206 +5651,28 @@ class PlotTest(TempDirTestCase):
         self.assertGreater(len(set(bars)), 2)
         self.assertTrue(all(rre._LEFT <= x < right for x in bars), bars)
 
+    def test_a_plot_draws_a_budget_up_to_its_top_k(self):
+        """The curve of R(tokens=B)@k reaches the plot's largest k, past the budget's own cutoff."""
+        qrels = {"q1": ["d%d" % i for i in range(0, 12, 2)]}
+        run = {"q1": ["d%d" % i for i in range(12)]}
+        fixture = self.write("f.json", {"qrels": qrels, "runs": run})
+        lengths = self.write("l.txt", "".join("d%d 10\n" % i for i in range(12)))
+        plot = self.tmp / "p.svg"
+        status, out, err = cli(fixture, "-m", "R(tokens=100)@2,nDCG@8", "--lengths", lengths, "--plot", plot)
+        self.assertEqual(status, 0, err)
+        alone = rre.score_run(qrels, run, ["R(tokens=100)@8"], lengths={"d%d" % i: 10 for i in range(12)})
+        self.assertEqual(alone["measures"]["R(tokens=100)@8"], 4 / 6)  # ten items fit: d0 d2 d4 d6 within 8
+        svg = plot.read_text()
+        points = re.search(r'points="([^"]+)"><title>[^<]*</title></polyline>', svg).group(1).split()
+        ys = [float(p.split(",")[1]) for p in points]
+        self.assertEqual(len(ys), 8)
+        self.assertLess(ys[7], ys[1])  # still rising past k = 2: R@8 within the budget is 4/6, not R@2's 1/6
 
-GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
-    ({"g.json": {"billing": ["q1", "q99"]}}, ["--groups", "g.json"],
-     ["g.json: billing[1]: query 'q99': group 'billing' names a query that has no labels"]),
-    ({"g.txt": "q1 a\nq99 b\n"}, ["--groups", "g.txt"], ["g.txt:2: query 'q99': group 'b' names a query"]),
-    ({"g.json": {"billing": []}}, ["--groups", "g.json"], ["g.json: billing: group 'billing' is empty"]),
-    ({"g.json": {}}, ["--groups", "g.json"], ["g.json: no groups"]),
-    ({"g.txt": "# nothing\n"}, ["--groups", "g.txt"], ["g.txt: no groups"]),
-    ({"g.json": {"a": ["q1", "q2", "q1"]}}, ["--groups", "g.json"],
-     ["g.json: a[2]: query 'q1' is listed twice in group 'a' (first at g.json: a[0])"]),
-    ({"g.txt": "q1 a\nq2 a\nq1 a\n"}, ["--groups", "g.txt"], ["g.txt:3: query 'q1' is listed twice in group 'a' (first at g.txt:1)"]),
-    ({"g.txt": "q1 a b\n"}, ["--groups", "g.txt"], ["g.txt:1: expected 2 columns (QID GROUP), found 3"]),
-    ({"g.json": {"a": "q1"}}, ["--groups", "g.json"], ["g.json: a: expected a list of query IDs, not str"]),
-    ({"g.json": {" ": ["q1"]}}, ["--groups", "g.json"], ["group name ' ' is blank"]),
-    ({}, ["--max-group-drop", "0.1"], ["--max-group-drop needs --baseline"]),
-    ({"b.json": BASE_GROUP_RUN}, ["--baseline", "b.json", "--max-group-drop", "0.1"], ["--max-group-drop needs query groups"]),
-    ({"g.json": GROUPS}, ["--groups", "g.json", "--missing-run", "skip", "--unlabeled", "skip"], None),
-]
-
-
-class OutputFilesTest(TempDirTestCase):
-    """Side outputs (--summary, --pool, --plot, --junit): a regular file is replaced whole, through
-    a symlink; a device or a FIFO is written in place, as a shell's > writes it; no output lands
-    on an input, whatever its role or its name."""
-
-    OUTPUTS = {"summary": [], "pool": [], "plot": [], "junit": ["--max-mean-drop", "0.5"]}
-
-    def run_with(self, option, path):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1", "x"], "q2": []}})
-        return cli(fixture, "-m", "R@2", "--baseline", fixture, "--" + option, path, *self.OUTPUTS[option])
-
-    def test_every_output_option_is_covered(self):
-        self.assertEqual(set(self.OUTPUTS), {o.name for o in rre.OPTIONS if o.stage == "output" and o.kind == "file"})
-
-    def test_a_fifo_receives_the_bytes_and_stays_a_fifo(self):
-        import threading
-        for option in self.OUTPUTS:
-            fifo, got = self.tmp / (option + ".fifo"), []
-            os.mkfifo(fifo)
-            reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
-            reader.start()
-            status, _, err = self.run_with(option, fifo)
-            reader.join(5)
-            with self.subTest(option=option):
-                self.assertEqual(status, 0, err)
-                self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
-                self.assertTrue(got and got[0].strip(), got)
-
-    def test_a_device_is_written_in_place_and_a_full_one_is_exit_3(self):
-        try:  # /dev/null's and /dev/full's numbers, in our own folder: never the machine's own /dev
-            os.mknod(self.tmp / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-            os.mknod(self.tmp / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
-        except (OSError, AttributeError):
-            self.skipTest("no device node can be made here (not root)")
-        for option in self.OUTPUTS:
-            with self.subTest(option=option):
-                status, out, err = self.run_with(option, self.tmp / "null")
-                self.assertEqual((status, err), (0, ""))
-                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "null").st_mode))
-                status, out, err = self.run_with(option, self.tmp / "full")
-                self.assertEqual(status, 3)
-                self.assertIn("No space left on device", err)
-                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "full").st_mode))
-        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["f.json", "full", "null"])  # no temporary left
-
-    def test_a_symlink_keeps_naming_the_file_it_names(self):
-        (self.tmp / "real.svg").write_text("old")
-        os.symlink("real.svg", self.tmp / "link.svg")
-        self.assertEqual(self.run_with("plot", self.tmp / "link.svg")[0], 0)
-        self.assertTrue((self.tmp / "link.svg").is_symlink())
-        self.assertTrue((self.tmp / "real.svg").read_text().startswith("<svg"))
-
-    def test_no_output_lands_on_an_input_of_any_role_under_any_name(self):
-        """The inputs are those of the options table: a role added later is guarded too."""
-        files = {name: self.write(name, "x") for name in ("f", "q", "r", "b", "other")}
-        usage = {"fixture": ["{}"], "qrels": ["--qrels", "{}", "--run", files["r"]], "run": ["--qrels", files["q"],
-                 "--run", "{}"], "baseline": [files["f"], "--baseline", "{}"],
-                 "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"]}
-        for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
-            args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
-            target = self.write(role + ".in", "x")
-            os.link(target, self.tmp / (role + ".hard"))
-            os.symlink(target.name, self.tmp / (role + ".soft"))
-            for option, name in itertools.product(self.OUTPUTS, ("hard", "soft", "./")):
-                other = "./" + target.name if name == "./" else self.tmp / (role + "." + name)
-                command = [target if a == "{}" else a for a in args] + ["-m", "R@2", "--" + option, other]
-                command += self.OUTPUTS[option] + ["--baseline", files["b"]] * (
-                    option == "junit" and "--baseline" not in command)
-                with self.subTest(role=role, option=option, name=name):
-                    home = os.getcwd()
-                    os.chdir(self.tmp)
-                    try:
-                        rejected(self, *cli(*command), "which is read or written already")
-                    finally:
-                        os.chdir(home)
-                    self.assertEqual(target.read_text(), "x")
-
-
-class GroupRejectionTest(TempDirTestCase):
-    def test_rejections(self):
-        os.chdir(self.tmp)
-        self.addCleanup(os.chdir, ROOT)
-        self.write("qrels.json", GROUP_QRELS)
-        self.write("run.json", CAND_GROUP_RUN)
-        for files, args, fragments in GROUP_REJECTIONS[:-1]:
-            with self.subTest(args=args, files=files):
-                for name, content in files.items():
-                    self.write(name, content)
-                rejected(self, *cli("--qrels", "qrels.json", "--run", "run.json", *args), *fragments)
-        partial_run = self.write("partial.json", {q: r for q, r in CAND_GROUP_RUN.items() if q not in GROUPS["names"]})
-        rejected(self, *cli("--qrels", "qrels.json", "--run", partial_run, "--groups", self.write("g.json", GROUPS),
-                            "--missing-run", "skip"), "error: %s: group 'names': none of its 2 queries is left to evaluate"
-                 % partial_run)
-        both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
-        rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
-
-
-def old_bootstrap_means(column, rng, resamples):
-    """Today's method before issue 13, for comparison: rng.choices picks, exact float means."""
-    n = len(column)
-    return [math.fsum(map(column.__getitem__, rng.choices(range(n), k=n))) / n for _ in range(resamples)]
-
-
-class StatisticsAtScaleTest(unittest.TestCase):
-    def test_sampled_p_agrees_with_enumeration_within_sampling_error(self):
-        rng = random.Random(11)
-        cases = [[rng.choice([-1.0, -0.5, 0.5, 1.0, 1 / 3]) for _ in range(17)],   # few distinct: ties
-                 [rng.random() - 0.4 for _ in range(17)],                            # continuous
-                 [0.25] * 9 + [-0.25] * 6 + [0.75, 1.0]]                             # equal blocks
-        for diffs in cases:
-            with self.subTest(diffs=diffs[:4]):
-                sums = [0.0]
-                for d in diffs:
-                    sums = [x + d for x in sums] + [x - d for x in sums]
-                exact = sum(1 for x in sums if abs(x) >= abs(sum(diffs)) - 1e-9) / len(sums)
-                sampled = rre.sign_flip_p(diffs, 20000, random.Random(2))
-                error = math.sqrt(exact * (1 - exact) / 20000) + 1 / 20001
-                self.assertLess(abs(sampled - exact), 4.5 * error, (sampled, exact))
-
-    def test_the_fast_statistics_equal_the_reference(self):
-        rng = random.Random(3)
-        for trial in range(24):
-            n = rng.choice([17, 40, 130, 300])
-            diffs = [rng.choice([0.5, -0.5, 1.0, 0.0]) if trial % 3 else rng.random() - 0.5 for _ in range(n)]
-            if trial == 5:
-                diffs = [0.5] * 270 + [-1 / 3] * 9 + [1e-30]  # a run of more than 31 equal blocks, a value that rounds to 0
-            permutations = 9000 if trial < 2 else rng.choice([1, 99, 1000])  # 9000: more than one round of draws
-            columns = [diffs, [abs(d) for d in diffs]]
-            fixed = [rre.fixed_point(column) for column in columns]
-            blocks, reach = rre.flip_blocks([d for d in diffs if d])
-            draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
-            self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
-            self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
-        for n, resamples in ((130, 1000), (rre.BOOTSTRAP_WORDS + 7, 16)):  # words drawn ahead, and left over
-            fixed = [rre.fixed_point([rng.random() - 0.5 for _ in range(n)])]
-            self.assertEqual(rre.fast_bootstrap_sums(fixed, n, resamples), rre.reference_bootstrap_sums(fixed, n, resamples))
-
-    def test_blocks_of_equal_values_count_every_draw(self):
-        rng = random.Random(11)
-        blocks = [[5] * 8] * 3 + [[1, 2, 3, 4, 5, 6, 7, 8]]
-        draws = [bytes(rng.getrandbits(8) for _ in range(64)) for _ in blocks]
-        for reach in range(0, 160, 2):  # every threshold: one draw counted wrong shows at one of them
-            with self.subTest(reach=reach):
-                self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
-
-    def test_the_bootstrap_draws_as_todays_method_did(self):
-        column = [0.0, 0.0, 0.1, 0.25, 0.5, 0.5, 1.0, 1.0, 0.2, 0.7, 0.05, 0.9]
-        fixed = rre.fixed_point(column)
-        new = [s[0] / fixed[1] / len(column) for s in rre.bootstrap_sums([fixed], 1, 4000)]
-        old = old_bootstrap_means(column, random.Random(1), 4000)
-        for summary in (statistics_mean, statistics_sd):
-            self.assertAlmostEqual(summary(new), summary(old), delta=0.01)
-        self.assertAlmostEqual(sorted(new)[100], sorted(old)[100], delta=0.03)   # the 2.5% point
-        self.assertAlmostEqual(sorted(new)[3899], sorted(old)[3899], delta=0.03)  # the 97.5% point
-        counts = [0] * 5  # each index equally likely, with replacement
-        for picks in rre.resample_picks(5, random.Random(2), 2000):
-            for i in picks:
-                counts[i] += 1
-        self.assertLess(sum((c - 2000) ** 2 / 2000 for c in counts), 18.5)  # chi-square, 4 degrees: p < 0.001
-
-
-def statistics_mean(values):
-    return math.fsum(values) / len(values)
-
-
-def statistics_sd(values):
-    mean = statistics_mean(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
-
-
-# --- Issue 18: the first real file works ---
-
-def parsed_svg(path):
-    import xml.etree.ElementTree as ET
-    return ET.parse(str(path)).getroot()
-
-
-def plot_top(root):
-    """Where a plot's first panel starts: below the title's lines."""
-    return 36 + 20 * max(1, len(list(root.iter("{http://www.w3.org/2000/svg}tspan"))))
+    def test_k_ticks(self):
+        for top, ticks in ((1, [1]), (3, [1, 3]), (7, [1, 5, 7]), (20, [1, 5, 10, 15, 20]), (21, [1, 2, 5, 10, 21]),
+                           (25, [1, 2, 5, 10, 25]), (128, [1, 2, 5, 10, 20, 50, 128]),
+                           (200, [1, 2, 5, 10, 20, 50, 100, 200]), (300, [1, 2, 5, 10, 20, 50, 100, 200, 300])):
+            self.assertEqual(rre._k_ticks(top), ticks)
 
 
 class SideOutputsTest(TempDirTestCase):
@@ -3002,2743 +5825,6 @@ class SideOutputsTest(TempDirTestCase):
         self.assertEqual(out, cli("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3")[1])  # stdout whole
 
 
-def digits_run():
-    """Ten queries labeled with digit IDs; q8 and q9 rank only documents labeled for other queries."""
-    qrels = {"q%d" % i: {str(100 + i): 1} for i in range(10)}
-    runs = {"q%d" % i: [str(100 + i), "900"] for i in range(8)}
-    runs.update({"q8": ["100", "101"], "q9": ["102", "103"]})
-    return qrels, runs
-
-
-class FilesAsTheyComeTest(TempDirTestCase):
-    def test_an_object_with_a_query_id_but_no_role_is_not_a_record(self):
-        rejected(self, *cli("--qrels", self.write("odd.json", {"qid": "q1", "question": "why?"}), "--run",
-                            self.write("r.json", {"q1": ["d1"]})),
-                 "odd.json: qid: query 'qid': expected an object of document IDs to grades, not str 'q1'")
-
-    def test_a_bad_byte_after_a_blank_first_line_names_its_line(self):
-        rejected(self, *cli("--qrels", self.write("q.txt", b"\nq1 0 d\xff 1\n"), "--run", self.write("r.json", {"q1": []})),
-                 "q.txt:2: not UTF-8: byte 0xff")
-
-    def test_a_bom_a_block_boundary_and_folded_chunks(self):
-        records = "".join(json.dumps({"qid": q, "relevant": ["d1#1"], "retrieved": ["d1#1", "d1#2"]}) + "\n"
-                          for q in ("q1", "q2"))
-        status, out, err = cli(self.write("bom.jsonl", "\ufeff" + records), "-m", "R@1", "--chunk-separator", "#",
-                               "--format", "table")
-        self.assertEqual(status, 0, err)
-        self.assertIn("folded 2 ranked chunks into an earlier chunk of their document, in 2 queries", out)
-        lines = "".join("q%05d 0 d 1\n" % i for i in range(rre.BLOCK // 13))  # 13 bytes a line
-        path = self.write("q.txt", lines + "\u00e9q 0 d 1\n")  # its first byte the last of the first block
-        self.assertEqual(len(lines.encode()) // rre.BLOCK, 0)
-        self.assertEqual(rre.read_qrels(path)["\u00e9q"], {"d": 1})
-
-    """Section 15 of the contract: files as other tools write them."""
-
-    def setUp(self):
-        super().setUp()
-        os.chdir(self.tmp)
-        self.addCleanup(os.chdir, ROOT)
-
-    def test_no_letter_case_hint_for_ids_labeled_for_other_queries(self):
-        qrels, runs = digits_run()
-        status, out, err = cli(self.write("f.json", {"qrels": qrels, "runs": runs}), "-m", "RR")
-        self.assertEqual((status, err), (0, ""))
-        self.assertEqual(json.loads(out)["warnings"], [])
-        hint = rre.id_mismatch({q: rre.Ranking(rre.judge({}, 2, {}), 0, ("D%d" % i,)) for i, q in enumerate("abcd")},
-                               {q: {"d%d" % i: 1} for i, q in enumerate("abcd")})
-        self.assertIn("differ in letter case", hint)
-
-    def test_wrapped_halves_of_a_fixture(self):
-        self.write("q.json", {"qrels": {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]}})
-        self.write("r.json", {"runs": {"q1": ["d9", "d2", "d1"], "q2": ["d3", "d8", "d9"], "q3": ["d8", "d9", "d10"]}})
-        status, out, err = cli("--qrels", "q.json", "--run", "r.json", "--baseline", "r.json", "-m", "R@3,RR@3")
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 2 / 3, "RR@3": 0.5}, err)
-        self.assertEqual(rre.read_qrels("q.json")["q1"], {"d1": 1, "d2": 1})
-        self.assertEqual(rre.read_run(Path("r.json"))["q3"], ["d8", "d9", "d10"])
-        rejected(self, *cli("--qrels", "r.json", "--run", "r.json"), "r.json", 'without "qrels"', 'it has "runs"')
-        self.write("empty.json", {"runs": {}})  # read by the reference reader, not as a query named "runs"
-        status, out, err = cli("--qrels", "q.json", "--run", "empty.json", "-m", "RR", "--missing-run", "zero")
-        self.assertEqual((status, json.loads(out)["measures"], json.loads(out)["zeroed"]["missing_run"]),
-                         (0, {"RR": 0.0}, ["q1", "q2", "q3"]), err)
-        rejected(self, *cli("--qrels", "q.json", "--run", "q.json"), 'without "runs"', "a file of rankings")
-
-    def test_arrays_and_single_records(self):
-        records = [{"query_id": q, "relevant": rel, "retrieved": ret} for q, rel, ret in SEED_RECORDS]
-        self.write("all.json", json.dumps(records, indent=2))
-        self.assertEqual(cli("all.json", "--k", "3"), (0, SEED_STDOUT, ""))
-        self.write("labels.json", [{"qid": q, "expected_ids": rel} for q, rel, _ in SEED_RECORDS])
-        self.write("ranks.json", [{"qid": q, "retrieved_ids": ret} for q, _, ret in SEED_RECORDS])
-        status, out, _ = cli("--qrels", "labels.json", "--run", "ranks.json", "--baseline", "all.json", "-m", "R@3")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@3": 2 / 3}))
-        self.write("one.jsonl", json.dumps(records[0]) + "\n")
-        status, out, _ = cli("one.jsonl", "-m", "R@3,RR@3")
-        self.assertEqual(json.loads(out)["per_query"], {"q1": {"R@3": 1.0, "RR@3": 0.5}})
-        self.assertEqual(rre.read_run("one.jsonl"), {"q1": ["d9", "d2", "d1"]})
-        rejected(self, *cli(self.write("empty.json", "[]"), "-m", "R@3"), "empty.json", "no records")
-        rejected(self, *cli(self.write("bad.json", [records[0], {"query_id": "q2", "retrieved": "d1"}]), "-m", "R@3"),
-                 "bad.json: [1]: retrieved", "expected an object of document IDs")
-
-    def test_fields_name_a_logs_own_keys(self):
-        log = [{"question": "q?", "page": "p%d" % i, "expected_chunk_ids": rel, "retrieved_chunk_ids": ret, "qid": q}
-               for i, (q, rel, ret) in enumerate(SEED_RECORDS)]
-        self.write("log.jsonl", "\n".join(map(json.dumps, log)) + "\n")
-        rejected(self, *cli("log.jsonl", "--k", "3"), "log.jsonl:1", "no labels (", "'expected_chunk_ids'",
-                 "--fields relevant=KEY,retrieved=KEY")
-        fields = ["--fields", "relevant=expected_chunk_ids", "--fields", "retrieved=retrieved_chunk_ids"]
-        self.assertEqual(without_inputs(cli("log.jsonl", "-m", "R@3,RR@3", *fields)),
-                         without_inputs(cli(FIXTURE, "-m", "R@3,RR@3")))
-        self.assertEqual(without_inputs(cli("--qrels", "log.jsonl", "--run", "log.jsonl", "-m", "RR", *fields)),
-                         without_inputs(cli(FIXTURE, "-m", "RR")))
-        self.assertEqual(rre.read_qrels("log.jsonl", fields={"relevant": "expected_chunk_ids"})["q2"], {"d3": 1})
-        rejected(self, *cli("--qrels", "log.jsonl", "--run", "log.jsonl", "--fields", "relevant=expected_chunk_ids"),
-                 "no rankings: no record has retrieved", "the first record's keys", "--fields retrieved=KEY")
-        rejected(self, *cli("log.jsonl", "--fields", "retrieved=retrieved_chunk_ids"),
-                 "no labels: no record has relevant", "--fields relevant=KEY")
-        rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
-                 "query 'p0': the record has no labels (x), ranking (y), evidence sets (evidence or retrieval_gt) "
-                 "or answerability (answerable)")
-        for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
-                              ("relevant=", "ROLE=KEY pairs")):
-            with self.subTest(bad):
-                rejected(self, *cli("log.jsonl", "--fields", bad), fragment)
-        self.assertRaises(rre.EvalError, rre.read_run, "log.jsonl", fields={"colour": "x"})
-
-    def test_the_help_examples_for_beir_and_logs_run_as_printed(self):
-        examples = [line.split("rag_retrieval_eval.py ", 1)[1].split() for line in
-                    rre.build_parser().format_help().splitlines() if "scifact/" in line or "--fields" in line
-                    and line.strip().startswith("python3")]
-        self.assertEqual(len(examples), 2, examples)
-        os.makedirs("scifact/qrels")
-        self.write("scifact/qrels/test.tsv", b"query-id\tcorpus-id\tscore\r\n1\t31715818\t1\r\n3\t14717500\t1\r\n")
-        self.write("results.json", {"1": {"31715818": 12.5, "1234": 3.0}, "3": {"99": 4.0}, "5": {"7": 1.0}})
-        self.write("log.jsonl", '{"qid": "q1", "expected_chunk_ids": ["c1"], "retrieved_chunk_ids": ["c2", "c1"]}\n'
-                                '{"qid": "q2", "expected_chunk_ids": ["c3"], "retrieved_chunk_ids": ["c3"]}\n')
-        for args in examples:
-            with self.subTest(args):
-                status, out, err = cli(*args)
-                self.assertEqual(status, 0, err)
-                self.assertTrue(json.loads(out)["measures"])
-
-    def test_llamaindex_dataset_gives_its_labels(self):
-        dataset = {"queries": {"q1": "What is X?", "q2": "Who made Y?"}, "corpus": {"n1": "X is ...", "n2": "Y ..."},
-                   "relevant_docs": {"q1": ["n1"], "q2": ["n2"]}, "mode": "text"}
-        self.write("train_dataset.json", dataset)
-        self.assertEqual(rre.read_qrels("train_dataset.json"), {"q1": {"n1": 1}, "q2": {"n2": 1}})
-        self.write("r.json", {"q1": ["n2", "n1"], "q2": ["n2"]})
-        status, out, err = cli("--qrels", "train_dataset.json", "--run", "r.json", "-m", "RR")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.75}), err)
-
-    def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
-        lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
-        rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
-                 "the record has no labels", "'qid', 'question'")
-        misspelled = '{"qid": "q2", "relevnt": ["d3"], "retreived": ["d3"]}'
-        rejected(self, *cli("--qrels", self.write("m.jsonl", lines[0] + "\n" + misspelled + "\n"), "--run",
-                            "m.jsonl"), "m.jsonl:2", "'relevnt', 'retreived'")
-
-    def test_duplicates_first_keeps_the_best_place_in_every_input(self):
-        qrels = {"q1": ["d1"], "q2": ["d3"]}
-        listed = {"q1": ["d9", "d1", "d9", "d1"], "q2": ["d3"]}
-        self.write("f.json", {"qrels": qrels, "runs": listed})
-        self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
-        self.write("r.txt", "q1 Q0 d9 1 1.0\nq1 Q0 d1 2 0.5\nq1 Q0 d1 3 2.0\nq2 Q0 d3 1 1\n")
-        self.write("l.jsonl", '{"id": "q1", "relevant": ["d1"], "retrieved": ["d9", "d1", "d9"]}\n'
-                              '{"id": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n')
-        rejected(self, *cli("f.json", "-m", "RR"), "runs.q1[2]", "'d9' appears twice", "--duplicates first")
-        rejected(self, *cli("--qrels", "q.txt", "--run", "r.txt"), "r.txt:3", "ranked twice", "--duplicates first")
-        status, out, err = cli("f.json", "-m", "RR,NumRet", "--duplicates", "first")
-        result = json.loads(out)
-        self.assertEqual((result["per_query"]["q1"], result["deduplicated"]), ({"RR": 0.5, "NumRet": 2}, {"q1": 2}))
-        self.assertIn("--duplicates first removed 2 repeated documents from 1 query ('q1')", err)
-        for status, out, err in both_paths("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
-                                           "--duplicates", "first"):  # the TREC run: d1's best line (2.0) ranks it first
-            result = json.loads(out)
-            self.assertEqual((result["per_query"]["q1"], result["deduplicated"], result["baseline_deduplicated"]),
-                             ({"RR": 1.0}, {"q1": 1}, {"q1": 2}))
-            self.assertIn("the baseline's 1 query", err)
-        status, out, _ = cli("l.jsonl", "-m", "RR", "--duplicates", "first")
-        self.assertEqual(json.loads(out)["deduplicated"], {"q1": 1})
-        self.assertEqual(rre.score_run(qrels, listed, "RR", duplicates="first")["deduplicated"], {"q1": 2})
-        labeled_twice = {"qrels": {"q1": ["d1", "d1"]}, "runs": {"q1": ["d1"]}}
-        status, out, err = cli(self.write("g.json", labeled_twice), "--duplicates", "first")
-        rejected(self, status, out, err, "qrels.q1[1]", "appears twice")
-        self.assertNotIn("--duplicates", err)
-
-    def test_seed_shape_rule(self):
-        self.assertEqual(cli(FIXTURE, "--k", "3", "--format", "json"), (0, SEED_STDOUT, ""))
-        self.assertEqual(cli(FIXTURE, "--format", "json"), (0, SEED_STDOUT, ""))
-        for other in (["--format", "table"], ["-m", "R@3"], ["--k", "3", "5"], ["--depth", "10"]):
-            with self.subTest(other):
-                self.assertNotEqual(cli(FIXTURE, *other)[1], SEED_STDOUT)
-        self.assertIn("no other option than --format json", " ".join(rre.build_parser().format_help().split()))
-
-    def test_beir_tsv_with_its_header_is_split_on_tabs(self):
-        self.write("test.tsv", b"query-id\tcorpus-id\tscore\r\nq1\tdoc one\t1\r\nq2\td3\t1\r\n")
-        self.write("results.json", {"q1": {"doc one": 3.0, "d2": 1.0}, "q2": {"d9": 2.0, "d3": 1.0}})
-        status, out, err = cli("--qrels", "test.tsv", "--run", "results.json", "-m", "RR,nDCG@10,R@100")
-        self.assertEqual((status, json.loads(out)["measures"]["RR"]), (0, 0.75), err)
-        rejected(self, *cli("--qrels", self.write("e.tsv", "query-id\tcorpus-id\tscore\nq1\t\t1\n"),
-                            "--run", "results.json"), "e.tsv:2", "an empty column")
-
-    def test_too_large_gains_are_refused(self):
-        path = self.write("f.json", {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 1}}, "runs": {"q1": ["d1", "d2", "d3"]}})
-        for extra in ([], ["--baseline", path]):
-            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a sum of gains is not a finite number")
-
-    def test_library_arguments(self):
-        qrels, run = {"q1": ["d1"]}, {"q1": ["d1"]}
-        for bad in (None, 5, b"q.txt"):
-            with self.subTest(bad):
-                self.assertRaises(rre.EvalError, rre.read_qrels, bad)
-                self.assertRaises(rre.EvalError, rre.read_run, bad)
-        self.assertRaisesRegex(rre.EvalError, "not 5", rre.score_run, qrels, run, 5)
-        self.assertRaisesRegex(rre.EvalError, "unknown measure ''", rre.score_run, qrels, run, [])
-        self.assertRaisesRegex(rre.EvalError, "duplicates must be one of", rre.score_run, qrels, run, duplicates="last")
-        from decimal import Decimal
-        self.assertEqual(rre.score_run(qrels, {"q1": {"d1": Decimal("0.3"), "d2": Decimal("0.5")}}, "RR")["measures"],
-                         {"RR": 0.5})
-        self.assertRaises(rre.EvalError, rre.score_run, qrels, {"q1": {"d1": Decimal("NaN")}}, "RR")
-
-    def test_tied_ranks_agree_with_a_sort(self):
-        rng = random.Random(18)
-        for _ in range(50):
-            docs = ["d%02d" % i for i in rng.sample(range(60), 30)]
-            scores = [float(rng.choice([1, 2, 3, 4])) for _ in docs]
-            labels = {d: 1 for d in rng.sample(docs, rng.randint(1, 12))}
-            order = sorted(zip(scores, docs), reverse=True)
-            expected = {d: i for i, (_, d) in enumerate(order, 1) if d in labels}
-            self.assertEqual(rre.rank_scored(docs, scores, labels)[0], expected)
-
-
-# --- Evidence sets (CLI_CONTRACT section 16) ---
-
-EVIDENCE_EXAMPLE = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]]}  # sets A = {{d1, d2}, {d3}}, B = {{d9}}
-EVIDENCE_RANKING = ["d4", "d2", "d5", "d3", "d9"]
-EVIDENCE_VALUES = {"EvidenceRecall@3": 0.5, "EvidenceSuccess@3": 0.0, "EvidenceRecall@4": 1.0,
-                   "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25}  # the contract's worked example
-EVIDENCE_NAMES = ",".join(EVIDENCE_VALUES)
-
-
-def evidence_by_loops(sets, ranking, k=None):
-    """(EvidenceRecall, EvidenceSuccess, EvidenceRR) within k of a ranking of document IDs,
-    from section 16's words, one prefix at a time: the independent implementation."""
-    top = ranking if k is None else ranking[:k]
-
-    def complete(prefix, evidence_set):
-        return all(any(d in prefix for d in slot) for slot in evidence_set)
-    recall = max(sum(1 for slot in s if any(d in top for d in slot)) / len(s) for s in sets)
-    success = 1.0 if any(complete(top, s) for s in sets) else 0.0
-    rr = next((1.0 / r for r in range(1, len(top) + 1) if any(complete(top[:r], s) for s in sets)), 0.0)
-    return recall, success, rr
-
-
-def random_evidence(rng, docs, chunked):
-    """One query's evidence in a random one of the three nestings, and as sets of slots."""
-    def slot():
-        ids = rng.sample(docs, rng.randint(1, 3))
-        return [d + "#%d" % rng.randint(1, 2) if chunked and rng.random() < 0.5 else d for d in ids]
-    nesting = rng.choice((1, 2, 3))
-    if nesting == 1:
-        entry = rng.sample(docs, rng.randint(1, 3))
-        return entry, [[[d] for d in entry]]
-    sets = [[slot() for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 3) if nesting == 3 else 1)]
-    return (sets[0] if nesting == 2 else sets), sets
-
-
-class EvidenceTest(TempDirTestCase):
-    def test_the_worked_example_in_every_input_form(self):
-        run = {"q1": EVIDENCE_RANKING}
-        trec = "".join("q1 Q0 %s %d %d\n" % (d, r, 10 - r) for r, d in enumerate(EVIDENCE_RANKING, 1))
-        forms = {
-            "fixture, evidence standing in for qrels": [self.write("f.json", {"evidence": EVIDENCE_EXAMPLE,
-                                                                              "runs": run})],
-            "fixture with qrels": [self.write("fq.json", {"qrels": {"q1": ["d1", "d9"]}, "runs": run,
-                                                          "evidence": EVIDENCE_EXAMPLE})],
-            "text lines, TREC run": ["--evidence", self.write("e.txt", "# QID SET SLOT DOCID\nq1 A a d1\nq1 A a d2\n"
-                                                                       "q1 A b d3\nq1 B x d9\n"),
-                                     "--run", self.write("run.txt", trec)],
-            "JSON with --qrels": ["--evidence", self.write("e.json", EVIDENCE_EXAMPLE), "--qrels",
-                                  self.write("q.txt", "q1 0 d1 1\n"), "--run", self.write("r.json", run)],
-            "JSON Lines, AutoRAG's field": [self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in (
-                {"qid": "q1", "retrieval_gt": [["d1", "d2"], ["d3"]], "retrieved": EVIDENCE_RANKING},
-                {"qid": "q2", "evidence": [["d9"]], "retrieved": ["d9"]})))],
-            "JSON Lines for --evidence": ["--evidence", self.write("ev.jsonl", json.dumps(
-                {"query_id": "q1", "evidence": EVIDENCE_EXAMPLE["q1"]}) + "\n\n"), "--run", self.write("r2.json", run)],
-        }
-        for form, args in forms.items():
-            with self.subTest(form):
-                (status, out, err), reference = both_paths(*args, "-m", EVIDENCE_NAMES)
-                self.assertEqual((status, out, err), reference)
-                self.assertEqual(status, 0, err)
-                expected = dict(EVIDENCE_VALUES)
-                if form.startswith("JSON Lines, AutoRAG"):  # q1 has set A only; q2 finds its one slot first
-                    expected = {"EvidenceRecall@3": 0.75, "EvidenceSuccess@3": 0.5, "EvidenceRecall@4": 1.0,
-                                "EvidenceSuccess@4": 1.0, "EvidenceRR": (0.25 + 1.0) / 2}
-                self.assertEqual(json.loads(out)["measures"], expected)
-
-    def test_one_set_of_single_slots_is_recall(self):
-        run = {"q1": ["d3", "x", "d1", "d7"], "q2": ["y", "d5"]}
-        evidence = {"q1": ["d1", "d3", "d8"], "q2": ["d5"]}
-        result = rre.score_run(None, run, ["EvidenceRecall@%d" % k for k in (1, 2, 3, 4)] + ["R@1", "R@2", "R@3", "R@4"],
-                               evidence=evidence)
-        for k in (1, 2, 3, 4):
-            self.assertEqual(result["measures"]["EvidenceRecall@%d" % k], result["measures"]["R@%d" % k])
-        self.assertEqual(result["per_query"]["q1"]["EvidenceRecall@3"], 2 / 3)
-
-    def test_random_rankings_agree_with_plain_loops(self):
-        """Nested sets with alternatives, ties, chunks folded, --depth, --judged-only; the
-        library, and the command line's TREC reader through both twins."""
-        rng = random.Random(16)
-        docs = ["d%d" % i for i in range(12)]
-        for case in range(8):
-            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3, 6)), case % 3 == 2
-            qrels, evidence, entries, run = {}, {}, {}, {}
-            for q in ("q%d" % i for i in range(8)):
-                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
-                ranked = [d + "#%d" % rng.randint(1, 3) if chunked else d for d in rng.sample(docs, rng.randint(0, 9))]
-                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}  # ties
-                qrels[q] = {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 4)}
-            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
-            names = ["EvidenceRecall@2", "EvidenceSuccess@3", "EvidenceRR", "EvidenceRR@4", "EvidenceRecall@9"]
-            result = rre.score_run(qrels, run, names, evidence=entries, no_relevant="zero", **options)
-            trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
-                                                 for d, s in r.items()))
-            args = ["--qrels", self.write("q.json", qrels), "--evidence", self.write("e.json", entries),
-                    "--run", trec, "-m", ",".join(names), "--no-relevant", "zero", "--missing-run", "zero"] + (
-                ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only)
-            fast, reference = both_paths(*args)
-            self.assertEqual(fast, reference)
-            self.assertEqual(fast[0], 0, fast[2])
-            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
-            for q, scored in run.items():
-                ranking = [d.split("#")[0] for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
-                ranking = list(dict.fromkeys(ranking))[:depth]
-                if judged_only:
-                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
-                sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
-                recall2, _, _ = evidence_by_loops(sets, ranking, 2)
-                _, success3, _ = evidence_by_loops(sets, ranking, 3)
-                _, _, rr = evidence_by_loops(sets, ranking)
-                _, _, rr4 = evidence_by_loops(sets, ranking, 4)
-                recall9, _, _ = evidence_by_loops(sets, ranking, 9)
-                with self.subTest(case=case, query=q):
-                    self.assertEqual(result["per_query"][q], dict(zip(names, (recall2, success3, rr, rr4, recall9))))
-
-    def test_in_every_mode_and_format(self):
-        qrels = {"q%d" % i: ["d%d" % i] for i in range(6)}
-        evidence = self.write("e.json", {q: [["d" + q[1:]], ["x" + q[1:], "y" + q[1:]]] for q in qrels})
-        base = self.write("base.json", {q: ["d" + q[1:], "x" + q[1:]] for q in qrels})
-        cand = self.write("cand.json", {q: ["d" + q[1:]] + ["z"] * 0 + (["y" + q[1:]] if q < "q3" else []) for q in qrels})
-        groups = self.write("g.json", {"early": ["q0", "q1", "q2"], "late": ["q3", "q4", "q5"]})
-        common = ["--evidence", evidence, "--run", cand, "-m", "EvidenceRecall@2,EvidenceSuccess@2"]
-        status, out, err = cli(*common, "--baseline", base, "--groups", groups, "--max-group-drop", "0.4", "--ci")
-        self.assertEqual(status, 1, err)
-        result = json.loads(out)
-        self.assertEqual(result["comparison"]["EvidenceSuccess@2"]["delta"], -0.5)
-        self.assertEqual(result["comparison"]["EvidenceRecall@2"]["regressed"], {"q3": -0.5, "q4": -0.5, "q5": -0.5})
-        self.assertEqual([(b["group"], b["measure"]) for b in result["breaches"]],
-                         [("late", "EvidenceRecall@2"), ("late", "EvidenceSuccess@2")])
-        self.assertEqual(result["groups"]["late"]["measures"], {"EvidenceRecall@2": 0.5, "EvidenceSuccess@2": 0.0})
-        self.assertEqual(set(result["ci95"]), {"EvidenceRecall@2", "EvidenceSuccess@2"})
-        status, out, err = cli(*common, "--run", base, "--baseline", base, "--format", "markdown")
-        self.assertEqual(status, 0, err)
-        self.assertIn("| EvidenceSuccess@2 |", out)
-        for fmt, shown in (("table", "EvidenceRecall@2"), ("csv", "q5,0.5,0.0"), ("trec", "EvidenceSuccess@2\tall\t0.5")):
-            with self.subTest(fmt):
-                status, out, err = cli(*common, "--format", fmt)
-                self.assertEqual(status, 0, err)
-                self.assertIn(shown, out)
-        plot = self.tmp / "p.svg"
-        status, _, err = cli(*common, "--baseline", base, "--plot", plot)
-        self.assertEqual(status, 0, err)
-        self.assertIn("EvidenceRecall@k", plot.read_text())
-        result = rre.score_runs(None, {"b": json.loads(base.read_text()), "c": json.loads(cand.read_text())},
-                                "EvidenceSuccess@2", evidence=json.loads(evidence.read_text()))
-        self.assertEqual([r["measures"]["EvidenceSuccess@2"] for r in result["runs"].values()], [1.0, 0.5])
-
-    def test_evidence_standing_in_labels_the_ids_relevant_at_grade_1(self):
-        result = rre.score_run(None, {"q1": ["d1"]}, "P@1,P(rel=2)@1,NumRel", evidence={"q1": ["d1", "d2"]})
-        self.assertEqual(result["measures"], {"P@1": 1.0, "P(rel=2)@1": 0.0, "NumRel": 2})
-        fixture = self.write("bom.json", "\ufeff" + json.dumps({"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}))
-        self.assertEqual(json.loads(cli(fixture, "-m", "EvidenceRR")[1])["measures"], {"EvidenceRR": 1.0})  # a BOM
-
-    def test_evidence_beside_labels_in_a_qrels_file(self):
-        run = self.write("run.json", {"q1": ["a#2", "b#1"]})
-        fixture = self.write("f.json", {"qrels": {"q1": ["a"]}, "runs": {}, "evidence": {"q1": [["a"], ["b"]]}})
-        records = self.write("r.jsonl", '{"qid": "q1", "relevant": ["a#1"], "evidence": [["a#1"], ["b#3"]]}\n\n'
-                                        '{"qid": "q2", "relevant": ["c"], "evidence": ["c#1"]}\n')
-        for args in (["--qrels", fixture], ["--qrels", records, "--missing-run", "zero"]):
-            with self.subTest(args[1].name):
-                status, out, err = cli(*args, "--run", run, "--chunk-separator", "#", "-m", "EvidenceSuccess@2,R@1")
-                self.assertEqual(status, 0, err)
-                self.assertEqual(json.loads(out)["per_query"]["q1"], {"EvidenceSuccess@2": 1.0, "R@1": 1.0})
-
-    def test_ties_do_not_pretend_to_bound_evidence(self):
-        status, out, err = cli(self.write("f.json", {"evidence": {"q1": ["d1", "d2"]},
-                                                     "runs": {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0}}}),
-                               "-m", "EvidenceRecall@1,R@1", "--ties")
-        ties = json.loads(out)["ties"]
-        self.assertEqual(ties["measures"], {"EvidenceRecall@1": {"low": None, "high": None},
-                                            "R@1": {"low": 0.0, "high": 0.5}})
-        self.assertIn("EvidenceRecall@1", ties["not_bounded"])
-
-    def test_chunks_fold_in_the_evidence_as_in_the_labels(self):
-        result = rre.score_run(None, {"q1": ["a#3", "a#1", "b#2"]}, "EvidenceRR,EvidenceRecall@1,R@2",
-                               evidence={"q1": [["a#1", "a#2"], ["b#1"]]}, chunk_separator="#")
-        self.assertEqual(result["per_query"]["q1"], {"EvidenceRR": 0.5, "EvidenceRecall@1": 0.5, "R@2": 1.0})
-        self.assertEqual(result["folded"]["total"], 1)
-
-    def test_rejections(self):
-        run = self.write("run.json", {"q1": ["d1"]})
-        qrels = self.write("qrels.txt", "q1 0 d1 1\n")
-        cases = [  # (evidence file content, extra arguments, fragments of the one line)
-            ({"q1": []}, [], ["e.json: q1", "query 'q1'", "the evidence is empty"]),
-            ({"q1": [[]]}, [], ["the evidence is empty"]),
-            ({"q1": [["d1"], []]}, [], ["e.json: q1[1]", "the slot is empty"]),
-            ({"q1": [[["d1"]], []]}, [], ["e.json: q1[1]", "the evidence set is empty"]),
-            ({"q1": [["d1"], "d2"]}, [], ["e.json: q1[1]", "mixed nesting: expected a slot (a list) like the first, not str 'd2'"]),
-            ({"q1": ["d1", ["d2"]]}, [], ["e.json: q1[1]", "mixed nesting: expected an ID"]),
-            ({"q1": [[["d1"]], ["d2"]]}, [], ["q1[1][0]", "not str 'd2'"]),
-            ({"q1": [["d1", "d1"]]}, [], ["q1[0][1]", "document 'd1' appears twice (first at ", "q1[0][0])"]),
-            ({"q1": [["d1", 7]]}, [], ["q1[0][1]", "document ID must be a string, not int 7"]),
-            ({"q1": [[" "]]}, [], ["q1[0][0]", "document ID ' ' is blank"]),
-            ({"q1": [[[["d1"]]]]}, [], ["expected evidence as a list of IDs"]),
-            ({"q1": {"d1": 1}}, [], ["expected evidence as a list of IDs", "not dict"]),
-            ({}, [], ["no evidence: the object holds no query"]),
-            ({"q1": ["d1"], "q2": ["d2"]}, ["--qrels", qrels], ["query 'q2'", "evidence sets but no labels"]),
-            ({"q9": ["d1"]}, ["--qrels", qrels], ["e.json", "query 'q1'", "labels but no evidence set"]),
-            ({"q1": ["#1"]}, ["--chunk-separator", "#"], ["evidence ID '#1' is blank once cut at '#'"]),
-            ("q1 A a d1\nq1 A a d1\n", [], ["e.txt:2", "document 'd1' is listed twice in one slot (first at line 1)"]),
-            ("q1 A d1\n", [], ["e.txt:1", "expected 4 columns (QID SET SLOT DOCID), found 3"]),
-            ("# nothing\n", [], ["e.txt", "no evidence: the file has no QID SET SLOT DOCID lines"]),
-        ]
-        for content, extra, fragments in cases:
-            with self.subTest(content=content):
-                path = self.write("e.txt" if isinstance(content, str) else "e.json", content)
-                rejected(self, *cli("--evidence", path, "--run", run, "-m", "EvidenceRR", *extra), *fragments)
-        fixture = self.write("f.json", {"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
-        rejected(self, *cli(fixture, "--evidence", self.write("e.json", {"q1": ["d1"]})),
-                 'f.json: the fixture has "evidence" and --evidence is given too')
-        rejected(self, *cli(self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "EvidenceRR@5,R@5"),
-                 "EvidenceRR@5 needs evidence sets: --evidence FILE")
-        rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
-        records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": ["d1"]}\n{"qid": "q2", "retrieved": []}\n')
-        rejected(self, *cli(records, "--evidence", self.write("e2.json", {"q1": ["d1"]}), "-m", "EvidenceRR"),
-                 "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
-        bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", "evidence": ["d2"]}\n')
-        rejected(self, *cli("--evidence", bad, "--run", run), "b.jsonl:1: evidence: query 'q1': the evidence is empty")
-        both = self.write("both.jsonl", '{"qid": "q1", "relevant": ["d1"], "evidence": ["d1"]}\n{"qid": "q2", '
-                                        '"relevant": ["d2"], "evidence": ["d2"]}\n')
-        rejected(self, *cli("--qrels", both, "--evidence", self.write("e3.json", {"q1": ["d1"]}), "--run", run),
-                 "both.jsonl: the records give evidence and --evidence is given too")
-        labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
-        rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
-                                                                       "retrieval_gt")
-        with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
-            rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
-
-
-# --- Token budgets and score floors (CLI_CONTRACT section 17) ---
-
-BUDGET_QRELS = {"q1": ["d1", "d3", "d5"]}
-BUDGET_RUN = {"q1": ["d1", "d2", "d3", "d4", "d5"]}
-BUDGET_LENGTHS = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
-BUDGET_VALUES = {"R(tokens=1500)": 1 / 3, "R(tokens=1500,pack=skip)": 2 / 3, "R(tokens=1600)": 2 / 3,
-                 "R(tokens=1500,overhead=50)": 1 / 3, "R@5": 1.0}  # the contract's worked example
-
-
-def ranking_by_loops(scored, labels, lengths, thresh=None, tokens=None, overhead=0, pack="prefix",
-                     separator=None, depth=None, judged_only=False):
-    """The document IDs a measure sees, from section 17's words in their order: depth (the items
-    up to, not including, the one that brings in the (N+1)-th document), floor, budget on the
-    chunks as ranked, folding, judged-only."""
-    ranked = [d for _, d in sorted(((s, d) for d, s in scored.items()), reverse=True)]
-    if depth is not None:
-        seen, within = set(), []
-        for d in ranked:
-            doc = d.split(separator)[0] if separator else d
-            if doc not in seen and len(seen) == depth:
-                break
-            seen.add(doc)
-            within.append(d)
-        ranked = within
-    if thresh is not None:
-        ranked = [d for d in ranked if scored[d] >= thresh]
-    if tokens is not None:
-        kept, total = [], 0
-        for d in ranked:
-            if total + lengths[d] + overhead <= tokens:
-                kept.append(d)
-                total += lengths[d] + overhead
-            elif pack == "prefix":
-                break
-        ranked = kept
-    if separator:
-        ranked = list(dict.fromkeys(d.split(separator)[0] for d in ranked))
-    return [d for d in ranked if labels.get(d, -1) >= 0] if judged_only else ranked
-
-
-def measures_by_loops(ranking, labels, k, filtered):
-    """R, P, RR, Success, AP and nDCG within k of a final ranking, with plain loops; P of a
-    filtered ranking divides by the documents left (section 17)."""
-    top = ranking[:k]
-    relevant = [d for d, g in labels.items() if g >= 1]
-    hits = [i for i, d in enumerate(top, 1) if labels.get(d, 0) >= 1]
-    dcg = sum(labels[d] / math.log2(i + 1) for i, d in enumerate(top, 1) if labels.get(d, 0) > 0)
-    ideal = sorted((g for g in labels.values() if g > 0), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return {"R": len(hits) / len(relevant) if relevant else 0.0,
-            "P": (len(hits) / len(top) if top else 0.0) if filtered else len(hits) / k,
-            "RR": 1.0 / hits[0] if hits else 0.0, "Success": 1.0 if hits else 0.0,
-            "AP": sum(n / i for n, i in enumerate(hits, 1)) / len(relevant) if relevant else 0.0,
-            "nDCG": dcg / best if best else 0.0}
-
-
-class BudgetAndFloorTest(TempDirTestCase):
-    def test_the_worked_example_in_every_input_form(self):
-        names = ",".join(BUDGET_VALUES)
-        fixture = self.write("f.json", {"qrels": BUDGET_QRELS, "runs": BUDGET_RUN})
-        trec = self.write("run.txt", "".join("q1 Q0 d%d %d %d x\n" % (i, i, 10 - i) for i in range(1, 6)))
-        forms = {
-            "JSON lengths, a fixture": [fixture, "--lengths", self.write("l.json", BUDGET_LENGTHS)],
-            "text lengths, a TREC run": ["--qrels", fixture, "--run", trec, "--lengths",
-                                         self.write("l.txt", "# ID TOKENS\n" + "".join("%s %d\n" % x for x in
-                                                                                     BUDGET_LENGTHS.items()))],
-            "a record's tokens": [self.write("log.jsonl", json.dumps(
-                {"qid": "q1", "relevant": BUDGET_QRELS["q1"], "retrieved": BUDGET_RUN["q1"],
-                 "tokens": [300, 900, 400, 100, 200]}) + "\n\n")],
-            "a record's tokens before --lengths": [self.tmp / "log.jsonl", "--lengths",
-                                                   self.write("zero.json", {d: 0 for d in BUDGET_LENGTHS})],
-        }
-        for form, args in forms.items():
-            with self.subTest(form):
-                fast, reference = both_paths(*args, "-m", names)
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], 0, fast[2])
-                self.assertEqual(json.loads(fast[1])["measures"], BUDGET_VALUES)
-        result = rre.score_run(BUDGET_QRELS, BUDGET_RUN, names, lengths=BUDGET_LENGTHS)
-        self.assertEqual(result["measures"], BUDGET_VALUES)
-
-    def test_random_rankings_agree_with_plain_loops(self):
-        """Floors, budgets with both packings and an overhead, ties, chunks, --depth and
-        --judged-only, evidence sets under them; the library, and the TREC reader through
-        both twins."""
-        rng = random.Random(17)
-        for case in range(6):
-            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
-            docs = ["d%d" % i for i in range(10)]
-            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
-            lengths = {d: rng.randint(0, 400) for d in ids}
-            qrels, run, entries, evidence = {}, {}, {}, {}
-            for q in ("q%d" % i for i in range(6)):
-                entries[q], evidence[q] = random_evidence(rng, docs, chunked)
-                qrels[q] = {d: rng.choice((0, 1, 2, -1)) for d in rng.sample(docs, 5)}
-                qrels[q][rng.choice(docs)] = 2  # something relevant
-                run[q] = {d: float(rng.randint(0, 4)) / 4 for d in rng.sample(ids, rng.randint(1, 10))}
-            filters = [dict(thresh=0.5), dict(tokens=900), dict(tokens=700, overhead=40, pack="skip"),
-                       dict(thresh=0.25, tokens=600, pack="skip")]
-            texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip", "thresh=0.25,tokens=600,pack=skip"]
-            names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG",
-                                                                   "EvidenceRecall")] + ["EvidenceRR(%s)" % t for t in texts]
-            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
-            result = rre.score_run(qrels, run, names, lengths=lengths, evidence=entries, **options)
-            args = ["--qrels", self.write("q.json", qrels), "--lengths", self.write("l.json", lengths), "--run",
-                    self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in run.items()
-                                                  for d, s in r.items())), "-m", ",".join(names),
-                    "--evidence", self.write("e.json", entries)]
-            args += ["--chunk-separator", "#"] * chunked + ["--depth", str(depth)] * bool(depth) + [
-                "--judged-only"] * judged_only
-            fast, reference = both_paths(*args)
-            self.assertEqual(fast, reference)
-            self.assertEqual(json.loads(fast[1])["per_query"], result["per_query"])
-            labels = {q: dict(rre.fold_labels({q: l}, None)[q]) for q, l in qrels.items()}
-            for q in run:
-                for f, text in zip(filters, texts):
-                    ranking = ranking_by_loops(run[q], labels[q], lengths, separator="#" if chunked else None,
-                                               depth=depth, judged_only=judged_only, **f)
-                    expected = measures_by_loops(ranking, labels[q], 4, True)
-                    sets = [[[d.split("#")[0] for d in slot] for slot in s] for s in evidence[q]]
-                    expected["EvidenceRecall"] = evidence_by_loops(sets, ranking, 4)[0]
-                    with self.subTest(case=case, query=q, filter=text):
-                        self.assertEqual(result["per_query"][q]["EvidenceRR(%s)" % text], evidence_by_loops(sets, ranking)[2])
-                        for m, v in expected.items():
-                            self.assertAlmostEqual(result["per_query"][q]["%s(%s)@4" % (m, text)], v, delta=1e-12)
-
-    def test_ties_bound_a_floor_as_they_bound_the_run_cut_at_it(self):
-        """A floor keeps whole ties, so its bounds are those of the ranking it leaves; a budget's
-        are not given.  Ties, chunks, --depth and --judged-only; the TREC reader's two twins."""
-        rng, spread = random.Random(23), 0
-        bases = ["R(%s)@3", "RR(%s)", "Success(%s)@2", "AP(%s)", "nDCG(%s)@4", "nDCG(gains={0:0,1:3,2:1},%s)@3"]
-        for case in range(6):
-            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3)), case % 3 == 2
-            docs = ["d%d" % i for i in range(8)]
-            ids = [d + "#%d" % c for d in docs for c in (1, 2)] if chunked else docs
-            qrels = {"q%d" % i: {d: rng.choice((0, 1, 2)) for d in rng.sample(docs, 5)} for i in range(5)}
-            run = {q: {d: rng.randint(0, 3) / 4 for d in rng.sample(ids, 7)} for q in qrels}
-            options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only, ties=True)
-            floored = rre.score_run(qrels, run, [b % "thresh=0.5" for b in bases], **options)["ties"]["measures"]
-            cut = {q: {d: x for d, x in r.items() if x >= 0.5} for q, r in run.items()}
-            plain = rre.score_run(qrels, cut, [b.replace("(%s)", "").replace(",%s", "") for b in bases],
-                                  **options)["ties"]["measures"]
-            with self.subTest(case=case):
-                self.assertEqual(list(floored.values()), list(plain.values()))
-            spread += sum(bounds["low"] < bounds["high"] for bounds in floored.values())
-        self.assertGreater(spread, 10)  # the orders of ties moved the floored measures
-        args = ["--qrels", self.write("q.json", qrels), "--ties", "-m", "R(thresh=0.5)@3,R(tokens=99)@3", "--lengths",
-                self.write("l.json", dict.fromkeys(ids, 50)), "--run", self.write("run.txt", "".join(
-                    "%s Q0 %s 0 %r x\n" % (q, d, x) for q, r in run.items() for d, x in r.items())),
-                "--chunk-separator", "#"] + ["--depth", str(depth)] * bool(depth) + ["--judged-only"] * judged_only
-        fast, reference = both_paths(*args)
-        self.assertEqual(fast, reference)
-        ties = json.loads(fast[1])["ties"]
-        self.assertEqual(ties["measures"], {"R(thresh=0.5)@3": floored["R(thresh=0.5)@3"],
-                                            "R(tokens=99)@3": {"low": None, "high": None}})
-        self.assertEqual(ties["not_bounded"], {"R(tokens=99)@3": "the orders of tied items under a token budget "
-                                                                 "are not tried"})
-
-    def test_a_budget_is_a_filter_like_depth(self):
-        """The ideal of nDCG and the R of recall keep every label; P divides by what is left."""
-        result = rre.score_run({"q1": {"d1": 2, "d2": 1, "d3": 1}}, {"q1": ["d1", "d9", "d2"]},
-                               "nDCG(tokens=10),R(tokens=10),P(tokens=10)@10,P@10,EvidenceRecall(tokens=10)@2",
-                               lengths={"d1": 5, "d9": 5, "d2": 5}, evidence={"q1": [["d1"], ["d2", "d3"]]})
-        ideal = 2 + 1 / math.log2(3) + 1 / 2
-        self.assertEqual(result["per_query"]["q1"], {
-            "nDCG(tokens=10)": 2 / ideal, "R(tokens=10)": 1 / 3, "P(tokens=10)@10": 0.5, "P@10": 0.2,
-            "EvidenceRecall(tokens=10)@2": 0.5})
-
-    def test_repeats_removed_before_the_budget_and_floors_below_zero(self):
-        class Count(int):  # an integral type of another library, as numpy's int64
-            pass
-        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
-                               lengths={"a": Count(5), "b": Count(0)}, duplicates="first")
-        self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0, "R(thresh=3)": 0.0})
-        fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
-        status, out, err = cli(fixture, "-m", "R(tokens=10)", "--lengths", self.write("l.json", {"a": 5, "b": 5}),
-                               "--duplicates", "first")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=10)": 1.0}), err)
-
-    def test_canonical_names_in_every_format(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]},
-                                        "runs": {"q1": {"d1": 0.9, "d3": 0.2}, "q2": {"d4": 0.8, "d2": 0.7}}})
-        base = self.write("base.json", {"q1": {"d1": 0.9}, "q2": {"d2": 0.9}})
-        lengths = self.write("l.json", {"d1": 10, "d2": 10, "d3": 10, "d4": 10})
-        name = "R(tokens=0010,overhead=0,thresh=.50,pack=prefix)@2"
-        status, out, err = cli(fixture, "--lengths", lengths, "-m", name + ",R(tokens=10,thresh=0.5)@2", "--format", "trec")
-        self.assertEqual(status, 0, err)
-        self.assertEqual(out.splitlines()[-1], "R(thresh=0.5,tokens=10)@2\tall\t0.5")  # computed once
-        status, out, err = cli(fixture, "--lengths", lengths, "-m", "P(tokens=10)@2,RR(thresh=0.75)", "--baseline", base,
-                               "--max-query-drop", "0.5", "--groups", self.write("g.json", {"one": ["q2"]}),
-                               "--format", "markdown", "--plot", self.tmp / "p.svg", "--ci")
-        self.assertEqual(status, 1, err)
-        self.assertIn("- RR(thresh=0.75) query 'q2': 1.0000 -\\> 0.0000 (drop 1.0000 \\> --max-query-drop 0.5)", out)
-        self.assertIn("P(tokens=10)@k", (self.tmp / "p.svg").read_text())
-        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base,
-                               "-m", "Success(thresh=0.75)", "--format", "csv")
-        self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
-                                                          % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
-        rejected(self, *cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
-                            "-m", "Success(thresh=0.75)"), "--lengths gives token counts, and no measure has a "
-                 "token budget: add tokens=B to a measure")  # a floor weighs no token
-
-    def test_rejections(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
-        listed = self.write("listed.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
-        cases = [  # (arguments, fragments of the one line)
-            ([listed, "-m", "R(thresh=0.5)@5"], ["listed.json: runs.q1", "query 'q1'", "a score floor (thresh=) needs scores"]),
-            ([listed, "-m", "Abstain(thresh=0.5)"], ["needs scores"]),
-            ([fixture, "-m", "R(tokens=10)"], ["f.json: runs.q1", "query 'q1'", "no token count for 'd1'", "--lengths FILE"]),
-            ([fixture, "-m", "R(tokens=10)", "--lengths", self.write("l1.json", {"d1": 3})], ["no token count for 'd2'"]),
-            ([fixture, "--lengths", self.write("l2.json", {"d1": -3}), "-m", "R(tokens=1)"],
-             ["l2.json: d1", "token count -3 is not an integer from 0 to 2**63 - 1"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l3.json", {"d1": 3.0})], ["token count 3.0 is not"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l4.json", {"d1": True})], ["token count True is not"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l5.json", {"d1": 2 ** 63})], ["token count 9223372036854775808 is not"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l6.json", '{"d1": 3, "d1": 4}')], ["key 'd1' appears twice"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l13.json", {"d1": 3, "d2": 2 ** 63})], ["l13.json: d2", "token count 9223"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l14.txt", "d1 99999999999999999999\n")], ["token count '99999999999999999999'"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l7.json", {})], ["no token counts: the object is empty"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l8.txt", "d1 3\nd1 4\n")], ["l8.txt:2", "ID 'd1' has a token count on line 1"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
-            ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
-            ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
-            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer from 0 to 2**63 - 1"]),
-            ([fixture, "-m", "R(tokens=9223372036854775808)"],  # 2**63: the limit passed is named
-             ["tokens must be an integer from 0 to 2**63 - 1, not '9223372036854775808'"]),
-            ([fixture, "-m", "R(tokens=99999999999999999999)"], ["tokens must be an integer from 0 to 2**63 - 1"]),
-            ([fixture, "-m", "R(thresh=0.2)@1,R(tokens=10)", "--lengths", self.write("l15.json", {"d1": 3})],
-             ["query 'q1'", "no token count for 'd2'"]),
-            ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
-            ([fixture, "-m", "R(tokens=1,tokens=2)"], ["tokens is given twice"]),
-            ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
-            ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
-            ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
-            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG), thresh=X"]),
-            ([fixture, "-m", "nDCG(gains={0:0,1:1e999})"], ["gains are {grade: gain, ...}"]),
-            ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
-              "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
-            ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], "tokens": [-1]}\n{"qid": "q2"}\n'),
-              "-m", "R(tokens=5)"], ["t12.jsonl:1: tokens[0]", "token count -1"]),
-        ]
-        for args, fragments in cases:
-            with self.subTest(args=args[1:]):
-                rejected(self, *cli(*args), *fragments)
-        with self.assertRaisesRegex(rre.EvalError, "^lengths: d1: token count 'x' is not"):
-            rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=1)", lengths={"d1": "x"})
-
-
-# --- Questions with no answer in the corpus (CLI_CONTRACT section 18) ---
-
-NO_ANSWER_RUN = {"q1": {"d1": 0.82, "d2": 0.41}, "q2": {"d5": 0.44, "d6": 0.40},
-                 "q3": {"x1": 0.47, "x2": 0.30}, "q4": {"y1": 0.38}}
-NO_ANSWER_VALUES = {"Abstain(thresh=0.45)": 0.5, "Abstain(thresh=0.5)": 1.0, "Success(thresh=0.45)@5": 0.5,
-                    "Success(thresh=0.4)@5": 1.0}  # the contract's worked example
-NO_ANSWER_NAMES = "Abstain(thresh=0.45),Abstain(thresh=0.5),Success(thresh=0.45)@5,Success(thresh=0.40)@5"
-
-
-class NoAnswerTest(TempDirTestCase):
-    def setUp(self):
-        super().setUp()
-        self.fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]}, "runs": NO_ANSWER_RUN,
-                                             "no_answer": ["q3", "q4"]})
-
-    def input_forms(self):
-        """{form: arguments} of the worked example in every input form."""
-        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")  # a no-answer query may have non-relevant labels
-        trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in NO_ANSWER_RUN.items()
-                                             for d, s in r.items()))
-        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
-                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
-        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
-        return {"a fixture's no_answer": [self.fixture],
-                "--no-answer lines, a TREC run": ["--qrels", qrels, "--run", trec, "--no-answer",
-                                                  self.write("na.txt", "# no answer\nq3\n\nq4\n")],
-                "--no-answer JSON": ["--qrels", qrels, "--run", trec, "--no-answer", self.write("na.json", ["q3", "q4"])],
-                "a fixture as --qrels": ["--qrels", self.fixture, "--run", trec],
-                "records answerable false": [log], "records as --qrels and --run": ["--qrels", log, "--run", log]}
-
-    def test_a_budget_needs_no_counts_for_the_questions_without_an_answer(self):
-        lengths = self.write("l.json", {"d1": 60, "d2": 60, "d5": 60, "d6": 60})  # none for q3's and q4's IDs
-        names = NO_ANSWER_NAMES + ",R(tokens=100)@5"
-        for form, args in self.input_forms().items():
-            with self.subTest(form):
-                fast, reference = both_paths(*args, "--lengths", lengths, "-m", names)
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], 0, fast[2])
-                result = json.loads(fast[1])
-                self.assertEqual(result["measures"], dict(NO_ANSWER_VALUES, **{"R(tokens=100)@5": 1.0}))
-                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
-                rejected(self, *cli(*args, "--lengths", self.write("l2.json", {"d1": 60, "d5": 60, "d6": 60}),
-                                    "-m", names), "query 'q1'", "no token count for 'd2'")
-
-    def test_the_worked_example_in_every_input_form(self):
-        for form, args in self.input_forms().items():
-            with self.subTest(form):
-                fast, reference = both_paths(*args, "-m", NO_ANSWER_NAMES)
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], 0, fast[2])
-                result = json.loads(fast[1])
-                self.assertEqual(result["measures"], NO_ANSWER_VALUES)
-                self.assertEqual((result["queries"], result["no_answer_queries"]), (2, 2))
-                self.assertEqual(result["per_query"]["q3"], {"Abstain(thresh=0.45)": 0.0, "Abstain(thresh=0.5)": 1.0})
-                self.assertEqual(list(result["per_query"]["q1"]), ["Success(thresh=0.45)@5", "Success(thresh=0.4)@5"])
-        result = rre.score_run({"q1": ["d1"], "q2": ["d5"]}, NO_ANSWER_RUN, NO_ANSWER_NAMES, no_answer=["q3", "q4"])
-        self.assertEqual(result["measures"], NO_ANSWER_VALUES)
-
-    def test_a_log_with_questions_without_an_answer_is_a_baseline_on_the_same_labels(self):
-        records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
-                   {"qid": q, "answerable": False, "retrieved": r} for q, r in NO_ANSWER_RUN.items()]
-        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
-        status, out, err = cli(log, "--baseline", log, "-m", NO_ANSWER_NAMES, "--max-query-drop", "0")
-        self.assertEqual((status, json.loads(out)["comparison"]["Abstain(thresh=0.5)"]["delta"]), (0, 0.0), err)
-        records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}  # an answer now: new labels
-        relabeled = self.write("relabeled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
-        rejected(self, *cli(log, "--baseline", relabeled, "-m", "Abstain"),
-                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q3')" % log)
-
-    def test_left_out_of_every_other_measure(self):
-        status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
-        self.assertEqual(status, 0, err)
-        self.assertEqual(out.splitlines(), [
-            "query     R@5  NumRet  Abstain", "all    1.0000       4   0.0000",
-            "q1     1.0000       2         ", "q2     1.0000       2         ",
-            "q3                      0.0000", "q4                      0.0000",
-            "2 queries evaluated, and 2 without an answer"])
-        empty = self.write("e.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q3": []}, "no_answer": ["q3", "q4"]})
-        result = json.loads(cli(empty, "-m", "Abstain,R@1", "--missing-run", "zero")[1])
-        self.assertEqual((result["measures"], result["zeroed"]["missing_run"]), ({"Abstain": 1.0, "R@1": 1.0}, ["q4"]))
-        status, out, err = cli(self.fixture, "--k", "3")  # seed mode reads no "no_answer", as the seed script
-        rejected(self, status, out, err, "2 ranked queries have no labels ('q3', 'q4')")
-
-    def test_comparison_gates_groups_and_several_runs(self):
-        base = self.write("base.json", dict(NO_ANSWER_RUN, q3={}, q4={}))  # the approved retriever abstained
-        groups = self.write("g.json", {"chat": ["q1", "q3"], "faq": ["q2"]})
-        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--max-query-drop", "0.5",
-                               "--groups", groups, "--max-group-drop", "0.5", "--ci")
-        self.assertEqual(status, 1, err)
-        result = json.loads(out)
-        self.assertEqual(result["comparison"]["Abstain"]["regressed"], {"q3": -1.0, "q4": -1.0})
-        self.assertEqual(result["comparison"]["R@2"]["regressed"], {})
-        self.assertEqual([(b["measure"], b["query"], b.get("group")) for b in result["breaches"]],
-                         [("Abstain", "q3", None), ("Abstain", "q4", None), ("Abstain", None, "chat")])
-        self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
-        self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
-        footnote = "queries: those with an answer; a group's questions without one count in Abstain alone"
-        self.assertEqual(cli(self.fixture, "-m", "Abstain,R@2", "--groups", groups, "--format", "table")[1]
-                         .splitlines()[-1], footnote)
-        self.assertNotIn(footnote, cli(self.fixture, "-m", "Abstain,R@2", "--groups", self.write(
-            "faq.json", {"faq": ["q2"]}), "--format", "markdown")[1])
-        self.assertEqual(set(result["ci95"]), {"Abstain", "R@2"})
-        answered = self.write("answered.json", {"qrels": {"q1": ["d1"], "q2": ["d5"]},
-                                                "runs": {q: NO_ANSWER_RUN[q] for q in ("q1", "q2")}})
-        plain = json.loads(cli(answered, "-m", "R@2,NumRet", "--baseline", answered, "--ci", "--groups",
-                               self.write("g2.json", {"faq": ["q2"]}))[1])
-        self.assertEqual(set(plain["groups"]["faq"]), {"queries", "small", "members", "measures", "ci95", "comparison"})
-        self.assertEqual(set(plain["ci95"]), {"R@2"})  # a sum has no interval
-        self.assertNotIn("no_answer_queries", plain)
-        status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--format", "csv")
-        self.assertEqual(out.splitlines()[3:], ["q3,1.0,0.0,-1.0,,,", "q4,1.0,0.0,-1.0,,,"])
-        status, out, err = cli("--qrels", self.fixture, "--run", self.fixture, "--run", base, "-m", "Abstain",
-                               "--format", "table")
-        self.assertEqual((status, [line.split() for line in out.splitlines()[1:3]]),
-                         (0, [[str(self.fixture), "2", "0.0000"], [str(base), "2", "1.0000"]]), err)
-        self.assertEqual(out.splitlines()[3:], ["queries: those with an answer; those without one, which only "
-                                                "Abstain scores: 2"])
-        self.assertEqual(rre._runs_footnotes({"a": {"no_answer_queries": 2}, "b": {"no_answer_queries": 1}}),
-                         ["queries: those with an answer; those without one, which only Abstain scores: a 2, b 1"])
-        runs = rre.score_runs({"q1": ["d1"], "q2": ["d5"]}, {"a": NO_ANSWER_RUN, "b": json.loads(base.read_text())},
-                              "Abstain", no_answer=["q3", "q4"])["runs"]
-        self.assertEqual([r["measures"]["Abstain"] for r in runs.values()], [0.0, 1.0])
-
-    def test_rejections(self):
-        qrels = self.write("q.txt", "q1 0 d1 1\nq3 0 z 1\n")
-        run = self.write("r.json", {"q1": ["d1"], "q3": []})
-        cases = [  # (arguments, fragments of the one line)
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na13.txt", "q3\n")],
-             ["na13.txt", "query 'q3'", "has no answer in the corpus, and 'z' is labeled relevant"]),
-            (["--qrels", self.write("q1.txt", "q1 0 d1 1\nq2 0 d2 1\n"), "--run", self.write("r1.json", {"q1": ["d1"]}),
-              "--no-answer", self.write("na12.txt", "q3\nq4\n")],
-             ["r1.json", "query sets differ: 1 labeled query has no ranking ('q2'); 2 queries without an answer "
-                         "have no ranking ('q3', 'q4'); see --missing-run"]),
-            ([self.write("f14.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "Abstain"],
-             ["Abstain: no query without an answer is left to evaluate: give them with --no-answer FILE"]),
-            ([self.write("f15.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
-              "-m", "Abstain", "--missing-run", "skip"], []),
-            ([self.write("f16.json", {"qrels": {}, "runs": {"q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain"],
-             ["no labels: the object holds no query"]),
-            ([self.write("f17.json", {"qrels": {"q1": []}, "runs": {"q1": [], "q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain",
-              "--no-relevant", "skip"], ["R@1: no query with an answer is left to evaluate"]),
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na18.txt", "q3\nq3\n")],
-             ["na18.txt:2", "query 'q3' is listed twice (first on line 1)"]),
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na19.txt", "q3 q4\n")],
-             ["na19.txt:1", "expected 1 column (QID), found 2: 'q3 q4'"]),
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na20.json", {"q3": True})],
-             ["na20.json", "expected a list of query IDs, not dict"]),
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na21.json", ["q3", 3])],
-             ["na21.json: [1]", "query ID must be a string, not int 3"]),
-            ([self.write("f22.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
-              "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and --no-answer is given too']),
-            (["--qrels", qrels, "--run", run, "--no-answer", self.write("na25.json", ["q3", "q3"])],
-             ["na25.json: [1]", "query 'q3' is listed twice (first at [0])"]),
-            ([self.write("l26.jsonl", '{"qid": "q3", "answerable": false, "retrieved": []}\n{"qid": "q1", "relevant": ["d1"], '
-                                      '"retrieved": ["d1"]}\n'), "--no-answer", self.write("na27.txt", "q3\n")],
-             ["l26.jsonl:1", "query 'q3': the record says it has no answer and --no-answer is given too"]),
-            ([self.write("l24.jsonl", '{"qid": "q3", "answerable": "no", "retrieved": []}\n\n'), "-m", "Abstain"],
-             ["l24.jsonl: answerable", "query 'q3'", "expected true or false, not 'no'"]),
-        ]
-        for args, fragments in cases:
-            with self.subTest(args=args[1:]):
-                status, out, err = cli(*args)
-                if fragments:
-                    rejected(self, status, out, err, *fragments)
-                else:  # every no-answer query skipped: refused as a mean over nothing
-                    rejected(self, status, out, err, "Abstain: no query without an answer is left to evaluate")
-
-
-def lengths_through(reader, path):
-    """What a lengths reader twin makes of a file's stream."""
-    with rre.open_input(str(path)) as stream:
-        return reader(stream, str(path))
-
-
-class RagTwinsTest(TempDirTestCase):
-    """The fast twins of the lengths reader and of the rank order return what the reference
-    ones return, on usual files and on every odd one (which they hand over)."""
-
-    def test_lengths_readers_agree(self):
-        rng = random.Random(20)
-        odd = ["# a comment\n", "\n", "d1 5\n", "dx 12 3\n", "dy -4\n", "dz 1e3\n", "d\u00e9 7\n",
-               "dw 99999999999999999999\n", "dv\t8\r\n", "du 0009\n", "dt\x0c3\n", "ds 1_0\n"]
-        for case in range(30):
-            lines = ["d%d %d\n" % (i, rng.randint(0, 999)) for i in range(rng.randint(1, 300))]
-            if case % 2:
-                lines.insert(rng.randrange(len(lines)), rng.choice(odd))
-            data = "".join(lines).encode("utf-8")
-            if case % 5 == 4:
-                data = data.replace(b"\n", b"\r\n")
-            path = self.write("l.txt", data if case % 7 else data.rstrip(b"\n"))
-            with self.subTest(case=case):
-                fast = outcome(lambda: lengths_through(rre.fast_length_lines, path))
-                self.assertEqual(fast, outcome(lambda: lengths_through(rre.reference_length_lines, path)))
-                self.assertEqual(fast[0], "ok" if not case % 2 else fast[0])
-        path = str(self.write("l.txt", "d1 3\nd2 0\n"))
-        with unittest.mock.patch.object(rre, "reference_length_lines", side_effect=AssertionError("handed over")):
-            self.assertEqual(lengths_through(rre.fast_length_lines, path)[0], {"d1": 3, "d2": 0})
-        served = {}  # a plain chunk is served, not handed over
-        rre._fast_length_lines(b"d1 3\nd2 0\r\n", 2, served, None, hashlib.sha256())
-        self.assertEqual(served, {"d1": 3, "d2": 0})
-        for chunk in (b"d1 3 4\nd2\n", b"# c\nd1 3\n", b"d1 3\rd2 4\n", b"d1 +3\n", b"d1 1234567890123456789\n",
-                      b"d1 3 4\n5\n", b"d1 3\nd2 1234567890123456789\n"):
-            with self.subTest(chunk=chunk):
-                self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {}, None, hashlib.sha256())
-
-    def test_rank_orders_agree(self):
-        rng = random.Random(21)
-        for case in range(400):
-            n = rng.randint(0, 80)
-            scores = [float(rng.randint(0, 5)) for _ in range(n)]
-            if case % 3:
-                scores.sort(reverse=True)  # as run files list them: by score, ties in any order
-            docids = [rng.choice(["a", "b", "\u00e9", "\u4e2d", "\U0001f600"]) + str(rng.randint(0, 9)) for _ in range(n)]
-            with self.subTest(case=case):
-                windows = list(rre._windows_in_rank_order([d.encode() for d in docids], scores, rng.choice((1, 2, 16))))
-                self.assertEqual(list(itertools.chain.from_iterable(windows)), rre.in_rank_order(docids, scores))
-        windows = rre._windows_in_rank_order([b"a", b"c", b"b", b"d", b"e"], [3.0, 2.0, 2.0, 2.0, 1.0], 2)
-        self.assertEqual(next(windows), [(3.0, "a"), (2.0, "d"), (2.0, "c"), (2.0, "b")])  # a tie sorted whole
-        self.assertEqual(next(windows), [(1.0, "e")])
-        windows = rre._windows_in_rank_order([b"a", b"b", b"c"], [1.0, 3.0, 2.0], 1)  # not listed by score
-        self.assertEqual(list(windows), [[(3.0, "b")], [(2.0, "c"), (1.0, "a")]])
-
-
-class InputTwinsTest(TempDirTestCase):
-    """Every file an option reads, through a path, standard input, a pipe (read like a named
-    pipe or <(...)) and gzip: the fast twins and the reference ones give the same stdout,
-    stderr and exit status, and a fast reader that declines hands the same bytes over."""
-
-    TREC = {"qrels": "q1 0 d1 1\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 2\nq4 0 d7 1\n",
-            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 d8 2 0.5 t\n"
-                   "q3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
-            "baseline": "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d6 1 0.9 t\n",
-            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d7 1 0.9 t\n",
-            "evidence": "q1 A s1 d1\nq1 A s2 d2\nq2 A s1 d3\nq4 A s1 d7\n# comment\n",
-            "lengths": "# counts\nd9 10\nd2 10\nd1 10\nd3 5\nd8 5\nx1 3\nx2 3\nd7 4\nd6 4\n",
-            "no-answer": "q3\n", "groups": "q1 easy\nq2 easy\nq4 hard\nq3 hard\n"}
-    TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
-                 "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
-                 "--groups", "{groups}", "-m", "AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
-                 "--ties", "--format", "table"]  # --ci's twins: StatisticsAtScaleTest
-    FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
-                                      "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
-                                               "q3": {"x1": 0.47}}}),
-               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, "d3": 5, "x1": 3}',
-               "evidence": '{"q1": [["d1"], ["d2"]], "q2": ["d3"]}', "groups": '{"all": ["q1", "q2", "q3"]}',
-               "baseline": '{"q1": ["d1"], "q2": ["d3"], "q3": []}'}
-    FIXTURE_ARGS = ["{fixture}", "--no-answer", "{no-answer}", "--lengths", "{lengths}", "--evidence", "{evidence}",
-                    "--groups", "{groups}", "--baseline", "{baseline}",
-                    "-m", "R@3,R(tokens=15)@3,EvidenceSuccess@3,Abstain"]
-    LOG = {"log": "\n".join(json.dumps(r) for r in (
-        {"query_id": "q1", "relevant": ["d1"], "evidence": ["d1"], "retrieved": {"d1": 0.9, "d2": 0.4},
-         "tokens": [5, 9]},
-        {"query_id": "q2", "evidence": [["d3", "d4"]], "retrieved": ["d4", "d3"], "tokens": [2, 2]},
-        {"query_id": "q3", "answerable": False, "retrieved": {"x": 0.2}})),
-        "run": "q1 Q0 d2 1 0.9 t\nq2 Q0 d3 1 0.5 t\nq3 Q0 x 1 0.1 t\n", "lengths": "d2 3\nd3 3\nx 3\n"}
-    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m", "R(tokens=4)@2,Abstain(thresh=0.15)",
-                "--format", "csv"]
-
-    def deliver(self, how, name, data, stdin):
-        """The command-line word for a file delivered ``how``; stdin gets its bytes for "-"."""
-        data = data.encode("utf-8")
-        if how == "gzip":
-            return str(self.write(name + ".gz", gzip.compress(data)))
-        if how == "-":
-            stdin.append(data)
-            return "-"
-        if how == "pipe":
-            read, write = os.pipe()
-            os.write(write, data)  # small: the pipe holds it all
-            os.close(write)
-            self.addCleanup(os.close, read)
-            return "/dev/fd/%d" % read
-        return str(self.write(name, data))
-
-    def run_both(self, files, args, role, how):
-        """(fast, reference) outcomes with the file of ``role`` (None: every file) delivered ``how``."""
-        outcomes, reference = [], reference_module()
-        for main in (rre.main, reference.main):
-            stdin = []
-            words = {name: self.deliver(how if role in (None, name) else "path", name, data, stdin)
-                     for name, data in files.items()}
-            # the readers' twins are the test's; the statistics' have theirs (StatisticsAtScaleTest)
-            with unittest.mock.patch.object(rre, "main", main), unittest.mock.patch.object(
-                    reference, "bootstrap_sums", reference.fast_bootstrap_sums):
-                status, out, err = cli(*[a.format(**words) for a in args], stdin=stdin[0] if stdin else None)
-            if how == "pipe":  # a new descriptor each time: named by its role
-                for name in sorted(words, key=lambda name: -len(words[name])):
-                    out, err = out.replace(words[name], "PIPE " + name), err.replace(words[name], "PIPE " + name)
-            outcomes.append((status, out, err))
-        return outcomes
-
-    def test_twins_agree_on_every_role_and_transport(self):
-        cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
-                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
-                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
-        for files, args, status in cases:  # one file at a time on stdin (of a refusal, the refused one); every
-            stdin = [role for role in files if not status or role == "lengths"]  # file at once otherwise
-            for role, how in [(role, "-") for role in stdin] + [(None, how) for how in ("path", "pipe", "gzip")]:
-                with self.subTest(role=role, how=how, args=args[:2], status=status):
-                    fast, reference = self.run_both(files, args, role, how)
-                    self.assertEqual(fast, reference)
-                    self.assertEqual(fast[0], status, fast[2])
-                    self.assertNotIn("Traceback", fast[2])
-
-    def test_a_declining_lengths_reader_hands_over_what_it_read(self):
-        stream = io.BytesIO(b"# a comment the fast reader declines\nd1 3\n")
-        self.assertEqual(rre.fast_length_lines(stream, "<stdin>"), ({"d1": 3}, rre.lengths_digest({"d1": 3})))
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}, "q2": {"x": 0.5}}})
-        status, out, err = cli(fixture, "-m", "R(tokens=3)@1", "--no-answer", self.write("n.txt", "q2\n"),
-                               "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
-        self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
-
-
-class RoleRulesTest(TempDirTestCase):
-    """Section 9 for the roles of sections 15 to 19: an input nothing uses, a role named twice,
-    a record with nothing to score, and contradictions between inputs are refused with one
-    line naming both places; through both reader twins."""
-
-    def setUp(self):
-        super().setUp()
-        w = self.write
-        self.qrels = w("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
-        self.run = w("r.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.8 t\n")
-        self.base = w("b.txt", "q1 Q0 d1 1 0.9 t\nq2 Q0 d9 1 0.8 t\n")
-        self.lengths = w("l.txt", "d1 3\nd3 4\nd9 1\n")
-        self.evidence = w("e.json", {"q1": ["d1"], "q2": ["d3"]})
-        self.log = w("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
-                                  '{"query_id": "q2", "answerable": true}\n')
-        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
-                                     '{"query_id": "q2", "answerable": true, "relevant": {"d3": 0}, "retrieved": []}\n')
-        self.no_answer = w("n.txt", "q2\n")
-        self.evfix = w("ef.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
-                                   "runs": {"q1": ["d2", "d1"], "q2": ["d3"]}})
-        self.evbase = w("eb.json", {"evidence": {"q1": [["d1"]], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
-        self.evlog = w("eb.jsonl", '{"qid": "q1", "evidence": [["d1"]], "retrieved": ["d1"]}\n'
-                                   '{"qid": "q2", "evidence": ["d3"], "retrieved": ["d3"]}\n')
-
-    def test_refusals(self):
-        q, r = ["--qrels", self.qrels], ["--run", self.run]
-        cases = [  # (arguments, fragments of the one line)
-            (q + r + ["-m", "R@3", "--lengths", self.lengths],
-             ["--lengths gives token counts, and no measure has a token budget", "R(tokens=2000)@10"]),
-            (q + r + ["-m", "R(thresh=0.5)@3", "--lengths", self.lengths], ["no measure has a token budget"]),
-            (q + r + ["-m", "R@3", "--evidence", self.evidence],
-             ["--evidence gives evidence sets, and no measure reads them beside the labels",
-              "add EvidenceRecall or EvidenceSuccess or EvidenceRR,",
-              "leave the labels out"]),
-            ([self.evfix.with_name("f.json"), "-m", "R@3", "--evidence", self.evidence], ["no measure reads them"]),
-            ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
-             ["--fields names the role relevant twice (x, then relevant)"]),
-            ([self.log, "-m", "R@3", "--fields", "relevant=x", "--fields", "retrieved=y,relevant=relevant"],
-             ["--fields names the role relevant twice (x, then relevant)"]),  # in two options as in one
-            (q + r + ["--baseline", self.base, "-m", "R@3", "--fields", "relevant=expected"],
-             ["--fields names the fields of JSON records, and every input is text (TREC or TSV): it would change "
-              "nothing"]),
-            ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
-             ["--fields: field 'retrieved' would give both the labels and the ranking"]),
-            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
-            ([self.log, "--qrels", self.qrels, "-m", "R@3"], ["give a FIXTURE or --qrels and --run, not both"]),
-            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
-                                       "labels (relevant or reference_context_ids or expected_ids), ranking (retrieved "
-                                       "or retrieved_context_ids or retrieved_ids) or evidence sets (evidence or "
-                                       "retrieval_gt): nothing to score"]),
-            (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
-            ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
-             ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
-            (["--qrels", self.answered, "--run", self.answered, "-m", "R@3", "--no-answer", self.no_answer],
-             ["a.jsonl:2", "--no-answer %s lists it" % self.no_answer]),
-            (q + r + ["-m", "R@3", "--no-answer", self.write("n.json", [])],
-             ["n.json: no queries: the list of questions without an answer is empty"]),
-            ([self.write("f2.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": []}), "-m", "R@3"],
-             ["f2.json: no_answer: no queries"]),
-            (q + r + ["--baseline", self.base, "--replicate", self.run, "-m", "R@3"],
-             ["--replicate %s is the candidate's own input (--run %s)" % (self.run, self.run)]),
-            ([self.evfix, "--baseline", self.base, "--replicate", self.evfix, "-m", "R@3"],
-             ["is the candidate's own input (FIXTURE %s)" % self.evfix]),
-            ([self.evfix, "--baseline", self.evbase, "-m", "EvidenceRecall@3"],
-             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) on 1 query ('q1')"
-              % self.evfix]),
-            ([self.evfix, "--baseline", self.evlog, "-m", "EvidenceRecall@3"],
-             ["eb.jsonl: evidence: the baseline's evidence sets differ", "on 1 query ('q1')"]),
-            (["--evidence", self.evfix, "--run", self.evfix, "--baseline", self.run, "--replicate", self.evbase,
-              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's evidence sets differ"]),
-            (q + r + ["--baseline", self.write("eb2.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
-                                                            "runs": {"q1": ["d1"]}}), "-m", "R@3"],
-             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the candidate's (%s)"
-              % self.qrels]),
-            (q + r + ["--baseline", self.base, "--replicate", self.write("rf.json", {"qrels": {"q1": ["d1"]},
-                                                                                    "runs": {"q1": ["d1"]}}), "-m", "R@3"],
-             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on 1 query ('q2')" % self.qrels]),
-        ]
-        self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
-        for args, fragments in cases:
-            with self.subTest(args=args):
-                fast, reference = both_paths(*args)
-                self.assertEqual(fast, reference)
-                rejected(self, *fast, *fragments)
-
-    def test_what_is_used_is_accepted(self):
-        q, r = ["--qrels", self.qrels], ["--run", self.run]
-        rejected(self, *cli(*q, "--run", "-", "--fields", "retrieved=x", stdin=self.run.read_bytes()), "every input "
-                 "is text")  # through a pipe too; and a JSON input takes it
-        self.assertEqual(cli(*q, "--run", self.evidence, "--fields", "retrieved=x", "-m", "R@3")[0], 0)
-        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
-                     q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
-                     q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
-                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],  # a fixture of evidence is its own baseline
-                     [self.evfix, "--baseline", self.base, "--replicate", self.base.with_name("b2.txt"), "-m", "R@3"],
-                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"]}\n'
-                                               '{"qid": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n'),
-                      "-m", "R@3", "--fields", "relevant=retrieved,retrieved=relevant"]):
-            self.write("b2.txt", self.base.read_text())
-            with self.subTest(args=args):
-                fast, reference = both_paths(*args)
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], 0, fast[2])
-
-    def test_a_record_that_says_it_has_an_answer_is_scored(self):
-        log = self.write("t.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "answerable": true}\n'
-                                    '{"query_id": "q2", "answerable": false, "retrieved": []}\n')
-        for extra in ([], ["--no-answer", self.write("n3.txt", "q2\n")]):
-            with self.subTest(extra=extra):
-                status, out, err = cli(log, "-m", "R@1,Abstain", *extra)
-                if extra:  # both say q2 has no answer: given twice
-                    rejected(self, status, out, err, "give them once")
-                    continue
-                self.assertEqual((status, json.loads(out)["per_query"]), (0, {"q1": {"R@1": 1.0}, "q2": {"Abstain": 1.0}}),
-                                 err)
-        status, out, err = cli(self.answered.with_name("a.jsonl"), "-m", "R@3", "--no-answer", self.write("n4.txt", "q9\n"))
-        self.assertEqual(status, 2)  # q9 is no query of the log: it has no labels, q2's answer stands
-        self.assertNotIn("which is it", err)
-
-    def test_library(self):
-        qrels, run = {"q1": ["d1"], "q2": ["d3"]}, {"q1": ["d1"], "q2": ["d3"]}
-        cases = [
-            (lambda: rre.score_run(qrels, run, "R@3", lengths={"d1": 3}), "lengths gives token counts"),
-            (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
-             "evidence gives evidence sets, and no measure reads them"),
-            (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
-            (lambda: rre.read_qrels(self.log, fields={"relevant": ""}), "the field name must be a non-empty string"),
-            (lambda: rre.read_qrels(self.log, fields={"relevant": 3}), "the field name must be a non-empty string"),
-            (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
-             "replicates[1] is the candidate's own run"),
-            (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
-             "replicates[0] is the candidate's own run")]
-        for call, fragment in cases:
-            with self.subTest(fragment=fragment):
-                with self.assertRaises(rre.EvalError) as caught:
-                    call()
-                self.assertIn(fragment, str(caught.exception))
-        self.assertEqual(rre.score_run(None, run, "R@3", evidence=qrels)["measures"], {"R@3": 1.0})
-
-
-class NothingToGateTest(TempDirTestCase):
-    """A gate never passes on nothing, per group as overall; what a group counts is said in
-    every format; messages name the real place and the real rule."""
-
-    FIXTURE = {"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}},
-               "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.9, "d8": 0.5},
-                        "q3": {"x1": 0.3}, "q4": {"x2": 0.3}},
-               "no_answer": ["q3", "q4"], "groups": {"answered": ["q1", "q2"], "none": ["q3", "q4"], "one": ["q1", "q3"]}}
-
-    def test_a_group_no_query_of_which_is_scored_fails_its_gate(self):
-        fixture = self.write("f.json", self.FIXTURE)
-        for gate_on in ("mean", "interval"):
-            with self.subTest(gate_on=gate_on):
-                fast, reference = both_paths(fixture, "-m", "R@3", "--baseline", fixture, "--max-group-drop", "0.1",
-                                             "--gate-on", gate_on)
-                self.assertEqual(fast, reference)
-                status, out, err = fast
-                breaches = json.loads(out)["breaches"]
-                self.assertEqual(status, 1)
-                self.assertEqual(breaches[0], {"measure": "R@3", "query": None, "baseline": None, "candidate": None,
-                                               "drop": None, "gate": "--max-group-drop", "limit": 0.1, "queries": 0,
-                                               "group": "none"})
-                self.assertIn("gate failed: R@3 group 'none' mean: no query of the group is scored by it: "
-                              "--max-group-drop 0.1 cannot decide on nothing, and fails", err)
-                self.assertEqual([b["group"] for b in breaches], ["none"] + ["one"] * (gate_on == "interval"))
-        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--baseline", fixture, "--max-group-drop", "0.1")
-        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)  # Abstain scores the group
-        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)  # no group gate: nothing fails
-        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
-
-    def test_what_a_group_counts(self):
-        fixture = self.write("f.json", dict(self.FIXTURE, no_answer=["q3", "q4", "q5", "q6", "q7"],
-                                            runs=dict(self.FIXTURE["runs"], q5={}, q6={}, q7={}),
-                                            groups={"none": ["q3", "q4", "q5", "q6", "q7"], "all": ["q1", "q3"]}))
-        status, out, err = cli(fixture, "-m", "R@3,Abstain")
-        groups = json.loads(out)["groups"]
-        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)  # Abstain over 5
-        status, out, err = cli(fixture, "-m", "R@3,Abstain", "--format", "trec")
-        self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
-                         ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
-                          "num_no_answer\tgroup:none\t5", "num_q\tgroup:all\t1", "num_no_answer\tgroup:all\t1"])
-        mixed = self.write("m.json", dict(json.loads(fixture.read_text()), groups={"mixed": ["q1", "q3", "q4", "q5",
-                                                                                          "q6", "q7"]}))
-        groups = json.loads(cli(mixed, "-m", "R@3,Abstain")[1])["groups"]
-        self.assertTrue(groups["mixed"]["small"])  # R@3 over one query, though Abstain is over five
-        status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
-        self.assertIn("none   0 (few)", out)  # R@3 scores none of them
-        self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
-
-    def test_each_count_sits_beside_the_mean_it_counts(self):
-        qrels = {"q%d" % i: ["d%d" % i] for i in range(8)}
-        runs = dict({q: ["d%d" % i] for i, q in enumerate(qrels)}, n1=[], n2=["y"], n3=[])
-        fixture = self.write("g.json", {"qrels": qrels, "runs": runs, "no_answer": ["n1", "n2", "n3"],
-                                        "groups": {"many": ["q%d" % i for i in range(5)] + ["n1", "n2"],
-                                                   "few": ["q5", "q6", "n3"], "none": ["n1"]}})
-        table = cli(fixture, "-m", "R@3,Abstain", "--format", "table")[1]
-        rows = [line.split(None, 2) for line in table.splitlines() if line.startswith(("  many", "  few", "  none"))]
-        self.assertEqual(rows, [["many", "5", "1.0000  0.5000 over 2 (few)"],  # 5 queries are not few
-                                ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
-                                ["none", "0", "(few)          1.0000 over 1 (few)"]])  # R@3 has nothing in none
-        markdown = cli(fixture, "-m", "R@3,Abstain", "--format", "markdown")[1]
-        self.assertIn("| many | 5 | 1.0000 | 0.5000 over 2 (few) |", markdown)
-
-    def test_messages_name_the_place_and_the_rule(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
-        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "token_counts": [3]}\n')
-        cases = [
-            (["--evidence", fixture, "--run", fixture, "-m", "EvidenceRecall@3"],
-             ['f.json: a fixture without "evidence": give a file of evidence sets']),
-            ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
-                                            "no tokens and --lengths is not given", "'token_counts'",
-                                            "--fields tokens=KEY"]),
-            ([log, "-m", "EvidenceRecall@3"], ["EvidenceRecall@3 needs evidence sets", "the first record's keys: "
-                                               "'query_id', 'relevant', 'retrieved', 'token_counts'",
-                                               "name its field with --fields evidence=KEY"]),
-            ([log, "-m", "R@1,Abstain"], ["log.jsonl: Abstain needs questions without an answer, and no record says "
-                                          "\"answerable\": false; the first record's keys: 'query_id'",
-                                          "--fields answerable=KEY"]),
-            ([fixture, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY names"]),
-            ([fixture, "-m", "EvidenceRR"], ["EvidenceRR needs evidence sets", "--fields evidence=KEY names"])]
-        for args, fragments in cases:
-            with self.subTest(args=args):
-                fast, reference = both_paths(*args)
-                self.assertEqual(fast, reference)
-                rejected(self, *fast, *fragments)
-        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
-                               "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
-
-
-class ContractRulesOfThisTurnTest(TempDirTestCase):
-    """Sections 16 and 17 as changed: evidence measures without a cutoff score the whole
-    ranking; --depth comes first; a budget weighs only what its measures can see, and only a
-    weighed item needs a count, so counts are read for those items alone."""
-
-    def test_evidence_measures_without_a_cutoff(self):
-        run = {"q1": ["d4", "d2", "d5", "d3", "d9"], "q2": ["x", "y", "d7"]}
-        evidence = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]], "q2": [["d7"], ["d8"]]}
-        names = ["EvidenceRecall", "EvidenceSuccess", "EvidenceRR", "EvidenceRecall@99", "EvidenceSuccess@99"]
-        result = rre.score_run(None, run, names, evidence=evidence)
-        self.assertEqual(result["per_query"]["q1"], dict(zip(names, (1.0, 1.0, 0.25, 1.0, 1.0))))
-        self.assertEqual(result["per_query"]["q2"], dict(zip(names, (0.5, 0.0, 0.0, 0.5, 0.0))))
-        fixture = self.write("f.json", {"evidence": evidence, "runs": run})
-        fast, reference = both_paths(fixture, "-m", ",".join(names[:3]), "--format", "csv")
-        self.assertEqual(fast, reference)
-        self.assertEqual(fast[1].splitlines()[1:], ["q1,1.0,1.0,0.25", "q2,0.5,0.0,0.0"], fast[2])
-
-    def test_depth_comes_first(self):
-        qrels, run = {"q1": ["d4"]}, {"q1": ["d1", "d2", "d3", "d4", "d5"]}
-        # within --depth 3 a packer that passes over d3 cannot reach d4 (it once did: 1.0)
-        for name, depth, value in (("R(tokens=1500,pack=skip)@5", 3, 0.0), ("R(tokens=1500,pack=skip)@5", 4, 1.0),
-                                   ("R(tokens=1500)@5", 4, 0.0)):
-            with self.subTest(name=name, depth=depth):
-                result = rre.score_run(qrels, run, [name], lengths=BUDGET_LENGTHS, depth=depth)
-                self.assertEqual(result["measures"][name], value)
-        chunks = {"q1": ["a#1", "a#2", "b#1", "c#1"]}  # --depth counts documents: a and b
-        result = rre.score_run({"q1": ["c"]}, chunks, ["R(tokens=99,pack=skip)@3"], depth=2, chunk_separator="#",
-                               lengths={"a#1": 1, "a#2": 1, "b#1": 1})  # c#1 is past the depth: not weighed
-        self.assertEqual(result["measures"], {"R(tokens=99,pack=skip)@3": 0.0})
-
-    def test_only_a_weighed_item_needs_a_count(self):
-        qrels, run = {"q1": ["d1", "d3", "d5"]}, {"q1": ["d1", "d2", "d3", "d4", "d5"]}
-        sent = {"d1": 300, "d2": 900}  # a log that counts the chunks it sent
-        cases = [("R(tokens=1500)@2", sent, 1 / 3),  # two documents seen: d3 is not weighed
-                 ("R(tokens=1000)@5", sent, 1 / 3),  # d2 does not fit: the prefix ends there
-                 ("R(tokens=1500)@3", sent, "no token count for 'd3'"),
-                 ("R(tokens=1500)", sent, "no token count for 'd3'"),  # no cutoff: every item may be weighed
-                 ("R(tokens=1000,pack=skip)@5", sent, "no token count for 'd3'"),  # a packer passes over d2
-                 ("R(tokens=99,pack=skip)@1", {"d1": 300, "d2": 9}, 0.0)]  # d2 fills k: d3 is not weighed
-        for name, lengths, expected in cases:
-            with self.subTest(name=name):
-                outcome_ = outcome(lambda: rre.score_run(qrels, run, [name], lengths=lengths)["measures"][name])
-                if isinstance(expected, float):
-                    self.assertEqual(outcome_, ("ok", expected))
-                else:
-                    self.assertEqual(outcome_[0], "error")
-                    self.assertIn(expected, outcome_[1])
-                text = self.write("l.txt", "".join("%s %d\n" % pair for pair in lengths.items()))
-                trec = self.write("r.txt", "".join("q1 Q0 %s %d %d x\n" % (d, i, 9 - i) for i, d in enumerate(run["q1"])))
-                fast, reference = both_paths("--qrels", self.write("q.json", qrels), "--run", trec, "-m", name,
-                                             "--lengths", text)
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], 0 if isinstance(expected, float) else 2, fast[2])
-        log = self.write("log.jsonl", json.dumps({"qid": "q1", "relevant": qrels["q1"], "retrieved": run["q1"],
-                                                  "tokens": [300, 900, None, None, None]}) + "\n\n")
-        fast, reference = both_paths(log, "-m", "R(tokens=1500)@2,R(tokens=1000)@5")
-        self.assertEqual(fast, reference)
-        self.assertEqual(json.loads(fast[1])["measures"], {"R(tokens=1500)@2": 1 / 3, "R(tokens=1000)@5": 1 / 3}, fast[2])
-        rejected(self, *cli(log, "-m", "R(tokens=1500)@3"), "log.jsonl", "no token count for 'd3'")
-
-    def test_rules_the_mutants_found_unpinned(self):
-        qrels, run = {"q1": ["x 2"]}, {"q1": ["x 1", "x 2", "y"]}  # JSON IDs may hold a space
-        result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1})
-        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1: 'x 2' is not weighed
-        rejected(self, *cli(self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}}}),
-                            "-m", "R(tokens=\u0661\u0662)@1"), "tokens must be an integer from 0 to 2**63 - 1")
-        fixture = self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5}}})
-        for data in ("", "# only a comment\n"):  # both twins: the fast one hands the empty file over
-            with self.subTest(data=data):
-                fast, reference = both_paths(fixture, "-m", "R(tokens=9)@1", "--lengths", self.write("l.txt", data))
-                self.assertEqual(fast, reference)
-                rejected(self, *fast, "l.txt: no token counts: the file has no ID TOKENS lines")
-        windows = rre._windows_in_rank_order([b"a", b"b"], [1.0, 2.0], 1)  # not listed by score, however short
-        self.assertEqual(list(itertools.chain.from_iterable(windows)), [(2.0, "b"), (1.0, "a")])
-        for top, ticks in ((1, [1]), (3, [1, 3]), (7, [1, 5, 7]), (20, [1, 5, 10, 15, 20]), (21, [1, 2, 5, 10, 21]),
-                           (25, [1, 2, 5, 10, 25]), (128, [1, 2, 5, 10, 20, 50, 128]),
-                           (200, [1, 2, 5, 10, 20, 50, 100, 200]), (300, [1, 2, 5, 10, 20, 50, 100, 200, 300])):
-            self.assertEqual(rre._k_ticks(top), ticks)
-
-    def test_a_plot_draws_a_budget_up_to_its_top_k(self):
-        """The curve of R(tokens=B)@k reaches the plot's largest k, past the budget's own cutoff."""
-        qrels = {"q1": ["d%d" % i for i in range(0, 12, 2)]}
-        run = {"q1": ["d%d" % i for i in range(12)]}
-        fixture = self.write("f.json", {"qrels": qrels, "runs": run})
-        lengths = self.write("l.txt", "".join("d%d 10\n" % i for i in range(12)))
-        plot = self.tmp / "p.svg"
-        status, out, err = cli(fixture, "-m", "R(tokens=100)@2,nDCG@8", "--lengths", lengths, "--plot", plot)
-        self.assertEqual(status, 0, err)
-        alone = rre.score_run(qrels, run, ["R(tokens=100)@8"], lengths={"d%d" % i: 10 for i in range(12)})
-        self.assertEqual(alone["measures"]["R(tokens=100)@8"], 4 / 6)  # ten items fit: d0 d2 d4 d6 within 8
-        svg = plot.read_text()
-        points = re.search(r'points="([^"]+)"><title>[^<]*</title></polyline>', svg).group(1).split()
-        ys = [float(p.split(",")[1]) for p in points]
-        self.assertEqual(len(ys), 8)
-        self.assertLess(ys[7], ys[1])  # still rising past k = 2: R@8 within the budget is 4/6, not R@2's 1/6
-
-    def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
-        """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
-        no error under R(thresh=)."""
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.3}, "q3": ["x1"]},
-                                        "no_answer": ["q3"]})
-        fast, reference = both_paths(fixture, "-m", "R(thresh=0.5)@3,Abstain,R(tokens=1)@1", "--lengths",
-                                     self.write("l.txt", "d1 1\n"))
-        self.assertEqual(fast, reference)
-        self.assertEqual(json.loads(fast[1])["per_query"], {"q1": {"R(thresh=0.5)@3": 1.0, "R(tokens=1)@1": 1.0},
-                                                            "q3": {"Abstain": 0.0}}, fast[2])
-        rejected(self, *cli(fixture, "-m", "Abstain(thresh=0.5)"), "query 'q3'", "needs scores")
-
-    def test_the_counts_file_is_read_for_the_weighed_items(self):
-        """An ID nobody weighs may be listed twice; every line is still checked; a weighed ID
-        listed twice is refused; through both twins of the reader, whatever the chunk."""
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.5, "d3": 0.1}}})
-        for data, status, fragment in (("d3 1\nd3 2\nd1 4\nd2 5\n", 0, ""),
-                                       ("d1 1\nd2 2\nd1 4\n", 2, "ID 'd1' has a token count on line 1 already"),
-                                       ("d1 1\nd9 x\n", 2, "l.txt:2"), ("d1 1\nd9 99999999999999999999\n", 2, "l.txt:2")):
-            with self.subTest(data=data):
-                fast, reference = both_paths(fixture, "-m", "R(tokens=9)@2", "--lengths", self.write("l.txt", data))
-                self.assertEqual(fast, reference)
-                self.assertEqual(fast[0], status, fast[2])
-                self.assertIn(fragment, fast[2])
-        rng = random.Random(29)
-        for case in range(40):
-            ids = ["d%d" % rng.randint(0, 60) for _ in range(rng.randint(1, 120))]
-            lines = ["%s %d\n" % (d, rng.randint(0, 999)) for d in ids]
-            if case % 4 == 3:
-                lines.insert(rng.randrange(len(lines)), rng.choice(["# c\n", "d7\t3\n", "\n", "d8  3\n", " d9 3\n", "d9 3 \n",
-                                                                    "#%s 3\n" % ids[0], "d7\t3 4\n", "d7\x0b3\n"]))
-            wanted = set(rng.sample(ids, rng.randint(0, len(ids)))) if case % 5 else None
-            path = self.write("w.txt", "".join(lines))
-            with self.subTest(case=case):
-                with rre.open_input(str(path)) as stream:
-                    fast = outcome(lambda: rre.fast_length_lines(stream, "w.txt", wanted))
-                with rre.open_input(str(path)) as stream:
-                    self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "w.txt", wanted)))
-        for odd in ("#d1 3\n", "d1\t3 4\n", "x\r1 3\n", "d\x001 3\n", "d1 3\rd2 4\r\n", "d1\x0b3\n", "d1 3 \n"):
-            path = self.write("o.txt", "d1 3\n" + odd + "d2 4\n")
-            with self.subTest(odd=odd):
-                for wanted in (None, {"d1", "d2"}):
-                    with rre.open_input(str(path)) as stream:
-                        fast = outcome(lambda: rre.fast_length_lines(stream, "o.txt", wanted))
-                    with rre.open_input(str(path)) as stream:
-                        self.assertEqual(fast, outcome(lambda: rre.reference_length_lines(stream, "o.txt", wanted)))
-        served = {}
-        self.assertEqual(rre._fast_length_lines(b"d1 3\nd2 4\n", 2, served, {b"d2"}, hashlib.sha256()), 1)
-        self.assertEqual(served, {"d2": 4})
-        self.assertEqual(rre._fast_length_lines(b"d1 3\n", 1, served, {b"d2"}, hashlib.sha256()), 0)
-        for chunk in (b" d1 3\n", b"d1 3 \n", b"d1  3\n", b"d1 1234567890123456789\n", b"\nd1 3\n"):
-            with self.subTest(chunk=chunk):
-                self.assertRaises(rre._Decline, rre._fast_length_lines, chunk, chunk.count(b"\n"), {}, None, hashlib.sha256())
-
-
-class StructureTest(unittest.TestCase):
-    """The shape a newcomer relies on: sections in pipeline order, each decision in one place."""
-
-    @classmethod
-    def setUpClass(cls):
-        import ast
-        cls.source = SCRIPT.read_text(encoding="utf-8")
-        cls.tree = ast.parse(cls.source)
-        lines = cls.source.split("\n")
-        cls.sections = [i + 1 for i, line in enumerate(lines) if line.startswith("# === ")]
-        cls.names = {}
-        for node in cls.tree.body:
-            for name in ([node.name] if hasattr(node, "name") else
-                         [n.id for t in getattr(node, "targets", ()) for n in ast.walk(t) if type(n).__name__ == "Name"]):
-                cls.names.setdefault(name, (cls.section(node.lineno), node))
-
-    @classmethod
-    def section(cls, line):
-        return sum(1 for start in cls.sections if start <= line)
-
-    def test_no_code_calls_up_into_a_later_section(self):
-        import ast
-        upward = [(name, used) for name, (section, node) in self.names.items()
-                  for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                  if used in self.names and self.names[used][0] > section]
-        self.assertEqual(upward, [])
-        self.assertIn("Map: the sections in pipeline order", rre.__doc__)
-        for title in re.findall(r"^# === (.*) ===$", self.source, re.M):  # the map names every section
-            self.assertRegex(rre.__doc__, r"\n  %s " % re.escape(title))
-
-    def test_help_starts_with_the_one_line_summary(self):
-        self.assertEqual(rre.build_parser().format_help().split("\n\n")[1],
-                         "Score saved retrieval rankings against relevance labels, exactly as trec_eval does.")
-        lines = rre.measure_help().splitlines()
-        for spec in rre.MEASURES.values():  # every description in one column, whatever the spellings' length
-            self.assertEqual([line.find(spec.doc) for line in lines if spec.doc in line], [21], spec.name)
-
-    def test_one_sniff_five_twins_short_functions(self):
-        import ast
-        calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "sniff"]
-        self.assertLessEqual(len(calls), 2)  # a stream's, in load, and a JSON value's, in json_value
-        twins = re.findall(r"^(\w+) = fast_(\w+) if FAST_PATHS else reference_(\w+)$", self.source, re.M)
-        self.assertEqual(sorted(t[0] for t in twins if t[0] == t[1] == t[2]),
-                         ["bootstrap_sums", "flip_hits", "json_rankings", "judged_trec_run", "length_lines"])
-        for name, *_ in twins:  # chosen where the fast twin is defined: after it, before any other definition
-            after = [node for node in self.tree.body if node.lineno > self.names["fast_" + name][1].lineno
-                     and hasattr(node, "name") and not node.name.startswith("_")]
-            self.assertGreater(after[0].lineno, self.names[name][1].lineno, name)
-        long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(self.tree)
-                if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 40]
-        self.assertEqual(long, [])
-
-
-# Section 24's worked example: labels are facts, the ranking holds chunks of text.
-FACTS = ["Paris is the capital of France.", "The Seine flows through Paris."]
-CHUNKS = ["Lyon is large.", "Fact: Paris is the capital  of France. More.", "Paris is the capital of France, they say.",
-          "The Seine flows through Paris. Also Paris is the capital of France."]
-
-
-def text_log(chunks_of=lambda q: CHUNKS, queries=("q1",)):
-    """JSON Lines as a RAG framework writes it: texts, with a line break or two."""
-    return "".join(json.dumps({"question": "what about %s?" % q, "id": q, "gold": [{"fact": f} for f in FACTS],
-                               "hits": [{"text": c.replace(". ", ".\n", 1), "score": 1.0 - i / 10}
-                                        for i, c in enumerate(chunks_of(q))]}) + "\n" for q in queries)
-
-
-class LogsAsWrittenTest(TempDirTestCase):
-    """Section 24: paths in --fields, a scores role, --match text and contains, binary files named."""
-    FIELDS = ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=hits[].score")
-
-    def test_the_worked_example_on_the_command_line_and_in_the_library(self):
-        fixture = self.write("f.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}})
-        status, out, err = cli(fixture, "--match", "contains", "-m", "R@2,R@3,R@4,RR")
-        self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5}))
-        self.assertIn("note: 1 ranked text contained more than one label, in 1 query ('q1')", err)
-        self.assertEqual(rre.score_run({"q1": FACTS}, {"q1": CHUNKS}, "R@2,R@3,R@4,RR", match="contains")["measures"],
-                         {"R@2": 0.5, "R@3": 0.5, "R@4": 1.0, "RR": 0.5})
-        fifth = rre.score_run({"q1": FACTS}, {"q1": CHUNKS + [FACTS[0]]}, "R@4,NumRet", match="contains")
-        self.assertEqual((fifth["measures"], fifth["folded"]), ({"R@4": 1.0, "NumRet": 4}, {"total": 1, "per_query": {"q1": 1}}))
-        self.assertEqual(cli(fixture, "--match", "text", "-m", "R@4")[1:], cli(fixture, "-m", "R@4", "--match", "text")[1:])
-        status, out, err = cli(fixture, "--match", "text", "-m", "R@4")  # whole texts match no fact: a hint
-        self.assertEqual(json.loads(out)["measures"], {"R@4": 0.0})
-        self.assertIn("ranked entries hold labeled texts inside them: try --match contains", err)
-
-    def test_a_log_as_written_paths_scores_and_texts(self):
-        log = self.write("log.jsonl", text_log())
-        status, out, err = cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR,Success(thresh=0.75)@4")
-        self.assertEqual((status, json.loads(out)["measures"]),
-                         (0, {"R@2": 0.5, "R@4": 1.0, "RR": 0.5, "Success(thresh=0.75)@4": 1.0}), err)
-        array = self.write("log.json", [json.loads(line) for line in text_log().splitlines()])
-        one = self.write("one.json", json.loads(text_log().splitlines()[0]))
-        for path in (array, one):  # an array of records, and one record, read alike
-            self.assertEqual(without_inputs(cli(path, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")),
-                             without_inputs(cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")))
-        reversed_scores = text_log().replace('"score": 1.0', '"score": 0.01')  # the first chunk now ranks last
-        status, out, _ = cli(self.write("r.jsonl", reversed_scores), *self.FIELDS, "--match", "contains", "-m", "R@3")
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 1.0})  # ranked by the parallel scores
-
-    def test_every_mode_and_format_reads_texts_as_the_same_ids(self):
-        """Texts, claimed, score as the IDs they stand for, in every mode and every format."""
-        chunks = CHUNKS[:3] + ["The Seine flows through Paris. Yes."]  # each holds one fact at most: a fixed claim
-        ids = dict(zip(chunks, ("d0", "f0", "d2", "f1")))
-        as_ids = lambda run: {q: [ids[c] for c in r] for q, r in run.items()}
-        qids = ["q%d" % i for i in range(6)]
-        run = {q: chunks[i % 4:] + chunks[:i % 4] for i, q in enumerate(qids)}
-        base, other = {q: list(reversed(r)) for q, r in run.items()}, {q: r[1:] for q, r in run.items()}
-        (self.tmp / "t").mkdir()
-        (self.tmp / "i").mkdir()
-        texts = {"qrels": self.write("t/q.json", {q: FACTS for q in qids}), "run": self.write("t/r.json", run),
-                 "base": self.write("t/b.json", base), "other": self.write("t/o.json", other)}
-        plain = {"qrels": self.write("i/q.json", {q: ["f0", "f1"] for q in qids}),
-                 "run": self.write("i/r.json", as_ids(run)), "base": self.write("i/b.json", as_ids(base)),
-                 "other": self.write("i/o.json", as_ids(other))}
-        groups = self.write("g.json", {"odd": qids[1::2], "even": qids[::2]})
-        modes = {"one run": ["--run", "{run}"], "baseline": ["--run", "{run}", "--baseline", "{base}"],
-                 "several runs": ["--run", "{run}", "--run", "{other}", "--baseline", "{base}"],
-                 "groups": ["--run", "{run}", "--groups", str(groups), "--baseline", "{base}"]}
-        for mode, args in modes.items():
-            for fmt in ("json", "table", "markdown", "csv", "trec"):
-                if fmt == "trec" and mode != "one run":
-                    continue
-                with self.subTest(mode=mode, format=fmt):
-                    line = lambda files, *more: cli("--qrels", files["qrels"], *[a.format(**files) for a in args],
-                                                    "-m", "R@2,RR,nDCG@3", "--format", fmt, *more)
-                    got, want = line(texts, "--match", "contains"), line(plain)
-                    self.assertEqual(got[0], want[0], got[2])
-                    folders = [f(str(self.tmp / d)) for d in "ti" for f in (str, rre._md)]  # Markdown escapes '_'
-                    keep = lambda text: "\n".join(l for l in functools.reduce(lambda t, f: t.replace(f, "X"), folders,
-                                                                               text).splitlines() if "removed 0" not in l)
-                    if fmt == "json":
-                        drop = lambda r: {k: v for k, v in r.items() if k not in ("folded", "several_labels", "manifest")}
-                        got_json, want_json = json.loads(got[1]), json.loads(want[1])
-                        if "runs" in got_json:
-                            got_json = {n: drop(r) for n, r in got_json["runs"].items()}
-                            want_json = {n: drop(r) for n, r in want_json["runs"].items()}
-                            self.assertEqual(list(got_json.values()), list(want_json.values()))
-                        else:
-                            self.assertEqual(drop(got_json), drop(want_json))
-                    else:
-                        self.assertEqual(keep(got[1]), keep(want[1]))
-
-    def test_contains_under_budgets_floors_depth_and_ties(self):
-        """A budget weighs every text, claimed or not (the model reads them all); --depth counts the
-        documents the texts bring in; which label a tied text claims depends on the order."""
-        log = self.write("b.jsonl", "".join(json.dumps(r) + "\n" for r in [
-            {"id": "q1", "gold": FACTS, "tokens": [100, 300, 50, 200], "s": [0.9, 0.8, 0.8, 0.5],
-             "hits": ["Lyon is large.", "Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]},
-            {"id": "q2", "gold": FACTS[1:], "tokens": [10, 10], "s": [0.3, 0.3],
-             "hits": ["The Seine flows through Paris, it does.", FACTS[1]]}]))
-        fields = ("--fields", "relevant=gold,retrieved=hits", "--match", "contains", "--format", "csv")
-        measures = "R@2,R@4,R(tokens=400)@4,R(tokens=450,pack=skip)@4,NumRet"
-        # q1: Lyon, f0, (the bare fact is removed: f0 is claimed), f1; 400 tokens hold Lyon and the first fact
-        self.assertEqual(cli(log, *fields, "-m", measures)[1].splitlines()[1:],
-                         ["q1,0.5,1.0,0.5,0.5,3", "q2,1.0,1.0,1.0,1.0,2"])
-        self.assertEqual(cli(log, *fields, "-m", "R@4,RR", "--depth", "2")[1].splitlines()[1:],
-                         ["q1,0.5,0.5", "q2,1.0,0.5"])
-        status, out, err = cli(log, "--fields", "relevant=gold,retrieved=hits,scores=s", "--match", "contains", "-m",
-                               "RR", "--ties")
-        result = json.loads(out)  # q1: the tie .8 is ordered by text, descending: the bare fact claims f0 first
-        self.assertEqual(([row["RR"] for row in result["per_query"].values()], result["ties"]["not_bounded"]),
-                         ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
-                                             "order of tied texts"}))
-
-    def test_budgets_count_documents_as_the_measures_do(self):
-        run = {"q1": ["Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]}  # the bare fact is removed: f0 is claimed
-        lengths = {text: 10 for text in run["q1"]}
-        # --depth 2 counts documents: the removed text brings none, so the second fact is within it
-        self.assertEqual(rre.score_run({"q1": FACTS}, run, "R(tokens=1000)@4", match="contains", depth=2,
-                                       lengths=lengths)["measures"], {"R(tokens=1000)@4": 1.0})
-        # an ID that holds a label's ID is another ID: the budget stops at the reach-th document, d1x
-        self.assertEqual(rre.score_run({"q1": ["d1", "d2"]}, {"q1": ["d1", "d1x", "d2"]}, "R(tokens=100)@2",
-                                       lengths={"d1": 1, "d1x": 1})["measures"], {"R(tokens=100)@2": 0.5})
-
-    def test_the_two_readings_of_the_claim_rule_agree(self):
-        """documents() finds the labels in the joined texts at once; a budget's walk claims item by item."""
-        rng = random.Random(24)
-        for _ in range(2000):
-            labels = dict.fromkeys("".join(rng.choice("abc") for _ in range(rng.randint(1, 2))) for _ in range(3))
-            texts = list(dict.fromkeys("".join(rng.choice("abcx ") for _ in range(rng.randint(1, 5)))
-                                       for _ in range(rng.randint(0, 6))))
-            claimed, walked = set(), []
-            for text in texts:
-                walked.append(rre._claim(text, labels, claimed))
-            with self.subTest(labels=labels, texts=texts):
-                self.assertEqual(rre.documents(texts, labels, rre.Reading(match="contains")),
-                                 ([doc for doc, _ in walked], sum(held > 1 for _, held in walked)))
-
-    def test_evidence_sets_of_texts(self):
-        sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
-        for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
-                                                                      "runs": {"q1": CHUNKS}}):
-            with self.subTest(qrels="qrels" in fixture):
-                out = cli(self.write("e.json", fixture), "--match", "contains", "-m",
-                          "EvidenceRecall@2,EvidenceSuccess@4,EvidenceRR")[1]
-                self.assertEqual(json.loads(out)["measures"],
-                                 {"EvidenceRecall@2": 0.5, "EvidenceSuccess@4": 1.0, "EvidenceRR": 0.25})
-
-    def test_four_frameworks_logs_each_read_with_one_command(self):
-        """Small excerpts in the shapes these tools write (our own words, their field names)."""
-        autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [  # a retrieval node's result
-            {"qid": "1oy5", "query": "why rush first?", "retrieval_gt": [["5b95"]],
-             "retrieved_ids": ["5b95", "5b95", "2b08"], "retrieve_scores": [12.7, 12.7, 5.7], "retrieval_recall": 1.0},
-            {"qid": "2loj", "query": "gas tiers?", "retrieval_gt": [["b9ad"], ["e2f1"]],
-             "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
-        self.assertEqual(rre.read_run(self.write("a1.jsonl", autorag.read_text().splitlines()[1] + "\n")),
-                         {"2loj": {"2b08": 3.1, "b9ad": 24.2}})  # the library reads the parallel scores too
-        self.assertEqual(rre.read_run(self.write("labels.jsonl", '{"qid": "q1", "relevant": ["a"]}\n'
-                                                                 '{"qid": "q2", "retrieved": ["b"]}\n')), {"q2": ["b"]})
-        out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
-        self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
-                                            "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
-        multihop = self.write("multihop.json", [  # MultiHop-RAG's retrieval output: texts, no query ID
-            {"query": "Who is accused?", "question_type": "inference_query", "gold_list": [{"fact": FACTS[0]}],
-             "retrieval_list": [{"text": "x\n" + c, "score": 0.9 - i / 10} for i, c in enumerate(CHUNKS)]}])
-        fields = "query=query,retrieved=retrieval_list[].text,scores=retrieval_list[].score,relevant=gold_list[].fact"
-        self.assertEqual(json.loads(cli(multihop, "--fields", fields, "--match", "contains", "-m", "Success@1,RR@10")[1])[
-            "measures"], {"Success@1": 0.0, "RR@10": 0.5})
-        ragas = self.write("ragas.jsonl", json.dumps({  # an EvaluationDataset's sample
-            "user_input": "What is the capital?", "reference_contexts": [FACTS[0]],
-            "retrieved_contexts": ["Lyon is large.", "Paris is the\ncapital of France."], "response": "Paris."}) + "\n")
-        self.assertEqual(json.loads(cli(ragas, "--fields", "query=user_input,relevant=reference_contexts,retrieved="
-                                    "retrieved_contexts", "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
-        haystack = self.write("haystack.jsonl", json.dumps({  # Document.to_dict() of each retrieved document
-            "query_id": "q1", "relevant": ["doc-2"], "documents": [
-                {"id": "doc-1", "content": "...", "score": 0.4, "meta": {"file": "a.md"}},
-                {"id": "doc-2", "content": "...", "score": 0.9, "meta": {"file": "b.md"}}]}) + "\n")
-        self.assertEqual(json.loads(cli(haystack, "--fields", "retrieved=documents[].id,scores=documents[].score", "-m",
-                                        "RR,Success(thresh=0.5)@1")[1])["measures"], {"RR": 1.0, "Success(thresh=0.5)@1": 1.0})
-
-    def test_bad_paths_scores_and_binary_files_are_named(self):
-        log = self.write("log.jsonl", text_log(queries=("q1", "q2")))
-        cases = {
-            ("--fields", "retrieved=hits[].txt", "--match", "text"): "log.jsonl:1: the path hits[].txt leads nowhere: "
-                                                                    "hits[0] has no key 'txt'",
-            ("--fields", "relevant=gold[].fact,retrieved=hits.text", "--match", "text"):
-                "the path hits.text leads nowhere: hits is list",
-            ("--fields", "retrieved=hits[]..text"): "--fields retrieved: 'hits[]..text' is not a field or a path",
-            ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=gold", "--match", "text"):
-                "log.jsonl:1: gold: query 'q1': expected a list of 4 scores, one per ranked ID, not [{'fact'",
-            ("--chunk-separator", "#", "--match", "text"): "--chunk-separator cuts IDs, and --match text compares texts",
-            ("--fields", "relevant=gold[].fact,retrieved=hits[].text"):
-                "holds a control character ('\\n'): IDs are printable text; texts, not IDs, are read with --match text",
-        }
-        for args, message in cases.items():
-            with self.subTest(args=args):
-                rejected(self, *cli(log, *args), message)
-        for name, data, what in (("a.parquet", b"PAR1\x15\x04", "a Parquet file (AutoRAG's, pandas')"), ("a.db", b"SQLite format 3\x00xx",
-                                 "an SQLite database"), ("a.zip", b"PK\x03\x04\x14\x00", "a zip archive")):
-            with self.subTest(binary=name):
-                path = self.write(name, data)
-                rejected(self, *cli(path), "%s: %s, not text" % (path, what))
-                rejected(self, *cli("--qrels", path, "--run", path), what)
-        scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
-        rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
-        text = self.write("par1.txt", "PAR1 0 d1 1\n")  # a query named PAR1 is text, as its bytes can be
-        run = self.write("par1.run", "PAR1 Q0 d1 1 1.0 r\n")
-        self.assertEqual(json.loads(cli("--qrels", text, "--run", run, "-m", "RR")[1])["measures"], {"RR": 1.0})
-
-    def test_what_a_log_gives_where_ids_are_expected_is_named_with_its_path(self):
-        docs = [{"text": "Paris is large.", "score": 0.5}, {"text": "Lyon.", "score": 0.4}]
-        records = [{"query_id": "q1", "relevant": ["d1"], "retrieval_list": docs}]
-        hint = ("retrieval_list[0]: query 'q1': expected IDs, not objects (keys 'text', 'score'): read the key that "
-                "holds each with --fields retrieved=retrieval_list[].text")
-        for name, content in (("one.json", records[0]), ("all.json", records),
-                              ("log.jsonl", json.dumps(records[0]) + "\n" + json.dumps(dict(records[0], query_id="q2")))):
-            path = self.write(name, content)
-            with self.subTest(name=name):
-                rejected(self, *cli(path, "--fields", "retrieved=retrieval_list"), hint)
-                rejected(self, *cli("--qrels", path, "--run", path, "--fields", "retrieved=retrieval_list"), hint)
-                with self.assertRaisesRegex(rre.EvalError, re.escape(hint)):
-                    rre.read_run(path, fields={"retrieved": "retrieval_list"})
-        gold = self.write("gold.jsonl", json.dumps({"query_id": "q1", "gold": [{"fact": "Paris."}], "retrieved": []}))
-        rejected(self, *cli(gold, "--fields", "relevant=gold", "--match", "text"), "gold[0]: query 'q1': expected "
-                 "texts, not objects (keys 'fact'): read the key that holds each with --fields relevant=gold[].fact")
-        listed = self.write("q.jsonl", '{"meta": {"q": ["x"]}, "relevant": ["d1"], "retrieved": ["d1"]}\n' * 2)
-        rejected(self, *cli(listed, "--fields", "query=meta.q"), "q.jsonl:1: meta.q: query ID must be a string, not "
-                                                                "list ['x']")
-
-    def test_messages_that_say_what_a_file_is_and_what_to_do(self):
-        empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
-                                       '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
-        useful = "if 'q2' has no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE"
-        for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
-            with self.subTest(measures=measures):
-                rejected(self, *cli(empty, "-m", measures), useful)
-                rejected(self, *cli("--qrels", empty, "--run", empty, "-m", measures), useful)
-        dataset = self.write("li.json", {"queries": {"q1": "What?"}, "corpus": {"d1": "Text."},
-                                         "relevant_docs": {"q1": ["d1"]}, "mode": "text"})
-        said = "li.json: a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: it is read as --qrels"
-        run = self.write("r.json", {"q1": ["d1"]})
-        for args in ([dataset], ["--qrels", run, "--run", dataset], ["--qrels", dataset, "--run", run, "--baseline",
-                                                                       dataset]):
-            with self.subTest(args=args):
-                rejected(self, *cli(*args), said)
-        self.assertEqual(cli("--qrels", dataset, "--run", run, "-m", "R@1")[0], 0)
-        long = "q" + "x" * 80
-        err = cli("--qrels", self.write("l.json", {long: ["d1"]}), "--run", self.write("lr.json", {"q2": ["d1"]}))[2]
-        self.assertIn("('q%s...')" % ("x" * 54), err)  # a quote closed, 60 characters in all
-        self.assertEqual(rre.show("\x01" * 40), "'" + "\\x01" * 13 + "...'")
-        self.assertEqual(rre.show("it's" * 20)[-4:], "...\"")  # the quote its own repr opened
-
-    def test_ids_read_as_texts_score_as_ids(self):
-        for args in ((FIXTURE, "-m", "R@2,RR,nDCG@3"), ("--qrels", FIXTURE, "--run", FIXTURE, "-m", "AP,P@2")):
-            with self.subTest(args=args):
-                self.assertEqual(without_inputs(cli(*args, "--match", "text"), whole=True),
-                                 without_inputs(cli(*args), whole=True))
-
-    def test_texts_are_normalized_and_checked_as_texts(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["caf\u00e9  au\tlait"]},
-                                        "runs": {"q1": ["x", "cafe\u0301 au lait\n"]}})
-        self.assertEqual(json.loads(cli(fixture, "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
-        twice = self.write("t.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": ["a  b", "a\nb"]}})
-        rejected(self, *cli(twice, "--match", "text"), "runs.q1[1]: query 'q1': document 'a b' appears twice")
-        blank = self.write("b.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": [" \n "]}})
-        rejected(self, *cli(blank, "--match", "text"), "runs.q1[0]: query 'q1': document ID '' is blank")
-        odd = self.write("o.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": "a b"}})
-        rejected(self, *cli(odd, "--match", "text"), "expected an object of document IDs to scores, not str 'a b'")
-        keys = self.write("k.json", {"qrels": {"q1": {"a b": 1, "a  b": 2}}, "runs": {"q1": ["a b"]}})
-        rejected(self, *cli(keys, "--match", "text"), "texts 'a b' and 'a  b' are one text once normalized")
-        self.assertEqual(rre.text_name("a b", "text"), "t:%s 'a b'" % hashlib.sha256(b"a b").hexdigest()[:12])
-
-    def test_messages_that_point_to_the_fix(self):
-        empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
-                                      '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
-        rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
-                 "answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE")
-        qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
-        rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
-                 "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
-        self.assertEqual(cli("--qrels", qrels, "--run", run, "--unlabeled", "skip", "-m", "R@1")[0], 0)
-        labeled = self.write("l.json", {"q1": ["a"], "q9": ["b"]})
-        err = cli("--qrels", labeled, "--run", run, "--unlabeled", "skip", "-m", "R@1")[2]
-        self.assertIn("1 labeled query has no ranking ('q9'); see --missing-run and --unlabeled\n", err)  # no BEIR hint
-        unanswered = self.write("n.txt", "q9\n")
-        err = cli("--qrels", qrels, "--run", self.write("r1.json", {"q1": ["a"]}), "--no-answer", unanswered,
-                  "-m", "R@1,Abstain")[2]
-        self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
-        one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
-        rejected(self, *cli(one), "one.json: query_id: query ID must be a string, not int 5")  # its JSON path
-        theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}  # the ranked IDs share one character
-        ours = {q: ["x" + d for d in docs] for q, docs in theirs.items()}
-        _, _, err = cli("--qrels", self.write("xq.json", theirs), "--run", self.write("xr.json", ours), "-m", "R@2")
-        self.assertIn("ranked IDs start with 'x' and labeled IDs do not", err)
-        labels = {"q%d" % i: ["<dbpedia:E%d>" % i] for i in range(12)}
-        ranked = {"q%d" % i: ["doc:<dbpedia:E%d>" % i, "doc:<dbpedia:X%d>" % i] for i in range(12)}
-        _, _, err = cli("--qrels", self.write("pq.json", labels), "--run", self.write("pr.json", ranked), "-m", "R@2")
-        self.assertIn("warning: 12 of 12 queries retrieved no labeled document; ranked IDs start with 'doc:' and "
-                      "labeled IDs do not", err)
-
-
-
-EXPLAIN_EXAMPLE = {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 0}, "q2": {"d5": 1}},
-                   "runs": {"q1": ["d4", "d1", "d3", "d6", "d2"], "q2": ["d7", "d8"]}}
-EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 1, "below": 1, "cut": 0, "unjudged": 2},
-                 "queries": {"q1": {"cause": "below", "missing": {"d2": 5}, "unjudged": ["d4"]},
-                             "q2": {"cause": "absent", "missing": {"d5": None}, "unjudged": ["d7", "d8"]}}}
-
-
-class ExplainTest(TempDirTestCase):
-    """Section 20: where each missed relevant document went."""
-
-    def test_ranks_before_and_after_list_five_the_crossings_first(self):
-        qrels = {"q1": {"d%d" % i: 1 for i in range(12)}}
-        base = {"q1": ["d%d" % i for i in range(12)]}  # d0 .. d11 at 1 .. 12
-        cand = {"q1": ["x1", "d5", "d0", "x2"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
-        args = (self.write("c.json", {"qrels": qrels, "runs": cand}), "--baseline", self.write("b.json", base), "-m",
-                "R@3", "--explain")
-        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2; then d3 4 -> 12 (8), d11
-        # 12 -> 5 (7); d0 1 -> 3 stays within the top 3: a move of 2, among the 7 more
-        line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d3 4 -> 12, d11 12 -> 5 and 7 more"
-        for fmt in ("table", "markdown"):
-            with self.subTest(fmt=fmt):
-                self.assertIn(line.replace("->", "-\\>") if fmt == "markdown" else line, cli(*args, "--format", fmt)[1])
-        self.assertEqual(len(json.loads(cli(*args)[1])["explain"]["queries"]["q1"]["ranks"]), 12)  # JSON keeps all
-
-    def test_the_worked_example_on_the_command_line_through_both_readers_and_in_the_library(self):
-        trec = "".join("%s Q0 %s %d %d t\n" % (q, d, i, 10 - i) for q, r in EXPLAIN_EXAMPLE["runs"].items()
-                       for i, d in enumerate(r))
-        for args in ((self.write("f.json", EXPLAIN_EXAMPLE),),
-                     ("--qrels", self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), "--run", self.write("r.txt", trec))):
-            with self.subTest(args=args):
-                fast, reference = both_paths(*args, "-m", "R@3", "--explain")
-                self.assertEqual(fast, reference)
-                self.assertEqual(json.loads(fast[1])["explain"], EXPLAIN_BLOCK)
-        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3", explain=True)["explain"],
-                         EXPLAIN_BLOCK)
-        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR")["per_query"],
-                         rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["per_query"])
-        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "RR", explain=True)["explain"]["k"], 10)
-
-    def test_every_format_and_mode(self):
-        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
-        table = cli(fixture, "-m", "R@3", "--explain", "--format", "table")[1]
-        self.assertIn("why it missed, within the top 3: 2 queries missed (1 absent, 1 below), 0 cut; 2 with unjudged "
-                      "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
-                      "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
-        self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
-        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)]}, "runs": {"q1": ["x"]}})
-        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and 2 more; unjudged in the top "
-                      "1: x\n", cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])  # a line, not a wall
-        many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
-                                     "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
-        markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
-        self.assertEqual((markdown.count("\n- q"), markdown.split("<details><summary>")[1][:7]), (20, "18 more"))
-        lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
-        self.assertEqual((lines[-2], lines[-1]), ("  q19: absent; d1 absent; unjudged in the top 1: d2",
-                                                  "  and 3 more (all of them in the JSON output)"))
-        markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
-        self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
-        self.assertIn("- q2: absent; d5 absent; unjudged in the top 3: d7, d8", markdown)
-        self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
-                         "query,R@3,absent,below,unjudged\nq1,0.5,0,1,1\nq2,0.0,1,0,2\n")
-        rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
-        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
-        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
-        groups = self.write("g.json", {"a": ["q1"], "b": ["q2"]})
-        out = json.loads(cli("--qrels", qrels, "--run", run, "--baseline", base, "--groups", groups, "-m", "R@3",
-                             "--explain")[1])
-        self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
-        self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
-        self.assertEqual([b["explain"] for b in out["groups"].values()],
-                         [{"missed": 1, "absent": 0, "below": 1, "cut": 0, "unjudged": 1},
-                          {"missed": 1, "absent": 1, "below": 0, "cut": 0, "unjudged": 1}])
-        self.assertIn("ranks before -> after: d5 1 -> absent", cli("--qrels", qrels, "--run", run, "--baseline", base,
-                                                                  "-m", "R@3", "--explain", "--format", "table")[1])
-        several = json.loads(cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain")[1])["runs"]
-        self.assertEqual([r["explain"]["counts"]["missed"] for r in several.values()], [2, 0])
-        csv_text = cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format", "csv")[1]
-        self.assertEqual(csv_text.splitlines()[0].split(",")[3:6], ["%s absent" % run, "%s below" % run,
-                                                                   "%s unjudged" % run])
-        for fmt in ("table", "markdown"):
-            self.assertIn("why it missed" if fmt == "table" else "Why it missed",
-                          cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format",
-                              fmt)[1])
-
-    def test_what_a_floor_or_a_budget_cut(self):
-        run = {"q1": {"d1": 0.9, "x": 0.8, "d2": 0.7, "y": 0.2}}
-        result = rre.score_run({"q1": ["d1", "d2"]}, run, ["R(thresh=0.75)@3", "R(tokens=250)@3",
-                                                           "R(tokens=250,pack=skip)@3"], explain=True,
-                               lengths={"d1": 100, "x": 200, "d2": 100, "y": 10})
-        self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {
-            "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
-        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
-        files = ("--qrels", self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\n"), "--run", self.write("r.txt", "".join(
-            "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
-                                                                                              "x 200\nd2 100\ny 10\n"))
-        for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
-            with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
-                self.assertEqual(json.loads(explained[1])["explain"]["queries"],
-                                 {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {"R(tokens=250)@3": ["d2"]}}})
-
-    def test_random_rankings_agree_with_the_contracts_words(self):
-        """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
-        of section 20 (and of section 17's packing)."""
-        rng = random.Random(20)
-        docs = ["d%d" % i for i in range(10)]
-        for case in range(12):
-            chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 2, 5)), case % 3 == 2
-            qrels, run, lengths = {}, {}, {}
-            for q in ("q%d" % i for i in range(6)):
-                qrels[q] = {d: rng.choice((0, 1, 1, -1)) for d in rng.sample(docs, 4)}
-                ranked = [d + "#%d" % rng.randint(1, 2) if chunked else d for d in rng.sample(docs, rng.randint(0, 8))]
-                run[q] = {d: float(rng.randint(0, 3)) for d in dict.fromkeys(ranked)}
-                lengths.update((d, rng.randint(0, 3)) for d in run[q])
-            names = ["R@3", "R(thresh=1.5)@3", "P@2", "R(tokens=4)@3"]
-            result = rre.score_run(qrels, run, names, explain=True, no_relevant="zero", depth=depth, lengths=lengths,
-                                   judged_only=judged_only, chunk_separator="#" if chunked else None)
-            for q, scored in run.items():
-                ordered = sorted(((s, d) for d, s in scored.items()), reverse=True)
-                best = {}
-                for s, d in ordered:
-                    best.setdefault(d.split("#")[0], s)
-                ranking = list(best)[:depth]
-                if judged_only:
-                    ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
-                rank = {d: i for i, d in enumerate(ranking, 1)}
-                relevant = [d for d, g in qrels[q].items() if g >= 1]
-                missing = {d: rank.get(d) for d in relevant if rank.get(d, 4) > 3}
-                floor = [d for d in relevant if rank.get(d, 4) <= 3 and best[d] < 1.5]
-                packed, total = set(), 0  # a prefix of the items, in rank order, within --depth
-                for _, item in ordered:
-                    doc = item.split("#")[0]
-                    if depth is not None and len(packed | {doc}) > depth or total + lengths[item] > 4:
-                        break
-                    packed.add(doc)
-                    total += lengths[item]
-                budget = [d for d in relevant if rank.get(d, 4) <= 3 and d not in packed]
-                cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
-                unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
-                expected = {}
-                if missing or cut:
-                    expected["cause"] = "absent" if None in missing.values() else "below" if missing else "cut"
-                    expected.update(missing=missing, unjudged=unjudged, cut=cut)
-                with self.subTest(case=case, query=q):
-                    self.assertEqual(result["explain"]["queries"].get(q, {}),
-                                     {key: value for key, value in expected.items() if value})
-
-    def test_a_query_without_a_ranking_misses_all_it_should_find(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d9", "d1"]}})
-        status, out, err = cli(fixture, "-m", "R@1", "--explain", "--missing-run", "zero", "--pool",
-                               self.tmp / "pool.jsonl")
-        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"], {"cause": "absent", "missing": {"d2": None}}, err)
-        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
-                         ["q1"])  # q2 has nothing unjudged to label
-
-    def test_evidence_standing_in_for_labels(self):
-        fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
-        self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
-                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None}, "unjudged": ["d3"]}})
-
-    def test_texts_are_named(self):
-        out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
-                             "contains", "-m", "R@2", "--explain")[1])["explain"]
-        name, lyon = (rre.text_name(text, "text").split()[0] for text in (FACTS[1], CHUNKS[0]))
-        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unjudged"], out["texts"][name]),
-                         ({name: 4}, [lyon], FACTS[1]))
-
-
-class UnjudgedBoundsTest(TempDirTestCase):
-    """Section 21: how much the unjudged documents could matter."""
-
-    def test_the_worked_example(self):
-        fixture = self.write("f.json", EXPLAIN_EXAMPLE)
-        status, out, err = cli(fixture, "-m", "R@3,P@3,nDCG@3", "--unjudged-bounds")
-        block = json.loads(out)["unjudged"]
-        self.assertEqual(block, {"measures": {"R@3": {"judged": 0.25, "if_relevant": 2 / 3},
-                                              "P@3": {"judged": 1 / 6, "if_relevant": 2 / 3}},
-                                 "not_bounded": {"nDCG@3": "a relevant label for an unjudged document can lower it"}})
-        self.assertIn("note: if every unjudged document were relevant: R@3 0.2500 -> 0.6667, P@3 0.1667 -> 0.6667", err)
-        self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3,P@3,nDCG@3",
-                                       unjudged_bounds=True)["unjudged"], block)
-
-    def test_a_comparison_gives_both_sides_and_marks_the_changed_queries(self):
-        qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
-        base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
-        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds")
-        block = json.loads(out)["unjudged"]
-        self.assertEqual((block["baseline"], block["marked"]), ({"R@3": {"judged": 1.0, "if_relevant": 1.0}},
-                                                                {"R@3": {"changed": 2, "queries": ["q2", "q1"]}}))
-        self.assertIn("unjudged: 2 of 2 regressed or lost queries of R@3 have unjudged documents in the candidate's "
-                      "top k ('q2', 'q1'): label them before calling it a regression", err)
-        markdown = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--unjudged-bounds",
-                       "--format", "markdown")[1]
-        self.assertIn("unjudged: 2 of 2 regressed or lost queries", markdown)
-
-    def test_every_report_marks_the_changed_queries_with_unjudged_documents(self):
-        qrels = self.write("q.json", {"q1": {"a": 1, "b": 1, "x": 0}, "q2": ["c"], "q3": ["e"]})
-        base = self.write("b.json", {"q1": ["a", "b"], "q2": ["c"], "q3": ["e"]})
-        run = self.write("r.json", {"q1": ["x", "a"], "q2": ["u", "v"], "q3": ["e"]})  # q1 regressed, all judged
-        args = ("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@2,nDCG@2", "--unjudged-bounds")
-        table = cli(*args, "--format", "table")[1]
-        self.assertIn("lost (a hit before, nothing relevant now) by R@2: q2; unjudged documents in the candidate's "
-                      "top k: q2\n", table)
-        rows = [line.split() for line in table.splitlines() if line.startswith("  R@2 ") or line.startswith("  nDCG@2 ")]
-        self.assertEqual([(row[1], row[-1]) for row in rows],
-                         [("q2", "unjudged"), ("q1", "-0.5000"), ("q2", "-1.0000"), ("q1", "-0.6131")])
-        markdown = cli(*args, "--format", "markdown")[1]
-        self.assertIn("| measure | query | baseline | candidate | delta | labels |", markdown)
-        self.assertIn("| R@2 | q2 | 1.0000 | 0.0000 | -1.0000 | unjudged |", markdown)
-        self.assertIn("| R@2 | q1 | 1.0000 | 0.5000 | -0.5000 |  |", markdown)
-        self.assertIn("'q2'; unjudged documents in the candidate's top k: 'q2'", markdown)
-        csv_rows = list(csv.DictReader(io.StringIO(cli(*args, "--format", "csv")[1])))
-        self.assertEqual([row["R@2 unjudged"] for row in csv_rows], ["0", "1", "0"])
-        self.assertNotIn("nDCG@2 unjudged", csv_rows[0])  # nDCG is not bounded, and so not marked
-        several = list(csv.DictReader(io.StringIO(cli(*args, "--run", base, "--format", "csv")[1])))
-        self.assertEqual([(row["R@2 %s unjudged" % run], row["R@2 %s unjudged" % base]) for row in several],
-                         [("0", "0"), ("1", "0"), ("0", "0")])
-        plain = cli(*args[:-1], "--format", "table")[1]  # without the option, no mark
-        self.assertNotIn("unjudged", plain)
-
-    def test_random_rankings_agree_with_labels_filled_in(self):
-        """If relevant = the same measure once each unjudged document where it looks is labeled 1."""
-        rng = random.Random(21)
-        docs = ["d%d" % i for i in range(10)]
-        for case in range(10):
-            qrels = {q: {d: rng.choice((0, 1, -1)) for d in rng.sample(docs, 3)} for q in ("q%d" % i for i in range(5))}
-            run = {q: rng.sample(docs, rng.randint(0, 7)) for q in qrels}
-            depth = rng.choice((None, 3))
-            names = ["R@2", "P@3", "Success@1", "RR@4", "RR", "SetP", "SetR", "SetF"]
-            block = rre.score_run(qrels, run, names, unjudged_bounds=True, no_relevant="zero", depth=depth)["unjudged"]
-            for name in names:
-                k = int(name.split("@")[1]) if "@" in name else None
-                filled = {q: dict(labels, **{d: 1 for d in run[q][:depth][:k] if labels.get(d, -1) < 0})
-                          for q, labels in qrels.items()}
-                expected = rre.score_run(filled, run, name, no_relevant="zero", depth=depth)["measures"][name]
-                with self.subTest(case=case, measure=name):
-                    self.assertAlmostEqual(block["measures"][name]["if_relevant"], expected, places=12)
-
-
-    def test_every_reason_given_for_an_unbounded_measure_is_true(self):
-        """'Can lower it': a relevant label for the one unjudged ranked document lowers each such measure."""
-        qrels, run = {"q1": {"a": 1, "n": 0}}, {"q1": ["a", "n", "u"]}
-        names = ["nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec@1.0"]
-        loose = rre.score_run(qrels, run, names, unjudged_bounds=True)["unjudged"]["not_bounded"]
-        self.assertEqual(loose, dict.fromkeys(names, "a relevant label for an unjudged document can lower it"))
-        before = rre.score_run(qrels, run, names)["measures"]
-        after = rre.score_run({"q1": dict(qrels["q1"], u=1)}, run, names)["measures"]
-        for name in names:
-            with self.subTest(measure=name):
-                self.assertLess(after[name], before[name])
-
-
-class PoolTest(TempDirTestCase):
-    """Section 21: a pool to label, and label files merged."""
-
-    def test_the_loop_score_pool_label_score_again(self):
-        """A BEIR-style dataset with incomplete labels: the lost query was a label gap."""
-        qrels = self.write("test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t1\nq1\td3\t0\nq2\td5\t1\n")
-        run = self.write("run.txt", "".join("%s Q0 %s %d %d t\n" % (q, d, i, 9 - i) for q, r in
-                                           EXPLAIN_EXAMPLE["runs"].items() for i, d in enumerate(r)))
-        base = self.write("base.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
-        pool = self.tmp / "pool.jsonl"
-        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@3", "--pool", pool)
-        self.assertEqual(json.loads(out)["comparison"]["R@3"]["lost"], ["q2"])
-        records = [json.loads(line) for line in pool.read_text().splitlines()]
-        self.assertEqual(records, [
-            {"query_id": "q1", "relevant": {"d4": None}, "ranks": {"d4": {str(run): 1, str(base): 3}}},
-            {"query_id": "q2", "relevant": {"d7": None, "d8": None}, "ranks": {"d7": {str(run): 1}, "d8": {str(run): 2}}}])
-        rejected(self, *cli("--qrels", qrels, "--qrels", pool, "--run", run, "-m", "R@3"),
-                 "pool.jsonl:1: relevant.d4: query 'q1': the grade is still to be given (null)")
-        for record in records:  # a labeler fills in the grades: d7 is relevant after all
-            record["relevant"] = {d: int(d == "d7") for d in record["relevant"]}
-        filled = self.write("filled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
-        status, out, err = cli("--qrels", qrels, "--qrels", filled, "--run", run, "--baseline", base, "-m", "R@3")
-        self.assertEqual((status, json.loads(out)["comparison"]["R@3"]["lost"]), (0, []), err)
-        self.assertEqual(json.loads(out)["per_query"]["q2"], {"R@3": 0.5})
-
-    def test_labels_given_twice_and_pools_onto_inputs_are_refused(self):
-        one, two = self.write("a.json", {"q1": ["d1"]}), self.write("b.json", {"q1": {"d2": 1, "d1": 0}})
-        run = self.write("r.json", {"q1": ["d2", "d1"]})
-        rejected(self, *cli("--qrels", one, "--qrels", two, "--run", run), "b.json: query 'q1': document 'd1' is "
-                 "labeled in %s already: label it once" % one)
-        rejected(self, *cli("--qrels", one, "--run", run, "--pool", one), "--pool %s names %s, which is read" % (one, one))
-        self.assertEqual(rre.score_run([{"q1": ["d1"]}, {"q1": {"d2": 1}}], {"q1": ["d2", "d1"]}, "R@1")["measures"],
-                         {"R@1": 0.5})
-        with self.assertRaisesRegex(rre.EvalError, r"qrels\[1\]: query 'q1': document 'd1' is labeled in qrels\[0\]"):
-            rre.score_run([{"q1": ["d1"]}, {"q1": {"d1": 1}}], {"q1": ["d1"]})
-        status, _, err = cli("--qrels", one, "--run", run, "-m", "R@1", "--pool", self.tmp / "p.jsonl",
-                             "--judged-only")
-        self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
-
-
-class OlderPythonTest(unittest.TestCase):
-    def test_an_older_python_is_told_which_version_is_needed(self):
-        code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
-        saved, err = sys.version_info, io.StringIO()
-        sys.version_info = (3, 8, 10)
-        try:
-            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as ctx:
-                exec(code, {"__name__": "__main__"})
-            with self.assertRaisesRegex(ImportError, "needs Python 3.9 or newer, not 3.8"):
-                exec(code, {"__name__": "rag_retrieval_eval"})
-        finally:
-            sys.version_info = saved
-        self.assertEqual((ctx.exception.code, err.getvalue()),
-                         (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
-
-
-class TieBoundsTest(TempDirTestCase):
-    MEASURES = ["R@2", "P@3", "RR", "AP", "nDCG@3", "Rprec", "Judged@3", "Bpref", "SetP", "SetF", "IPrec@0.5",
-                "nDCG(gains={0:0,1:3,2:1,3:7})@3", "nDCG(gains={1:-1,2:2})", "nDCG(gains={0:2})@2", "AP(rel=2)"]
-
-    def test_bounds_are_the_extremes_over_every_order(self):
-        rng = random.Random(7)
-        for trial in range(25):
-            docs = ["d%d" % i for i in range(rng.randint(2, 5))]
-            scores = {d: float(rng.choice([1, 2, 2])) for d in docs}
-            labels = {d: rng.choice([-1, 0, 1, 2, 3]) for d in docs if rng.random() < 0.7}
-            labels["zz"] = 1
-            opts = rng.choice([{}, {"depth": rng.randint(1, len(docs))}, {"judged_only": True}])
-            bounds = rre.score_run({"q": labels}, {"q": scores}, self.MEASURES, ties=True, **opts)["ties"]["measures"]
-            tied = [list(g) for _, g in itertools.groupby(sorted(docs, key=scores.get, reverse=True), key=scores.get)]
-            values = [rre.score_run({"q": labels}, {"q": [d for part in combo for d in part]}, self.MEASURES,
-                                    **opts)["per_query"]["q"]
-                      for combo in itertools.product(*map(itertools.permutations, tied))]
-            for name in self.MEASURES:
-                with self.subTest(trial=trial, measure=name):
-                    self.assertAlmostEqual(bounds[name]["low"], min(v[name] for v in values), delta=1e-12)
-                    self.assertAlmostEqual(bounds[name]["high"], max(v[name] for v in values), delta=1e-12)
-
-    def test_what_no_order_bounds_is_said(self):
-        tied = self.write("t.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]},
-                                     "runs": {"q1": {"d9": 1.0, "d1": 0.5, "d2": 0.5}, "q2": {"d3": 0.7}}})
-        status, out, err = cli(tied, "-m", "infAP,SetP,RR", "--ties", "--depth", "2", "--judged-only",
-                               "--format", "table")
-        self.assertEqual(status, 0, err)
-        self.assertIn("--ties does not bound infAP", err)
-        self.assertIn("--ties does not bound SetP", err)
-        self.assertNotIn("bound RR", err)
-        qrels = rre.read_qrels(str(FIXTURE))
-        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 1.0}, "q2": {}, "q3": {}}, "infAP", ties=True)
-        self.assertEqual(result["ties"]["measures"]["infAP"], {"low": None, "high": None})
-        # no two items scored alike: one order only, and every measure is bounded by its mean
-        evidence = self.write("e.json", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]})
-        status, out, err = cli(FIXTURE, "-m", "infAP,SetP,EvidenceRecall@2", "--evidence", evidence, "--ties",
-                               "--depth", "2", "--judged-only")
-        self.assertEqual((status, err), (0, ""))
-        result = json.loads(out)
-        self.assertEqual(result["ties"]["measures"], {name: {"low": mean, "high": mean}
-                                                      for name, mean in result["measures"].items()})
-        result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {}, "q3": {}}, "R(tokens=9)@2", ties=True,
-                               lengths={"d1": 5, "d2": 5})
-        self.assertEqual(result["ties"], {"measures": {"R(tokens=9)@2": {"low": 0.5 / 3, "high": 0.5 / 3}},
-                                          "queries": []})  # a budget is bounded too, when nothing is tied
-
-    def test_tie_bounds_say_not_bounded_only_when_something_is(self):
-        result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
-        self.assertEqual(result["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
-
-
-def rr_run(*ranks):
-    """A run of REPLICATE_QRELS whose query i finds its relevant document at ranks[i]."""
-    return {"q%d" % i: ["x%d" % j for j in range(1, rank)] + ["d%d" % i] for i, rank in enumerate(ranks)}
-
-
-# Six queries, one relevant document each; RR is 1/rank.  The baseline's mean is 5.5/6; the two
-# replicates differ from it on q2 (1 instead of 1/2) and q5 (1/2 instead of 1): means 1 and 5/6,
-# noise 1/6, unstable q2 and q5.
-REPLICATE_QRELS = {"q%d" % i: ["d%d" % i] for i in range(6)}
-REPLICATE_RUNS = {"base.json": rr_run(1, 1, 2, 1, 1, 1), "rep1.json": rr_run(1, 1, 1, 1, 1, 1),
-                  "rep2.json": rr_run(1, 1, 2, 1, 1, 2),
-                  "inside.json": rr_run(1, 1, 2, 1, 1, 4),  # drop 1/8 (0.75 on q5, unstable)
-                  "beyond.json": rr_run(3, 3, 2, 1, 1, 1)}  # drop 2/9 = 1/18 + noise 1/6 (2/3 on q0, q1)
-REPLICATES = ["--replicate", "rep1.json", "--replicate", "rep2.json"]
-
-
-class ReplicateFilesTestCase(TempDirTestCase):
-    """REPLICATE_QRELS and REPLICATE_RUNS written in a folder of their own, the current one."""
-
-    def setUp(self):
-        super().setUp()
-        os.chdir(self.tmp)
-        self.addCleanup(os.chdir, ROOT)
-        self.write("qrels.json", REPLICATE_QRELS)
-        for name, run in REPLICATE_RUNS.items():
-            self.write(name, run)
-
-    def compare(self, run, *args):
-        return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
-
-
-class ReplicateTest(ReplicateFilesTestCase):
-    """CLI_CONTRACT section 19: replicates of the baseline, the noise they show, interval gates."""
-
-    def test_the_contracts_worked_example(self):
-        specs = rre.parse_measures(["nDCG@10"])
-        def result(value):
-            per_query = {"a": {"nDCG@10": value}, "b": {"nDCG@10": value}}
-            return {"per_query": per_query, "measures": rre.aggregated(per_query, specs)}
-        baseline = result(0.62092)
-        noise, unstable = rre.replicate_noise(baseline, [result(0.59092)], specs)
-        self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
-        self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
-        gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
-        self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
-        breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
-        self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
-        self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
-                                                  "0.01 + noise 0.0300 among the baseline and 1 replicate)")
-        self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
-
-    def test_noise_and_unstable_queries_in_json(self):
-        status, out, err = self.compare("inside.json", *REPLICATES)
-        self.assertEqual(status, 0, err)
-        result = json.loads(out)
-        self.assertAlmostEqual(result["noise"]["RR"], 1 / 6, places=15)
-        self.assertEqual(result["unstable"], {"RR": ["q2", "q5"]})
-        self.assertEqual([(r["run"], r["measures"]["RR"]) for r in result["replicates"]],
-                         [("rep1.json", 1.0), ("rep2.json", 5 / 6)])
-        self.assertEqual(result["replicates"][0]["skipped"], {"missing_run": [], "unlabeled": [], "no_relevant": []})
-        self.assertIn("note: noise among the baseline and 2 replicates (largest minus smallest mean): RR 0.1667", err)
-        self.assertIn("note: unstable queries (their values differ among the baseline and 2 replicates; "
-                      "--max-query-drop leaves them out): RR 2 ('q2', 'q5')", err)
-        plain = json.loads(self.compare("inside.json")[1])
-        for key in ("noise", "unstable", "replicates"):
-            self.assertNotIn(key, plain)
-        self.assertEqual(plain["comparison"], result["comparison"])  # replicates change gates, not numbers
-
-    def test_a_candidate_inside_the_noise_passes_and_one_beyond_it_fails(self):
-        cases = [("inside.json", [], 1), ("inside.json", REPLICATES, 0), ("beyond.json", REPLICATES, 1),
-                 ("beyond.json", REPLICATES[:2], 1)]  # one replicate: noise 1/12
-        for run, extra, expected in cases:
-            with self.subTest(run=run, extra=extra):
-                status, out, err = self.compare(run, "--max-mean-drop", "0.05", *extra)
-                self.assertEqual(status, expected, err)
-                self.assertEqual(len(json.loads(out)["breaches"]), expected)
-        err = self.compare("beyond.json", "--max-mean-drop", "0.05", *REPLICATES)[2]
-        self.assertIn("gate failed: RR mean: 0.9167 -> 0.6944 (drop 0.2222 > --max-mean-drop 0.05 + noise 0.1667 "
-                      "among the baseline and 2 replicates)", err)
-
-    def test_the_mean_gate_allows_exactly_its_limit_plus_the_noise(self):
-        for limit, expected in ((repr(1 / 18), 0), (repr(1 / 18 - 1e-9), 1)):
-            with self.subTest(limit=limit):
-                self.assertEqual(self.compare("beyond.json", "--max-mean-drop", limit, *REPLICATES)[0], expected)
-
-    def test_unstable_queries_are_exempt_from_the_per_query_gate(self):
-        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5")
-        self.assertEqual((status, [b["query"] for b in json.loads(out)["breaches"]]), (1, ["q5"]), err)
-        status, out, err = self.compare("inside.json", "--max-query-drop", "0.5", *REPLICATES)
-        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
-        status, out, err = self.compare("beyond.json", "--max-query-drop", "0.5", *REPLICATES)
-        self.assertEqual([(b["query"], b["replicates"]) for b in json.loads(out)["breaches"]], [("q0", 2), ("q1", 2)])
-        self.assertIn("gate failed: RR query 'q0': 1.0000 -> 0.3333 (drop 0.6667 > --max-query-drop 0.5; the same "
-                      "in the baseline and 2 replicates)", err)
-
-    def test_every_format_shows_the_noise_and_the_unstable_queries(self):
-        table = self.compare("inside.json", "--format", "table", *REPLICATES)[1]
-        self.assertIn("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)   noise  unstable",
-                      table)
-        self.assertRegex(table, r"\nRR .* 0\.1667  +2\n")
-        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q2', 'q5'", table)
-        self.assertRegex(table, r"RR +q5 +1\.0000 -> +0\.2500 +-0\.7500 +unstable\n")
-        markdown = self.compare("inside.json", "--format", "markdown", *REPLICATES)[1]
-        self.assertIn("| RR | 0.9167 | 0.7917 | -0.1250 | [-0.3750, +0.0000] | 1.0000 | 1.0000 | 0.1667 | 2 |", markdown)
-        self.assertIn("- **unstable** by RR (values differ among the baseline and its replicates; not gated per "
-                      "query): 'q2', 'q5'", markdown)
-        self.assertIn("| RR | q5 | 1.0000 | 0.2500 | -0.7500 | unstable |", markdown)
-        self.assertIn("- noise among the baseline and 2 replicates", markdown)
-        rows = list(csv.DictReader(io.StringIO(self.compare("inside.json", "--format", "csv", *REPLICATES)[1])))
-        self.assertEqual([(r["query"], r["RR unstable"]) for r in rows],
-                         [("q0", "0"), ("q1", "0"), ("q2", "1"), ("q3", "0"), ("q4", "0"), ("q5", "1")])
-        plain = self.compare("inside.json", "--format", "table")[1]
-        self.assertNotIn("unstable", plain)
-        self.assertNotIn("gate breaches", plain)
-        steady = self.compare("beyond.json", "--format", "table", "-m", "R@3", "--replicate", "rep2.json")[1]
-        self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q5'", steady)
-        self.assertNotIn("by R@3", steady)  # every R@3 is 1, in every run: nothing lost, nothing unstable
-        self.assertNotIn("Worst regressed", self.compare("base.json", "--format", "markdown", *REPLICATES)[1])
-        self.assertNotIn("**unstable** by R@3",
-                         self.compare("beyond.json", "--format", "markdown", "-m", "R@3", "--replicate", "rep2.json")[1])
-        self.assertNotIn("RR unstable", self.compare("inside.json", "--format", "csv")[1])
-
-    def test_long_lists_of_unstable_queries_are_cut_at_twenty(self):
-        qrels = {"q%02d" % i: ["d"] for i in range(25)}
-        runs = [self.write("%s.json" % name, {q: ["x"] * rank + ["d"] for q in qrels})
-                for name, rank in (("b", 0), ("r", 1), ("c", 0))]
-        args = ["--qrels", self.write("q25.json", qrels), "--run", runs[2], "--baseline", runs[0], "--replicate", runs[1],
-                "-m", "RR"]
-        expected = "%s and 5 more" % ", ".join("'q%02d'" % i for i in range(20))
-        self.assertIn("by RR: " + expected, cli(*args, "--format", "table")[1])
-        self.assertIn("not gated per query): " + expected, cli(*args, "--format", "markdown")[1])
-
-    def test_worst_regressed_queries_come_largest_drop_first_and_one_query_fills_its_histogram(self):
-        table = self.compare("inside.json", "--format", "table", "-m", "AP,R@1")[1]
-        self.assertRegex(table, r"worst regressed queries:\n  RR +q5 .*-0\.7500\n  AP +q5 .*-0\.7500\n  R@1 +q5 .*"
-                                r"-1\.0000\n  shown, of the regressed queries: RR all 1, AP all 1, R@1 all 1\n")
-        one = self.write("one.json", {"q0": ["d0"]})
-        table = cli("--qrels", one, "--run", self.write("miss.json", {"q0": ["x"]}), "--baseline", one, "-m", "RR",
-                    "--format", "table")[1]
-        self.assertIn("  <= -0.5           1 " + "#" * 40 + "\n", table)
-
-    def test_interval_gate_on_deltas_whose_interval_is_known(self):
-        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # against all ones: -1/2 each, q2 -3/4
-        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
-        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # deltas -8/9 and 0: the interval reaches 0
-        def gate(run, base, limit):
-            return cli("--qrels", "qrels.json", "--run", run, "--baseline", base, "-m", "RR",
-                       "--max-mean-drop", limit, "--gate-on", "interval")
-        status, out, err = gate("all-down.json", "base-ones.json", "0.5")
-        interval = json.loads(out)["comparison"]["RR"]["ci95"]
-        self.assertEqual(interval[1], -0.5)  # no resample mean is above -1/2, and 1 in 3 draws no q2 at all
-        self.assertEqual(status, 0, err)  # -0.5 is not below -0.5: equality passes
-        status, out, err = gate("all-down.json", "base-ones.json", repr(0.5 - 1e-9))
-        self.assertEqual(status, 1, err)
-        breach, = json.loads(out)["breaches"]
-        self.assertEqual((breach["gate_on"], breach["ci95"], breach["queries"]), ("interval", interval, 6))
-        self.assertIn("(95%% CI of the change [%+.4f, -0.5000] lies below -(--max-mean-drop 0.499999999); drop 0.5417)"
-                      % interval[0], err)
-        status, out, err = gate("one-lost.json", "base-ones.json", "0.1")  # mean drop 0.148 > 0.1, but not surely
-        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["ci95"][1]), (0, 0.0), err)
-        self.assertEqual(cli("--qrels", "qrels.json", "--run", "one-lost.json", "--baseline", "base-ones.json",
-                             "-m", "RR", "--max-mean-drop", "0.1")[0], 1)
-
-    def test_the_interval_of_a_count_is_of_its_sum(self):
-        self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
-        self.write("more.json", rr_run(2, 2, 4, 2, 2, 2))  # 14 retrieved, 6 after: every query 1 fewer, q2 3
-        for limit, expected in (("5", 1), ("6", 0)):  # the sum's interval ends at 6 x -1
-            with self.subTest(limit=limit):
-                status, out, err = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json",
-                                       "-m", "NumRet", "--max-mean-drop", limit, "--gate-on", "interval")
-                self.assertEqual(status, expected, err)
-        row = json.loads(out)["comparison"]["NumRet"]
-        self.assertEqual((row["delta"], row["ci95"][1]), (-8, -6))  # printed as the gate reads it
-        self.assertTrue(row["ci95"][0] <= row["delta"] and all(type(v) is int for v in row["ci95"]), row)
-        table = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json", "-m", "NumRet",
-                    "--format", "table")[1]
-        self.assertIn("-8.0000  [%+.4f, -6.0000]" % row["ci95"][0], table)
-
-    def test_an_interval_gate_on_fewer_than_two_queries_fails(self):
-        one = self.write("one.json", {"q0": ["d0"]})
-        for args in (["-m", "RR"], ["-m", "RR", "--unlabeled", "skip"]):
-            status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, *args,
-                                   "--max-mean-drop", "0.1", "--gate-on", "interval")
-            self.assertEqual(status, 1, err)  # no change at all, and still no pass
-        self.assertEqual(json.loads(out)["breaches"][0]["queries"], 1)
-        self.assertIn("gate failed: RR mean: 1.0000 -> 1.0000 (--gate-on interval cannot decide on 1 query, and "
-                      "fails: --max-mean-drop 0.1)", err)
-        out = rre.compare_runs({"q0": ["d0"]}, {"q0": ["d0"]}, {"q0": ["d0"]}, "RR", max_mean_drop=0.1,
-                               gate_on="interval")
-        self.assertEqual([b["queries"] for b in out["breaches"]], [1])
-        self.assertEqual(cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1")[0], 0)
-
-    def test_groups_are_gated_on_their_own_noise(self):
-        self.write("g.json", {"steady": ["q0", "q1"], "shaky": ["q2", "q5"]})
-        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)
-        groups = json.loads(out)["groups"]
-        self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
-        one = json.loads(self.compare("beyond.json", "--groups", "g.json", "--replicate", "rep1.json")[1])["groups"]
-        self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})  # the baseline's 3/4 against the replicate's 1
-        for fmt, shaky in (("table", "  shaky   2 (few)  0.7500 (+0.0000) noise 0.5000"),
-                           ("markdown", "| shaky | 2 (few) | 0.7500 (+0.0000) noise 0.5000 |")):
-            report = self.compare("beyond.json", "--groups", "g.json", "--format", fmt, *REPLICATES)[1]
-            self.assertIn(shaky, report.splitlines())
-            self.assertNotIn(") noise", self.compare("beyond.json", "--groups", "g.json", "--format", fmt)[1])
-        self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
-        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
-                      "among the baseline and 2 replicates)", err)
-        self.write("shaky-down.json", rr_run(1, 1, 2, 1, 1, 2))  # the shaky group at the replicates' low end
-        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)[0], 0)
-        self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1")[0], 1)
-        status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1",
-                                        "--gate-on", "interval", *REPLICATES)
-        self.assertEqual([(b["group"], b["gate_on"], b["queries"]) for b in json.loads(out)["breaches"]],
-                         [("steady", "interval", 2)])  # both its queries drop by 2/3
-        self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (95% CI of the change [-0.6667, -0.6667] lies below "
-                      "-(--max-group-drop 0.1 + noise 0.0000 among the baseline and 2 replicates); drop 0.6667)", err)
-
-    def test_several_runs_share_the_replicates(self):
-        status, out, err = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json",
-                               "--baseline", "base.json", "-m", "RR", "--max-mean-drop", "0.05", *REPLICATES)
-        runs = json.loads(out)["runs"]
-        self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
-        self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
-        said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
-        self.assertEqual(said, ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
-                                "rag_retrieval_eval: note: unstable queries",
-                                "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
-        table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
-                    "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
-        self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
-        self.assertTrue(table[2].startswith("noise (2 replicates)") and table[3].startswith("unstable queries"), table)
-        rows = list(csv.DictReader(io.StringIO(cli("--qrels", "qrels.json", "--run", "inside.json", "--run",
-                                                   "beyond.json", "--baseline", "base.json", "-m", "RR",
-                                                   "--format", "csv", *REPLICATES)[1])))
-        self.assertEqual([r["RR unstable"] for r in rows], ["0", "0", "1", "0", "0", "1"])
-        self.assertEqual([r["RR baseline"] for r in rows], ["1.0", "1.0", "0.5", "1.0", "1.0", "1.0"])
-        self.assertEqual(list(rows[0])[:4], ["query", "RR baseline", "RR unstable", "RR inside.json"])
-
-    def test_the_library_takes_replicates_and_the_interval_gate(self):
-        runs = {name: run for name, run in REPLICATE_RUNS.items()}
-        out = rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", max_mean_drop=0.05,
-                               max_query_drop=0.5, replicates=[runs["rep1.json"], runs["rep2.json"]])
-        self.assertEqual((out["breaches"], out["unstable"]), ([], {"RR": ["q2", "q5"]}))
-        self.assertEqual([r["run"] for r in out["replicates"]], ["replicates[0]", "replicates[1]"])
-        cli_out = json.loads(self.compare("inside.json", "--max-mean-drop", "0.05", "--max-query-drop", "0.5",
-                                          *REPLICATES)[1])
-        self.assertEqual({k: v for k, v in out.items() if k != "replicates"},
-                         {k: v for k, v in without_inputs(cli_out).items() if k != "replicates"})
-        several = rre.score_runs(REPLICATE_QRELS, {"b": rr_run(2, 2, 4, 2, 2, 2)}, "RR", baseline=runs["base.json"],
-                                 replicates=(runs["rep1.json"],), max_mean_drop=0.05, gate_on="interval")
-        self.assertEqual(several["runs"]["b"]["breaches"][0]["gate_on"], "interval")
-        for options, message in (
-                ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
-                ({"gate_on": "median"}, "gate_on must be one of mean, interval, noninferiority, not 'median'"),
-                ({"gate_on": "interval"}, "--gate-on interval needs --max-mean-drop or --max-group-drop"),
-                ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
-                ({"replicates": [{"q0": "d0"}]}, "replicates[0]")):
-            with self.subTest(options=options), self.assertRaises(rre.EvalError) as caught:
-                rre.compare_runs(REPLICATE_QRELS, runs["base.json"], runs["inside.json"], "RR", **options)
-            self.assertIn(message, str(caught.exception))
-        with self.assertRaisesRegex(rre.EvalError, "--replicate needs --baseline"):
-            rre.score_runs(REPLICATE_QRELS, {"a": runs["inside.json"]}, "RR", replicates=[runs["rep1.json"]])
-
-    def test_replicates_follow_the_baselines_policies_and_are_reported_like_it(self):
-        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
-        status, out, err = self.compare("inside.json", "--replicate", "short.json", "--missing-run", "zero")
-        result = json.loads(out)
-        self.assertEqual((status, result["replicates"][0]["zeroed"]["missing_run"]), (0, ["q4"]), err)
-        self.assertEqual(result["unstable"]["RR"], ["q2", "q4"])  # scored as empty there: 0, not 1
-        self.assertIn("note: the replicate short.json has no ranking for 1 query ('q4'): scored as empty", err)
-        self.write("extra.json", dict(REPLICATE_RUNS["rep1.json"], q9=["d9"]))
-        status, out, err = self.compare("inside.json", "--replicate", "extra.json", "--unlabeled", "skip")
-        self.assertEqual(json.loads(out)["replicates"][0]["skipped"]["unlabeled"], ["q9"])
-        self.assertIn("note: the replicate extra.json skipped 1 query: 1 unlabeled ('q9')", err)
-        self.write("rep.txt", "".join("%s Q0 %s %d %d r\n" % (q, d, i + 1, 10 - i) for q, docs in
-                                      REPLICATE_RUNS["rep1.json"].items() for i, d in enumerate(docs)))
-        fast, reference = both_paths("--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json",
-                                     "-m", "RR", "--replicate", "rep.txt", "--replicate", "rep2.json")
-        self.assertEqual(fast, reference)
-        self.assertEqual(json.loads(fast[1])["unstable"], {"RR": ["q2", "q5"]})
-
-    def test_repeats_removed_from_a_replicate_are_reported_like_the_baselines(self):
-        self.write("twice.json", dict(REPLICATE_RUNS["rep1.json"], q3=["d3", "d3"]))
-        status, out, err = self.compare("inside.json", "--replicate", "twice.json", "--duplicates", "first")
-        result = json.loads(out)
-        self.assertEqual((result["replicates"][0]["deduplicated"], result["baseline_deduplicated"]), ({"q3": 1}, {}))
-        plain = json.loads(self.compare("inside.json", "--replicate", "rep1.json")[1])
-        self.assertNotIn("deduplicated", plain["replicates"][0])
-        self.assertNotIn("baseline_deduplicated", plain)
-
-    def test_the_plot_marks_unstable_queries(self):
-        args = ["--qrels", "qrels.json", "--run", "inside.json", "--baseline", "base.json", "-m", "RR@10"]
-        self.assertEqual(cli(*args, "--plot", "p.svg", *REPLICATES)[0], 0)
-        root = parsed_svg(self.tmp / "p.svg")
-        ticks = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#888"]
-        self.assertEqual(len(ticks), 2)
-        self.assertIn("a grey tick marks the 2 unstable among the baseline's replicates", " ".join(root.itertext()))
-        cli(*args, "--plot", "plain.svg")
-        self.assertNotIn('fill="#888"', (self.tmp / "plain.svg").read_text())
-
-
-REPLICATE_REJECTIONS = [  # (arguments after --qrels qrels.json --run inside.json -m RR, fragments)
-    (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run of the approved"]),
-    (["rep1.json"], ["give a FIXTURE or --qrels and --run, not both"]),
-    (["--baseline", "base.json", "--replicate", "base.json"],
-     ["--baseline base.json and --replicate base.json name the same file: give each run once"]),
-    (["--baseline", "base.json", "--replicate", "rep1.json", "--replicate", "./rep1.json"],
-     ["--replicate rep1.json and --replicate ./rep1.json name the same file"]),
-    (["--baseline", "base.json", "--gate-on", "interval"], ["--gate-on interval needs --max-mean-drop or --max-group-drop"]),
-    (["--baseline", "base.json", "--gate-on", "interval", "--max-query-drop", "0.1"], ["--gate-on interval needs"]),
-    (["--baseline", "base.json", "--gate-on", "median"], ["argument --gate-on: invalid choice: 'median'"]),
-    (["--baseline", "-", "--replicate", "-"], ["standard input can be read once"]),
-    (["--baseline", "base.json", "--replicate", "missing.json"], ["missing.json: cannot read"]),
-    (["--baseline", "base.json", "--replicate", "short.json"],
-     ["short.json: query sets differ: 1 labeled query has no ranking ('q4'); see --missing-run"]),
-    (["--baseline", "base.json", "--replicate", "short.json", "--missing-run", "skip"],
-     ["short.json: the replicate and the baseline were evaluated on different queries ('q4'); compare on fixed"]),
-    (["--baseline", "base.json", "--replicate", "relabeled.json"], ["relabeled.json: qrels"]),
-    (["--baseline", "base.json", "--replicate", "bad.json"], ["bad.json: q0[0]"]),
-    (["--baseline", "base.json", "--replicate", "rep1.json", "--format", "trec"], ["--format trec has no place"]),
-    (["--baseline", "base.json", "--replicate", "rep1.json", "--summary", "rep1.json"],
-     ["--summary rep1.json names rep1.json, which is read or written already"]),
-]
-
-
-class ReplicateRejectionTest(TempDirTestCase):
-    def test_rejections(self):
-        os.chdir(self.tmp)
-        self.addCleanup(os.chdir, ROOT)
-        self.write("qrels.json", REPLICATE_QRELS)
-        for name, run in REPLICATE_RUNS.items():
-            self.write(name, run)
-        self.write("short.json", {q: r for q, r in REPLICATE_RUNS["rep1.json"].items() if q != "q4"})
-        self.write("relabeled.json", {"qrels": {"q0": ["d0"]}, "runs": REPLICATE_RUNS["rep1.json"]})
-        self.write("bad.json", dict(REPLICATE_RUNS["rep1.json"], q0=[" "]))
-        for args, fragments in REPLICATE_REJECTIONS:
-            with self.subTest(args=args):
-                rejected(self, *cli("--qrels", "qrels.json", "--run", "inside.json", "-m", "RR", *args,
-                                    stdin=b"{}"), *fragments)
-
-
-def wait_until_blocked_reading(proc, deadline):
-    """Return once the process sleeps in a read of a pipe.  A signal that comes between
-    Python's check for signals and the read() call is only seen when the read returns:
-    the tool would wait for input forever.  Without /proc, a pause stands in."""
-    wchan = Path("/proc/%d/wchan" % proc.pid)
-    if not wchan.exists():
-        time.sleep(0.5)
-        return
-    while "pipe_read" not in wchan.read_text() and time.monotonic() < deadline:
-        time.sleep(0.005)
-
-
-class InterruptTest(TempDirTestCase):
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "needs named pipes")
-    def test_ctrl_c_and_sigterm_say_one_line(self):
-        import signal
-        run = self.write("r.txt", RUN_TXT)
-        for sig, status, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
-            with self.subTest(word):
-                fifo = self.tmp / word
-                os.mkfifo(str(fifo))
-                proc = subprocess.Popen([sys.executable, "-S", runnable_script(), "--qrels", str(fifo), "--run", str(run)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # a background job ignores
-                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C
-                deadline = time.monotonic() + 20
-                while True:  # the writer's end opens once the tool is reading the pipe
-                    try:
-                        writer = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
-                        break
-                    except OSError:
-                        self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
-                        time.sleep(0.01)
-                wait_until_blocked_reading(proc, deadline)  # else the signal can come before the read
-                proc.send_signal(sig)
-                try:
-                    out, err = proc.communicate(timeout=20)
-                finally:
-                    os.close(writer)
-                    proc.kill()
-                    proc.wait()
-                self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
-
-
-
-def trec_run(run, tag="r"):
-    """A TREC run file's text of {qid: {doc: score}}."""
-    return "".join("%s Q0 %s %d %s %s\n" % (q, d, i, score, tag) for q, ranking in run.items()
-                   for i, (d, score) in enumerate(ranking.items(), 1))
-
-
-class ManifestTest(TempDirTestCase):
-    """Section 22: every general result says what it was made on; the seed's shape does not change."""
-
-    def test_the_manifest_of_a_result(self):
-        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
-        run = self.write("r.txt", "q1 Q0 d2 1 0.9 r\nq1 Q0 d1 2 0.8 r\nq2 Q0 d4 1 0.5 r\n")
-        status, out, err = cli("--qrels", qrels, "--run", run, "-m", "R@5,RR", "--depth", "50", "--seed", "7")
-        made = json.loads(out)["manifest"]
-        lines = "q1\td1\t1\nq1\td2\t0\nq2\td3\t2\n"  # sorted by code point
-        self.assertEqual(made, {
-            "tool": "rag_retrieval_eval %s" % rre.__version__,
-            "labels": "sha256:" + hashlib.sha256(lines.encode()).hexdigest(), "measures": ["R@5", "RR"],
-            "options": {"relevance_level": 1, "depth": 50, "judged_only": False, "missing_run": "error",
-                        "unlabeled": "error", "no_relevant": "error", "match": "id", "duplicates": "error",
-                        "chunk_separator": None, "seed": 7, "permutations": 10000},
-            "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},  # the labels judge d2 non-relevant
-            "inputs": {"qrels": [str(qrels)], "run": [str(run)]}})
-        library = rre.score_run({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, {"q1": ["d2", "d1"], "q2": ["d4"]},
-                                ["R@5", "RR"], depth=50, seed=7)["manifest"]
-        self.assertEqual(library, dict(made, inputs={}))
-        relevant = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")["manifest"]  # nothing judged non-relevant
-        self.assertNotIn("label_coverage", relevant)
-        self.assertEqual(cli("--version"), (0, "rag_retrieval_eval %s\n" % rre.__version__, ""))
-        self.assertNotIn("manifest", cli(FIXTURE, "--k", "3")[1])  # the seed's bytes
-
-    def test_the_other_truth_inputs_are_hashed_as_given(self):
-        fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "x"], "q2": ["y"]},
-                                        "evidence": {"q1": [["d1", "d9"]]}})
-        lengths = self.write("l.txt", "d1 3\nx 007\ny 1\n")  # the fast reader hands a leading zero over
-        no_answer = self.write("n.txt", "q2\n")
-        made = json.loads(cli(fixture, "--lengths", lengths, "--no-answer", no_answer,
-                              "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]
-        digest = lambda text: "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-        self.assertEqual((made["evidence"], made["lengths"], made["no_answer"]),
-                         (digest("q1\t1\t1\td1\nq1\t1\t1\td9\n"), digest("d1\t3\nx\t7\ny\t1\n"), digest("q2\n")))
-        as_json = self.write("l.json", {"d1": 3, "x": 7, "y": 1})
-        self.assertEqual(json.loads(cli(fixture, "--lengths", as_json, "--no-answer", no_answer,
-                                        "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]["lengths"],
-                         made["lengths"])
-
-
-class SavedBaselineTest(TempDirTestCase):
-    """Section 22: a saved result of one run stands for that run as --baseline or --replicate:
-    the same stdout, stderr and exit status in every format and mode; a result made on other
-    labels, options or queries, or without a measure asked for, is refused in one line."""
-
-    def random_files(self, rng, where):
-        """Labels, runs and the rest of a random case, written under ``where``; the baseline
-        and replicate runs as TREC files named base and rep."""
-        qids = ["q%d" % i for i in range(rng.randint(3, 8))]
-        docs = ["d%d" % i for i in range(10)]
-        grades = {q: {d: rng.choice([0, 1, 1, 2]) for d in rng.sample(docs, rng.randint(1, 4))} for q in qids}
-        for labels in grades.values():
-            labels[next(iter(labels))] = 2  # a relevant one at every level asked
-        run = lambda: {q: {d: rng.randint(1, 9) / 10 for d in rng.sample(docs, rng.randint(0, 6))}
-                       for q in qids if rng.random() < 0.9}
-        where.mkdir()
-        files = {name: where / name for name in ("q.txt", "cand", "cand2", "base", "rep", "g.json", "l.txt")}
-        files["q.txt"].write_text("".join("%s 0 %s %d\n" % (q, d, g) for q, l in grades.items() for d, g in l.items()))
-        for name in ("cand", "cand2", "base", "rep"):
-            files[name].write_text(trec_run(run()) or "q0 Q0 d0 1 0.5 r\n")
-        files["g.json"].write_text(json.dumps({"a": qids[:2], "b": qids[2:]}))
-        files["l.txt"].write_text("".join("%s %d\n" % (d, rng.randint(1, 15)) for d in docs))
-        return files
-
-    def test_a_saved_result_answers_as_its_run_in_every_mode_and_format(self):
-        rng = random.Random(32)
-        for case in range(9):
-            files = self.random_files(rng, self.tmp / ("c%d" % case))
-            measures = rng.sample(["R@3", "P@2", "RR", "nDCG@5", "AP", "Success@3", "R(tokens=20)@3"], 3)
-            values = ["--missing-run", "zero"] + rng.choice(
-                [[], ["--depth", "4"], ["--relevance-level", "2"], ["--judged-only"]])
-            truth = ["--qrels", files["q.txt"]] + (["--lengths", files["l.txt"]] if "R(tokens=20)@3" in measures else [])
-            saved_dir = self.tmp / ("s%d" % case)
-            saved_dir.mkdir()
-            for name in ("base", "rep"):  # the saved results, under the names of their runs, elsewhere
-                wider = measures + rng.sample(["Judged@3", "P@5"], rng.randint(0, 1))
-                status, out, err = cli(*truth, "--run", files[name], "-m", ",".join(wider), *values)
-                self.assertEqual(status, 0, err)
-                (saved_dir / name).write_text(out)
-            mode = rng.sample([["--ci"], ["--ties"], ["--max-mean-drop", "0.05"], ["--max-query-drop", "0.3"],
-                               ["--groups", files["g.json"], "--max-group-drop", "0.1"], ["--run", files["cand2"]]], 2)
-            mode.append(rng.choice([[], ["--replicate", "rep"], ["--replicate", "rep", "--max-group-drop", "0.05",
-                                                                 "--gate-on", "interval", "--groups", files["g.json"]]]))
-            args = truth + ["--run", files["cand"], "--baseline", "base", "-m", ",".join(measures)] + values + sum(
-                mode, [])
-            for fmt in ["json", rng.choice(["table", "markdown", "csv"])]:
-                with self.subTest(case=case, mode=mode, values=values, fmt=fmt):
-                    outcomes, home = [], os.getcwd()
-                    for where in (files["base"].parent, saved_dir):
-                        os.chdir(where)
-                        try:
-                            outcomes.append(without_inputs(cli(*args, "--format", fmt)))
-                        finally:
-                            os.chdir(home)
-                    self.assertEqual(outcomes[1], outcomes[0])
-                    self.assertIn(outcomes[0][0], (0, 1), outcomes[0][2])
-
-    def test_what_differs_is_refused_in_one_line(self):
-        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq3 0 d4 1\n")
-        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\nq3 Q0 d4 1 0.5 r\n"), \
-            self.write("b.txt", "q1 Q0 d2 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
-        saved = json.loads(cli("--qrels", qrels, "--run", base, "-m", "R@2,RR")[1])
-        compare = lambda *more, **files: cli("--qrels", files.get("qrels", qrels), "--run", run, "--baseline",
-                                             files.get("baseline", self.tmp / "s.json"), "-m", "R@2", *more)
-        self.write("s.json", saved)
-        self.assertEqual(compare()[0], 0)
-        relabeled = self.write("q2.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d4 1\n")
-        cut = copy.deepcopy(saved)
-        del cut["per_query"]["q3"]
-        several = {"runs": {"a": saved, "b": saved}}
-        for files, more, message in [
-                ({"qrels": relabeled}, [], "s.json: the labels changed since the baseline was saved: score its run "
-                                           "again"),
-                ({}, ["--depth", "5"], "the baseline was saved with no --depth, and --depth 5 is given now"),
-                ({}, ["--judged-only"], "with no --judged-only, and --judged-only is given now"),
-                ({}, ["-m", "P@2"], "the baseline has no P@2 (it holds R@2, RR): score its run again with them"),
-                ({"baseline": self.write("cut.json", cut)}, [], "the baseline was saved on other queries than the "
-                                                                "labels give ('q3'): it was cut or edited"),
-                ({"baseline": self.write("several.json", several)}, [], "holds the results of 2 runs: save one "
-                                                                        "run's (--run once)"),
-                ({"baseline": self.write("old.json", {k: v for k, v in saved.items() if k != "manifest"})}, [],
-                 "has no manifest: it was saved by an older version, or edited"),
-                ({"baseline": self.write("bad.json", dict(saved, per_query=dict(saved["per_query"], q2={"R@2": "1"})))},
-                 [], "bad.json: per_query.q2.R@2: expected a number, not '1'"),
-                ({"baseline": self.write("odd.json", dict(saved, skipped=dict(saved["skipped"], unlabeled="q9")))}, [],
-                 "odd.json: skipped: expected {missing_run, unlabeled, no_relevant} of query ID lists"),
-                ({"baseline": self.write("odd2.json", dict(saved, skipped=["q9"]))}, [], "odd2.json: skipped: expected"),
-                ({"baseline": self.write("odd3.json", {k: v for k, v in saved.items() if k != "zeroed"})}, [],
-                 "odd3.json: zeroed: expected {missing_run, no_relevant} of query ID lists, not None"),
-                ({"baseline": self.write("odd4.json", dict(saved, zeroed={"missing_run": [], "no_relevant": [1]}))},
-                 [], "odd4.json: zeroed: expected"),
-                ({"baseline": self.write("row.json", dict(saved, per_query=dict(saved["per_query"], q2=5)))}, [],
-                 "row.json: per_query.q2: expected an object of measures to values, not 5"),
-                ({"baseline": self.write("cover.json", dict(saved, manifest={
-                    k: v for k, v in saved["manifest"].items() if k != "label_coverage"}))}, [],
-                 "cover.json: manifest.label_coverage: holds no Judged@2, which the label-coverage warning reads"),
-                ({"baseline": self.write("seed.json", json.loads(cli(FIXTURE, "--k", "3")[1]))}, [],
-                 "seed.json: is the output of the seed's mode (FIXTURE --k K)"),
-                ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
-                 "the baseline was saved without the token counts, which are given now: score its run again with "
-                 "them")]:
-            with self.subTest(message=message):
-                rejected(self, *compare(*more, **files), message)
-        counted = self.write("counted.json", cli("--qrels", qrels, "--run", base, "-m", "R@2,R(tokens=3)@2", "--lengths",
-                                                 self.write("l2.txt", "d1 1\nd2 1\nd3 1\nd4 1\n"))[1])
-        rejected(self, *compare(baseline=counted), "counted.json: the baseline was saved with the token counts, and "
-                                                   "none are given now: give them, or score its run again")
-        first = self.write("first.json", cli("--qrels", qrels, "--run", base, "-m", "R@2", "--duplicates", "first")[1])
-        for removed in ({"q1": "1"}, {"q1": True}, None):
-            edited = dict(json.loads(first.read_text()), deduplicated=removed)
-            rejected(self, *compare("--duplicates", "first", baseline=self.write("d.json", edited)),
-                     "d.json: deduplicated: expected {query ID: repeats removed}")
-        self.assertEqual(compare("--duplicates", "first", baseline=first)[0], 0)
-        rejected(self, *cli("--qrels", qrels, "--run", self.tmp / "s.json", "-m", "R@2"),
-                 "a result this tool saved stands for a baseline's run (--baseline or --replicate), not for a "
-                 "candidate's")
-        rejected(self, *cli("--qrels", self.tmp / "s.json", "--run", run), "a result this tool saved holds no "
-                                                                          "labels or rankings")
-        with self.assertRaisesRegex(rre.EvalError, "^baseline: the labels changed since the baseline was saved"):
-            rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, saved, {"q1": ["d1"], "q2": [], "q3": []},
-                             "R@2")
-        with self.assertRaisesRegex(rre.EvalError, "^run: a saved result stands for a baseline's run"):
-            rre.score_run({"q1": ["d1"]}, saved, "R@2")
-
-    def test_a_result_that_is_not_what_a_run_printed_is_refused(self):
-        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\nq3 0 d4 1\n")
-        run, base = self.write("r.txt", "q1 Q0 d1 1 0.9 r\nq2 Q0 d9 1 0.5 r\n"), \
-            self.write("b.txt", "q1 Q0 d9 1 0.9 b\nq2 Q0 d3 1 0.5 b\nq3 Q0 d4 1 0.5 b\n")
-        text = cli("--qrels", qrels, "--run", base, "-m", "R@2,RR", "--missing-run", "zero")[1]
-        saved = json.loads(text)
-        row = '"q2": {\n      "R@2": 1.0,\n      "RR": 1.0\n    }'
-        self.assertIn(row, text)
-        for name, edited, message in [
-                ("nan", text.replace(row, row.replace('"RR": 1.0', '"RR": NaN')), "nan.json: per_query.q2.RR: expected "
-                                                                                 "a finite number, not nan"),
-                ("inf", text.replace(row, row.replace('"RR": 1.0', '"RR": Infinity')), "per_query.q2.RR: expected a "
-                                                                                      "finite number, not inf"),
-                ("big", text.replace(row, row.replace('"RR": 1.0', '"RR": 1e400')), "not inf"),
-                ("huge", text.replace(row, row.replace('"RR": 1.0', '"RR": 1' + "0" * 400)), "expected a finite "
-                                                                                              "number, not 1000"),
-                ("mean", text.replace('"RR": 0.6666666666666666', '"RR": 0.7', 1), "mean.json: measures.RR: 0.7 is not "
-                 "the mean of its per-query values, 0.6666666666666666: the result was edited"),
-                ("count", text.replace('"queries": 3', '"queries": 4', 1), "count.json: queries: 4, and per_query lists "
-                                                                           "3: the result was edited"),
-                ("twice", text.replace(row, row + ",\n" + row.replace("1.0", "0.0")), "twice.json: per_query: key 'q2' "
-                 "appears twice ({'R@2': 1.0, 'RR': 1.0}, then {'R@2': 0.0, 'RR': 0.0}): the result was edited"),
-                ("deep", text.replace('"relevance_level": 1', '"relevance_level": 1, "relevance_level": 2'),
-                 "deep.json: manifest.options: key 'relevance_level' appears twice (1, then 2)")]:
-            path = self.write(name + ".json", edited)
-            for where in (["--baseline", path], ["--baseline", base, "--replicate", path]):
-                with self.subTest(name=name, where=where[-2]):
-                    rejected(self, *cli("--qrels", qrels, "--run", run, *where, "-m", "RR", "--missing-run", "zero"),
-                             message)
-        consistent = copy.deepcopy(saved)  # edited, but consistently: a new result, which the digests still bind
-        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.5, 0.5
-        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
-                               "RR", "--missing-run", "zero")
-        self.assertEqual((status, json.loads(out)["comparison"]["RR"]["baseline"]), (0, 0.5), err)
-        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.0, 1 / 3 + 9e-10  # within 1e-9
-        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
-                             "RR", "--missing-run", "zero")[0], 0)
-        consistent["measures"]["RR"] = 1 / 3 + 2e-9
-        rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
-                            "RR", "--missing-run", "zero"), "c.json: measures.RR: 0.3333333353333333 is not the mean")
-        counted = json.loads(cli("--qrels", qrels, "--run", self.write("big.txt", "".join(
-            "q%d Q0 d%d 1 1.0 b\n" % (q, d) for q in (1, 2, 3) for d in range(1000))), "-m", "NumRet",
-                                 "--missing-run", "zero")[1])
-        counted["measures"]["NumRet"] += 1e-7  # a sum of 3000: to 1e-9 of itself
-        self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("n.json", counted), "-m",
-                             "NumRet", "--missing-run", "zero")[0], 0)
-        for value in (math.nan, math.inf):
-            broken = copy.deepcopy(saved)
-            broken["per_query"]["q1"]["RR"] = value
-            with self.assertRaisesRegex(rre.EvalError, "^baseline: per_query.q1.RR: expected a finite number"):
-                rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, broken, {"q1": ["d1"]}, "RR",
-                                 missing_run="zero")
-
-    def test_the_library_takes_a_saved_result_as_the_baseline_and_replicates(self):
-        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"], "q3": ["d4", "d5"]}
-        base, rep = {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"]}, {"q1": ["d1"], "q2": ["d3"], "q3": []}
-        cand = {"q1": ["d1"], "q2": ["d9", "d3"], "q3": ["d4"]}
-        options = dict(groups={"g": ["q1", "q2"]}, max_group_drop=0.1, max_query_drop=0.2, ci=True)
-        saved = [rre.score_run(qrels, run, ["R@2", "RR", "AP"]) for run in (base, rep)]
-        self.assertEqual(rre.compare_runs(qrels, saved[0], cand, ["RR", "R@2"], replicates=[saved[1]], **options),
-                         rre.compare_runs(qrels, base, cand, ["RR", "R@2"], replicates=[rep], **options))
-        self.assertEqual(rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=saved[0]),
-                         rre.score_runs(qrels, {"a": cand, "b": rep}, "RR", baseline=base))
-
-    def test_what_a_saved_result_cannot_give_is_said(self):
-        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 1\n")
-        run, base = self.write("r.txt", "q1 Q0 d9 1 0.9 r\nq2 Q0 d3 1 0.5 r\n"), \
-            self.write("b.txt", "q1 Q0 d1 1 0.9 b\nq2 Q0 d3 1 0.5 b\n")
-        saved = self.write("s.json", cli("--qrels", qrels, "--run", base, "-m", "R@2")[1])
-        status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", saved, "-m", "R@2", "--explain",
-                               "--unjudged-bounds", "--pool", self.tmp / "pool.jsonl", "--plot", self.tmp / "p.svg")
-        self.assertEqual(status, 0, err)
-        for what in ("--explain gives no ranks before the change", "--pool lists no unjudged documents of it",
-                     "--plot draws no curves of the baseline", "--unjudged-bounds gives no bounds of the baseline"):
-            self.assertIn("note: a saved result holds no rankings: " + what, err)
-        result = json.loads(out)
-        self.assertNotIn("ranks", result["explain"]["queries"]["q1"])  # not guessed
-        self.assertNotIn("baseline", result["unjudged"])
-        self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
-                         ["q1"])
-        rep = self.write("rep.json", cli("--qrels", qrels, "--run", run, "-m", "R@2")[1])
-        err = cli("--qrels", qrels, "--run", run, "--baseline", base, "--replicate", rep, "-m", "R@2", "--pool",
-                  self.tmp / "pool2.jsonl")[2]
-        self.assertIn("note: a saved result holds no rankings: --pool lists no unjudged documents of it", err)
-        self.assertNotIn("--explain", err)
-        older = json.loads(saved.read_text())
-        older["manifest"]["tool"] = "rag_retrieval_eval 0.9.0"
-        self.write("older.json", older)
-        err = cli("--qrels", qrels, "--run", run, "--baseline", self.tmp / "older.json", "-m", "R@2")[2]
-        self.assertIn("note: the baseline was saved by rag_retrieval_eval 0.9.0, and this is rag_retrieval_eval "
-                      + rre.__version__, err)
-
-
 class JunitTest(TempDirTestCase):
     """Section 22: --junit writes a testsuite per run, a testcase per measure and gate (per group,
     per breached query besides), a failure holding each breach's line; only with a gate."""
@@ -5794,201 +5880,290 @@ class JunitTest(TempDirTestCase):
         self.assertFalse((self.tmp / "j.xml").exists())
 
 
-class ReleaseDecisionTest(ReplicateFilesTestCase):
-    """Section 23: --power, and --gate-on noninferiority."""
+class ProcessTest(TempDirTestCase):
+    """What only a real process shows: closed and full streams, a reader that leaves early."""
 
-    def setUp(self):
-        super().setUp()
-        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # RR against base.json's
-        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # against base.json: -8/9 once, q2 +1/2
-        self.write("g.json", {"first": ["q0", "q1", "q2"], "last": ["q3", "q4", "q5"], "one": ["q0"]})
+    def test_output_failures_exit_3(self):
+        for name, redirect in (("full disk", "> /dev/full"), ("closed stdout", ">&-")):
+            with self.subTest(name):
+                proc = subprocess.run("%s -S %s %s %s" % (sys.executable, runnable_script(), FIXTURE, redirect), shell=True,
+                                      capture_output=True)
+                err = proc.stderr.decode()
+                self.assertEqual((proc.returncode, len(err.splitlines())), (3, 1), err)
+                self.assertIn("cannot write the output", err)
 
-    def test_power_by_hand(self):
-        base = json.loads(cli("--qrels", "qrels.json", "--run", "base.json", "-m", "RR")[1])["per_query"]
-        down = {q: row["RR"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json",
-                                                          "-m", "RR")[1])["per_query"].items()}
-        diffs = [down[q] - base[q]["RR"] for q in down]
-        mean = sum(diffs) / len(diffs)
-        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
-        status, out, err = cli("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m",
-                               "RR", "--power", "--max-mean-drop", "0.05", "--groups", "g.json")
-        block = json.loads(out)["power"]["RR"]
-        self.assertEqual(block["n"], 6)
-        self.assertAlmostEqual(block["sd"], sd, places=12)
-        self.assertAlmostEqual(block["mde"], 2.8015852 * sd / math.sqrt(6), places=12)
-        self.assertEqual(block["queries_for"], {"0.05": math.ceil((2.8015852 * sd / 0.05) ** 2)})
-        self.assertIn("note: power (80%%, two-sided 5%%): RR detects a change of %.4f over 6 queries, sd %.4f "
-                      "(--max-mean-drop 0.05 would need %d queries)" % (block["mde"], sd, block["queries_for"]["0.05"]),
-                      err)
-        self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
-                      "change is %.4f\n" % block["mde"], err)
-        groups = json.loads(out)["groups"]
-        self.assertEqual([groups[g]["power"]["RR"]["n"] for g in ("first", "last", "one")], [3, 3, 1])
-        self.assertEqual(groups["one"]["power"]["RR"]["mde"], None)  # one query: nothing to say
-        self.assertIn("note: power: group one RR: fewer than 2 queries, nothing to say", err)
-        alone = json.loads(cli("--qrels", "qrels.json", "--run", "all-down.json", "-m", "RR", "--power")[1])
-        values = list(down.values())
-        spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
-        self.assertEqual(alone["power"]["RR"]["paired"], False)
-        self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+    def test_a_bug_of_ours_exits_70_never_as_a_failed_gate(self):
+        """A crash is EX_SOFTWARE with its traceback and a request for a report: CI must not read it as exit 1."""
+        with unittest.mock.patch.object(rre, "evaluate_runs", side_effect=ZeroDivisionError("a bug")):
+            status, out, err = cli(FIXTURE, "-m", "R@3", "--baseline", FIXTURE, "--max-mean-drop", "0")
+        self.assertEqual((status, out), (70, ""))
+        self.assertIn("Traceback (most recent call last):", err)
+        self.assertIn("ZeroDivisionError: a bug", err)
+        self.assertTrue(err.endswith("rag_retrieval_eval: internal error: this is a bug of rag_retrieval_eval %s, not "
+                                     "a problem with your input: please report it with the traceback above and the "
+                                     "command line\n" % rre.__version__), err)
+        script = "import sys, rag_retrieval_eval as r; r.evaluate_runs = None; sys.argv[1:] = [%r]; r._run_script()"
+        proc = subprocess.run([sys.executable, "-S", "-c", script % str(FIXTURE)], capture_output=True, cwd=ROOT)
+        self.assertEqual(proc.returncode, 70, proc.stderr)  # the process too, whatever os._exit does
+        self.assertIn(b"TypeError", proc.stderr)
 
-    def test_power_of_a_zero_limit_and_of_a_count(self):
-        """A limit of 0 no number of queries resolves; a count's gate reads its sum: mde = z * s * sqrt(n)."""
-        lost = {"q0": ["x"], "q1": ["d1"], "q2": ["x", "d2"], "q3": [], "q4": ["d4"], "q5": ["y"]}
-        self.write("lost.json", lost)  # NumRelRet 1 -> 0 on q0, q3, q5
-        status, out, err = cli("--qrels", "qrels.json", "--run", "lost.json", "--baseline", "base.json", "-m",
-                               "RR,NumRelRet", "--power", "--max-mean-drop", "0", "--groups", "g.json",
-                               "--max-group-drop", "0.5")
-        self.assertEqual(status, 1, err)  # the gate of 0 fails: RR dropped
-        power = json.loads(out)["power"]
-        self.assertEqual(json.loads(out)["groups"]["one"]["power"]["RR"]["queries_for"], {"0.5": None})  # one query
-        self.assertEqual(power["RR"]["queries_for"], {"0.0": None})
-        self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; --max-mean-drop 0.0: a change of 0 cannot "
-                      "be resolved by any number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
-        base, down = ({q: row["NumRelRet"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", name, "-m",
-                       "NumRelRet")[1])["per_query"].items()} for name in ("base.json", "lost.json"))
-        sd = statistics.stdev([down[q] - base[q] for q in down])
-        self.assertAlmostEqual(sd, math.sqrt(0.3), places=12)  # differences -1, 0, 0, -1, 0, -1
-        count = power["NumRelRet"]
-        self.assertEqual((count["of"], count["queries_for"]), ("sum", {"0.0": None}))
-        self.assertAlmostEqual(count["mde"], 2.8015852 * sd * math.sqrt(6), places=12)
-        self.assertIn("NumRelRet detects a change of %.4f in its sum over 6 queries, sd %.4f; more queries make a "
-                      "sum's change larger, not easier to see\n" % (count["mde"], sd), err)
-        self.assertIn("group first NumRelRet detects", err)  # per group too, and nothing raised
-        self.assertEqual(rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], lost,
-                                          ["RR", "NumRelRet"], power=True, max_mean_drop=0)["power"], power)
+    def test_a_reader_leaving_early_keeps_the_gate_status(self):
+        base = self.write("b.json", {"qrels": ONE, "runs": ONE})
+        cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
+        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" "$2" --baseline "$3" -m R@1 --max-query-drop 0.1 --format table'
+                               ' --per-query | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
+                               sys.executable, runnable_script(), str(cand), str(base)], capture_output=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertNotIn(b"Traceback", proc.stderr)
 
-    def test_power_in_every_format_and_mode(self):
-        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,R@1",
-                "--power", "--max-mean-drop", "0.05")
-        for fmt in ("table", "csv", "json"):
-            self.assertIn("note: power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", fmt)[2])
-        self.assertIn("- power (80%, two-sided 5%): R@1 detects", cli(*args, "--format", "markdown")[1])
-        several = cli(*args, "--run", "inside.json")
-        self.assertEqual(sorted(json.loads(several[1])["runs"]["inside.json"]["power"]), ["R@1", "RR"])
-        self.assertIn("inside.json: note: power (80%, two-sided 5%): RR", several[2])
-        library = rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], rr_run(2, 2, 4, 2, 2, 2),
-                                   ["RR", "R@1"], power=True, max_mean_drop=0.05)
-        self.assertEqual(library["power"], json.loads(cli(*args)[1])["power"])
-        self.assertNotIn("power", json.loads(cli(*args[:-3])[1]))
-        unanswered = self.write("n.txt", "q9\n")  # Abstain scores one query: nothing to say of it, and then RR
-        self.write("with-q9.json", dict(rr_run(2, 2, 4, 2, 2, 2), q9=[]))
-        err = cli("--qrels", "qrels.json", "--run", "with-q9.json", "--no-answer", unanswered, "-m",
-                  "Abstain,RR", "--power")[2]
-        self.assertIn("note: power: Abstain: fewer than 2 queries, nothing to say\n", err)
-        self.assertIn("note: power (80%, two-sided 5%): RR would detect", err)
+    def test_closed_stdin_and_closed_stderr(self):
+        q = self.write("q.txt", "q1 0 d1 1\n")
+        proc = subprocess.run("%s -S %s --qrels %s --run - <&-" % (sys.executable, runnable_script(), q), shell=True,
+                              capture_output=True)
+        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
+        self.assertIn(b"cannot read standard input", proc.stderr)
+        proc = subprocess.run("%s -S %s nope.json 2>&-" % (sys.executable, runnable_script()), shell=True, capture_output=True)
+        self.assertEqual((proc.returncode, proc.stdout), (2, b""))
 
-    def test_noninferiority_passes_only_what_the_interval_shows(self):
-        def gate(run, limit, *more):
-            return self.compare(run, "--max-mean-drop", limit, "--gate-on", "noninferiority", *more)
-        status, out, err = gate("base.json", "0.01")  # no change at all: the interval is a point, at 0
-        self.assertEqual(status, 0, err)
-        status, out, err = gate("all-down.json", "0.45")  # [-0.5, -0.375]: not above -0.45
-        low, high = json.loads(out)["comparison"]["RR"]["ci95"]
-        self.assertEqual((status, low, high), (1, -0.5, -0.375), err)
-        breach, = json.loads(out)["breaches"]
-        self.assertEqual((breach["gate_on"], breach["queries"]), ("noninferiority", 6))
-        self.assertIn("(95% CI of the change [-0.5000, -0.3750] does not lie above -(--max-mean-drop 0.45): not shown "
-                      "to be no worse; drop 0.4583)", err)
-        self.assertEqual(gate("all-down.json", "0.5")[0], 0)  # the interval lies above -0.5: equality passes
-        low = json.loads(gate("one-lost.json", "0.2")[1])["comparison"]["RR"]["ci95"][0]
-        self.assertLess(low, -0.2)  # a wide interval: not shown to be no worse than -0.2
-        self.assertEqual(gate("one-lost.json", "0.2")[0], 1)
-        self.assertEqual(self.compare("one-lost.json", "--max-mean-drop", "0.2")[0], 0)  # the mean gate passes it
-        rejected(self, *self.compare("base.json", "--gate-on", "noninferiority"),
-                 "--gate-on noninferiority needs --max-mean-drop or --max-group-drop")
-        one = self.write("one.json", {"q0": ["d0"]})
-        status, out, err = cli("--qrels", one, "--run", one, "--baseline", one, "-m", "RR", "--max-mean-drop", "0.1",
-                               "--gate-on", "noninferiority")
-        self.assertEqual(status, 1, err)
-        self.assertIn("--gate-on noninferiority cannot decide on 1 query, and fails", err)
-        grouped = cli("--qrels", "qrels.json", "--run", "base.json", "--baseline", "base.json", "-m", "RR",
-                      "--groups", "g.json", "--max-group-drop", "0.1", "--gate-on", "noninferiority")
-        self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])  # one query: no decision
+    @unittest.skipUnless(hasattr(os, "openpty"), "needs a pseudo-terminal")
+    def test_progress_only_on_a_terminal(self):
+        q = self.write("q.txt", "q1 0 d1 1\n")
+        r = self.write("r.txt", "q1 Q0 d1 1 1.0 t\n")
+        main, child = os.openpty()
+        proc = subprocess.run([sys.executable, "-S", runnable_script(), "--qrels", str(q), "--run", str(r), "-m", "RR"],
+                              stdout=subprocess.PIPE, stderr=child)
+        os.close(child)
+        shown = b""
+        while True:  # until the terminal reports the end: a busy machine delivers the last bytes late
+            try:
+                data = os.read(main, 4096)
+            except OSError:  # EIO: every byte read, the other side closed
+                break
+            if not data:
+                break
+            shown += data
+        shown = shown.decode()
+        os.close(main)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("reading %s: 1 lines, 0 queries scored" % r, shown)
+        self.assertTrue(shown.endswith("\r\x1b[K"), repr(shown))  # the line is cleared again
+        self.assertEqual(cli("--qrels", q, "--run", r, "-m", "RR")[2], "")  # a pipe sees nothing
+
+    def test_named_pipes_read_like_stdin(self):
+        q, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", RUN_TXT)
+        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" --qrels "$2" --run <(cat "$3") -m R@3 --unlabeled skip', sys.executable,
+                               runnable_script(), str(q), str(run)], capture_output=True)
+        self.assertEqual((proc.returncode, json.loads(proc.stdout)["measures"]), (0, {"R@3": 1.0}), proc.stderr)
 
 
-class ClustersTest(TempDirTestCase):
-    """Section 23: queries that share a source are one unit of the sign-flip test and the bootstrap."""
+class OutputFilesTest(TempDirTestCase):
+    """Side outputs (--summary, --pool, --plot, --junit): a regular file is replaced whole, through
+    a symlink; a device or a FIFO is written in place, as a shell's > writes it; no output lands
+    on an input, whatever its role or its name."""
 
-    QRELS = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f", "g", "h"], "q4": ["i", "j", "k", "l"]}
-    BASE = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f"], "q4": ["i", "j", "k"]}
-    CAND = {"q1": ["a"], "q2": ["c"], "q3": ["e", "f", "g"], "q4": ["i", "j"]}  # R@5: -0.5, -0.5, +0.25, -0.25
+    OUTPUTS = {"summary": [], "pool": [], "plot": [], "junit": ["--max-mean-drop", "0.5"]}
 
-    def test_the_worked_example(self):
-        qrels, base, cand = (self.write(n, v) for n, v in (("q.json", self.QRELS), ("b.json", self.BASE),
-                                                           ("c.json", self.CAND)))
-        args = ("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "R@5")
-        self.assertEqual(json.loads(cli(*args)[1])["comparison"]["R@5"]["p_value"], 0.375)  # 6 of 16
-        for clusters in (self.write("c.txt", "# query cluster\nq1 A\nq2 A\nq3 B\nq4 B\n"),
-                         self.write("c2.json", {"A": ["q1", "q2"], "B": ["q3", "q4"]})):
-            status, out, err = cli(*args, "--clusters", clusters)
-            result = json.loads(out)
-            self.assertEqual((status, result["comparison"]["R@5"]["p_value"], result["clusters"]), (0, 1.0, 2), err)
-            self.assertEqual(result["comparison"]["R@5"]["ci95"], [-0.5, 0.0])  # cluster means -0.5 and 0
-            self.assertIn("note: clusters: the sign-flip test and the bootstrap draw 2 clusters of the 4 queries", err)
-        library = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "R@5", clusters={"A": ["q1", "q2"],
-                                                                                       "B": ["q3", "q4"]})
-        self.assertEqual(library["comparison"], result["comparison"])
-        self.assertEqual(rre.score_run(self.QRELS, self.CAND, "R@5", ci=True, clusters={"A": ["q1", "q2"]})["ci95"],
-                         json.loads(cli("--qrels", qrels, "--run", cand, "-m", "R@5", "--ci", "--clusters",
-                                        self.write("a.txt", "q1 A\nq2 A\n"))[1])["ci95"])
+    def run_with(self, option, path):
+        fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1", "x"], "q2": []}})
+        return cli(fixture, "-m", "R@2", "--baseline", fixture, "--" + option, path, *self.OUTPUTS[option])
 
-    def test_bad_cluster_files(self):
-        qrels, run = self.write("q.json", self.QRELS), self.write("c.json", self.CAND)
-        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': in cluster 'A' and in cluster 'B': a query shares its source with one cluster only"),
-                              ("q1 A\nq9 A\n", "c.txt:2: query 'q9': cluster 'A' names a query that has no labels"),
-                              ("q1 A\nq1 A\n", "query 'q1' is listed twice in cluster 'A'"),
-                              ("# nothing\n", "no clusters: the file has no QID CLUSTER lines"),
-                              ("q1\n", "QID CLUSTER")):
-            with self.subTest(text=text):
-                rejected(self, *cli("--qrels", qrels, "--run", run, "-m", "R@5", "--clusters",
-                                    self.write("c.txt", text)), message)
-        rejected(self, *cli("--qrels", qrels, "--run", run, "-m", "R@5", "--clusters", self.write("e.json", {"A": []})),
-                 "e.json: A: cluster 'A' is empty")
-        with self.assertRaisesRegex(rre.EvalError, "cluster 'B' names a query that has no labels"):
-            rre.score_run(self.QRELS, self.CAND, "R@5", clusters={"B": ["q7"]})
+    def test_every_output_option_is_covered(self):
+        self.assertEqual(set(self.OUTPUTS), {o.name for o in rre.OPTIONS if o.stage == "output" and o.kind == "file"})
 
-    def test_random_clusters_agree_with_an_independent_implementation(self):
-        rng = random.Random(23)
-        for case in range(15):
-            n = rng.randint(4, 14)
-            qrels = {"q%d" % i: ["d%d" % j for j in range(4)] for i in range(n)}
-            base = {q: ["d%d" % j for j in range(rng.randint(0, 4))] for q in qrels}
-            cand = {q: ["d%d" % j for j in range(rng.randint(0, 4))] for q in qrels}
-            names = ["c%d" % rng.randrange(rng.randint(1, n)) for _ in qrels]
-            clusters = {}
-            for q, name in zip(qrels, names):
-                if rng.random() < 0.8:  # the others are clusters of their own
-                    clusters.setdefault(name, []).append(q)
-            result = rre.compare_runs(qrels, base, cand, "R@4", clusters=clusters)["comparison"]["R@4"]
-            diffs = {q: (len(cand[q]) - len(base[q])) / 4 for q in qrels}
-            units = [sum(diffs[q] for q in members) for members in clusters.values()] + [
-                diffs[q] for q in qrels if not any(q in m for m in clusters.values())]
-            moved = [u for u in units if abs(u) > 1e-12]
-            reach = abs(sum(moved))
-            flips = [abs(sum(u if (mask >> i) & 1 else -u for i, u in enumerate(moved))) for mask in
-                     range(2 ** len(moved))]
-            with self.subTest(case=case):
-                self.assertEqual(result["p_value"], sum(1 for f in flips if f >= reach - 1e-9) / len(flips))
-                sizes = [len(m) for m in clusters.values()] + [1] * (len(units) - len(clusters))
-                draws = random.Random(case)
-                means = sorted(sum(units[i] for i in picks) / sum(sizes[i] for i in picks) for picks in (
-                    [draws.randrange(len(units)) for _ in units] for _ in range(1000)))
-                low, high = result["ci95"]
-                spread = max(means) - min(means)
-                self.assertLessEqual(abs(low - means[25]), 0.15 * spread + 1e-9)  # within the Monte Carlo error
-                self.assertLessEqual(abs(high - means[974]), 0.15 * spread + 1e-9)
+    def test_a_fifo_receives_the_bytes_and_stays_a_fifo(self):
+        import threading
+        for option in self.OUTPUTS:
+            fifo, got = self.tmp / (option + ".fifo"), []
+            os.mkfifo(fifo)
+            reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+            reader.start()
+            status, _, err = self.run_with(option, fifo)
+            reader.join(5)
+            with self.subTest(option=option):
+                self.assertEqual(status, 0, err)
+                self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+                self.assertTrue(got and got[0].strip(), got)
 
-    def test_groups_and_several_runs_draw_clusters_too(self):
-        qrels, base, cand = (self.write(n, v) for n, v in (("q.json", self.QRELS), ("b.json", self.BASE),
-                                                           ("c.json", self.CAND)))
-        clusters = self.write("c.txt", "q1 A\nq2 A\nq3 B\nq4 B\n")
-        groups = self.write("g.json", {"all": ["q1", "q2", "q3", "q4"]})
-        status, out, err = cli("--qrels", qrels, "--run", cand, "--run", base, "--baseline", base, "-m", "R@5",
-                               "--groups", groups, "--clusters", clusters)
-        runs = json.loads(out)["runs"]
-        self.assertEqual(runs[str(cand)]["groups"]["all"]["comparison"]["R@5"]["p_value"], 1.0)
-        self.assertEqual([r["clusters"] for r in runs.values()], [2, 2])
+    def test_a_device_is_written_in_place_and_a_full_one_is_exit_3(self):
+        try:  # /dev/null's and /dev/full's numbers, in our own folder: never the machine's own /dev
+            os.mknod(self.tmp / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            os.mknod(self.tmp / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        except (OSError, AttributeError):
+            self.skipTest("no device node can be made here (not root)")
+        for option in self.OUTPUTS:
+            with self.subTest(option=option):
+                status, out, err = self.run_with(option, self.tmp / "null")
+                self.assertEqual((status, err), (0, ""))
+                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "null").st_mode))
+                status, out, err = self.run_with(option, self.tmp / "full")
+                self.assertEqual(status, 3)
+                self.assertIn("No space left on device", err)
+                self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "full").st_mode))
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["f.json", "full", "null"])  # no temporary left
+
+    def test_a_symlink_keeps_naming_the_file_it_names(self):
+        (self.tmp / "real.svg").write_text("old")
+        os.symlink("real.svg", self.tmp / "link.svg")
+        self.assertEqual(self.run_with("plot", self.tmp / "link.svg")[0], 0)
+        self.assertTrue((self.tmp / "link.svg").is_symlink())
+        self.assertTrue((self.tmp / "real.svg").read_text().startswith("<svg"))
+
+    def test_no_output_lands_on_an_input_of_any_role_under_any_name(self):
+        """The inputs are those of the options table: a role added later is guarded too."""
+        files = {name: self.write(name, "x") for name in ("f", "q", "r", "b", "other")}
+        usage = {"fixture": ["{}"], "qrels": ["--qrels", "{}", "--run", files["r"]], "run": ["--qrels", files["q"],
+                 "--run", "{}"], "baseline": [files["f"], "--baseline", "{}"],
+                 "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"]}
+        for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
+            args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
+            target = self.write(role + ".in", "x")
+            os.link(target, self.tmp / (role + ".hard"))
+            os.symlink(target.name, self.tmp / (role + ".soft"))
+            for option, name in itertools.product(self.OUTPUTS, ("hard", "soft", "./")):
+                other = "./" + target.name if name == "./" else self.tmp / (role + "." + name)
+                command = [target if a == "{}" else a for a in args] + ["-m", "R@2", "--" + option, other]
+                command += self.OUTPUTS[option] + ["--baseline", files["b"]] * (
+                    option == "junit" and "--baseline" not in command)
+                with self.subTest(role=role, option=option, name=name):
+                    home = os.getcwd()
+                    os.chdir(self.tmp)
+                    try:
+                        rejected(self, *cli(*command), "which is read or written already")
+                    finally:
+                        os.chdir(home)
+                    self.assertEqual(target.read_text(), "x")
+
+
+class InterruptTest(TempDirTestCase):
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "needs named pipes")
+    def test_ctrl_c_and_sigterm_say_one_line(self):
+        import signal
+        run = self.write("r.txt", RUN_TXT)
+        for sig, status, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+            with self.subTest(word):
+                fifo = self.tmp / word
+                os.mkfifo(str(fifo))
+                proc = subprocess.Popen([sys.executable, "-S", runnable_script(), "--qrels", str(fifo), "--run", str(run)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # a background job ignores
+                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C
+                deadline = time.monotonic() + 20
+                while True:  # the writer's end opens once the tool is reading the pipe
+                    try:
+                        writer = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
+                        break
+                    except OSError:
+                        self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
+                        time.sleep(0.01)
+                wait_until_blocked_reading(proc, deadline)  # else the signal can come before the read
+                proc.send_signal(sig)
+                try:
+                    out, err = proc.communicate(timeout=20)
+                finally:
+                    os.close(writer)
+                    proc.kill()
+                    proc.wait()
+                self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
+
+
+class OlderPythonTest(unittest.TestCase):
+    def test_an_older_python_is_told_which_version_is_needed(self):
+        code = compile(SCRIPT.read_text(encoding="utf-8"), str(SCRIPT), "exec")
+        saved, err = sys.version_info, io.StringIO()
+        sys.version_info = (3, 8, 10)
+        try:
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as ctx:
+                exec(code, {"__name__": "__main__"})
+            with self.assertRaisesRegex(ImportError, "needs Python 3.9 or newer, not 3.8"):
+                exec(code, {"__name__": "rag_retrieval_eval"})
+        finally:
+            sys.version_info = saved
+        self.assertEqual((ctx.exception.code, err.getvalue()),
+                         (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
+
+
+class StructureTest(unittest.TestCase):
+    """The shape a newcomer relies on: sections in pipeline order, each decision in one place."""
+
+    @classmethod
+    def setUpClass(cls):
+        import ast
+        cls.source = SCRIPT.read_text(encoding="utf-8")
+        cls.tree = ast.parse(cls.source)
+        lines = cls.source.split("\n")
+        cls.sections = [i + 1 for i, line in enumerate(lines) if line.startswith("# === ")]
+        cls.names = {}
+        for node in cls.tree.body:
+            for name in ([node.name] if hasattr(node, "name") else
+                         [n.id for t in getattr(node, "targets", ()) for n in ast.walk(t) if type(n).__name__ == "Name"]):
+                cls.names.setdefault(name, (cls.section(node.lineno), node))
+
+    @classmethod
+    def section(cls, line):
+        return sum(1 for start in cls.sections if start <= line)
+
+    def test_no_code_calls_up_into_a_later_section(self):
+        import ast
+        upward = [(name, used) for name, (section, node) in self.names.items()
+                  for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                  if used in self.names and self.names[used][0] > section]
+        self.assertEqual(upward, [])
+        self.assertIn("Map: the sections in pipeline order", rre.__doc__)
+        for title in re.findall(r"^# === (.*) ===$", self.source, re.M):  # the map names every section
+            self.assertRegex(rre.__doc__, r"\n  %s " % re.escape(title))
+
+    def test_help_starts_with_the_one_line_summary(self):
+        self.assertEqual(rre.build_parser().format_help().split("\n\n")[1],
+                         "Score saved retrieval rankings against relevance labels, exactly as trec_eval does.")
+        lines = rre.measure_help().splitlines()
+        for spec in rre.MEASURES.values():  # every description in one column, whatever the spellings' length
+            self.assertEqual([line.find(spec.doc) for line in lines if spec.doc in line], [21], spec.name)
+
+    def test_one_sniff_five_twins_short_functions(self):
+        import ast
+        calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "sniff"]
+        self.assertLessEqual(len(calls), 2)  # a stream's, in load, and a JSON value's, in json_value
+        twins = re.findall(r"^(\w+) = fast_(\w+) if FAST_PATHS else reference_(\w+)$", self.source, re.M)
+        self.assertEqual(sorted(t[0] for t in twins if t[0] == t[1] == t[2]),
+                         ["bootstrap_sums", "flip_hits", "json_rankings", "judged_trec_run", "length_lines"])
+        for name, *_ in twins:  # chosen where the fast twin is defined: after it, before any other definition
+            after = [node for node in self.tree.body if node.lineno > self.names["fast_" + name][1].lineno
+                     and hasattr(node, "name") and not node.name.startswith("_")]
+            self.assertGreater(after[0].lineno, self.names[name][1].lineno, name)
+        long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(self.tree)
+                if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 40]
+        self.assertEqual(long, [])
+
+    def test_six_parameters_at_most_but_the_library_forwarders_of_one_line(self):
+        import ast
+        wide = [n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef) and len(
+            n.args.args + n.args.kwonlyargs) + bool(n.args.vararg) + bool(n.args.kwarg) > 6]
+        self.assertEqual(sorted(wide), ["compare_runs", "score_run", "score_runs"])
+        for name in wide:  # the docstring, then one statement that hands its keywords on
+            body = self.names[name][1].body
+            self.assertEqual((len(body), type(body[1]).__name__), (2, "Return"), name)
+            self.assertIn("_library_call(locals()", ast.get_source_segment(self.source, body[1]), name)
+
+    def test_readers_one_signature_no_lambda(self):
+        import inspect
+        self.assertNotIn("lambda", inspect.getsource(rre.Role) + repr(rre.READERS))
+        for role, reader in rre.READERS.items():
+            self.assertTrue(issubclass(reader, rre.Role), role)
+            for kind in ("lines", "records", "json"):
+                func = getattr(reader, kind)
+                if func is not None:
+                    self.assertEqual(list(inspect.signature(func).parameters)[1:], ["source", "known"], (role, kind))
+        self.assertIsNone(rre.READERS["fixture"].lines)  # a FIXTURE is JSON: its text is read, and refused, as JSON
+
+    def test_every_option_list_comes_from_the_table(self):
+        self.assertEqual(rre.Config._fields, tuple(o.name for o in rre.OPTIONS))
+        self.assertEqual(rre.Config()._asdict(), {o.name: o.default for o in rre.OPTIONS})
+        self.assertEqual(rre.GATES, ["max_mean_drop", "max_query_drop", "max_group_drop"])
+        self.assertEqual(list(rre.recorded_options(rre.Config())), [
+            "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "match", "duplicates",
+            "chunk_separator", "seed", "permutations"])  # the manifest's order: value options, then the seeds
+        for word in ("max_mean_drop", "max_query_drop", "max_group_drop", '"seed", "permutations"'):
+            self.assertNotIn("(%s," % word, self.source)  # no hand-written list of these options
+
 
 if __name__ == "__main__":
     unittest.main()
