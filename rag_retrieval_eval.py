@@ -4594,7 +4594,7 @@ def configure(values, *, keywords=False):
     call's (measures and replicates under their keywords' names), each value refused when the
     command line's parser could not have produced it, and converted as it converts it."""
     if not keywords:
-        fields = merged_fields(pair for named in values["fields"] or () for pair in named.items())
+        fields = values["fields"] and merged_fields(pair for named in values["fields"] for pair in named.items())
         return Config(**dict(values, fields=fields))
     values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
     inputs = [o.name for o in OPTIONS if o.stage == "input"]

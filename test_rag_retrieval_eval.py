@@ -5074,8 +5074,8 @@ class LibraryApiTest(unittest.TestCase):
         self.assertEqual(lib, cli._replace(run=None))  # a library call's runs are its own argument
         self.assertEqual(rre.make_plan(lib).policies, {"missing_run": "zero", "unlabeled": "error",
                                                        "no_relevant": "error"})
-        with self.assertRaisesRegex(rre.EvalError, "^depth must be"):  # checked by the table, as argparse checks
-            rre.configure({"measures": None, "depth": 0}, keywords=True)
+        with self.assertRaisesRegex(rre.EvalError, "^permutations must be an integer >= 1, not 0"):  # by the table
+            rre.configure({"measures": None, "permutations": 0}, keywords=True)
 
     def test_each_kind_of_option_is_checked_as_the_table_says(self):
         bad = {"count": -1, "cutoff": 0, "limit": float("nan"), "choice": "sometimes", "flag": 1, "text": 5}
