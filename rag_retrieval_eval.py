@@ -258,9 +258,8 @@ GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-m
 class EvalError(ValueError):
     """Bad input or usage: one line naming the place, the query and the value.
 
-    Raised by every reader and validator; only ``main`` turns it into a
-    message on stderr and exit status 2.  Anything else is our own bug and
-    keeps its traceback.
+    Raised by every reader and validator; only ``main`` turns it into a message on stderr and exit
+    status 2.  Anything else is our own bug and keeps its traceback.
     """
 
 
@@ -405,10 +404,9 @@ def check_id(value, where, query=None, what="document ID"):
 def check_ids(ids, where="ids", query=None, duplicates=None):
     """Validate a ranked list of document IDs and return it.
 
-    IDs must be non-blank, printable strings and none may appear twice; an
-    empty list is a valid (empty) ranking.  duplicates: None refuses a repeat;
-    "error" refuses it too, naming --duplicates first; "first" lets it through
-    (the ranking then keeps each document's first place).
+    IDs must be non-blank, printable strings and none may appear twice; an empty list is a valid
+    (empty) ranking.  duplicates: None refuses a repeat; "error" refuses it too, naming --duplicates
+    first; "first" lets it through (the ranking then keeps each document's first place).
 
     >>> check_ids(["d1", "d2"])
     ['d1', 'd2']
@@ -607,14 +605,12 @@ ranked        documents ranked, before --depth and --judged-only: 0 for an empty
 tied          with --ties: whether any two items have the same score (labeled or not)
 """
 
-# What a reader keeps of one query's ranking: its Judged record, and what the
-# diagnostics need besides (chunks folded away, ranked IDs when none matched,
-# repeats removed under --duplicates first).
-# pending: (its Query, {Filter: the items its budget may weigh}) while the token counts are still
-# to be read (Truth.lengths is LATER), else None.
-# several: under --match contains, the ranked texts that held more than one label; seen: under
-# --explain, ({labeled document: rank}, the top K documents joined (see _top), {Filter: the documents
-# it kept}).
+# What a reader keeps of one query's ranking: its Judged record, and what the diagnostics need
+# besides (chunks folded away, ranked IDs when none matched, repeats removed under --duplicates
+# first). pending: (its Query, {Filter: the items its budget may weigh}) while the token counts are
+# still to be read (Truth.lengths is LATER), else None. several: under --match contains, the ranked
+# texts that held more than one label; seen: under --explain, ({labeled document: rank}, the top K
+# documents joined (see _top), {Filter: the documents it kept}).
 Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen", defaults=(0, None, 0, None))
 LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
 
@@ -988,14 +984,13 @@ def with_kept(ranking, kept):
 
 
 def filtered_judged(plain, items, truth, opts, query):
-    """({Filter: Judged}, {Filter: items}, under --explain {Filter: documents kept}) of one ranking's
-    items (score, ID) in rank order
-    (repeats removed under --duplicates first) under each of opts.filters: a floor keeps the
-    items scored at or above it (--depth, applied when judged, keeps the same), a budget
-    weighs the items within --depth (and the floor) as ranked, chunks before folding, and
-    each filter's ranking is judged as any ranking is (folding, --judged-only).  A budget
-    whose counts are read later (truth.lengths is LATER) gives the items it may weigh instead.
-    plain: the Judged record of the whole ranking."""
+    """({Filter: Judged}, {Filter: items}, under --explain {Filter: documents kept}) of one
+    ranking's items (score, ID) in rank order (repeats removed under --duplicates first) under each
+    of opts.filters: a floor keeps the items scored at or above it (--depth, applied when judged,
+    keeps the same), a budget weighs the items within --depth (and the floor) as ranked, chunks
+    before folding, and each filter's ranking is judged as any ranking is (folding, --judged-only).
+    A budget whose counts are read later (truth.lengths is LATER) gives the items it may weigh
+    instead. plain: the Judged record of the whole ranking."""
     filters = [f for f in opts.filters if query.qid not in truth.no_answer or f in opts.abstain]  # what scores it
     out, waiting, labels, documents_kept = {}, {}, query.labels, {}
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
@@ -1134,17 +1129,16 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
 
 # === Measures ===
 
-# One registry: --help, the unknown-measure message, the trec output names and
-# the tests all read it, so adding a measure is one decorated function.
-# A measure's record: how it is written and scored, and its facts, which every feature reads
-# from here (no list of measure names elsewhere).  ties: BOUNDED (--ties' orders by grade give
-# its lowest and highest value), ORDER_FREE (no order of tied documents changes it),
-# RETRIEVED_COUNTED (bounded, but it counts the documents retrieved, which under --judged-only
-# with --depth depends on the order), or why it is not bounded; unjudged: BOUNDED (a relevant
-# label can only raise it: --unjudged-bounds), or why not; losable: 0 means "nothing relevant
-# found", so a query can be lost; evidence: it reads evidence sets; domain: the questions it
-# scores (ANSWERABLE, or UNANSWERABLE: those without an answer, which score nothing else);
-# filtered: the function under a floor or a budget (None: func).
+# One registry: --help, the unknown-measure message, the trec output names and the tests all read
+# it, so adding a measure is one decorated function. A measure's record: how it is written and
+# scored, and its facts, which every feature reads from here (no list of measure names elsewhere).
+# ties: BOUNDED (--ties' orders by grade give its lowest and highest value), ORDER_FREE (no order of
+# tied documents changes it), RETRIEVED_COUNTED (bounded, but it counts the documents retrieved,
+# which under --judged-only with --depth depends on the order), or why it is not bounded; unjudged:
+# BOUNDED (a relevant label can only raise it: --unjudged-bounds), or why not; losable: 0 means
+# "nothing relevant found", so a query can be lost; evidence: it reads evidence sets; domain: the
+# questions it scores (ANSWERABLE, or UNANSWERABLE: those without an answer, which score nothing
+# else); filtered: the function under a floor or a budget (None: func).
 Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params ties unjudged losable evidence domain "
                                 "filtered")
 MEASURES = {}
@@ -1167,12 +1161,11 @@ def measure(name, cutoff, trec, **record):
     domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
     "sum" for counts), params and filtered where they are not the defaults.
 
-    cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level'
-    (IPrec@0.5: a recall level in tenths).
-    trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
-    params: the parameters it takes, in ir_measures' syntax: rel (its own relevance
-    level, P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a
-    filter, a required cutoff may be left out (the whole filtered ranking).
+    cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level' (IPrec@0.5: a
+    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
+    params: the parameters it takes, in ir_measures' syntax: rel (its own relevance level,
+    P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a filter, a required
+    cutoff may be left out (the whole filtered ranking).
     """
     facts = dict({"aggregate": "mean", "params": ("rel",), "filtered": None}, **record)
     if set(facts) != set(Measure._fields) - {"name", "func", "cutoff", "trec", "doc"} or not (
@@ -1720,12 +1713,11 @@ def say_no_answer(empty):
 def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answer=NOTHING):
     """Decide which queries are evaluated; return (qids, skipped, zeroed).
 
-    policies maps each POLICIES key to a choice (default "error"); places is
-    (qrels location, run location) for messages.  qids follow the qrels'
-    order; skipped and zeroed map a reason to the query IDs it affected, so
-    that nothing leaves an average silently.  A skipped query is never also
-    listed as zeroed.  A query with no answer (no_answer) has no relevant label
-    by definition: --no-relevant does not apply to it.
+    policies maps each POLICIES key to a choice (default "error"); places is (qrels location, run
+    location) for messages.  qids follow the qrels' order; skipped and zeroed map a reason to the
+    query IDs it affected, so that nothing leaves an average silently.  A skipped query is never
+    also listed as zeroed.  A query with no answer (no_answer) has no relevant label by definition:
+    --no-relevant does not apply to it.
     """
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
     missing = [q for q in qrels if q not in ranked]
@@ -1835,9 +1827,8 @@ def aggregated(per_query, specs):
 def judge_queries(qrels, ranked, level=1, policies=None, places=("", ""), no_answer=NOTHING):
     """{qid: Judged} of the queries the policies keep, and (skipped, zeroed).
 
-    ranked is {qid: Ranking, or None for a query without labels}; a query
-    with no ranking is judged as an empty one.  Refused when no query is left:
-    a mean over nothing would pass any gate.
+    ranked is {qid: Ranking, or None for a query without labels}; a query with no ranking is judged
+    as an empty one.  Refused when no query is left: a mean over nothing would pass any gate.
     """
     qids, skipped, zeroed = apply_policies(qrels, ranked, level, policies, places, no_answer)
     if not qids:
@@ -1876,10 +1867,9 @@ def check_domains(judged, specs, no_answer, where):
 
 
 def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
-    """Lowest and highest mean of each measure over the orders of tied documents; a query
-    without ties that matter keeps its values in per_query, and so does Abstain, which no
-    order changes.  A measure that no order bounds for sure (not_bounded) gets None for
-    both, and a reason."""
+    """Lowest and highest mean of each measure over the orders of tied documents; a query without
+    ties that matter keeps its values in per_query, and so does Abstain, which no order changes.  A
+    measure that no order bounds for sure (not_bounded) gets None for both, and a reason."""
     tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
     loose = not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {}
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
@@ -1996,12 +1986,11 @@ def curves(judged, specs):
 def sign_flip_p(diffs, permutations=10000, rng=None):
     """Paired two-sided randomization (sign-flip) test of the mean difference.
 
-    The share of sign assignments whose |sum| is at least the observed |sum|,
-    the observed one included.  Zero differences cannot change the statistic,
-    so only the nonzero ones are flipped: exactly, all 2**n assignments, up to
-    EXACT_LIMIT of them; above that ``permutations`` seeded draws (see
-    flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND
-    at a time: rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
+    The share of sign assignments whose |sum| is at least the observed |sum|, the observed one
+    included.  Zero differences cannot change the statistic, so only the nonzero ones are flipped:
+    exactly, all 2**n assignments, up to EXACT_LIMIT of them; above that ``permutations`` seeded
+    draws (see flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND at a time:
+    rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
 
     >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
     0.5
@@ -2038,14 +2027,13 @@ def reference_flip_hits(blocks, columns, reach):
 def fast_flip_hits(blocks, columns, reach):
     """= reference_flip_hits(blocks, columns, reach).
 
-    A draw's sum is the sum of one table entry a block.  bytes.translate looks up
-    a byte of every draw's entry at once (one translation table a byte of the
-    entries, made non-negative), and placing those bytes 8 apart makes one
-    integer of 64-bit fields, a draw a field: adding the blocks' integers adds
-    every draw's sum at once, exactly (the fields hold sums below 2**57).  A block
-    of 8 equal values v (R, RR and P change by few distinct amounts) needs no
-    table: its sum is v * (8 - 2 * flipped bits), and a translation to bit counts
-    adds up to 31 such blocks in one byte a draw.
+    A draw's sum is the sum of one table entry a block.  bytes.translate looks up a byte of every
+    draw's entry at once (one translation table a byte of the entries, made non-negative), and
+    placing those bytes 8 apart makes one integer of 64-bit fields, a draw a field: adding the
+    blocks' integers adds every draw's sum at once, exactly (the fields hold sums below 2**57).  A
+    block of 8 equal values v (R, RR and P change by few distinct amounts) needs no table: its sum
+    is v * (8 - 2 * flipped bits), and a translation to bit counts adds up to 31 such blocks in one
+    byte a draw.
     """
     draws = len(columns[0])
     fields, offset, i = 0, 0, 0
@@ -2097,13 +2085,12 @@ flip_hits = fast_flip_hits if FAST_PATHS else reference_flip_hits
 def flip_blocks(moved):
     """(blocks, reach): the sampled sign-flip test in exact integer arithmetic.
 
-    Each |difference| becomes an integer, |d| * 2**s rounded, s as large as a sum
-    in 56 bits allows (1e-15 or finer for a mean over 10,000 queries); flipping
-    the signs of |d| has the distribution of flipping those of d.  Sorted, they
-    go in blocks of 8 (the last one padded with 0).  A draw takes one random byte
-    a block, whose bit i flips the block's value i; its statistic is the |sum|, a
-    hit when it reaches the observed |sum of d| within 1e-9.  Integer sums are
-    exact, so equal statistics are equal whatever the order of addition.
+    Each |difference| becomes an integer, |d| * 2**s rounded, s as large as a sum in 56 bits allows
+    (1e-15 or finer for a mean over 10,000 queries); flipping the signs of |d| has the distribution
+    of flipping those of d.  Sorted, they go in blocks of 8 (the last one padded with 0).  A draw
+    takes one random byte a block, whose bit i flips the block's value i; its statistic is the
+    |sum|, a hit when it reaches the observed |sum of d| within 1e-9.  Integer sums are exact, so
+    equal statistics are equal whatever the order of addition.
 
     >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
     >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
@@ -2147,10 +2134,9 @@ def cluster_rows(qids, cluster_of):
 def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
     """A 95% percentile bootstrap interval of the mean of each column.
 
-    Columns are per-query values in the same query order; each resample draws
-    queries with replacement once for all columns, so paired values stay paired
-    (see resample_picks).  Sums are exact, over the values as integers (see
-    fixed_point).
+    Columns are per-query values in the same query order; each resample draws queries with
+    replacement once for all columns, so paired values stay paired (see resample_picks).  Sums are
+    exact, over the values as integers (see fixed_point).
 
     >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
@@ -2193,13 +2179,12 @@ def reference_bootstrap_sums(fixed, seed, resamples):
 def fast_bootstrap_sums(fixed, seed, resamples):
     """= reference_bootstrap_sums(fixed, seed, resamples).
 
-    Every column's int of a query goes in one integer, a field a column (made
-    non-negative, wide enough for a sum of n), and one more field counts rejected
-    words; a table maps each possible word to its query's integer, so that one
-    sum() of looked-up integers sums all columns at once, and says how many words
-    to draw again.  Narrow fields matter: the integers of 50,000 queries must
-    stay in the CPU's caches.  A round's words are drawn a few thousand at a time
-    and taken in order: 32 random bits a word, the same words as one draw each.
+    Every column's int of a query goes in one integer, a field a column (made non-negative, wide
+    enough for a sum of n), and one more field counts rejected words; a table maps each possible
+    word to its query's integer, so that one sum() of looked-up integers sums all columns at once,
+    and says how many words to draw again.  Narrow fields matter: the integers of 50,000 queries
+    must stay in the CPU's caches.  A round's words are drawn a few thousand at a time and taken in
+    order: 32 random bits a word, the same words as one draw each.
     """
     table, field, lows, n = _packed_columns(fixed)
     bits, top, lookup = index_bits(n), field * len(lows), table.__getitem__
@@ -2324,11 +2309,10 @@ Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
 def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """The comparison block and gate breaches of two results on the same labels.
 
-    Per measure: means, delta, sign-flip p (and Holm's across measures), a
-    bootstrap interval of the mean delta, the queries that improved and
-    regressed (largest change first) and, for R/RR/Success, the queries
-    "lost": a hit before, nothing relevant found now.  Also "ci95": with ci, the
-    candidate's mean_intervals from the same resamples (else empty).
+    Per measure: means, delta, sign-flip p (and Holm's across measures), a bootstrap interval of the
+    mean delta, the queries that improved and regressed (largest change first) and, for
+    R/RR/Success, the queries "lost": a hit before, nothing relevant found now.  Also "ci95": with
+    ci, the candidate's mean_intervals from the same resamples (else empty).
     """
     same_queries(baseline, candidate, where, "the runs")
     paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
@@ -2554,9 +2538,8 @@ def coverage(baseline, candidate, specs):
     """Judged@k of both runs' judged records (the baseline's: or its mean, a saved result's), k
     the largest cutoff asked for (else 10).
 
-    Only telling when the labels judge non-relevant documents too: then a
-    candidate that returns unlabeled documents is measured against labels that
-    were never made for it.
+    Only telling when the labels judge non-relevant documents too: then a candidate that returns
+    unlabeled documents is measured against labels that were never made for it.
     """
     name = coverage_measure(specs)
     means = [judged if isinstance(judged, float) else mean_judged(judged, name) for judged in (baseline, candidate)]
@@ -2603,11 +2586,10 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
 def id_mismatch(ranked, qrels, match="id"):
     """One line on ranked IDs that (nearly) never match a label, with the likely cause; or None.
 
-    Silent on a healthy run: it speaks when no query retrieves a labeled
-    document, or when a simple change of the ranked IDs (a chunk suffix cut,
-    a prefix, the case) would match many more of them than match now.  A
-    ranked ID counts for a cause only when the change matches a label of its
-    own query: a document labeled for another query proves nothing.
+    Silent on a healthy run: it speaks when no query retrieves a labeled document, or when a simple
+    change of the ranked IDs (a chunk suffix cut, a prefix, the case) would match many more of them
+    than match now.  A ranked ID counts for a cause only when the change matches a label of its own
+    query: a document labeled for another query proves nothing.
     """
     judged = {q: r for q, r in ranked.items() if r is not None and r.judged.num_ret}
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
@@ -2799,10 +2781,9 @@ def option_text(name, value):
 
 # === Readers ===
 
-# One reader for each input, written to be read rather than to be fast: it is
-# the definition of what the tool accepts, and every error message comes from
-# it.  Where a fast twin follows one, it answers only with exactly what the
-# reference returns.
+# One reader for each input, written to be read rather than to be fast: it is the definition of what
+# the tool accepts, and every error message comes from it.  Where a fast twin follows one, it
+# answers only with exactly what the reference returns.
 
 class _Decline(Exception):
     """A fast reader cannot vouch for this input: the reference reader takes it."""
@@ -2875,10 +2856,9 @@ _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 def text_lines(stream, source):
     """(line number, line) of a text file, one block at a time.
 
-    UTF-8, with or without a BOM; LF, CRLF and a lone CR each end a line.
-    Refused, naming the line: bytes that are not UTF-8, control characters
-    (a binary file fails in its first block) and lines over MAX_LINE bytes.
-    Time is linear in the size, whatever the lengths of the lines.
+    UTF-8, with or without a BOM; LF, CRLF and a lone CR each end a line. Refused, naming the line:
+    bytes that are not UTF-8, control characters (a binary file fails in its first block) and lines
+    over MAX_LINE bytes. Time is linear in the size, whatever the lengths of the lines.
     """
     number, rest, first = 1, b"", True
     while True:
@@ -3267,15 +3247,14 @@ def json_line_objects(lines, source):
 def sniff(value, source, fields=None):
     """What a file or a parsed JSON value is.
 
-    A stream (rewound): "text" (TREC, BEIR TSV, lines of columns), "json lines" (its
-    first line one whole object, more text after it) or "json" (its first character
-    that is not blank '{' or '[').  A JSON value: "records" (an array, or one object
-    that holds a query ID and labels, a ranking or evidence sets: a JSON Lines file
-    of one record), "fixture" (an object whose "qrels" or "runs" holds an object: a
-    fixture or part of one; a query so named would hold a list or grades),
-    "llamaindex" (EmbeddingQAFinetuneDataset's), "result" (this tool's JSON output: an
-    object holding "per_query" and "manifest" or "measures" objects, or several runs of them)
-    or "object" (any other value).
+    A stream (rewound): "text" (TREC, BEIR TSV, lines of columns), "json lines" (its first line one
+    whole object, more text after it) or "json" (its first character that is not blank '{' or '[').
+    A JSON value: "records" (an array, or one object that holds a query ID and labels, a ranking or
+    evidence sets: a JSON Lines file of one record), "fixture" (an object whose "qrels" or "runs"
+    holds an object: a fixture or part of one; a query so named would hold a list or grades),
+    "llamaindex" (EmbeddingQAFinetuneDataset's), "result" (this tool's JSON output: an object
+    holding "per_query" and "manifest" or "measures" objects, or several runs of them) or "object"
+    (any other value).
     """
     if isinstance(value, io.IOBase):
         start = read_bytes(value, source, 16)
@@ -3584,9 +3563,8 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key f
 def fast_json_rankings(text, source, truth, opts):
     """= reference_json_rankings(text, source, truth, opts).
 
-    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other
-    layout and any error, JSON's or ours, go to the reference, which finds it
-    again and words it.
+    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other layout and any error,
+    JSON's or ours, go to the reference, which finds it again and words it.
     """
     try:
         return _fast_json_rankings(text, source, truth, opts)
@@ -3692,9 +3670,8 @@ def reference_judged_trec_run(stream, source, truth, opts):
 def fast_judged_trec_run(stream, source, truth, opts):
     """= reference_judged_trec_run(stream, source, truth, opts).
 
-    A run is read in chunks of whole lines, and a query is judged as soon as
-    its last line is read, so memory holds one query's lines at a time (a
-    query whose lines come back later is declined).
+    A run is read in chunks of whole lines, and a query is judged as soon as its last line is read,
+    so memory holds one query's lines at a time (a query whose lines come back later is declined).
     """
     progress = _progress(source)
     try:
@@ -3846,10 +3823,9 @@ def _fast_lines(piece):
 def _segments(qids):
     """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
 
-    A query's lines are nearly always contiguous, and usually as many as the
-    last query's, so each run's end is first guessed from the last run, else
-    found by galloping and bisecting, then proven in C by one count; a chunk
-    where that proof fails is split by groupby, element by element.
+    A query's lines are nearly always contiguous, and usually as many as the last query's, so each
+    run's end is first guessed from the last run, else found by galloping and bisecting, then proven
+    in C by one count; a chunk where that proof fails is split by groupby, element by element.
     """
     out, n, start, size = [], len(qids), 0, 1
     while start < n:
@@ -4307,11 +4283,10 @@ def no_answer_lines(lines, source):
     return list(qids)
 
 
-# How each role's file is read, by what it is: its lines (None: read as JSON, which
-# refuses them), its JSON Lines or JSON records (None: read as JSON, which refuses
-# them), and its JSON text.
-# What a reader is given beside its file: the Truth known so far, the Reading, and for a lengths
-# file the IDs whose counts are wanted.
+# How each role's file is read, by what it is: its lines (None: read as JSON, which refuses them),
+# its JSON Lines or JSON records (None: read as JSON, which refuses them), and its JSON text. What a
+# reader is given beside its file: the Truth known so far, the Reading, and for a lengths file the
+# IDs whose counts are wanted.
 Known = namedtuple("Known", "truth opts wanted", defaults=(Truth(None), Reading(), None))
 
 
@@ -4661,9 +4636,8 @@ Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result dedupli
                        defaults=(None,))
 
 
-# What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the
-# labels' place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]}
-# or None.
+# What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the labels'
+# place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]} or None.
 Inputs = namedtuple("Inputs", "truth runs baseline groups")
 
 
@@ -5530,9 +5504,8 @@ _MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>~&!]")
 
 
 def _md(text):
-    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can
-    break no table (a '|' becomes an entity: no splitter can take it for a cell's end)
-    and start no emphasis."""
+    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can break no table
+    (a '|' becomes an entity: no splitter can take it for a cell's end) and start no emphasis."""
     return _MD_SPECIAL.sub(r"\\\g<0>", str(text)).replace("|", "&#124;")
 
 
