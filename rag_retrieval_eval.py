@@ -290,8 +290,12 @@ def text_name(doc, match="id"):
     """
     if match == "id":
         return show(doc)
-    name = "t:" + hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return "%s %s" % (name, show(doc if len(doc) <= 40 else doc[:39] + "\u2026"))
+    return "%s %s" % (text_id(doc), show(doc if len(doc) <= 40 else doc[:39] + "\u2026"))
+
+
+def text_id(doc):
+    """t: and the first 12 hex digits of the sha256 of a (normalized) text: its name in reports."""
+    return "t:" + hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def place(path):
@@ -2285,15 +2289,15 @@ def holm(pvalues):
     return adjusted
 
 
-def mean_intervals(per_query, specs, seed=0, clusters=None):
-    """A seeded 95% bootstrap interval for every mean, over the queries it scores (resampling
-    clusters {qid: cluster} of them, when given)."""
+def mean_intervals(per_query, specs, plan):
+    """A 95% bootstrap interval for every mean, over the queries it scores, seeded by the plan's
+    --seed (resampling its clusters of them, when given)."""
     out = {}
     for mine in domains(specs):
         means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
         qids = [q for q, row in per_query.items() if mine[0].name in row]
-        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids] for name in means], seed,
-                                                  clusters=cluster_rows(qids, clusters))))
+        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids] for name in means],
+                                                  plan.config.seed, clusters=cluster_rows(qids, plan.clusters))))
     return {s.name: out[s.name] for s in specs if s.name in out}
 
 
@@ -2487,7 +2491,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
             block["no_answer_queries"] = len(rows) - answered
         block.update(members=list(rows), measures=aggregated(rows, specs))
         if plan.config.ci and base is None:
-            block["ci95"] = mean_intervals(rows, specs, plan.config.seed, plan.clusters)
+            block["ci95"] = mean_intervals(rows, specs, plan)
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.config.max_group_drop)
         if base is not None:
@@ -2546,9 +2550,13 @@ def coverage(baseline, candidate, specs):
     return {"measure": name, "baseline": means[0], "candidate": means[1]}
 
 
+def coverage_cutoff(specs):
+    """The k of the Judged@k that the label-coverage warning reads: the largest cutoff asked for, else 10."""
+    return max([s.k for s in specs if type(s.k) is int] or [10])
+
+
 def coverage_measure(specs):
-    """The Judged@k that the label-coverage warning reads: k the largest cutoff asked for, else 10."""
-    return "Judged@%d" % max([s.k for s in specs if type(s.k) is int] or [10])
+    return "Judged@%d" % coverage_cutoff(specs)
 
 
 def mean_judged(judged, name):
@@ -2564,12 +2572,12 @@ def deduplicated(ranked, judged):
     return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None and ranked[q].deduplicated}
 
 
-def coverage_warning(cover):
+def coverage_warning(cover, specs):
     """A warning when the candidate's top k is markedly less judged than the baseline's."""
     if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
         return ("warning: the labels judge %.0f%% of the candidate's documents within %s against "
                 "%.0f%% of the baseline's: its scores are measured against labels that do not "
-                "cover it" % (100 * cover["candidate"], cover["measure"][7:], 100 * cover["baseline"]))
+                "cover it" % (100 * cover["candidate"], coverage_cutoff(specs), 100 * cover["baseline"]))
     return None
 
 
@@ -2686,7 +2694,7 @@ def manifest(plan, digests, labels, judged):
     made = {"tool": "%s %s" % (PROG, __version__), **digests, "measures": [s.name for s in plan.specs],
             "options": recorded_options(plan.config)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
-        names = sorted({coverage_measure([s]) for s in plan.specs} | {coverage_measure([])}, key=lambda n: int(n[7:]))
+        names = ["Judged@%d" % k for k in sorted({coverage_cutoff([s]) for s in plan.specs} | {10})]
         made["label_coverage"] = {name: mean_judged(judged, name) for name in names}
     made["inputs"] = {}
     return made
@@ -4764,13 +4772,12 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
-                                      coverage_warning(result.get("coverage"))) if w]
+                                      coverage_warning(result.get("coverage"), specs)) if w]
     result.update(what_reading_did(ranked, judged, opts))
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.config.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan.config.seed,
-                                                                                plan.clusters)
+        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan)
     if plan.config.unjudged_bounds:
         result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
     if plan.config.explain:
@@ -4836,7 +4843,7 @@ def _named(block, match):
     texts = {}
 
     def name(doc):
-        short = text_name(doc, match).split(" ", 1)[0]
+        short = text_id(doc)
         texts.setdefault(short, doc[:40])
         return short
     for entry in block["queries"].values():
@@ -5527,7 +5534,7 @@ def format_markdown(result, per_query=False, worst=5):
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
-    lines += ["- " + _md(text) for kind, text in notes(result) if kind != "gate failed"]
+    lines += ["- " + _md(note.text) for note in notes(result) if note.kind != "gate failed"]
     if "groups" in result:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
         lines += ["- " + _md(line) for line in _group_footnotes(result)]
@@ -5769,11 +5776,15 @@ def _runs_csv(results, labels):
     return _csv_text(qids, columns, results.values())
 
 
+Note = namedtuple("Note", "kind text approved", defaults=(False,))
+
+
 def notes(result):
-    """What a report says beside the numbers, as (kind, text) records: "note" (what was left
-    out, of the baseline too, and how), "warning" and "gate failed" (one per breach)."""
-    lines = [skipped_text(result["skipped"])] + approved_notes(result)
-    lines += ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
+    """What a report says beside the numbers, as Note records of kind "note" (what was left out,
+    of the baseline too, and how: approved when it is on the baseline or its replicates, the same
+    for every run compared to them), "warning" and "gate failed" (one per breach)."""
+    first = [Note("note", skipped_text(result["skipped"]))] + [Note("note", t, True) for t in approved_notes(result)]
+    lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
@@ -5789,10 +5800,11 @@ def notes(result):
                      "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
     said = power_lines(result.get("power", {}), "--max-mean-drop") + [line for name, block in result.get(
         "groups", {}).items() for line in power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)]
-    return ([("note", line) for line in lines if line] + [(kind, text) for kind, text in said if kind == "note"]
-            + [("warning", w) for w in result.get("warnings", [])] + [(kind, text) for kind, text in said
-                                                                       if kind == "warning"]
-            + [("gate failed", line) for line in _breach_lines(result)])
+    return ([note for note in first + [Note("note", line) for line in lines] if note.text]
+            + [Note(*line) for line in said if line[0] == "note"]
+            + [Note("warning", w) for w in result.get("warnings", [])]
+            + [Note(*line) for line in said if line[0] == "warning"]
+            + [Note("gate failed", line) for line in _breach_lines(result)])
 
 
 def unjudged_notes(block):
@@ -5948,10 +5960,9 @@ def stderr_lines(runs, labels, several):
     the same for every run, they come first, once."""
     shared, lines = {}, []
     for name, result in runs.items():
-        approved = set(approved_notes(result)) if several else ()
-        for kind, text in notes(result):
+        for kind, text, approved in notes(result):
             line = text if kind == "warning" else "%s: %s" % (kind, text)
-            if text in approved:
+            if approved and several:
                 shared[line] = None
             else:
                 lines.append("%s: %s" % (labels[name], line) if several else line)

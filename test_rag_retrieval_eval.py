@@ -5300,7 +5300,7 @@ class ReportFormatsTest(TempDirTestCase):
                                {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
         self.assertIn("| RR | 0.6111 | 0.6111 | 0.7778 |", rre.format_markdown(result))
         dedup = rre.score_run({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, "RR", duplicates="first")
-        self.assertIn(("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
+        self.assertIn(rre.Note("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
                       rre.notes(dedup))
         compared = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
         self.assertIn("| --- | --- | ---: | ---: | ---: |", rre.format_markdown(compared).split("Worst regressed")[1])
