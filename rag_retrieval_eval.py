@@ -7,6 +7,7 @@ Usage (python3 rag_retrieval_eval.py --help says more):
   ... --baseline APPROVED (a run, or its saved result) [--replicate RUN] [--max-mean-drop X]
       [--max-query-drop X] [--junit FILE.xml]
   ... --groups GROUPS [--max-group-drop X] [--format table] [--plot FILE.svg]
+  python3 rag_retrieval_eval.py [-q] [-c] [-l N] [-M N] [-J] [-m all_trec] QRELS RUN   trec_eval's form
 Library (keyword-only options, the long options' names; bad data raises EvalError):
   evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
   candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path), read_run(path)
@@ -22,7 +23,8 @@ Map: the sections in pipeline order, each calling only into those above it.
   Validation       check_id(s), check_grade, check_score, check_cutoff, parse_fields
   Judged rankings  Judged, Ranking, Truth, Reading; judge_ranking, rank_scored, judge_run,
                    filtered_judged, within_budget: what every measure needs of a query
-  Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s)
+  Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
+                   TREC_ORDER, trec_specs: trec_eval's names and parameters
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results
   Diagnostics      id_mismatch, coverage, check_same_labels
@@ -34,7 +36,8 @@ Map: the sections in pipeline order, each calling only into those above it.
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
                    format_runs, notes; the plot: format_svg
-  Command line     build_parser (from OPTIONS), check_usage, main, compute
+  Command line     build_parser (from OPTIONS, in HELP_GROUPS), check_usage, main, compute;
+                   trec_eval_form, trec_eval_main, format_trec_eval: trec_eval's command line
 
 Five speed twins, each chosen where it is defined (x = fast_x if FAST_PATHS else
 reference_x), return what their reference returns: judged_trec_run, json_rankings,
@@ -56,7 +59,9 @@ if sys.version_info < (3, 9):  # before anything an older Python cannot run
 import argparse
 import contextlib
 import csv
+import difflib
 import gc
+import getopt
 import gzip
 import hashlib
 import heapq
@@ -95,6 +100,7 @@ NOTHING = MappingProxyType({})  # the default of a mapping argument: empty, and 
 
 # Statistics and diagnostics
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
+MIN_GEO_MEAN = 0.00001  # trec_eval's floor of a value whose log a geometric mean takes
 BOOTSTRAP = 1000  # resamples for every bootstrap interval
 BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
 BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
@@ -245,6 +251,9 @@ OPTIONS = (
            "and gate, failed by each breach"),
     Option("version", None, "version", None, None, "output", "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
+# --help's groups of OPTIONS, each from the option that opens it to the next group's.
+HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and documents they read",
+               "baseline": "comparison and gates", "fields": "RAG logs and diagnostics", "format": "output"}
 # Every option's value, a field per OPTIONS row under its name, the table's default unless
 # given: the one options argument, made by configure from the parsed command line or from a
 # library call's keywords.  An input's field holds what names the input: its file names on the
@@ -1150,6 +1159,7 @@ BOUNDED, ORDER_FREE, RETRIEVED_COUNTED = "bounded", "order-free", "retrieved cou
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
 CAN_LOWER = "a relevant label for an unjudged document can lower it"
 NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED  # a measure's, or a parameter's, reason
+NOT_A_NUMBER = "it is no number"
 NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of evidence"
 
 # A filter of the ranking, before folding and --depth (README: "Token budgets", "Score floors"): a
@@ -1277,7 +1287,7 @@ def average_precision(q, k):
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
-def ndcg(q, k):
+def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
     The gain is the grade whatever the relevance level; the ideal ranking
@@ -1286,6 +1296,8 @@ def ndcg(q, k):
     >>> round(ndcg(_example(None, 2, 1), None), 6)   # (2/log2(3) + 1/2) / (2 + 1/log2(3))
     0.669672
     """
+    if gains is not None:
+        return ndcg_with_gains(q, k, gains)
     ideal = q.ideal if k is None else q.ideal[:k]
     best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))  # g / log2(i + 2)
     if best <= 0:
@@ -1388,6 +1400,27 @@ def bpref(q, k):
     return total / q.num_rel
 
 
+@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def gm_average_precision(q, k):
+    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them (trec_eval's gm_map).
+
+    A query's value is its AP; a mean rewards consistency, as one near 0 pulls it down.
+
+    >>> q = _example(1, None, 1, labels={"x": 1})
+    >>> gm_average_precision(q, None) == average_precision(q, None)
+    True
+    """
+    return average_precision(q, None)
+
+
+@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def gm_bpref(q, k):
+    """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
+    return bpref(q, None)
+
+
 INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
 
 
@@ -1463,6 +1496,241 @@ def interpolated_precision(q, level):
     return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
 
 
+# trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
+# are kept, for its numbers are what a TREC user compares with.
+
+@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def r_precision_multiple(q, multiple):
+    """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
+
+    >>> r_precision_multiple(_example(1, None, 1, labels={"x": 1}), 0.5)   # R 3: P@2
+    0.5
+    """
+    cut = int(multiple * q.num_rel + 0.9)
+    return _found(q, cut) / cut if cut else 0.0
+
+
+@measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
+         unjudged="a relevant label moves a document to another coefficient", losable=False, evidence=False,
+         domain=ANSWERABLE)
+def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
+    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others missed.
+
+    weights={a,b,c,d} (1, -1, 0, 0); others missed are of a collection of docs documents
+    (trec_eval's utility, whose -N is docs).
+
+    >>> utility(_example(1, None, 0, labels={"x": 1}), None)   # 1 - 2
+    -1.0
+    """
+    (a, b, c, d), found = weights, len(q.rel_ranks)
+    return a * found + b * (q.num_ret - found) + c * (q.num_rel - found) + d * (docs + found - q.num_ret - q.num_rel)
+
+
+@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
+    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0, or levels={...} (11pt_avg).
+
+    >>> interpolated_precision_mean(_example(1, None), None, levels=(0.5, 1.0))
+    1.0
+    """
+    return sum(interpolated_precision(q, level) for level in levels) / len(levels)
+
+
+@measure("BinG", "none", ("binG", ""),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+def binary_g(q, k):
+    """Binary G: per relevant retrieved document, 1 / log2(2 + documents not relevant above it); / R.
+
+    >>> binary_g(_example(0, 1, labels={"x": 1}), None)   # (1 / log2(3)) / 2
+    0.31546487678572877
+    """
+    return sum(1.0 / math.log2(2 + rank - found) for found, rank in enumerate(q.rel_ranks, 1)) / q.num_rel if (
+        q.rel_ranks) else 0.0
+
+
+def _trec_gains(q, gains):
+    """trec_eval's gains of one query (gain_init.c): ([(rank, gain)] of the retrieved documents whose
+    gain is not 0, the ideal ranking's positive gains, best first); a grade's gain is the grade
+    unless gains says otherwise; unjudged documents gain 0."""
+    table = gains or {}
+    ranked = [(r, table.get(g, float(g))) for r, g in q.gains]
+    if table.get(0):
+        ranked = sorted(ranked + [(r, table[0]) for r in set(q.judged_ranks).difference(
+            [r for r, _ in q.gains], q.unjudged_ranks)])
+    labeled = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
+    ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0), reverse=True)
+    return [(r, g) for r, g in ranked if g != 0], ideal
+
+
+def _ideal_dcg(ideal):
+    """[0, DCG of the ideal's top 1, top 2, ...]."""
+    return list(accumulate((g / math.log2(i + 2) for i, g in enumerate(ideal)), initial=0.0))
+
+
+@measure("G", "none", ("G", ""), params=("gains",),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+def normalized_gain(q, k, *, gains=None):
+    """G: per retrieved document, gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
+
+    The ideal's gain counts 1 at least a rank (trec_eval's G; gains= as nDCG's).
+
+    >>> round(normalized_gain(_example(0, 1), None), 6)   # 1 / log2(2 + 2 - 1)
+    0.63093
+    """
+    ranked, ideal = _trec_gains(q, gains)
+    cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
+    total, got = 0.0, 0.0
+    for rank, gain in ranked:
+        got += gain
+        total += gain / math.log2(2 + (cost[rank] if rank < len(cost) else cost[-1] + rank - len(ideal)) - got)
+    return total / sum(ideal) if ideal else 0.0
+
+
+@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
+         evidence=False, domain=ANSWERABLE)
+def ndcg_at_relevant(q, k, *, gains=None):
+    """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole ranking's if missed.
+
+    (trec_eval's ndcg_rel; gains= as nDCG's.)
+
+    >>> round(ndcg_at_relevant(_example(0, 1, labels={"x": 1}), None), 6)   # (1/log2(3)) / (1 + 1/log2(3)) twice
+    0.386853
+    """
+    ranked, ideal = _trec_gains(q, gains)
+    best, dcg, total, found = _ideal_dcg(ideal), 0.0, 0.0, 0
+    for rank, gain in ranked:
+        dcg += gain / math.log2(rank + 1)
+        if gain > 0:
+            total, found = total + dcg / best[min(rank, len(ideal))], found + 1
+    total += (len(ideal) - found) * dcg / best[-1] if ideal else 0.0
+    return total / len(ideal) if total > 0 else 0.0
+
+
+@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
+         evidence=False, domain=ANSWERABLE)
+def ndcg_at_r_levels(q, k, *, gains=None):
+    """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
+
+    The whole ranking's nDCG counts too when it runs 2 or more ranks past the ideal, as trec_eval's does.
+
+    >>> round(ndcg_at_r_levels(_example(0, 2, 1), None), 6)   # ideal 2 1: (0 / 2 + (2/log2(3)) / (2 + 1/log2(3))) / 2
+    0.239812
+    """
+    if not q.num_rel:
+        return 0.0
+    ranked, ideal = _trec_gains(q, gains)
+    best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1) if (ideal + [0.0])[t] != ideal[t - 1]]
+    dcg = list(accumulate(gain / math.log2(rank + 1) for rank, gain in ranked))
+    values = [(dcg[bisect_right(ranked, (t, math.inf)) - 1] if ranked and ranked[0][0] <= t else 0.0) / best[t]
+              for t in at] + ([(dcg[-1] if dcg else 0.0) / best[-1]] if ideal and q.num_ret > len(ideal) + 1 else [])
+    return sum(values) / len(values) if values else 0.0
+
+
+@measure("RelP", "required", ("", "relative_P_{k}"),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+def relative_precision(q, k):
+    """Relative precision: relevant documents within k / min(k, R), the most there can be; 0 if R is 0.
+
+    >>> relative_precision(_example(1, None, 1), 10)
+    1.0
+    """
+    return _found(q, k) / min(k, q.num_rel) if q.num_rel else 0.0
+
+
+@measure("SetRelP", "none", ("set_relative_P", ""),
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def set_relative_precision(q, k):
+    """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
+    return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
+
+
+@measure("SetAP", "none", ("set_map", ""),
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def set_average_precision(q, k):
+    """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
+
+    >>> set_average_precision(_example(1, None, 0, 1, labels={"x": 1}), None)   # 2 * 2 / (4 * 3)
+    0.3333333333333333
+    """
+    return len(q.rel_ranks) ** 2 / (q.num_ret * q.num_rel) if q.num_ret and q.num_rel else 0.0
+
+
+@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), aggregate="sum",
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+def nonrelevant_retrieved_count(q, k):
+    """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
+    return len(q.judged_ranks) - len(q.unjudged_ranks) - len(q.rel_ranks)
+
+
+@measure("RBP", "optional", ("rbp", ""), params=("gains",),
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+def rank_biased_precision(q, k, *, p=0.8, gains=None):
+    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is RBP(p=0.9).
+
+    Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside.
+
+    >>> round(rank_biased_precision(_example(0, 1, 2), None), 6)   # 0.2 * (0.8 / 2 + 0.64)
+    0.208
+    """
+    ranked, _ = _trec_gains(q, gains)
+    table = [(gains or {}).get(g, float(g)) for g in range(max(q.ideal + [0]) + 1)] + list((gains or {}).values())
+    low, high = min(table), max(table)
+    scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
+    return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
+
+
+@measure("RBPResid", "none", ("rbp_resid", ""), params=(),
+         ties="it reads where unjudged documents are, which the orders by grade do not bound",
+         unjudged="it is what unjudged documents leave open", losable=False, evidence=False, domain=ANSWERABLE)
+def rbp_residual(q, k, *, p=0.8):
+    """RBP's residual: what RBP could still gain from unjudged documents and ranks past the ranking.
+
+    Unjudged: no label, or a negative grade; 0 when none is (trec_eval's rbp_resid: RBPResid(p=0.9)).
+
+    >>> round(rbp_residual(_example(1, None), None), 6)   # 1 - 0.2 * 1
+    0.8
+    """
+    judged = set(q.judged_ranks).difference(q.unjudged_ranks)
+    if len(judged) == q.num_ret:
+        return 0.0
+    return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)  # p**n + (1 - p) * sum over the rest, added up
+
+
+@measure("Unjudged", "required", ("", "unj_{k}"), params=(),
+         ties="it reads where unjudged documents are, which the orders by grade do not bound", unjudged=NOT_PLAIN,
+         losable=False, evidence=False, domain=ANSWERABLE)
+def unjudged_share(q, k):
+    """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
+
+    >>> unjudged_share(_example(1, None, -1), 5)
+    0.4
+    """
+    judged = set(q.judged_ranks).difference(q.unjudged_ranks)
+    return (min(k, q.num_ret) - len([r for r in judged if r <= k])) / k
+
+
+@measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False, domain=ANSWERABLE)
+def relevance_string(q, k):
+    """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
+
+    A digit (> above 9), - for no label, . for a negative grade: a query's, never a mean.
+
+    >>> relevance_string(_example(2, None, 0, -1, 12), None)
+    '2-0.>'
+    """
+    marks = ["-"] * min(10 if k is None else k, q.num_ret)
+    for rank, mark in chain(((r, "0") for r in q.judged_ranks), ((r, ">" if g > 9 else str(g)) for r, g in q.gains),
+                            ((r, ".") for r in q.unjudged_ranks)):
+        if rank <= len(marks):
+            marks[rank - 1] = mark
+    return "".join(marks)
+
+
 # Evidence sets (multi-hop questions): a query is answered by any one of its sets, and a
 # set only once each of its slots holds one of the slot's documents.  q.evidence holds, per
 # set, the rank of each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}}
@@ -1525,9 +1793,9 @@ def abstain(q, k):
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
 # (or recall level) or None, its own relevance level or None, its gains or None, and the
 # Filter of the ranking it sees (thresh=, tokens=) or None.
-Spec = namedtuple("Spec", "name base k rel gains filter", defaults=(None, None, None))
+# args: the measure's own parameters, ((key, value), ...) in its order (Utility(a=2), RBP(p=0.9)), or ().
+Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
-_TENTHS = re.compile(r"0?\.[0-9]0*|0|1(\.0*)?")  # trec_eval's recall levels: 0.0, 0.1, ... 1.0
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
 
 
@@ -1535,7 +1803,7 @@ def parse_measure(text):
     """The Spec of a name such as 'R@10' or 'P(rel=2)@10'; case-insensitive, output canonical.
 
     >>> parse_measure("ndcg@05")
-    Spec(name='nDCG@5', base='nDCG', k=5, rel=None, gains=None, filter=None)
+    Spec(name='nDCG@5', base='nDCG', k=5, rel=None, gains=None, filter=None, args=())
     >>> parse_measure("p(rel=2)@10").name
     'P(rel=2)@10'
     """
@@ -1546,40 +1814,52 @@ def parse_measure(text):
         raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
                         + (": its parameter list is not closed" if unclosed else ""))
     _, params, at, cut = match.groups()
-    rel, gains, ranking = _parse_params(params, registered, text) if params is not None else (None, None, None)
-    label = registered.name + _params_text(rel, gains, ranking)
+    rel, gains, ranking, args = _parse_params(params, registered, text) if params is not None else (None,) * 3 + ((),)
+    label = registered.name + _params_text(rel, gains, ranking, args)
+    fractional = registered.cutoff in ("level", "multiple")
     if not at:
-        if registered.cutoff == "level" or registered.cutoff == "required" and ranking is None:
-            raise EvalError("%s needs a cutoff, as in %s@%s" % (
-                show(text), registered.name, "0.5" if registered.cutoff == "level" else "10"))
-        return Spec(label, registered.name, None, rel, gains, ranking)
+        if fractional or registered.cutoff == "required" and ranking is None:
+            raise EvalError("%s needs a cutoff, as in %s@%s"
+                            % (show(text), registered.name, "0.5" if fractional else "10"))
+        return Spec(label, registered.name, None, rel, gains, ranking, args)
     if registered.cutoff == "none":
         raise EvalError("%s takes no cutoff" % show(text))
-    if registered.cutoff == "level":
-        if not _TENTHS.fullmatch(cut):
-            raise EvalError("%s: the recall level is one of 0.0, 0.1, ... 1.0" % show(text))
-        return Spec("%s@%.1f" % (label, round(float(cut), 1)), registered.name, round(float(cut), 1))
+    if fractional:
+        return _fractional_spec(text, registered, label, cut)
     try:
         k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
-    return Spec("%s@%d" % (label, k), registered.name, k, rel, gains, ranking)
+    return Spec("%s@%d" % (label, k), registered.name, k, rel, gains, ranking, args)
+
+
+def _fractional_spec(text, registered, label, cut):
+    """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2: above 0);
+    a whole number prints with one decimal, as IPrec@1.0 always has."""
+    value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
+    if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
+        raise EvalError("%s: %s" % (show(text), "the recall level is a number from 0 to 1, as 0.5" if
+                                    registered.cutoff == "level" else "the multiple of R is a number above 0, as 0.2"))
+    shown = "%.1f" % value if value == int(value) else repr(value)
+    return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
 _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
-_PARAMS_RULE = "parameters are rel=L, gains={G:V,...} (nDCG), thresh=X, tokens=B, overhead=N and pack=skip"
+_PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
+                "pack=skip, p=X (RBP, RBPResid), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
 
 
 def _parse_params(text, registered, name):
-    """(rel, gains, Filter or None) of a measure's comma-separated parameters: 'rel=2',
-    'gains={0:0,1:1,2:3}' (nDCG), 'thresh=0.45', 'tokens=2000', 'overhead=50', 'pack=skip'."""
-    values = {}
+    """(rel, gains, Filter or None, args) of a measure's comma-separated parameters: 'rel=2',
+    'gains={0:0,1:1,2:3}', 'thresh=0.45', 'tokens=2000', 'overhead=50', 'pack=skip', and the
+    measure's own (its function's keywords: 'p=0.9', 'a=2', 'levels={0.25,0.5}')."""
+    values, own = {}, {k: v for k, v in (registered.func.__kwdefaults__ or {}).items() if k != "gains"}
     for item in split_names(text):
         key, equals, value = item.partition("=")
         key = key.strip()
-        if not equals or key not in ("rel", "gains") + FILTER_PARAMS:
+        if not equals or key not in _PARAM_VALUES:
             raise EvalError("%s: %s" % (show(name), _PARAMS_RULE))
-        if key not in registered.params:
+        if key not in registered.params + tuple(own):
             raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
         if key in values:
             raise EvalError("%s: %s is given twice" % (show(name), key))
@@ -1590,7 +1870,8 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    return values.get("rel"), values.get("gains"), ranking
+    args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
+    return values.get("rel"), values.get("gains"), ranking, args
 
 
 def _count_param(key):
@@ -1627,8 +1908,37 @@ def _pack_param(value, name):
     return value
 
 
+def _levels_param(value, name):
+    levels = value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
+    if not all(_DECIMAL.fullmatch(v.strip()) and float(v) <= 1 for v in levels):
+        raise EvalError("%s: levels are recall levels from 0 to 1, as in {0.25,0.5,0.75}" % show(name))
+    return tuple(sorted(float(v) for v in levels))
+
+
+def _weights_param(value, name):
+    weights = value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
+    try:
+        numbers = tuple(_number_param("weights")(v.strip(), name) for v in weights)
+    except EvalError:
+        numbers = ()
+    if len(numbers) != 4:
+        raise EvalError("%s: weights are 4 numbers {a,b,c,d}: relevant retrieved, others retrieved, relevant "
+                        "missed, others missed, as in {1,-1,0,0}" % show(name))
+    return numbers
+
+
+def _number_param(key):
+    def parse(value, name):
+        if not _DECIMAL.fullmatch(value[1:] if value[:1] in "+-" else value) or not math.isfinite(float(value)):
+            raise EvalError("%s: %s must be a number, not %s" % (show(name), key, show(value)))
+        return float(value)
+    return parse
+
+
 _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
-                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"), "pack": _pack_param}
+                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"), "pack": _pack_param,
+                 "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
+                 "levels": _levels_param}
 
 
 def _number_text(value):
@@ -1636,10 +1946,12 @@ def _number_text(value):
     return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
 
 
-def _params_text(rel, gains, ranking=None):
-    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)' or
-    '': how a measure's parameters are printed, in this order; defaults are left out."""
+def _params_text(rel, gains, ranking=None, args=()):
+    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)', '(p=0.9)'
+    or '': how a measure's parameters are printed, in this order; defaults are left out."""
     params = ["rel=%d" % rel] if rel is not None else []
+    params += ["%s=%s" % (key, "{%s}" % ",".join(map(_number_text, value)) if isinstance(value, tuple) else
+                           _number_text(value)) for key, value in args]
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
     if ranking is not None:
@@ -1668,16 +1980,108 @@ def split_names(text):
 def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
-    for text in (t for group in texts for t in split_names(group)):
-        try:
-            spec = parse_measure(text)
+    for text in _trec_joined(t for group in texts for t in split_names(group)):
+        try:  # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
+            found = trec_specs(text.strip()) if text.strip() in TREC_ARGS else [parse_measure(text)]
         except EvalError as exc:
-            bad.append(str(exc))
-        else:
+            found = trec_specs(text.strip())
+            if found is None and text.strip() in TREC_ORDER:  # runid, num_q: lines of trec_eval's layout
+                bad.append("%s is no measure of a query: trec_eval's form QRELS RUN prints it" % show(text.strip()))
+            elif found is None:
+                bad.append(str(exc) + (suggestions(text.strip()) if str(exc).startswith("unknown") else ""))
+        for spec in found or ():
             specs.setdefault(spec.name, spec)
     if bad:
         raise EvalError("%s; known measures: %s" % ("; ".join(bad), ", ".join(measure_names())))
     return list(specs.values())
+
+
+# trec_eval's measures in the order it prints them, each with the parameters it takes by default
+# (None: it takes none); its nicknames; its names, each our measure (and whether it is cut at k).
+TREC_CUTS = "5,10,15,20,30,100,200,500,1000"
+TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
+              "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
+              "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
+              "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
+              "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
+              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None, "ndcg_rel": None,
+              "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS,
+              "success": "1,5,10", "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
+              "set_F": None, "num_nonrel_judged_ret": None, "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
+TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
+                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+                          "set_relative_P", "set_map", "set_F"]}
+TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}  # where trec_eval's default is not ours
+TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
+              **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values() if m.trec[1]}}
+
+
+def trec_specs(text, docs=0):
+    """The Specs of a trec_eval measure: a name it takes (map, P.5,10: its parameters after a
+    dot, sorted as it sorts them) or one it prints (P_5, ndcg_cut_10); None for neither.
+
+    >>> [s.name for s in trec_specs("P.10,5")], [s.name for s in trec_specs("ndcg_cut_10")]
+    (['P@5', 'P@10'], ['nDCG@10'])
+    """
+    name, dot, params = text.partition(".")
+    if name not in TREC_NAMES and not dot and "_" in text:
+        name, dot, params = text.rpartition("_")
+    if name not in TREC_NAMES:
+        return None
+    base, cut = TREC_NAMES[name]
+    if not cut or not params and TREC_ORDER[name] is None:  # relstring: relstring.20 is cut, relstring not
+        return [parse_measure(base + _trec_params(name, base, params, docs))]
+    try:
+        values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
+    except ValueError:
+        raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
+                        % (name, name, show(params))) from None
+    fractional = MEASURES[base].cutoff in ("level", "multiple")
+    return [parse_measure("%s@%s" % (base, v if fractional else int(v))) for v in values]
+
+
+def _trec_params(name, base, params, docs):
+    """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
+    own, items = MEASURES[base].func.__kwdefaults__ or {}, params.split(",") if params else []
+    pairs = dict(item.partition("=")[::2] for item in items) if all("=" in item for item in items) else None
+    ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
+    if "weights" in own and len(items) == 4:
+        ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
+    elif "levels" in own and items:
+        ours = ["levels={%s}" % params]
+    elif "gains" in own and pairs is not None:
+        gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
+        ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
+    elif items:
+        raise EvalError("trec_eval's %s takes %s, not %s" % (name, "4 coefficients" if "weights" in own else
+                                                             "gains as 1=3,2=9" if "gains" in own else "no parameters",
+                                                             show(params)))
+    return "(%s)" % ",".join(ours) if ours else ""
+
+
+_TREC_PARAM = re.compile(r"\s*(?:[-+.0-9]+|[0-9]+=[-+.0-9eE]+|p=[-+.0-9eE]+)\s*")
+
+
+def _trec_joined(names):
+    """Names with trec_eval's parameters put back together: P.5,10 was split at its comma.
+
+    >>> list(_trec_joined(["P.5", "10", "ndcg.1=3", "2=9", "R@5", "10"]))
+    ['P.5,10', 'ndcg.1=3,2=9', 'R@5', '10']
+    """
+    joined = []
+    for name in names:
+        head, dot, _ = joined[-1].strip().partition(".") if joined else ("", "", "")
+        if dot and head in TREC_ORDER and _TREC_PARAM.fullmatch(name):
+            joined[-1] += "," + name
+        else:
+            joined.append(name)
+    return joined
+
+
+def suggestions(text):
+    """The closest names of both vocabularies to an unknown one, as a 'did you mean' clause."""
+    close = difflib.get_close_matches(text, list(dict.fromkeys(measure_names() + list(TREC_ORDER))), n=3, cutoff=0.6)
+    return " (did you mean %s?)" % " or ".join(close) if close else ""
 
 
 def seed_specs(k):
@@ -1686,9 +2090,9 @@ def seed_specs(k):
 
 
 def spellings(spec):
-    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'] or ['IPrec@r']."""
+    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'], ['IPrec@r'] or ['RprecMult@m']."""
     shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"],
-              "level": ["%s@r"]}[spec.cutoff]
+              "level": ["%s@r"], "multiple": ["%s@m"]}[spec.cutoff]
     return [shape % spec.name for shape in shapes]
 
 
@@ -1699,9 +2103,10 @@ def measure_names():
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
-    if spec.rel is not None or spec.gains is not None or spec.filter is not None:
-        return name
     uncut, pattern = MEASURES[spec.base].trec
+    trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args if uncut in TREC_ARGS else ()
+    if spec.rel is not None or spec.gains is not None or spec.filter is not None or spec.args != trec_args:
+        return name  # RBP is rbp only with trec_eval's p
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
 
@@ -1772,9 +2177,9 @@ def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     func = MEASURES[spec.base].func if spec.filter is None else MEASURES[spec.base].filtered or MEASURES[spec.base].func
-    if spec.gains is not None:
-        gains = dict(spec.gains)
-        func = partial(_with_gains, gains)
+    keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
+    if keywords:
+        func = partial(_with_args, func, keywords)
     if spec.rel is not None:
         func = partial(_at_level, func, spec.rel)
     if spec.filter is not None:
@@ -1782,8 +2187,8 @@ def _scorer(spec):
     return func
 
 
-def _with_gains(gains, q, k):
-    return ndcg_with_gains(q, k, gains)
+def _with_args(func, keywords, q, k):
+    return func(q, k, **keywords)
 
 
 def _at_level(func, level, q, k):
@@ -1816,13 +2221,17 @@ def domains(specs):
 
 
 def aggregated(per_query, specs):
-    """Means (or sums, for counts) over the evaluated queries each measure scores, in their order."""
+    """Means (sums for counts, geometric means for GMAP) over the evaluated queries each measure
+    scores, in their order."""
     out = {}
-    for spec in specs:
+    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):  # a query's text has no mean
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
         total = sum(values)
         if MEASURES[spec.base].aggregate == "sum":
             out[spec.name] = total
+        elif MEASURES[spec.base].aggregate == "geometric":  # trec_eval's floor: one 0 would make any mean 0
+            logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
+            out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
         else:
             out[spec.name] = total / len(values) if values else 0.0
     return out
@@ -4590,6 +4999,9 @@ def make_plan(config):
     """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
     at each --k, default 3) and what the readers need of its options."""
     specs = parse_measures(config.measure or [])
+    texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
+    if texts and config.format != "trec":
+        raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
@@ -6137,6 +6549,9 @@ def _strip(name, short, measure, result, top):
 
 # === Command line ===
 
+USAGE = """%(prog)s [options] FIXTURE
+       %(prog)s [options] --qrels FILE --run FILE [--run FILE ...] [--baseline FILE]
+       %(prog)s [-q] [-c] [-l N] [-M N] [-J] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN   (trec_eval's form)"""
 EPILOG = """\
 input forms, three lines each (a file whose first non-blank character is '{' is JSON):
   TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
@@ -6180,6 +6595,14 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   overhead=N; pack=skip passes over an item that does not fit and goes on); with a filter @k
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
+  G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
+  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})
+
+trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
+  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
+  its flags, the command line is trec_eval's, and so is the output: -q (each query, then all),
+  -c (labeled queries without a ranking score 0), -l N, -M N, -J, -N N (the collection's size,
+  for utility), -m NAME[.PARAMS] repeatable, or a nickname: official (the default), set, all_trec.
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;
@@ -6216,6 +6639,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
     def error(self, message):
+        extra = message.partition("unrecognized arguments: ")[2]
+        if extra and " " not in extra and not extra.startswith("-"):  # a second file beside our options
+            message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
 
@@ -6233,10 +6659,12 @@ def build_parser(defaults=True):
     Built once: argparse asks the terminal its size for every option (80% of a small main())."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
-                     argument_default=argparse.SUPPRESS)
+                     argument_default=argparse.SUPPRESS, usage=USAGE)
+    group = parser
     for option in OPTIONS:
         flags, keywords = _argument(option)
-        parser.add_argument(*flags, help=option.help, **keywords)
+        group = parser.add_argument_group(HELP_GROUPS[option.name]) if option.name in HELP_GROUPS else group
+        group.add_argument(*flags, help=option.help, **keywords)
     if defaults:
         parser.set_defaults(**Config()._asdict())
     return parser
@@ -6256,6 +6684,82 @@ def _argument(option):
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
     flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
     return flags, keywords
+
+
+# trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
+TREC_FLAGS = "qcJl:M:N:m:"
+
+
+def trec_eval_form(argv):
+    """(flags [(flag, value)], [QRELS, RUN]) when argv is trec_eval's form: two files and its
+    flags only; None for our forms."""
+    try:
+        flags, files = getopt.gnu_getopt(argv, TREC_FLAGS)
+    except getopt.GetoptError:  # one of ours: argparse says what, and of a second file which form to use
+        return None
+    return (flags, files) if len(files) == 2 else None
+
+
+def trec_eval_main(flags, files):
+    """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
+    given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
+    try:
+        chosen = {}
+        for name, params in (row for text in measures for row in _trec_rows(text)):
+            chosen[name] = params or chosen.get(name, "")  # as trec_eval, a measure once: its parameters if given
+        rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
+        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
+                      format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
+                      relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
+                      depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
+        docs = parse_cutoff(given.get("-N", "0"), 0, "-N")  # the collection's size, which utility reads
+        specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}  # "map." is map
+        names = list(dict.fromkeys(s.name for found in specs.values() for s in found)) or ["NumRet"]
+        result, _, _ = compute(configure(dict(values, measure=names)))
+    except EvalError as exc:
+        _say("error: %s" % exc)
+        return 2
+    return _print(format_trec_eval(result, specs, _runid(files[1]), "-q" in given), 0)
+
+
+def _trec_rows(text):
+    """[(trec_eval name, its parameters or "")] of a -m value: one, or a nickname's measures."""
+    name, _, params = text.partition(".")
+    if name in TREC_NICKNAMES and not params:
+        return [(measure, "") for measure in TREC_NICKNAMES[name]]
+    if name not in TREC_ORDER:
+        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), suggestions(name)))
+    return [(name, params)]
+
+
+def format_trec_eval(result, specs, runid, per_query):
+    """trec_eval's layout: with per_query each query's lines (by query ID), then the summary."""
+    labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name] else trec_label(spec.name)
+              for (name, params), found in specs.items() for spec in found}  # utility_2,-1,0,0 as typed
+    lines = []
+    for qid in sorted(result["per_query"]) if per_query else ():
+        row = result["per_query"][qid]
+        lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values() for spec in found
+                  if MEASURES[spec.base].aggregate != "geometric"]  # as trec_eval, a summary only
+    for (name, _), found in specs.items():
+        lines += (["%-22s\tall\t%s" % ("runid", runid)] if name == "runid" else
+                  ["%-22s\tall\t%d" % ("num_q", result["queries"])] if name == "num_q" else
+                  [_trec_line(spec, "all", result["measures"][spec.name], labels) for spec in found
+                   if MEASURES[spec.base].aggregate != "text"])  # a query's only
+    return "\n".join(lines)
+
+
+def _trec_line(spec, qid, value, labels):
+    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
+    return layout % (labels[spec.name], qid, value)
+
+
+def _runid(path):
+    """The run's tag: the last field of its last line, as trec_eval keeps it."""
+    with open(path, "rb") as stream:
+        stream.seek(max(0, os.path.getsize(path) - 65536))
+        lines = [line.split() for line in stream.read().splitlines() if line.strip() and not line.startswith(b"#")]
+    return lines[-1][5].decode("utf-8", "replace") if lines and len(lines[-1]) > 5 else ""
 
 
 def parse_command_line(argv):
@@ -6351,6 +6855,9 @@ def main(argv=None):
 
 
 def _main(argv):
+    form = trec_eval_form(list(sys.argv[1:] if argv is None else argv))
+    if form is not None:
+        return trec_eval_main(*form)
     try:
         config, seed_mode = parse_command_line(argv)
         result, pool, drawn = compute(config, seed_mode)

@@ -291,7 +291,7 @@ def judged(*grades, labels=None, num_ret=None, level=1):
 
 def value(name, q):
     spec = rre.parse_measure(name)
-    return rre.MEASURES[spec[1]].func(q, spec[2])
+    return rre._scorer(spec)(q, spec.k)
 
 
 QRELS_TXT = """\
@@ -1090,6 +1090,23 @@ class FixtureAcceptanceTest(TempDirTestCase):
                          "rag_retrieval_eval.py retrieval_fixture.json --k 3"):
             self.assertIn(fragment, out)
 
+    def test_help_groups_every_option_by_purpose_in_the_table_order(self):
+        out = cli("--help")[1]
+        usage, _, rest = out.partition("\n\n")
+        self.assertIn("[-m MEASURE[.PARAMS]]... QRELS RUN   (trec_eval's form)", usage)
+        self.assertEqual(usage.count("rag_retrieval_eval.py"), 3)
+        headings = [line[:-1] for line in rest.splitlines() if line.endswith(":") and not line.startswith(" ")]
+        self.assertEqual(headings[1:6], list(rre.HELP_GROUPS.values()))
+        sections = re.split(r"\n(?=\S[^\n]*:\n)", rest)
+        for name, heading in rre.HELP_GROUPS.items():
+            start = [o.name for o in rre.OPTIONS].index(name)
+            following = [i for i, o in enumerate(rre.OPTIONS) if i > start and o.name in rre.HELP_GROUPS]
+            members = rre.OPTIONS[start:following[0] if following else None]
+            section = next(text for text in sections if text.startswith(heading + ":"))
+            for option in members:
+                self.assertIn("fixture" if option.kind == "positional" else "--" + option.name.replace("_", "-"),
+                              section, (heading, option.name))
+
     def test_main_returns_status_in_process(self):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
@@ -1197,8 +1214,8 @@ class EdgeTest(TempDirTestCase):
         self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
         self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
         self.assertEqual(cli(path, "--baseline", path, "--permutations", "1", "-m", "R@1")[0], 0)
-        status, out, err = cli(path, "b\x01")
-        self.assertEqual(err, "rag_retrieval_eval: error: unrecognized arguments: b\\x01 (see --help)\n")
+        status, out, err = cli(path, "b\x01")  # two files: trec_eval's form
+        self.assertEqual(err, "rag_retrieval_eval: error: b\\x01: cannot read: No such file or directory\n")
 
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
@@ -1249,10 +1266,12 @@ class IncompleteLabelsTest(TempDirTestCase):
         self.assertEqual(rre.trec_label("IPrec@0.1"), "iprec_at_recall_0.10")
         self.assertEqual([rre.trec_label(n) for n in ("Bpref", "infAP", "SetP", "SetR", "SetF")],
                          ["bpref", "infAP", "set_P", "set_recall", "set_F"])
+        self.assertEqual([(s.name, rre.trec_label(s.name)) for s in rre.parse_measures(["IPrec@.25,RprecMult@2"])],
+                         [("IPrec@0.25", "iprec_at_recall_0.25"), ("RprecMult@2.0", "Rprec_mult_2.00")])
         with self.assertRaises(rre.EvalError) as ctx:
-            rre.parse_measures(["IPrec@1.5,IPrec@0.05,IPrec,Bpref@10"])
-        for fragment in ("'IPrec@1.5': the recall level", "'IPrec@0.05'", "'IPrec' needs a cutoff",
-                         "'Bpref@10' takes no cutoff"):
+            rre.parse_measures(["IPrec@1.5,IPrec@x,IPrec,Bpref@10,RprecMult@0"])
+        for fragment in ("'IPrec@1.5': the recall level is a number from 0 to 1", "'IPrec@x'", "'IPrec' needs a cutoff",
+                         "'Bpref@10' takes no cutoff", "'RprecMult@0': the multiple of R is a number above 0"):
             self.assertIn(fragment, str(ctx.exception))
 
     def test_judged_only_drops_unlabeled_and_negative_grades_after_depth(self):
@@ -1309,15 +1328,16 @@ class MeasureTest(unittest.TestCase):
         covered = {"R", "P", "RR", "Success", "AP", "nDCG", "Rprec", "Judged",
                    "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
                    "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
-                   "Abstain"}  # NoAnswerTest
+                   "Abstain",  # NoAnswerTest
+                   "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)  # TrecEvalFormTest, AllTrecMeasuresTest
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
         q = judged(labels={"x": 1}, num_ret=0)
         for name in rre.measure_names():
-            name = name.replace("@k", "@5").replace("@r", "@0.5")
+            name = name.replace("@k", "@5").replace("@r", "@0.5").replace("@m", "@0.5")
             with self.subTest(name):
-                self.assertEqual(value(name, q), 1 if name in ("NumRel", "Abstain") else 0)
+                self.assertEqual(value(name, q), 1 if name in ("NumRel", "Abstain") else "" if "RelString" in name else 0)
 
     def test_no_relevant_label_scores_zero_not_a_division_error(self):
         q = judged(0, None, labels={"y": 0})
@@ -4477,7 +4497,7 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
             ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
             ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
-            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG), thresh=X"]),
+            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X"]),
             ([fixture, "-m", "nDCG(gains={0:0,1:1e999})"], ["gains are {grade: gain, ...}"]),
             ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
               "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
@@ -6063,6 +6083,222 @@ class InterruptTest(TempDirTestCase):
                     proc.kill()
                     proc.wait()
                 self.assertEqual((proc.returncode, out, err), (status, b"", b"rag_retrieval_eval: %s\n" % word.encode()))
+
+
+class TrecEvalFormTest(TempDirTestCase):
+    """trec_eval's own command line, QRELS RUN with its flags, and its names in ours.
+
+    q1 ranks x (unlabeled), a (grade 1), c (grade 2): AP (1/2 + 2/3) / 2; q2 ranks z, missing d:
+    AP 0; q3 is labeled (nothing relevant) without a ranking; q9 is ranked without labels.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.qrels = self.write("qrels", "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 d 1\nq3 0 e 0\n")
+        self.run = self.write("run", "q1 Q0 x 1 3.0 tagA\nq1 Q0 a 2 2.0 tagA\nq1 Q0 c 3 1.0 tagA\n"
+                                     "q2 Q0 z 1 1.0 tagA\nq9 Q0 a 1 1.0 tagB\n# a comment\n")
+
+    def trec(self, *flags):
+        status, out, err = cli(*flags, self.qrels, self.run)
+        self.assertEqual((status, err), (0, ""), err)
+        return out
+
+    def test_layout_per_query_then_all(self):
+        ap = (1 / 2 + 2 / 3) / 2
+        line = "%-22s\t%s\t%s".__mod__
+        self.assertEqual(self.trec("-q", "-m", "P.2,1", "-mmap", "-m", "num_ret", "-m", "gm_map", "-m", "runid"),
+                         "\n".join([line(("num_ret", "q1", "3")), line(("map", "q1", "%6.4f" % ap)),
+                                    line(("P_1", "q1", "0.0000")), line(("P_2", "q1", "0.5000")),
+                                    line(("num_ret", "q2", "1")), line(("map", "q2", "0.0000")),
+                                    line(("P_1", "q2", "0.0000")), line(("P_2", "q2", "0.0000")),
+                                    line(("runid", "all", "tagB")),  # the last line's tag, as trec_eval keeps it
+                                    line(("num_ret", "all", "4")), line(("map", "all", "%6.4f" % (ap / 2))),
+                                    line(("gm_map", "all", "%6.4f" % math.sqrt(ap * 0.00001))),
+                                    line(("P_1", "all", "0.0000")), line(("P_2", "all", "0.2500"))]) + "\n")
+
+    def test_flags_attached_or_apart(self):
+        ap = (1 / 2 + 2 / 3) / 2
+        cases = {("-m", "map"): ap / 2,  # q1, q2: q3 has no ranking, q9 no labels
+                 ("-c", "-m", "map"): ap / 3,  # q3 scores 0
+                 ("-l2", "-m", "map"): (1 / 3) / 2,  # only c is relevant; q2's d is not: 0
+                 ("-l", "2", "-m", "map"): (1 / 3) / 2,
+                 ("-M1", "-mmap"): 0.0,  # q1's first document is x
+                 ("-J", "-N", "100", "-m", "map"): 1.0 / 2}  # x dropped: a, c at ranks 1 and 2
+        for flags, want in cases.items():
+            with self.subTest(flags):
+                self.assertEqual(self.trec(*flags), "%-22s\tall\t%6.4f\n" % ("map", want))
+
+    def test_nicknames_and_the_official_order(self):
+        official = [line.split("\t")[0].strip() for line in self.trec().splitlines()]
+        self.assertEqual(official[:7], ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map"])
+        self.assertEqual(official[-9:], ["P_%d" % k for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)])
+        everything = [line.split("\t")[0].strip() for line in self.trec("-m", "all_trec").splitlines()]
+        self.assertEqual(everything[:len(official)], official)
+        self.assertEqual(everything[-11:], ["set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                                            "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20"])
+        self.assertEqual(self.trec("-m", "num_q", "-m", "num_q"), "%-22s\tall\t2\n" % "num_q")
+
+    def test_rejections(self):
+        for flags, message in [
+                (["-m", "mapp"], "-m: trec_eval has no measure 'mapp' (did you mean map or gm_map?)"),
+                (["-m", "P.x"], "trec_eval's P takes numbers after its dot, as in P.5,10, not 'x'"),
+                (["-m", "map.5"], "trec_eval's map takes no parameters, not '5'"),
+                (["-l", "x"], "-l must be an integer >= 0, not 'x'"),
+                (["-M", "0"], "-M must be a positive integer, not '0'"),
+                (["-N", "x"], "-N must be an integer >= 0, not 'x'"),
+                (["--baseline", "b"], "unrecognized arguments: RUN: two files are trec_eval's form QRELS RUN, "
+                                      "with its flags only; with ours give --qrels, --run")]:
+            with self.subTest(flags):
+                status, out, err = cli(*flags, self.qrels, self.run)
+                self.assertEqual((status, out), (2, ""))
+                self.assertIn(message.replace("RUN", str(self.run), 1), err)
+
+    def test_trec_names_in_our_grammar(self):
+        ours = cli("--qrels", self.qrels, "--run", self.run, "-m", "AP,nDCG@10,P@5", "--unlabeled", "skip",
+                   "--no-relevant", "zero")
+        theirs = cli("--qrels", self.qrels, "--run", self.run, "-m", "map,ndcg_cut_10", "-m", "P_5",
+                     "--unlabeled", "skip", "--no-relevant", "zero")
+        self.assertEqual(without_inputs(theirs), without_inputs(ours))
+        self.assertIn('"nDCG@10"', cli("--qrels", self.qrels, "--run", self.run, "-m", "ndcg_cut.10",
+                                       "--unlabeled", "skip", "--missing-run", "zero", "--no-relevant", "zero")[1])
+        status, out, err = cli("--qrels", self.qrels, "--run", self.run, "-m", "recip_rnk")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("unknown measure 'recip_rnk' (did you mean recip_rank?)", err)
+
+    def test_geometric_means(self):
+        """GMAP and GMBpref: a query's value is AP's or Bpref's; the mean is geometric, 0 floored at 1e-5."""
+        result = rre.score_run({"q1": ["a"], "q2": ["b"]}, {"q1": ["a"], "q2": ["x"]}, "GMAP,GMBpref,AP")
+        self.assertEqual(result["per_query"]["q1"], {"GMAP": 1.0, "GMBpref": 1.0, "AP": 1.0})
+        self.assertAlmostEqual(result["measures"]["GMAP"], math.sqrt(0.00001), places=15)
+        self.assertAlmostEqual(result["measures"]["GMBpref"], math.sqrt(0.00001), places=15)
+        self.assertEqual(rre.format_trec(result).splitlines()[-3:-1],
+                         ["gm_map\tall\t%r" % result["measures"]["GMAP"], "gm_bpref\tall\t%r" % result["measures"]["GMBpref"]])
+
+
+class AllTrecMeasuresTest(TempDirTestCase):
+    """The rest of trec_eval's -m all_trec, hand-computed on one ranking: grades 2, unlabeled, 0, 1,
+    -1 (pooled, unjudged); x (1) and y (0) labeled, not retrieved. R = 3, the ideal gains 2 1 1."""
+
+    q = judged(2, None, 0, 1, -1, labels={"x": 1, "y": 0})
+    ideal_dcg = 2 + 1 / math.log2(3) + 1 / 2
+    dcg = 2 + 1 / math.log2(5)
+    expected = {
+        "RprecMult": {"RprecMult@0.5": 1 / 2, "RprecMult@2": 2 / 6},  # P@int(1.5 + .9), P@int(6 + .9)
+        "Utility": {"Utility": 2 - 3, "Utility(weights={2,-1,-1,1},docs=10)": 4 - 3 - 1 + (10 + 2 - 5 - 3)},
+        "IPrecAvg": {"IPrecAvg": (5 * 1 + 4 * 0.5) / 11, "IPrecAvg(levels={0.5,1})": 0.5 / 2},
+        "BinG": {"BinG": (1 / math.log2(2) + 1 / math.log2(4)) / 3},  # 0 and 2 not relevant above
+        # cost so far (ideal gains, 1 at least) 2 at rank 1, 2 + 1 + 1 + 1 at rank 4; gain so far 2, 3
+        "G": {"G": (2 / math.log2(2 + 2 - 2) + 1 / math.log2(2 + 5 - 3)) / 4,
+              "G(gains={2:1})": (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 4 - 2)) / 3},
+        # at rank 1 nDCG 1, at rank 4 DCG / the ideal's 3, and x (missed) the whole ranking's
+        "nDCGRel": {"nDCGRel": (1 + 2 * dcg / ideal_dcg) / 3},
+        # the ideal's gain changes after rank 1 and rank 3; the ranking runs 2 past it: the whole ranking's
+        "RnDCG": {"RnDCG": (2 / 2 + 2 / ideal_dcg + dcg / ideal_dcg) / 3},
+        "RelP": {"RelP@2": 1 / 2, "RelP@5": 2 / 3},
+        "SetRelP": {"SetRelP": 2 / 3}, "SetAP": {"SetAP": 4 / 15}, "NumNonRelJudgedRet": {"NumNonRelJudgedRet": 1},
+        # gains scaled by the largest grade, 2: 1 at rank 1, 1/2 at rank 4
+        "RBP": {"RBP": 0.2 * (1 + 0.5 * 0.8 ** 3), "RBP(p=0.9)": 0.1 * (1 + 0.5 * 0.9 ** 3), "RBP@3": 0.2},
+        "RBPResid": {"RBPResid": 0.8 ** 5 + 0.2 * (0.8 + 0.8 ** 4)},  # ranks 2 and 5 unjudged, then the rest
+        "Unjudged": {"Unjudged@2": 1 / 2, "Unjudged@10": 2 / 10},
+        "RelString": {"RelString": "2-01.", "RelString@3": "2-0"},
+    }
+
+    def test_hand_computed(self):
+        for base, values in self.expected.items():
+            for name, want in values.items():
+                with self.subTest(name):
+                    got = value(name, self.q)
+                    self.assertEqual(got, want) if isinstance(want, str) else self.assertAlmostEqual(got, want, places=14)
+
+    def test_gains_of_their_own_and_the_edges(self):
+        q, b = self.q, list(itertools.accumulate(g / math.log2(i + 2) for i, g in enumerate([2, 1, 1, 1, 1])))
+        # grade 0 gains 1: d3 at rank 3 and y join the ideal (2 1 1 1 1); d5 (-1) and d2 gain nothing
+        dcg3, dcg4 = 2 + 1 / 2, 2 + 1 / 2 + 1 / math.log2(5)
+        self.assertAlmostEqual(value("nDCGRel(gains={0:1})", q), (1 + dcg3 / b[2] + dcg4 / b[3] + 2 * dcg4 / b[4]) / 5,
+                               places=14)
+        self.assertEqual(value("nDCGRel(gains={1:-1})", q), 1.0)  # rank 4 loses, and counts only in the DCG
+        self.assertAlmostEqual(value("RBP(gains={0:-1})", q), 0.2 * (1 + 2 / 3 * 0.8 ** 3), places=14)  # (g + 1) / 3
+        self.assertAlmostEqual(value("RBP(gains={1:0.5})", judged(0, 1)), 0.2 * 0.5 * 0.8, places=14)  # in [0, 1]: kept
+        self.assertAlmostEqual(value("RBP@4", q), 0.2 * (1 + 0.5 * 0.8 ** 3), places=14)
+        self.assertEqual(value("Unjudged@3", q), 1 / 3)  # rank 3 is judged
+        self.assertEqual(value("RelString", judged(*[0] * 11 + [9, 10, 12])), "0" * 10)
+        self.assertEqual(value("RelString@3", judged(9, 10, 12)), "9>>")
+        self.assertEqual(value("RnDCG", judged(1, 0, level=2)), 0.0)  # nothing relevant at level 2: trec_eval's 0
+        nothing = {"Utility": -2.0, "RBPResid": 0.8, "Unjudged": 1 / 5, "RelString": "0-", "NumNonRelJudgedRet": 1}
+        for name in self.expected:  # nothing relevant, 2 retrieved (0 and unlabeled): no division by zero
+            spelled = name + {"required": "@5", "multiple": "@1.0"}.get(rre.MEASURES[name].cutoff, "")
+            with self.subTest(name):
+                self.assertEqual(value(spelled, judged(0, None, labels={"y": 0})), nothing.get(name, 0.0))
+        for text, message in [("IPrecAvg(levels={0.5,1.5})", "levels are recall levels from 0 to 1"),
+                              ("IPrecAvg(levels=0.5)", "levels are recall levels"),
+                              ("Utility(weights={1,2})", "weights are 4 numbers {a,b,c,d}"),
+                              ("Utility(weights={1,x,0,0})", "weights are 4 numbers"), ("RBP(p=x)", "p must be a number"),
+                              ("RBP(p=1e999)", "p must be a number, not '1e999'"),
+                              ("RprecMult@9223372036854775808", "the multiple of R is a number above 0")]:
+            with self.subTest(text), self.assertRaises(rre.EvalError) as ctx:
+                rre.parse_measure(text)
+            self.assertIn(message, str(ctx.exception))
+
+    def test_trec_names_and_parameters(self):
+        cases = {"rbp": "RBP(p=0.9)", "rbp.p=0.5": "RBP(p=0.5)", "rbp_resid": "RBPResid(p=0.9)",
+                 "utility.2,-1,0,0": "Utility(weights={2,-1,0,0})", "11pt_avg..25,.5": "IPrecAvg(levels={0.25,0.5})",
+                 "G.1=3,2=9": "G(gains={1:3,2:9})", "ndcg.1=3": "nDCG(gains={1:3})", "relstring": "RelString",
+                 "relstring.20": "RelString@20", "Rprec_mult.0.2": "RprecMult@0.2", "unj_5": "Unjudged@5"}
+        for text, name in cases.items():
+            with self.subTest(text):
+                self.assertEqual([s.name for s in rre.trec_specs(text)], [name])
+        self.assertEqual([s.name for s in rre.parse_measures(["rbp,RBP,rbp_resid,rbpresid"])],
+                         ["RBP(p=0.9)", "RBP", "RBPResid(p=0.9)", "RBPResid"])  # trec_eval's p, or ours
+        self.assertEqual([s.name for s in rre.parse_measures(["ndcg_cut.10,20,P_5", "recall.20,2000,utility.2,-1,0,0"])],
+                         ["nDCG@10", "nDCG@20", "P@5", "R@20", "R@2000", "Utility(weights={2,-1,0,0})"])
+        with self.assertRaises(rre.EvalError):
+            rre.parse_measures(["map,5"])  # a number joins only a name with trec_eval's parameters
+        self.assertEqual(rre.trec_specs("utility.1,-1,0,1", 50)[0].name, "Utility(weights={1,-1,0,1},docs=50)")
+        self.assertEqual([rre.trec_label(n) for n in ("RBP(p=0.9)", "RBP", "RBPResid(p=0.9)", "Utility")],
+                         ["rbp", "RBP", "rbp_resid", "utility"])
+        for text, message in [("utility.1,2", "trec_eval's utility takes 4 coefficients, not '1,2'"),
+                              ("binG.3", "trec_eval's binG takes no parameters, not '3'"),
+                              ("G.x", "trec_eval's G takes gains as 1=3,2=9, not 'x'"),
+                              ("G.1=3,x", "trec_eval's G takes gains as 1=3,2=9, not '1=3,x'")]:
+            with self.subTest(text), self.assertRaises(rre.EvalError) as ctx:
+                rre.trec_specs(text)
+            self.assertEqual(str(ctx.exception), message)
+
+    def test_in_trec_eval_form_with_n_and_labels_as_typed(self):
+        qrels = self.write("qrels", "q1 0 a 2\nq1 0 c 0\nq1 0 d 1\nq1 0 e -1\nq1 0 x 1\nq1 0 y 0\n")
+        run = self.write("run", "q1 Q0 a 1 5 t\nq1 Q0 b 2 4 t\nq1 Q0 c 3 3 t\nq1 Q0 d 4 2 t\nq1 Q0 e 5 1 t\n")
+        status, out, err = cli("-q", "-N", "10", "-m", "utility.2,-1,-1,1", "-m", "relstring.3", "-mrbp", qrels, run)
+        line = "%-22s\t%s\t%s".__mod__
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(out.splitlines(), [line(("relstring_3", "q1", "'2-0'")), line(("utility_2,-1,-1,1", "q1", "4.0000")),
+                                            line(("rbp", "q1", "0.1364")),  # (1 - 0.9) * 1.3645: just below .13645
+                                            line(("utility_2,-1,-1,1", "all", "4.0000")), line(("rbp", "all", "0.1364"))])
+        # others missed: the collection's N + 2 relevant retrieved - 5 retrieved - 3 relevant (a, d, x); N 0 unless -N
+        for flags, want in [(["-N", "0"], "-6.0000"), ([], "-6.0000"), (["-N", "20"], "14.0000")]:
+            status, out, err = cli(*flags, "-m", "utility.0,0,0,1", qrels, run)
+            self.assertEqual((status, out, err), (0, line(("utility_0,0,0,1", "all", want)) + "\n", ""), flags)
+
+    def test_every_mode_and_text_refused_but_in_trec(self):
+        fixture = self.write("f.json", json.dumps({"qrels": {"q1": {"a": 2, "d": 1}, "q2": {"b": 1}},
+                                                   "runs": {"q1": ["a", "b", "d"], "q2": ["b"]}}))
+        base = self.write("b.json", json.dumps({"q1": ["b", "a"], "q2": ["x", "b"]}))
+        names = "RprecMult@1.0,Utility,IPrecAvg,BinG,G,nDCGRel,RnDCG,RelP@2,SetRelP,SetAP,RBP,RBPResid,Unjudged@2"
+        status, out, err = cli(fixture, "-m", names, "--baseline", base, "--ci")
+        result = json.loads(out)
+        self.assertEqual((status, sorted(result["comparison"])), (0, sorted(names.split(","))), err)
+        self.assertEqual(result["per_query"]["q2"]["RelP@2"], 1.0)
+        status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base, "-m", names)
+        self.assertEqual((status, [sorted(r["measures"]) for r in json.loads(out)["runs"].values()]),
+                         (0, [sorted(names.split(","))] * 2), err)
+        status, out, err = cli(fixture, "-m", "RelString,BinG", "--format", "trec")
+        self.assertEqual((status, out.splitlines()[:2]), (0, ["relstring\tq1\t'2-1'", "binG\tq1\t%r" % (
+            (1 + 1 / math.log2(3)) / 2)]))
+        status, out, err = cli(fixture, "-m", "runid", "--format", "trec")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("'runid' is no measure of a query: trec_eval's form QRELS RUN prints it", err)
+        status, out, err = cli(fixture, "-m", "RelString")
+        self.assertEqual((status, out, err), (2, "", "rag_retrieval_eval: error: RelString is no number, so it has "
+                                                     "no mean: --format trec prints it per query\n"))
 
 
 class OlderPythonTest(unittest.TestCase):
