@@ -1986,7 +1986,8 @@ def parse_measures(texts):
         except EvalError as exc:
             found = trec_specs(text.strip())
             if found is None and text.strip() in TREC_ORDER:  # runid, num_q: lines of trec_eval's layout
-                bad.append("%s is no measure of a query: trec_eval's form QRELS RUN prints it" % show(text.strip()))
+                bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
+                           % show(text.strip()))
             elif found is None:
                 bad.append(str(exc) + (suggestions(text.strip()) if str(exc).startswith("unknown") else ""))
         for spec in found or ():
@@ -3215,6 +3216,9 @@ def reading(source):
         fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
 
 
+KEPT = {}  # {path: (stdin or None, bytes)} of standard input and pipes, read once a command (see _runid)
+
+
 def open_input(path):
     """A seekable binary stream of a file's bytes.
 
@@ -3226,12 +3230,18 @@ def open_input(path):
         if path == "-":
             if sys.stdin is None:
                 fail(source, "cannot read standard input: it is closed")
-            raw = io.BytesIO(sys.stdin.buffer.read())
+            stdin, data = KEPT.get(path, (None, b""))
+            if stdin is not sys.stdin:  # kept with its stream: another standard input is read anew
+                KEPT[path] = stdin, data = sys.stdin, sys.stdin.buffer.read()
+            raw = io.BytesIO(data)
+        elif path in KEPT:
+            raw = io.BytesIO(KEPT[path][1])
         else:
             raw = open(path, "rb")
             if not raw.seekable():
                 with raw:
-                    raw = io.BytesIO(raw.read())
+                    KEPT[path] = None, raw.read()
+                raw = io.BytesIO(KEPT[path][1])
         magic = raw.read(2)
         raw.seek(0)
     if magic != b"\x1f\x8b":
@@ -4995,10 +5005,17 @@ def configure(values, *, keywords=False):
                   **{n: values[n] for n in inputs + ["measure"] if n in values})
 
 
+def wants_runid(config):
+    """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
+    names = [n.strip() for group in config.measure or [] for n in split_names(group)]
+    return config.format == "trec" and "runid" in names
+
+
 def make_plan(config):
     """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
     at each --k, default 3) and what the readers need of its options."""
-    specs = parse_measures(config.measure or [])
+    specs = parse_measures([n for group in config.measure or [] for n in split_names(group)
+                            if not (wants_runid(config) and n.strip() == "runid")])
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
@@ -5668,10 +5685,11 @@ def _number(value, digits=None):
     return repr(value) if digits is None else "%.*f" % (digits, value)
 
 
-def format_trec(result):
-    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows."""
+def format_trec(result, runid=None):
+    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's tag, for -m runid)."""
     lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
              for qid, row in result["per_query"].items() for name, value in row.items()]
+    lines += [] if runid is None else ["runid\tall\t%s" % runid]
     for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.get("groups", {}).items()]:
         lines.append("num_q\t%s\t%d" % (label, block["queries"]))  # a group's means: its query is group:NAME
         if "no_answer_queries" in block:  # num_q counts the questions with an answer
@@ -6755,10 +6773,17 @@ def _trec_line(spec, qid, value, labels):
 
 
 def _runid(path):
-    """The run's tag: the last field of its last line, as trec_eval keeps it."""
-    with open(path, "rb") as stream:
-        stream.seek(max(0, os.path.getsize(path) - 65536))
-        lines = [line.split() for line in stream.read().splitlines() if line.strip() and not line.startswith(b"#")]
+    """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
+    is read through, standard input kept from the first read)."""
+    with open_input(path) as stream:
+        tail = b""
+        if isinstance(stream, gzip.GzipFile):
+            for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
+                tail = tail[-65536:] + block
+        else:
+            stream.seek(max(0, stream.seek(0, io.SEEK_END) - 65536))
+            tail = stream.read()
+    lines = [line.split() for line in tail.splitlines() if line.strip() and not line.startswith(b"#")]
     return lines[-1][5].decode("utf-8", "replace") if lines and len(lines[-1]) > 5 else ""
 
 
@@ -6855,6 +6880,7 @@ def main(argv=None):
 
 
 def _main(argv):
+    KEPT.clear()
     form = trec_eval_form(list(sys.argv[1:] if argv is None else argv))
     if form is not None:
         return trec_eval_main(*form)
@@ -6878,7 +6904,8 @@ def _main(argv):
     if several:
         text = format_runs(runs, config.format, config.per_query, labels)
     else:
-        text = {"json": format_json, "trec": format_trec, "csv": format_csv,
+        runid = _runid(config.run[0] if config.run else config.fixture) if wants_runid(config) else None
+        text = {"json": format_json, "csv": format_csv, "trec": partial(format_trec, runid=runid),
                 "table": partial(format_table, per_query=config.per_query),
                 "markdown": partial(format_markdown, per_query=config.per_query)}[config.format](result)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0

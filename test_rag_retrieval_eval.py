@@ -1097,6 +1097,8 @@ class FixtureAcceptanceTest(TempDirTestCase):
         self.assertEqual(usage.count("rag_retrieval_eval.py"), 3)
         headings = [line[:-1] for line in rest.splitlines() if line.endswith(":") and not line.startswith(" ")]
         self.assertEqual(headings[1:6], list(rre.HELP_GROUPS.values()))
+        self.assertIn("\n  NumNonRelJudgedRet Retrieved documents judged", out)  # 18 columns: the doc beside it
+        self.assertIn("\n  RelString, RelString@k\n                     The grades of the top k", out)  # 22: below
         sections = re.split(r"\n(?=\S[^\n]*:\n)", rest)
         for name, heading in rre.HELP_GROUPS.items():
             start = [o.name for o in rre.OPTIONS].index(name)
@@ -6116,6 +6118,15 @@ class TrecEvalFormTest(TempDirTestCase):
                                     line(("gm_map", "all", "%6.4f" % math.sqrt(ap * 0.00001))),
                                     line(("P_1", "all", "0.0000")), line(("P_2", "all", "0.2500"))]) + "\n")
 
+    def test_runid_of_a_run_read_through_gzip_or_from_standard_input(self):
+        packed = self.write("run.gz", gzip.compress(self.run.read_bytes()))
+        want = "%-22s\tall\ttagB\n" % "runid"
+        self.assertEqual(self.trec("-m", "runid").replace(str(self.run), ""), want)
+        self.assertEqual(cli("-m", "runid", self.qrels, packed)[:2], (0, want))
+        self.assertEqual(cli("-m", "runid", self.qrels, "-", stdin=self.run.read_bytes())[:2], (0, want))
+        self.assertEqual(cli("-m", "runid", self.qrels, "-", stdin=b"q1 Q0 a 1 1 tagC\n")[:2],
+                         (0, want.replace("tagB", "tagC")))  # another standard input, read anew
+
     def test_flags_attached_or_apart(self):
         ap = (1 / 2 + 2 / 3) / 2
         cases = {("-m", "map"): ap / 2,  # q1, q2: q3 has no ranking, q9 no labels
@@ -6217,6 +6228,7 @@ class AllTrecMeasuresTest(TempDirTestCase):
         self.assertAlmostEqual(value("nDCGRel(gains={0:1})", q), (1 + dcg3 / b[2] + dcg4 / b[3] + 2 * dcg4 / b[4]) / 5,
                                places=14)
         self.assertEqual(value("nDCGRel(gains={1:-1})", q), 1.0)  # rank 4 loses, and counts only in the DCG
+        self.assertAlmostEqual(value("nDCGRel(gains={1:-1})", judged(1, 2)), (-1 + 2 / math.log2(3)) / 2, places=14)
         self.assertAlmostEqual(value("RBP(gains={0:-1})", q), 0.2 * (1 + 2 / 3 * 0.8 ** 3), places=14)  # (g + 1) / 3
         self.assertAlmostEqual(value("RBP(gains={1:0.5})", judged(0, 1)), 0.2 * 0.5 * 0.8, places=14)  # in [0, 1]: kept
         self.assertAlmostEqual(value("RBP@4", q), 0.2 * (1 + 0.5 * 0.8 ** 3), places=14)
@@ -6293,9 +6305,12 @@ class AllTrecMeasuresTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "RelString,BinG", "--format", "trec")
         self.assertEqual((status, out.splitlines()[:2]), (0, ["relstring\tq1\t'2-1'", "binG\tq1\t%r" % (
             (1 + 1 / math.log2(3)) / 2)]))
-        status, out, err = cli(fixture, "-m", "runid", "--format", "trec")
+        status, out, err = cli(fixture, "-m", "runid")
         self.assertEqual((status, out), (2, ""))
-        self.assertIn("'runid' is no measure of a query: trec_eval's form QRELS RUN prints it", err)
+        self.assertIn("'runid' is no measure of a query: trec_eval's form QRELS RUN and --format trec print it", err)
+        run = self.write("run.txt", "q1 Q0 a 1 2 bm25\nq2 Q0 b 1 1 bm25\n")
+        status, out, err = cli("--qrels", fixture, "--run", run, "-m", "runid,BinG", "--format", "trec")
+        self.assertEqual((status, out.splitlines()[2:4]), (0, ["runid\tall\tbm25", "num_q\tall\t2"]), err)
         status, out, err = cli(fixture, "-m", "RelString")
         self.assertEqual((status, out, err), (2, "", "rag_retrieval_eval: error: RelString is no number, so it has "
                                                      "no mean: --format trec prints it per query\n"))
