@@ -5007,15 +5007,15 @@ def configure(values, *, keywords=False):
 
 def wants_runid(config):
     """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
-    names = [n.strip() for group in config.measure or [] for n in split_names(group)]
-    return config.format == "trec" and "runid" in names
+    return config.format == "trec" and "runid" in [n.strip() for group in config.measure or () for n in split_names(group)]
 
 
 def make_plan(config):
     """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
     at each --k, default 3) and what the readers need of its options."""
+    runid = wants_runid(config)  # a line of --format trec, not a measure
     specs = parse_measures([n for group in config.measure or [] for n in split_names(group)
-                            if not (wants_runid(config) and n.strip() == "runid")])
+                            if not (runid and n.strip() == "runid")])
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
