@@ -2296,7 +2296,8 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     means = aggregated(best, specs), aggregated(worst, specs)
     out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
                         {"low": min(means[0][s.name], means[1][s.name]),
-                         "high": max(means[0][s.name], means[1][s.name])} for s in specs},
+                         "high": max(means[0][s.name], means[1][s.name])}
+                        for s in specs if s.name in means[0] or s.name in loose},  # RelString has no mean
            "queries": [q for q in judged if best[q] != worst[q]]}
     if loose:
         out["not_bounded"] = loose
@@ -2805,7 +2806,7 @@ def power(per_query, specs, base=None, limit=None):
     {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
     """
     out = {}
-    for spec in specs:
+    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):  # RelString has no spread
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
         sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None

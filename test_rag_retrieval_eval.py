@@ -6313,6 +6313,11 @@ class AllTrecMeasuresTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "RelString,BinG", "--format", "trec")
         self.assertEqual((status, out.splitlines()[:2]), (0, ["relstring\tq1\t'2-1'", "binG\tq1\t%r" % (
             (1 + 1 / math.log2(3)) / 2)]))
+        groups = self.write("g.json", json.dumps({"first": ["q1"]}))
+        for extra in (["--ties"], ["--unjudged-bounds"], ["--ci"], ["--power"], ["--per-query"], ["--groups", groups]):
+            with self.subTest(extra):  # a text beside the numbers in every mode --format trec takes
+                status, out, err = cli(fixture, "-m", "RelString,BinG", "--format", "trec", *extra)
+                self.assertEqual((status, out.splitlines()[0]), (0, "relstring\tq1\t'2-1'"), err)
         status, out, err = cli(fixture, "-m", "runid")
         self.assertEqual((status, out), (2, ""))
         self.assertIn("'runid' is no measure of a query: trec_eval's form QRELS RUN and --format trec print it", err)
