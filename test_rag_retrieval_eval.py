@@ -6129,6 +6129,12 @@ class TrecEvalFormTest(TempDirTestCase):
         self.assertEqual(cli("-m", "runid", self.qrels, "-", stdin=b"q1 Q0 a 1 1 tagC\n")[:2],
                          (0, want.replace("tagB", "tagC")))  # another standard input, read anew
 
+    def test_json_files_in_trec_eval_form_have_no_tag(self):
+        qrels = self.write("q.json", json.dumps({"q1": {"a": 1, "c": 2}, "q2": {"d": 1}}))
+        run = self.write("r.json", json.dumps({"q1": ["x", "a", "c"], "q2": ["z"]}, indent=1))
+        self.assertEqual(cli("-m", "runid", "-m", "map", qrels, run)[:2],
+                         (0, "%-22s\tall\t\n%-22s\tall\t%6.4f\n" % ("runid", "map", (1 / 2 + 2 / 3) / 2 / 2)))
+
     def test_flags_attached_or_apart(self):
         ap = (1 / 2 + 2 / 3) / 2
         cases = {("-m", "map"): ap / 2,  # q1, q2: q3 has no ranking, q9 no labels
