@@ -77,6 +77,9 @@ import sys
 import tempfile
 
 
+import threading
+
+
 import time
 
 
@@ -6128,6 +6131,16 @@ class TrecEvalFormTest(TempDirTestCase):
         self.assertEqual(cli("-m", "runid", self.qrels, "-", stdin=self.run.read_bytes())[:2], (0, want))
         self.assertEqual(cli("-m", "runid", self.qrels, "-", stdin=b"q1 Q0 a 1 1 tagC\n")[:2],
                          (0, want.replace("tagB", "tagC")))  # another standard input, read anew
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "no named pipes here")
+    def test_runid_of_a_named_pipe_read_once(self):
+        fifo = self.tmp / "run.fifo"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(self.run.read_bytes(),), daemon=True)
+        writer.start()  # a second open of the pipe would wait for a writer forever: the timeout fails it
+        status, out, err = cli_process("-m", "runid", self.qrels, fifo, timeout=30)
+        writer.join(5)
+        self.assertEqual((status, out, err), (0, "%-22s\tall\ttagB\n" % "runid", ""))
 
     def test_json_files_in_trec_eval_form_have_no_tag(self):
         qrels = self.write("q.json", json.dumps({"q1": {"a": 1, "c": 2}, "q2": {"d": 1}}))
