@@ -1305,6 +1305,11 @@ def ndcg(q, k, *, gains=None):
     return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
 
 
+def _zero_ranks(q):
+    """Ranks of retrieved documents graded 0, which a gains table may give a gain."""
+    return set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
+
+
 def ndcg_with_gains(q, k, gains):
     """nDCG(gains={G:V,...}): nDCG with a gain per grade, as trec_eval's ndcg with gain
     parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
@@ -1315,9 +1320,8 @@ def ndcg_with_gains(q, k, gains):
     """
     def gain(grade):
         return gains.get(grade, float(grade) if grade >= 1 else 0.0)
-    zero_ranks = set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
     dcg = 0.0
-    for rank, grade in sorted(q.gains + [(r, 0) for r in zero_ranks]):
+    for rank, grade in sorted(q.gains + [(r, 0) for r in _zero_ranks(q)]):
         if gain(grade) != 0 and (k is None or rank <= k):
             dcg += gain(grade) / math.log2(rank + 1)
     graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
@@ -1374,6 +1378,18 @@ def relevant_retrieved_count(q, k):
 
 # trec_eval's measures for incomplete labels: a negative grade means "pooled but
 # unjudged", and a document without a label was never in the pool (form_res_rels.c).
+
+def _graded_ranks(q):
+    """Sorted ranks of retrieved documents with a grade >= 0: judged, relevant or not."""
+    return sorted(set(q.judged_ranks).difference(q.unjudged_ranks))
+
+
+def _unjudged_within(q, k):
+    """How many unjudged documents (no label, or a negative grade) a query's top k holds (its whole
+    ranking when k is None)."""
+    n = q.num_ret if k is None else min(k, q.num_ret)
+    return n - bisect_right(_graded_ranks(q), n)
+
 
 def _judged_nonrel_ranks(q):
     """Sorted ranks of retrieved documents judged non-relevant (0 <= grade < level)."""
@@ -1557,8 +1573,7 @@ def _trec_gains(q, gains):
     table = gains or {}
     ranked = [(r, table.get(g, float(g))) for r, g in q.gains]
     if table.get(0):
-        ranked = sorted(ranked + [(r, table[0]) for r in set(q.judged_ranks).difference(
-            [r for r, _ in q.gains], q.unjudged_ranks)])
+        ranked = sorted(ranked + [(r, table[0]) for r in _zero_ranks(q)])
     labeled = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
     ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0), reverse=True)
     return [(r, g) for r, g in ranked if g != 0], ideal
@@ -1663,7 +1678,7 @@ def set_average_precision(q, k):
          ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
-    return len(q.judged_ranks) - len(q.unjudged_ranks) - len(q.rel_ranks)
+    return len(_judged_nonrel_ranks(q))
 
 
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
@@ -1676,8 +1691,8 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     >>> round(rank_biased_precision(_example(0, 1, 2), None), 6)   # 0.2 * (0.8 / 2 + 0.64)
     0.208
     """
-    ranked, _ = _trec_gains(q, gains)
-    table = [(gains or {}).get(g, float(g)) for g in range(max(q.ideal + [0]) + 1)] + list((gains or {}).values())
+    (ranked, _), given = _trec_gains(q, gains), gains or {}
+    table = [given.get(g, float(g)) for g in range(max(q.ideal + [0]) + 1)] + list(given.values())
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
@@ -1694,7 +1709,7 @@ def rbp_residual(q, k, *, p=0.8):
     >>> round(rbp_residual(_example(1, None), None), 6)   # 1 - 0.2 * 1
     0.8
     """
-    judged = set(q.judged_ranks).difference(q.unjudged_ranks)
+    judged = _graded_ranks(q)
     if len(judged) == q.num_ret:
         return 0.0
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)  # p**n + (1 - p) * sum over the rest, added up
@@ -1709,8 +1724,7 @@ def unjudged_share(q, k):
     >>> unjudged_share(_example(1, None, -1), 5)
     0.4
     """
-    judged = set(q.judged_ranks).difference(q.unjudged_ranks)
-    return (min(k, q.num_ret) - len([r for r in judged if r <= k])) / k
+    return _unjudged_within(q, k) / k
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
@@ -1908,17 +1922,21 @@ def _pack_param(value, name):
     return value
 
 
+def _braced(value):
+    """The items of '{a,b,...}', or [''] when value is not braced."""
+    return value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
+
+
 def _levels_param(value, name):
-    levels = value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
+    levels = _braced(value)
     if not all(_DECIMAL.fullmatch(v.strip()) and float(v) <= 1 for v in levels):
         raise EvalError("%s: levels are recall levels from 0 to 1, as in {0.25,0.5,0.75}" % show(name))
     return tuple(sorted(float(v) for v in levels))
 
 
 def _weights_param(value, name):
-    weights = value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
     try:
-        numbers = tuple(_number_param("weights")(v.strip(), name) for v in weights)
+        numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
     except EvalError:
         numbers = ()
     if len(numbers) != 4:
@@ -2313,16 +2331,9 @@ def if_relevant(q, base, k):
     >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None), if_relevant(j, "SetP", None)
     (0.6666666666666666, 0.6666666666666666, 1.0, 0.75)
     """
-    n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(q.judged_ranks).difference(q.unjudged_ranks)
+    n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
     return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added), num_rel=q.num_rel + len(added)), k)
-
-
-def _unjudged_within(q, k):
-    """How many unjudged documents (no label, or a negative grade) a query's top k holds (its whole
-    ranking when k is None)."""
-    n = q.num_ret if k is None else min(k, q.num_ret)
-    return n - len([r for r in set(q.judged_ranks).difference(q.unjudged_ranks) if r <= n])
 
 
 def unjudged_bounds(judged, specs):
@@ -6738,7 +6749,8 @@ def trec_eval_main(flags, files):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
-    return _print(format_trec_eval(result, specs, _runid(files[1]), "-q" in given), 0)
+    runid = _runid(files[1]) if "runid" in chosen else None  # a gzip run is read through again for it
+    return _print(format_trec_eval(result, specs, runid, "-q" in given), 0)
 
 
 def _trec_rows(text):
