@@ -64,7 +64,6 @@ import gc
 import getopt
 import gzip
 import hashlib
-import heapq
 import io
 import json
 import math
@@ -85,7 +84,7 @@ from decimal import Decimal
 from functools import lru_cache, partial
 from itertools import accumulate, chain, compress, groupby, islice, repeat, takewhile, tee
 from json.decoder import scanstring
-from operator import ge, getitem, truediv
+from operator import ge, getitem, itemgetter, lt, truediv
 from types import MappingProxyType
 
 PROG = "rag_retrieval_eval"
@@ -197,6 +196,11 @@ OPTIONS = (
            "with --baseline: exit 1 when a measure's mean drops by more than X"),
     Option("max_query_drop", None, "limit", "X", None, "plan",
            "with --baseline: exit 1 when any query's value of a measure drops by more than X"),
+    Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
+           "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with --gate-on, "
+           "when its 95%% interval lies below X, or does not lie at or above it)"),
+    Option("min_query", None, "floors", "MEASURE=X,...", None, "plan",
+           "exit 1 when a query's value of a measure is below X (repeatable)"),
     Option("replicate", None, "files", "FILE", None, "input",
            "another run of the baseline's configuration (repeatable): the mean gates allow the noise among them, "
            "and the per-query gate leaves out the queries whose values differ"),
@@ -260,6 +264,7 @@ HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and 
 # command line, the JSON-shaped value itself in a library call.
 Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
 GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-mean-drop ...: exit 1 when exceeded
+FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]  # --min-mean ...: exit 1 when below
 
 
 # === Errors ===
@@ -623,8 +628,10 @@ tied          with --ties: whether any two items have the same score (labeled or
 # first). pending: (its Query, {Filter: the items its budget may weigh}) while the token counts are
 # still to be read (Truth.lengths is LATER), else None. several: under --match contains, the ranked
 # texts that held more than one label; seen: under --explain, ({labeled document: rank}, the top K
-# documents joined (see _top), {Filter: the documents it kept}).
-Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen", defaults=(0, None, 0, None))
+# documents joined (see _top), {Filter: the documents it kept}); top: with agreement measures
+# (Reading.agree), the first documents joined (see _top), before --judged-only, which reads labels.
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen top",
+                     defaults=(0, None, 0, None, None))
 LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
@@ -643,11 +650,12 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", d
 # a fixture (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or
 # "text" and "contains", where labels and ranked entries are texts (README: "Logs as frameworks
 # write them"), read as normalized() texts; top_k: with --explain or --pool, the K whose top documents
-# each Ranking keeps in seen, the largest cutoff asked for (else None).
+# each Ranking keeps in seen, the largest cutoff asked for (else None); agree: with agreement
+# measures, how many documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates gain_orders filters "
-                                "abstain seed_mode match top_k",
+                                "abstain seed_mode match top_k agree",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING, frozenset(), False, "id",
-                               None))
+                               None, None))
 
 
 def least_relevant(level):
@@ -716,6 +724,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     else:
         ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset,
                                              opts.ties and (None,) + opts.gain_orders)
+    top = opts.agree and _top(docids, scores, min(opts.agree, num_ret))
     if opts.judged_only:  # trec_eval -J, after -M: only labeled documents graded >= 0 count
         ranks, *bounds = [_judged_only(found, labels) for found in (ranks,) + (bounds or ())]
         num_ret, bounds = len(ranks), tuple(bounds) or None
@@ -728,7 +737,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     if bounds or tied:  # tied with one order only, else: what no order bounds (not_bounded) is still exact
         judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret)), None)
-    return Ranking(judged, folded, sample, removed, None, several, seen)
+    return Ranking(judged, folded, sample, removed, None, several, seen, top)
 
 
 def _top(docids, scores, k):
@@ -742,10 +751,14 @@ def _top(docids, scores, k):
     """
     if scores is None:
         top = docids[:k]
-    elif len(scores) <= k or min(scores[:k]) > max(scores[k:]):  # listed by score already: sort k, not all
-        top = [d for _, d in sorted(zip(scores[:k], docids[:k]), reverse=True)]
     else:
-        top = [d for _, d in heapq.nlargest(k, zip(scores, docids))]
+        if not all(map(ge, scores, islice(scores, 1, None))):  # run files list by score: else list so, stably
+            order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+            docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__, order))
+        m = min(k, len(scores))
+        while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
+            m += 1
+        top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))  # sorted: ties only
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
@@ -960,11 +973,11 @@ def judge_run(rankings, truth, opts, source, root=None):
                 fail(source if root is None else loc(source, _join(root, qid)),
                      "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
         labels = truth.labels.get(qid)
-        if labels is None:
+        if labels is None and not opts.agree:
             ranked[qid] = None
             continue
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels, opts, None, evidence_of(truth, qid))
-        if opts.filters and docids:
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None, evidence_of(truth, qid))
+        if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             where = source if root is None else loc(source, _join(root, qid))
@@ -1151,12 +1164,13 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
 # BOUNDED (a relevant label can only raise it: --unjudged-bounds), or why not; losable: 0 means
 # "nothing relevant found", so a query can be lost; evidence: it reads evidence sets; domain: the
 # questions it scores (ANSWERABLE, or UNANSWERABLE: those without an answer, which score nothing
-# else); filtered: the function under a floor or a budget (None: func).
+# else, or AGREEMENT: every query both the run and the baseline rank); filtered: the function under
+# a floor or a budget (None: func).
 Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params ties unjudged losable evidence domain "
                                 "filtered")
 MEASURES = {}
 BOUNDED, ORDER_FREE, RETRIEVED_COUNTED = "bounded", "order-free", "retrieved counted"
-ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"
+ANSWERABLE, UNANSWERABLE, AGREEMENT = "answerable", "unanswerable", "agreement"
 CAN_LOWER = "a relevant label for an unjudged document can lower it"
 NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED  # a measure's, or a parameter's, reason
 NOT_A_NUMBER = "it is no number"
@@ -1184,9 +1198,10 @@ def measure(name, cutoff, trec, **record):
     facts = dict({"aggregate": "mean", "params": ("rel",), "filtered": None}, **record)
     if set(facts) != set(Measure._fields) - {"name", "func", "cutoff", "trec", "doc"} or not (
             all(isinstance(facts[f], str) and facts[f] for f in ("ties", "unjudged")) and
-            {type(facts["losable"]), type(facts["evidence"])} == {bool} and facts["domain"] in (ANSWERABLE, UNANSWERABLE)):
+            {type(facts["losable"]), type(facts["evidence"])} == {bool} and
+            facts["domain"] in (ANSWERABLE, UNANSWERABLE, AGREEMENT)):
         raise TypeError("measure %s: state ties and unjudged (BOUNDED or a reason), losable and evidence (True or "
-                        "False) and domain (ANSWERABLE or UNANSWERABLE), and nothing else" % name)
+                        "False) and domain (ANSWERABLE, UNANSWERABLE or AGREEMENT), and nothing else" % name)
 
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
@@ -1804,6 +1819,87 @@ def abstain(q, k):
     return 0.0 if q.ranked else 1.0
 
 
+# Agreement (README: "When there are no labels"): how much the run's ranking agrees with the
+# baseline's, labels unread, on every query both rank.  pair: (the run's, the baseline's) document
+# IDs in rank order (after --depth, --duplicates and folding), as far as the largest cutoff reads.
+NO_LABELS = "it reads no labels: it compares the ranking with the baseline's"
+AGREE_TIES = "it compares two orders, and no order of tied documents by grade bounds it"
+_AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False, domain=AGREEMENT)
+
+
+@measure("Overlap", "required", ("", ""), **_AGREEMENT)
+def overlap(pair, k):
+    """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against an exact run, ANN recall.
+
+    >>> overlap((tuple("abcd"), tuple("bade")), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
+    (0.6666666666666666, 1.0, 0.0)
+    """
+    run, base = set(pair[0][:k]), set(pair[1][:k])
+    return len(run & base) / len(base) if base else float(not run)
+
+
+@measure("Jaccard", "required", ("", ""), **_AGREEMENT)
+def jaccard(pair, k):
+    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's; 1 when both are empty.
+
+    >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
+    (0.5, 1.0)
+    """
+    run, base = set(pair[0][:k]), set(pair[1][:k])
+    return len(run & base) / len(run | base) if run or base else 1.0
+
+
+@measure("RBO", "optional", ("", ""), **_AGREEMENT)
+def rank_biased_overlap(pair, k, *, p=0.9):
+    """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al. 2010, eq. 32.
+
+    1 when the shorter is the longer's beginning (identical: both empty too), 0 when one only is empty.
+    Ranks past rbo_depth(p) are not read: together they move the value by less than 1e-18.
+
+    >>> [round(rank_biased_overlap((tuple(a), tuple(b)), k), 5) for a, b, k in (("abcd", "bade", None),
+    ...     ("abcd", "bade", 3), ("abc", "axbyc", None), ("axbyc", "abc", None), ("abc", "axbyc", 3))]
+    [0.69075, 0.63, 0.81622, 0.81622, 0.685]
+    """
+    cut = rbo_depth(p) if k is None else min(k, rbo_depth(p))
+    short, long = sorted((ranking[:cut] for ranking in pair), key=len)
+    s, n = len(short), len(long)
+    if long[:s] == short:
+        return float(bool(s) or not n)
+    # X_d counts the documents of both whose depth, max(rank in short, rank in long), is d or less; such a
+    # document adds tail[depth] to the first sum, and tail falls with depth: the smaller of its two tails
+    tail, at = _rbo_tails(p, n), dict(zip(long, range(1, n + 1)))
+    found = list(map(at.get, short, repeat(0)))  # its rank in long, or 0 (tail[0] is 0)
+    mine, theirs = tail[1:s + 1], list(map(tail.__getitem__, found))
+    deeper = list(map(lt, mine, theirs))  # found higher in long: its depth is its rank in short
+    x_l = s - found.count(0)
+    x_s = x_l - sum(map(s.__lt__, found))
+    extra = x_s / s * sum((d - s) / d * p ** d for d in range(s + 1, n + 1))
+    first = sum(compress(mine, deeper)) + sum(theirs) - sum(compress(theirs, deeper))
+    return (1 - p) / p * (first + extra) + ((x_l - x_s) / n + x_s / s) * p ** n
+
+
+def rbo_depth(p):
+    """The depth past which RBO(p) reads no rank: what deeper ranks add or extrapolate, at most
+    p**depth / (1 - p) (the weights of those depths, each times an overlap of at most 1), is below 1e-18.
+
+    >>> rbo_depth(0.9), rbo_depth(0.5)
+    (416, 61)
+    """
+    return math.ceil(math.log(1e-18 * (1 - p)) / math.log(p))
+
+
+def agreement_reach(spec):
+    """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than rbo_depth."""
+    p = dict(MEASURES[spec.base].func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
+    return min(depth for depth in (spec.k, p and rbo_depth(p)) if depth)
+
+
+@lru_cache(maxsize=64)
+def _rbo_tails(p, n):
+    """[0] + [the sum of p**d / d for d from i to n, for i in 1..n]: what a document at depth i adds to RBO's sum."""
+    return [0.0] + list(accumulate(p ** d / d for d in range(n, 0, -1)))[::-1]
+
+
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
 # (or recall level) or None, its own relevance level or None, its gains or None, and the
 # Filter of the ranking it sees (thresh=, tokens=) or None.
@@ -1860,7 +1956,7 @@ def _fractional_spec(text, registered, label, cut):
 
 _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
-                "pack=skip, p=X (RBP, RBPResid), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
+                "pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
 
 
 def _parse_params(text, registered, name):
@@ -1884,6 +1980,8 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
+    if registered.domain == AGREEMENT and not 0 < values.get("p", 0.5) < 1:
+        raise EvalError("%s: p is a number above 0 and below 1, as 0.9" % show(name))
     args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
     return values.get("rel"), values.get("gains"), ranking, args
 
@@ -1993,6 +2091,18 @@ def split_names(text):
             names.append(text[start:i])
             start = i + 1
     return names + [text[start:]]
+
+
+def parse_floors(text):
+    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives X)."""
+    floors = []
+    for item in split_names(text):
+        name, equals, value = item.rpartition("=")
+        number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
+        if not (equals and name.strip() and _DECIMAL.fullmatch(number)):
+            raise EvalError("a floor is MEASURE=X, as R@5=0.8, not %s" % show(item))
+        floors.append((name.strip(), float(value)))
+    return floors
 
 
 def parse_measures(texts):
@@ -2234,9 +2344,15 @@ def answers(spec):
     return MEASURES[spec.base].domain == ANSWERABLE
 
 
+def agrees(spec):
+    """Whether a spec is an agreement measure, which compares the ranking with the baseline's."""
+    return MEASURES[spec.base].domain == AGREEMENT
+
+
 def domains(specs):
-    """The specs in groups scored on the same queries: the answerable ones', then the others'."""
-    return [mine for mine in ([s for s in specs if answers(s)], [s for s in specs if not answers(s)]) if mine]
+    """The specs in groups scored on the same queries: the answerable ones', the others', the agreement ones'."""
+    return [mine for mine in ([s for s in specs if MEASURES[s.base].domain == d] for d in (
+        ANSWERABLE, UNANSWERABLE, AGREEMENT)) if mine]
 
 
 def aggregated(per_query, specs):
@@ -2303,7 +2419,8 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     ties that matter keeps its values in per_query, and so does Abstain, which no order changes.  A
     measure that no order bounds for sure (not_bounded) gets None for both, and a reason."""
     tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
-    loose = not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {}
+    loose = dict(not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {},
+                 **{s.name: AGREE_TIES for s in specs if agrees(s)})  # rankings without labels are tied too
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -2382,7 +2499,8 @@ def not_bounded(specs, opts):
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None]
+    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
+           and not agrees(s)]  # an agreement measure has no curve of its own: it needs the baseline's ranking
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -2798,6 +2916,38 @@ def mean_breach(spec, row, queries, gates):
     return _breach(spec.name, None, (before, after), gates.flag, gates.mean, **extra)
 
 
+def check_floors(plan, result):
+    """Add to a result its floors (--min-mean, --min-query) and their breaches, when it has some:
+    each mean below its floor, read as --gate-on says (see mean_breach: "interval" fails when the
+    whole 95% interval lies below it, "noninferiority" unless the whole interval lies at or above
+    it), then each query below one, lowest first.  With --power, a mean floor's entry says whether
+    the interval holds the floor."""
+    config, per_query, out = plan.config, result["per_query"], []
+    floors, gate_on = plan.floors, config.gate_on
+    if not any(floors.values()):
+        return
+    intervals = result.get("ci95") or (mean_intervals(per_query, plan.specs, plan) if floors["min_mean"] and (
+        gate_on != "mean" or config.power) else {})
+    for name, floor in floors["min_mean"].items():
+        value, ci = result["measures"][name], intervals.get(name)
+        queries = sum(1 for row in per_query.values() if name in row)
+        if config.power and ci:
+            result["power"][name]["floor"] = {"limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
+                                              "resolved": not ci[0] <= floor <= ci[1], "gate_on": gate_on}
+        if gate_on == "mean" or ci is None:  # a sum's or a geometric mean's floor reads the value
+            if value < floor - 1e-12:
+                out.append(_breach(name, None, (None, value), "--min-mean", floor))
+        elif queries < 2 or ci[1 if gate_on == "interval" else 0] < floor - 1e-12:
+            out.append(_breach(name, None, (None, value), "--min-mean", floor, gate_on=gate_on, ci95=list(ci),
+                               queries=queries))
+    for name, floor in floors["min_query"].items():
+        below = sorted((row[name], i, q) for i, (q, row) in enumerate(per_query.items())
+                       if name in row and row[name] < floor - 1e-12)
+        out += [_breach(name, q, (None, v), "--min-query", floor) for v, _, q in below]
+    result["floors"] = dict(floors)
+    result.setdefault("breaches", []).extend(out)
+
+
 Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
 
 
@@ -3021,7 +3171,7 @@ def id_mismatch(ranked, qrels, match="id"):
     than match now.  A ranked ID counts for a cause only when the change matches a label of its own
     query: a document labeled for another query proves nothing.
     """
-    judged = {q: r for q, r in ranked.items() if r is not None and r.judged.num_ret}
+    judged = {q: r for q, r in ranked.items() if r is not None and q in qrels and r.judged.num_ret}
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]  # only misses carry a sample
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
@@ -4157,17 +4307,19 @@ def _fast_judge(q, docs, values, truth, opts, source):
     try:  # an error goes to the reference, which words it in its place among the run's errors
         if opts.separator or opts.match == "contains":  # IDs are cut, or texts claim labels, as text
             return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
-        if labels is None:
+        if labels is None and not opts.agree:
             return None
         sets = evidence_of(truth, qid)
-        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in labels.items()}, opts, docset,
+        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in (labels or {}).items()}, opts, docset,
                                 sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
             ranks, top, _ = ranking.seen
             ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, top.decode(), None))
-        if opts.filters and docids:  # the items a filter reaches are decoded as it reaches them
+        if ranking.top:
+            ranking = ranking._replace(top=ranking.top.decode())
+        if opts.filters and docids and labels is not None:  # the items a filter reaches are decoded as it reaches them
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
@@ -4391,7 +4543,7 @@ def check_groups(groups, qrels, max_group_drop=None, what="group"):
         return None
     for name, members in groups.items():
         for qid, where in members.items():
-            if qid not in qrels:
+            if qrels is not None and qid not in qrels:  # None: agreement measures score queries without labels
                 fail(where, "%s %s names a query that has no labels" % (what, show(name)), qid)
     return {name: list(members) for name, members in groups.items()}
 
@@ -4934,8 +5086,9 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
 
 # What one evaluation asks for: its Config, and what make_plan derives of it: the measures'
 # specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
-# --plot), and the clusters {qid: cluster} once their file is read (else None).
-Plan = namedtuple("Plan", "config specs opts policies curves clusters", defaults=(None,))
+# --plot), the clusters {qid: cluster} once their file is read (else None), and the floors
+# {"min_mean": {measure: X}, "min_query": {measure: X}}.
+Plan = namedtuple("Plan", "config specs opts policies curves clusters floors", defaults=(None, NOTHING))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -4987,6 +5140,10 @@ def _checked_library_options(options):
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
         elif option.kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
+        elif option.kind == "floors":
+            ok, rule = value is None or isinstance(value, dict) and all(isinstance(n, str) and isinstance(
+                x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for n, x in value.items()), \
+                "{measure: number}, as {\"R@5\": 0.8}"
         else:  # text
             ok, rule = value is None or isinstance(value, str), "a string"
         if not ok:
@@ -5009,7 +5166,8 @@ def configure(values, *, keywords=False):
     command line's parser could not have produced it, and converted as it converts it."""
     if not keywords:
         fields = values["fields"] and merged_fields(pair for named in values["fields"] for pair in named.items())
-        return Config(**dict(values, fields=fields))
+        floors = {n: values[n] and [pair for given in values[n] for pair in given] for n in FLOORS}
+        return Config(**dict(values, fields=fields, **floors))
     values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
     inputs = [o.name for o in OPTIONS if o.stage == "input"]
     return Config(**_checked_library_options({n: v for n, v in values.items() if n in Config._fields
@@ -5033,6 +5191,21 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
+    floors = {n: {} for n in FLOORS}  # {measure: X}: a floor's measure is computed, asked for or not
+    for name in FLOORS:
+        given = getattr(config, name) or ()
+        for text, limit in given.items() if isinstance(given, dict) else given:
+            spec = parse_measures([text])[0]
+            if spec.name in floors[name]:
+                raise EvalError("--%s gives %s twice: give each measure one floor" % (name.replace("_", "-"), spec.name))
+            if MEASURES[spec.base].aggregate == "text":
+                raise EvalError("%s is no number: it has no floor" % spec.name)
+            floors[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
+    agreeing = [s for s in specs if agrees(s)]
+    if agreeing and (config.baseline is None or config.replicate):
+        raise EvalError("%s compares each ranking with the baseline's: %s" % (agreeing[0].name, (
+            "give --baseline (a run: an exact search's gives ANN recall)" if config.baseline is None else
+            "the noise --replicate measures is that of the label measures: compare without it")))
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
     filters, curves = {}, config.plot is not None  # a budget weighs no item past its measures' largest cutoff
     for spec in (s for s in specs if s.filter is not None):
@@ -5044,8 +5217,9 @@ def make_plan(config):
                    fields_table(config.fields or {}), config.duplicates, gain_orders, filters, match=config.match,
                    top_k=(config.explain or config.pool is not None) and max([s.k for s in specs
                                                                              if type(s.k) is int] or [10]),
-                   abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None))
-    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves)
+                   abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
+                   agree=max(map(agreement_reach, agreeing)) if agreeing else None)
+    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves, floors=floors)
 
 
 def check_options(config):
@@ -5056,9 +5230,10 @@ def check_options(config):
                             % name.replace("_", "-"))
     if config.replicate and config.baseline is None:
         raise EvalError("--replicate needs --baseline: a replicate is another run of the approved configuration")
-    if config.gate_on != "mean" and config.max_mean_drop is None and config.max_group_drop is None:
-        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop: it says how a mean "
-                        "gate reads the change" % config.gate_on)
+    if config.gate_on != "mean" and config.max_mean_drop is None and config.max_group_drop is None and not (
+            config.min_mean):
+        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop, or --min-mean: it says how a mean "
+                        "gate reads the change, or a floor the mean" % config.gate_on)
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
@@ -5101,7 +5276,8 @@ def load_inputs(plan, seed_mode=False):
                                                                                "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
-    groups = check_groups(inline if groups is None else load(groups, "groups"), truth.labels, config.max_group_drop)
+    groups = check_groups(inline if groups is None else load(groups, "groups"), None if opts.agree else truth.labels,
+                          config.max_group_drop)
     loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
@@ -5109,8 +5285,8 @@ def load_inputs(plan, seed_mode=False):
                               "not for a candidate's: score its run")
     if baseline is not None:
         first = config.qrels and config.qrels[0]
-        ours = {"labels": place(fixture or first or config.evidence),
-                "evidence": place(config.evidence or fixture or first)}
+        ours = {"labels": place(fixture or first or config.evidence or ""),
+                "evidence": place(config.evidence or fixture or first or "")}
         baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours), kinds), place(baseline), [
             (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
             [])
@@ -5120,6 +5296,16 @@ def load_inputs(plan, seed_mode=False):
         truth = truth._replace(counts_digest=weigh_later([ranked for _, ranked, _ in loaded] + [
             r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
+
+
+def no_labels(specs, flag="--qrels"):
+    """The labels when none are given (nor evidence sets standing in): {}, which only agreement
+    measures can do with."""
+    if label_specs(specs):
+        raise EvalError("%s reads labels: give %s, or only agreement measures (%s), which compare the run with "
+                        "--baseline" % (label_specs(specs)[0].name, flag, ", ".join(
+                            s.name for s in MEASURES.values() if s.domain == AGREEMENT)))
+    return {}
 
 
 def merged_labels(files):
@@ -5150,12 +5336,12 @@ def load_truth(plan, seed_mode, kinds):
         load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
-    loaded, where = [], fixture or (qrels and qrels[0]) or evidence
+    loaded, where = [], fixture or (qrels and qrels[0]) or evidence or ""  # "": no labels (agreement only)
     if fixture is not None:
         labels, ranked, extras = load(fixture, "fixture", Known(truth, opts), kinds)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
-    elif qrels is None:  # the evidence sets stand in for the labels
-        labels, extras = evidence_labels_of(truth.evidence), {}
+    elif qrels is None:  # the evidence sets stand in for the labels; or none, for agreement measures only
+        labels, extras = no_labels(plan.specs) if evidence is None else evidence_labels_of(truth.evidence), {}
     else:
         labels, extras = load(qrels[0], "labels", Known(truth, opts), kinds)
         for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
@@ -5170,7 +5356,7 @@ def load_truth(plan, seed_mode, kinds):
     check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
                           place(evidence or where), extras.get("keys"))
-    if "keys" in extras and not truth.no_answer and not all(map(answers, plan.specs)):
+    if "keys" in extras and not truth.no_answer and any(MEASURES[s.base].domain == UNANSWERABLE for s in plan.specs):
         empty = [q for q, grades in labels.items() if not grades]  # the records' empty labels: unanswered?
         fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
              % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
@@ -5197,9 +5383,11 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
     labels', the run's).  A query without an answer is scored by Abstain only."""
     specs, opts, truth, baseline = plan.specs, plan.opts, inputs.truth, inputs.baseline
     no_answer = truth.no_answer
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, opts.level, plan.policies, places, no_answer)
-    check_domains(judged, specs, no_answer, places[1])
-    result = run_evaluation(judged, specs, skipped, zeroed, no_answer)
+    judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
+    check_domains(judged, label_specs(specs), no_answer, places[1])
+    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, no_answer)
+    if opts.agree:
+        agreement_rows(plan, ranked, baseline, result, places[1])
     intervals, replicates = None, ()
     if baseline is not None:
         comparison, intervals, replicates = compare_with_baseline(plan, truth, judged, result, baseline, places[0])
@@ -5219,6 +5407,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.config.ci:
         result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan)
+    check_floors(plan, result)
     if plan.config.unjudged_bounds:
         result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
     if plan.config.explain:
@@ -5227,6 +5416,54 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
             block["explain"] = explain_counts(result["explain"], block["members"])
     result["manifest"] = manifest(plan, digests, truth.labels, with_answer(judged, no_answer))
     return result
+
+
+def label_specs(specs):
+    """The specs of the measures that read labels: all but the agreement measures."""
+    return [s for s in specs if not agrees(s)]
+
+
+def judge_labeled(plan, truth, ranked, places):
+    """judge_queries of the queries the label measures score (none when every measure is an
+    agreement measure); beside agreement measures, which score it, a ranked query without labels
+    is neither an error nor skipped."""
+    if not label_specs(plan.specs):
+        return {}, {name: [] for name in POLICIES}, {"missing_run": [], "no_relevant": []}
+    policies = dict(plan.policies, unlabeled="skip") if plan.opts.agree else plan.policies
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, policies, places, truth.no_answer)
+    return judged, dict(skipped, unlabeled=[]) if plan.opts.agree else skipped, zeroed
+
+
+def agreement_rows(plan, ranked, approved, result, where):
+    """Score the agreement measures on every query the run or the baseline ranks, into the
+    result: its per_query rows (those without labels after the others), means and counts.  A
+    query only one of them ranks is refused, or ranked as empty, or skipped, as --missing-run
+    says."""
+    mine = [s for s in plan.specs if agrees(s)]
+    if isinstance(approved.ranked, Saved):
+        fail(approved.place, "is a saved result, which holds no rankings, and %s compares rankings: give the "
+                             "baseline's run" % mine[0].name)
+    theirs, policy, funcs = approved.ranked, plan.policies["missing_run"], [(s.name, _scorer(s), s.k) for s in mine]
+    alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
+    if alone and policy == "error":
+        fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares both: see --missing-run"
+             % (n_queries(len(alone)), first_few(alone), mine[0].name))
+    per_query, skipped = result["per_query"], set(alone) if policy == "skip" else set()
+    for q in dict.fromkeys(chain(ranked, theirs)):
+        if q not in skipped:
+            pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
+            per_query.setdefault(q, {}).update((name, func(pair, k)) for name, func, k in funcs)
+    listed = result["skipped" if policy == "skip" else "zeroed"]["missing_run"]
+    listed += [q for q in alone if q not in listed]
+    result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
+                  measures=aggregated(per_query, plan.specs), agreement={  # the rows of agreement values only
+                      "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
+                          1 for row in per_query.values() if len(row) == len(mine)) if label_specs(plan.specs) else 0})
+
+
+def _top_of(ranking):
+    """The documents a Ranking keeps for the agreement measures (see Reading.agree), in rank order."""
+    return tuple(ranking.top.split("\n")) if ranking is not None and ranking.top else ()
 
 
 def what_reading_did(ranked, judged, opts):
@@ -5331,18 +5568,18 @@ def explain_counts(block, qids):
     return dict(missed=counts["absent"] + counts["below"], **counts, unjudged=sum(1 for e in entries if "unjudged" in e))
 
 
-def pool_records(inputs, k):
-    """--pool's records (README: "Did it really miss?"): per labeled query, in the labels' order,
-    whose top k in any run given holds unjudged documents, {"query_id", "relevant": {doc: None},
-    "ranks": {doc: {run: rank}}}, documents in the order of their best rank; one at a time, so that
-    memory holds one."""
+def pool_records(inputs, k, changed=()):
+    """--pool's records (README: "Did it really miss?"): per query whose top k in any run given
+    holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
+    documents in the order of their best rank: the unlabeled queries ``changed`` first (see
+    most_changed), then the labeled ones in the labels' order; one at a time, so that memory holds one."""
     truth, approved = inputs.truth, inputs.baseline
     sources = [(place(name), ranked) for name, ranked, _ in inputs.runs]
     if approved is not None:  # a saved result holds no rankings: a note says so
         sources += [(where, ranked) for where, ranked in [(approved.place, approved.ranked)] + [
             (place(name), ranked) for ranked, name in approved.replicates] if not isinstance(ranked, Saved)]
-    for qid, labels in truth.labels.items():
-        ranks = {}
+    for qid in chain(changed, truth.labels):
+        ranks, labels = {}, truth.labels.get(qid, {})
         for name, ranked in sources:
             for rank, doc in enumerate(_seen_of(ranked.get(qid))[1][:k], 1):
                 if labels.get(doc, -1) < 0:
@@ -5350,6 +5587,17 @@ def pool_records(inputs, k):
         order = sorted(ranks, key=lambda doc: min(ranks[doc].values()))
         if order:
             yield {"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}}
+
+
+def most_changed(plan, results, labels):
+    """The queries without labels that the agreement measures compare, those whose ranking changed
+    most first: by the lowest value, in any run, of the first agreement measure asked for."""
+    first, lowest = next((s.name for s in plan.specs if agrees(s)), None), {}
+    for result in results.values() if first else ():
+        for q, row in result["per_query"].items():
+            if q not in labels:
+                lowest[q] = min(lowest.get(q, 1.0), row[first])
+    return sorted(lowest, key=lowest.__getitem__)
 
 
 def plotted_curves(plan, inputs):
@@ -5379,8 +5627,9 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
     no_answer = truth.no_answer
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, plan.policies, places, no_answer)
-    return Evaluated(ranked, judged, skipped, zeroed, run_evaluation(judged, plan.specs, skipped, zeroed, no_answer),
+    judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
+    result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
+    return Evaluated(ranked, judged, skipped, zeroed, result,
                      deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
                      with_answer(judged, no_answer))
 
@@ -5448,11 +5697,15 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     if not approved.kept:
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
-    config = plan.config
-    out = compare(kept.result, result, specs, plan, approved.place, Gates(
+    config, base, agreed = plan.config, kept.result, [s.name for s in specs if agrees(s)]
+    if agreed:  # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
+        ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
+        rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
+        base = dict(base, per_query=rows, measures=aggregated(rows, specs))
+    out = compare(base, result, specs, plan, approved.place, Gates(
         "--max-mean-drop", config.max_mean_drop, config.max_query_drop, config.gate_on, noise, unstable, len(replicas)))
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
-    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=kept.result["per_query"])
+    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
     if replicas:
         out["replicates"] = [replicate_entry(name, mine, opts) for (_, name), mine in zip(replicas, theirs)]
         out.update(noise=noise, unstable=unstable)
@@ -5528,15 +5781,16 @@ def seed_result(result, k):
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
-              evidence=None, lengths=None, no_answer=None, power=False, clusters=None):
+              evidence=None, lengths=None, no_answer=None, power=False, clusters=None, min_mean=None, min_query=None,
+              gate_on="mean"):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
     in); run: {qid: [doc, ...]} in rank order or {qid: {doc: score}}; measures: names as for
     -m (a list, or one comma-separated string), default R@3 and RR@3; groups: {name: [qid,
     ...]}; evidence: {qid: evidence sets} as in a fixture; lengths: {ranked ID: token count};
-    no_answer: [qid, ...] of the questions with no answer; the other options are the command
-    line's long options, with underscores.
+    no_answer: [qid, ...] of the questions with no answer; min_mean and min_query: floors {measure:
+    X}; the other options are the command line's long options, with underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
@@ -5549,11 +5803,11 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
                  ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
                  groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
-                 gate_on="mean", power=False, clusters=None):
-    """Compare a candidate run with a baseline on the same labels: the dict that
-    ``--format json --baseline`` prints, gate breaches under "breaches".  replicates: [run,
-    ...], more runs of the baseline's configuration (see --replicate); gate_on: "mean",
-    "interval" or "noninferiority" (see --gate-on).
+                 gate_on="mean", power=False, clusters=None, min_mean=None, min_query=None):
+    """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
+    only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
+    "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
+    --replicate); gate_on: "mean", "interval" or "noninferiority" (see --gate-on).
 
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
@@ -5566,7 +5820,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
                permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False,
-               clusters=None):
+               clusters=None, min_mean=None, min_query=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -5638,10 +5892,10 @@ def _library_call(keywords, runs, root=""):
     check_options(config)
     truth, opts = _library_truth(plan), plan.opts
     groups = check_groups(None if config.groups is None else groups_from_json(config.groups, None, "groups"),
-                          truth.labels, config.max_group_drop)
+                          None if opts.agree else truth.labels, config.max_group_drop)
     if config.clusters is not None:
         plan = plan._replace(clusters=check_clusters(groups_from_json(config.clusters, None, "clusters", "cluster"),
-                                                     truth.labels))
+                                                     None if opts.agree else truth.labels))
 
     def judged(run, name):
         if is_saved(run):  # a saved result stands for a baseline's run
@@ -5667,7 +5921,8 @@ def _library_truth(plan):
         evidence_from_json(evidence, None, "evidence", plan.opts.match), plan.opts.separator, "evidence"),
         lengths if lengths is None else lengths_from_json(lengths, "lengths"),
         dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
-    labels = (evidence_labels_of(truth.evidence) if qrels is None and evidence is not None else
+    labels = ((no_labels(plan.specs, "qrels") if evidence is None else evidence_labels_of(truth.evidence))
+              if qrels is None else
               merged_labels([(root, fold_labels(qrels_from_json(labels, None, root, plan.opts.match),
                                                 plan.opts.separator, root)) for root, labels in (
                   [("qrels[%d]" % i, q) for i, q in enumerate(qrels)] if isinstance(qrels, list) else [("qrels", qrels)])]))
@@ -5781,8 +6036,9 @@ def _breach_lines(result, each=BREACHES_SHOWN):
         breaches = list(breaches)
         lines += [breach_text(b) for b in (breaches[:each] if per_query else breaches)]
         if per_query and len(breaches) > each:
-            lines.append("%s: %d more queries dropped by more than %s %s (all of them in the JSON output)"
-                         % (measure, len(breaches) - each, breaches[0]["gate"], breaches[0]["limit"]))
+            lines.append("%s: %d more queries %s %s %s (all of them in the JSON output)"
+                         % (measure, len(breaches) - each, "below" if breaches[0]["drop"] is None else
+                            "dropped by more than", breaches[0]["gate"], breaches[0]["limit"]))
     return lines
 
 
@@ -5864,11 +6120,9 @@ def format_table(result, per_query=False):
     if "ci95" in result:
         rows.append(["95% CI"] + ["[%.4f, %.4f]" % tuple(result["ci95"][n]) if n in result["ci95"] else ""
                                   for n in names])
-    if ties:
-        rows += [["ties: lowest"] + [_number(ties[n]["low"], 4) for n in names],
-                 ["ties: highest"] + [_number(ties[n]["high"], 4) for n in names]]
-    if per_query:
-        rows += [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
+    rows += [[label] + [_number(ties[n][end], 4) for n in names] for label, end in (
+        ("ties: lowest", "low"), ("ties: highest", "high"))] if ties else []
+    rows += [[qid] + _cells(row, names) for qid, row in result["per_query"].items()] if per_query else []
     lines = _columns(rows)
     lines.append("%s evaluated%s" % (n_queries(result["queries"]), _unanswered(result)))
     if result.get("ties", {}).get("queries"):
@@ -5887,6 +6141,8 @@ def format_table(result, per_query=False):
                                                   first_few(qids, 10)))
     if "comparison" in result:
         lines += ["", format_comparison(result)]
+    elif result.get("breaches"):  # a floor's, without a baseline
+        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
     if "groups" in result:
         lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
         lines += _group_footnotes(result)
@@ -6231,6 +6487,8 @@ def notes(result):
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
+    lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
+              "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
     lines += unjudged_notes(result.get("unjudged"))
     if "clusters" in result:
         lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, not the queries one by "
@@ -6255,7 +6513,8 @@ def unjudged_notes(block):
     if not block:
         return []
     lines = ["if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
-        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["measures"].items())]
+        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["measures"].items())
+             ] if block["measures"] else []
     lines += ["the baseline's, if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
         name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["baseline"].items())
               ] if block.get("baseline") else []
@@ -6325,6 +6584,17 @@ def power_lines(block, flag, what=""):
             what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4),
             " in its sum" * ("of" in p), p["n"], _number(p["sd"], 4),
             "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
+        floor = p.get("floor")
+        if floor:  # under --gate-on mean a floor inside the interval is a coin toss: a warning
+            low, high = floor["ci95"]
+            interval = "95%% interval [%s, %s] (half-width %s over %d queries)" % (
+                _number(low, 4), _number(high, 4), _number(floor["half_width"], 4), p["n"])
+            lines.append(("note", "power: %s%s's %s lies %s --min-mean %s" % (
+                what, name, interval, "above" if low > floor["limit"] else "below", floor["limit"])) if floor[
+                "resolved"] else ("warning" if floor["gate_on"] == "mean" else "note", "%sthis set cannot tell whether "
+                                  "%s%s is above --min-mean %s: its %s holds it" % (
+                                      "warning: " if floor["gate_on"] == "mean" else "power: ", what, name,
+                                      floor["limit"], interval)))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", "warning: %s %s on %s%s is finer than the set can see: its smallest detectable "
                                      "change is %s" % (flag, gate[0], what, name, _number(p["mde"], 4))))
@@ -6335,6 +6605,13 @@ def breach_text(b):
     """One gate breach: what dropped, from what to what, past which limit (plus the noise among
     the baseline's replicates); under --gate-on interval, the interval that lies past it."""
     allowed = "%s %s" % (b["gate"], b["limit"])
+    if b["gate"] in ("--min-mean", "--min-query"):
+        rule = ("below " + allowed if b.get("gate_on") is None else "--gate-on %s cannot decide on %s, and fails: %s"
+                % (b["gate_on"], n_queries(b["queries"]), allowed) if b["queries"] < 2 else "95%% CI [%s, %s] %s %s" % (
+                    _number(b["ci95"][0], 4), _number(b["ci95"][1], 4), "lies below" if b["gate_on"] == "interval"
+                    else "does not lie at or above", allowed))
+        return "%s %s: %s (%s)" % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
+                                   _number(b["candidate"], 4), rule)
     if "noise" in b:
         allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
     if b["drop"] is None:
@@ -6365,13 +6642,15 @@ def format_junit(runs, labels, gates):
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
         cases = {}
-        for measure in result["comparison"]:
+        for measure in result.get("comparison", {}):
             for gate, limit in gates.items():
                 for group in result.get("groups", {}) if gate == "--max-group-drop" else [None]:
                     if limit is not None:
                         cases[gate, measure, group, None] = []
+        floors = {"--" + n.replace("_", "-"): limits for n, limits in result.get("floors", {}).items()}
+        cases.update(((gate, measure, None, None), []) for gate, limits in floors.items() for measure in limits)
         for b in result["breaches"]:
-            query = b["query"] if b["gate"] == "--max-query-drop" else None
+            query = b["query"] if b["gate"] in ("--max-query-drop", "--min-query") else None
             cases.setdefault((b["gate"], b["measure"], b.get("group"), query), []).append(b)
             if query is not None:
                 cases[b["gate"], b["measure"], None, None].append(b)
@@ -6379,9 +6658,10 @@ def format_junit(runs, labels, gates):
             sum(1 for found in cases.values() if found)), errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             what = "query %s" % query if query is not None else "group %s mean" % group if group is not None else (
-                "every query" if gate == "--max-query-drop" else "mean")
+                "every query" if gate in ("--max-query-drop", "--min-query") else "mean")
+            limit = floors[gate][measure] if gate in floors else gates[gate]
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
-                                          name="%s %s (%s %s)" % (measure, what, gate, gates[gate]))
+                                          name="%s %s (%s %s)" % (measure, what, gate, limit))
             if found:
                 lines = [breach_text(b) for b in found]
                 ElementTree.SubElement(case, "failure", message=lines[0], type=gate).text = "\n".join(lines)
@@ -6711,6 +6991,7 @@ def _argument(option):
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limit)},
         "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
+        "floors": {"action": "append", "type": _arg(parse_floors)},
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
     flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
     return flags, keywords
@@ -6815,13 +7096,16 @@ def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if config.fixture is None and not ((config.qrels or config.evidence) and config.run):
-        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)")
+    if config.fixture is None and not ((config.qrels or config.evidence or config.baseline) and config.run):
+        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)%s" % (
+            "; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no labels, --baseline"
+            if config.run else ""))
     check_options(config)
     named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
-    if config.junit is not None and all(getattr(config, o) is None for o in GATES):
+    if config.junit is not None and all(getattr(config, o) is None for o in GATES) and not any(
+            getattr(config, o) for o in FLOORS):
         raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
-                        "--max-group-drop (with --baseline)")
+                        "--max-group-drop (with --baseline), or a floor: --min-mean or --min-query")
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
@@ -7020,12 +7304,14 @@ def compute(config, seed_mode=False):
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
     if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), inputs.truth.labels))
+        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"),
+                                                     None if plan.opts.agree else inputs.truth.labels))
     results = evaluate_runs(plan, inputs)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
                                         for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None}
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k))
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
+        plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 

@@ -1335,12 +1335,15 @@ class MeasureTest(unittest.TestCase):
                    "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
                    "Abstain",  # NoAnswerTest
                    "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)  # TrecEvalFormTest, AllTrecMeasuresTest
+        covered |= {"Overlap", "Jaccard", "RBO"}  # AgreementTest: rankings compared, not a Judged record
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
         q = judged(labels={"x": 1}, num_ret=0)
         for name in rre.measure_names():
             name = name.replace("@k", "@5").replace("@r", "@0.5").replace("@m", "@0.5")
+            if rre.MEASURES[rre.parse_measure(name).base].domain == rre.AGREEMENT:
+                continue  # AgreementTest: an empty ranking against the baseline's
             with self.subTest(name):
                 self.assertEqual(value(name, q), 1 if name in ("NumRel", "Abstain") else "" if "RelString" in name else 0)
 
@@ -6362,6 +6365,256 @@ class OlderPythonTest(unittest.TestCase):
             sys.version_info = saved
         self.assertEqual((ctx.exception.code, err.getvalue()),
                          (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
+
+
+def rbo_by_definition(run, base, p=0.9, k=None):
+    """Extrapolated RBO written out as Webber, Moffat and Zobel's equation 32, X_d counted by
+    set intersection at every depth: the independent implementation the measure is checked against."""
+    run, base = list(run)[:k] if k else list(run), list(base)[:k] if k else list(base)
+    short, long_ = (run, base) if len(run) <= len(base) else (base, run)
+    s, n = len(short), len(long_)
+    if not s:
+        return 1.0 if not n else 0.0
+    x = [None] + [len(set(short[:min(d, s)]) & set(long_[:d])) for d in range(1, n + 1)]
+    total = sum(x[d] / d * p ** d for d in range(1, n + 1)) + sum(x[s] * (d - s) / (s * d) * p ** d
+                                                                   for d in range(s + 1, n + 1))
+    return (1 - p) / p * total + ((x[n] - x[s]) / n + x[s] / s) * p ** n
+
+
+WORKED = {"q1": (["a", "b", "c", "d"], ["b", "a", "d", "e"]), "q2": (["a", "b", "c"], ["a", "x", "b", "y", "c"])}
+WORKED_MEASURES = ["RBO", "RBO@3", "RBO(p=0.5)", "Overlap@3", "Jaccard@3"]
+WORKED_VALUES = {"q1": {"RBO": 0.69075, "RBO@3": 0.63, "RBO(p=0.5)": 0.4270833, "Overlap@3": 2 / 3, "Jaccard@3": 0.5},
+                 "q2": {"RBO": 0.81622, "RBO@3": 0.685}}
+
+
+class AgreementTest(TempDirTestCase):
+    """Overlap@k, Jaccard@k and RBO: the run's rankings against the baseline's, labels unread."""
+
+    def runs(self, scored=True):
+        cand, base = ({q: pair[i] for q, pair in WORKED.items()} for i in (0, 1))
+        if scored:  # TREC runs, listed by score
+            cand, base = ({q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in run.items()}
+                          for run in (cand, base))
+            return self.write("cand.txt", trec_run(cand)), self.write("base.txt", trec_run(base))
+        return self.write("cand.json", cand), self.write("base.json", base)
+
+    def assertWorked(self, per_query):
+        for q, values in WORKED_VALUES.items():
+            for name, expected in values.items():
+                self.assertAlmostEqual(per_query[q][name], expected, places=6, msg=(q, name))
+
+    def test_the_worked_examples_without_labels_on_the_command_line(self):
+        for scored in (True, False):
+            cand, base = self.runs(scored)
+            for (status, out, err) in both_paths("--run", cand, "--baseline", base, "-m", ",".join(WORKED_MEASURES)):
+                self.assertEqual(status, 0, err)
+                result = json.loads(out)
+                self.assertWorked(result["per_query"])
+                self.assertEqual(result["queries"], 2)
+                self.assertEqual(result["comparison"]["RBO"]["baseline"], 1.0)  # identical with itself
+                self.assertEqual(list(result["comparison"]["RBO"]["regressed"]), ["q1", "q2"])  # most changed first
+
+    def test_the_worked_examples_in_the_library_either_way_round(self):
+        cand, base = ({q: pair[i] for q, pair in WORKED.items()} for i in (0, 1))
+        self.assertWorked(rre.compare_runs(None, base, cand, WORKED_MEASURES)["per_query"])
+        swapped = rre.compare_runs(None, cand, base, "RBO")["per_query"]
+        self.assertAlmostEqual(swapped["q2"]["RBO"], 0.81622, places=6)
+        runs = rre.score_runs(None, {"a": cand, "b": base}, "RBO", baseline=base)["runs"]
+        self.assertEqual((runs["b"]["measures"]["RBO"], runs["b"]["comparison"]["RBO"]["regressed"]), (1.0, {}))
+
+    def test_against_the_definition_on_random_pairs(self):
+        rng = random.Random(41)
+        for _ in range(1500):
+            pool = ["d%d" % i for i in range(rng.randint(1, 14))]
+            run, base = (tuple(rng.sample(pool, rng.randint(0, len(pool)))) for _ in range(2))
+            p, k = rng.choice([0.1, 0.5, 0.9, 0.98]), rng.choice([None, 1, 2, 5, 10])
+            with self.subTest(run=run, base=base, p=p, k=k):
+                self.assertAlmostEqual(rre.rank_biased_overlap((run, base), k, p=p),
+                                       rbo_by_definition(run, base, p, k), places=12)
+                a, b = set(run[:k or 99]), set(base[:k or 99])
+                if k:
+                    self.assertEqual(rre.overlap((run, base), k), len(a & b) / len(b) if b else float(not a))
+                    self.assertEqual(rre.jaccard((run, base), k), len(a & b) / len(a | b) if a | b else 1.0)
+        self.assertEqual(rre.rank_biased_overlap((("a", "b"), ("a", "b", "c")), None), 1.0)  # exactly, not 1 - 1e-16
+        self.assertEqual(rre.rank_biased_overlap(((), ("a",)), None), 0.0)
+
+    def test_every_query_both_rank_labeled_or_not(self):
+        cand, base = self.runs(False)
+        qrels = self.write("qrels.txt", "q1 0 b 1\n")
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3", "--ci",
+                               "--power")
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertEqual(result["per_query"]["q2"], {"RBO": result["per_query"]["q2"]["RBO"]})  # unlabeled: RBO only
+        self.assertEqual((result["queries"], result["agreement"], result["skipped"]["unlabeled"]),
+                         (2, {"queries": 2, "unscored": 1}, []))
+        self.assertEqual(result["power"]["RBO"]["n"], 2)
+        self.assertEqual(result["power"]["R@3"]["n"], 1)
+        self.assertIn("the agreement measures compared 2 queries, 1 of them without labels", err)
+        rejected(self, *cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "R@3"),
+                 "1 ranked query has no labels ('q2')")  # without agreement measures, as before
+
+    def test_a_query_one_run_lacks_follows_missing_run(self):
+        cand, base = self.runs(False)
+        short = self.write("short.json", {"q1": WORKED["q1"][0]})
+        rejected(self, *cli("--run", short, "--baseline", base, "-m", "RBO"),
+                 "short.json", "1 query ranked by only one of the run and the baseline ('q2')", "--missing-run")
+        zero = json.loads(cli("--run", short, "--baseline", base, "-m", "RBO", "--missing-run", "zero")[1])
+        skip = json.loads(cli("--run", short, "--baseline", base, "-m", "RBO", "--missing-run", "skip")[1])
+        self.assertEqual((zero["per_query"]["q2"], zero["zeroed"]["missing_run"]), ({"RBO": 0.0}, ["q2"]))
+        self.assertEqual((list(skip["per_query"]), skip["skipped"]["missing_run"]), (["q1"], ["q2"]))
+
+    def test_rankings_after_depth_duplicates_folding_and_in_trec_order(self):
+        base = self.write("base.txt", "q1 Q0 b 1 2 r\nq1 Q0 a 2 2 r\nq1 Q0 c 3 1 r\n")  # tie: b before a
+        for run, args, expected in (
+                ("q1 Q0 a 1 2 r\nq1 Q0 b 2 2 r\nq1 Q0 c 3 1 r\n", [], 1.0),  # the same order, as trec_eval ranks
+                ("q1 Q0 b#1 1 3 r\nq1 Q0 b#2 2 2.5 r\nq1 Q0 a#1 3 2 r\nq1 Q0 c 4 1 r\n",
+                 ["--chunk-separator", "#"], 1.0),
+                ("q1 Q0 b 1 3 r\nq1 Q0 x 2 2 r\nq1 Q0 y 3 1 r\n", ["--depth", "1"], 1.0),
+                ("q1 Q0 b 1 3 r\nq1 Q0 b 2 2 r\nq1 Q0 a 3 1 r\n", ["--duplicates", "first"], 2 / 3)):
+            with self.subTest(args):
+                path = self.write("run.txt", run)
+                for status, out, err in both_paths("--run", path, "--baseline", base, "-m", "Overlap@3", *args):
+                    self.assertEqual(status, 0, err)
+                    self.assertEqual(json.loads(out)["per_query"]["q1"]["Overlap@3"], expected)
+
+    def test_groups_clusters_several_runs_and_every_format(self):
+        cand, base = self.runs(False)
+        groups = self.write("groups.txt", "q1 A\nq2 B\n")  # no labels at all: groups name unlabeled queries
+        args = ["--run", cand, "--baseline", base, "-m", "RBO,Overlap@3"]
+        result = json.loads(cli(*args, "--groups", groups, "--clusters", groups, "--ci")[1])
+        self.assertAlmostEqual(result["groups"]["A"]["comparison"]["RBO"]["candidate"], 0.69075)
+        self.assertEqual((result["clusters"], sorted(result["ci95"])), (2, ["Overlap@3", "RBO"]))
+        several = json.loads(cli(*args, "--run", base)[1])["runs"]
+        self.assertEqual(several[str(base)]["measures"], {"RBO": 1.0, "Overlap@3": 1.0})
+        table = cli(*args, "--format", "table")[1]
+        self.assertRegex(table, r"worst regressed queries:\n  RBO +q1  1.0000 ->  0.6907  -0.3093\n  RBO +q2 ")
+        self.assertIn("| RBO | q1 | 1.0000 | 0.6907 | -0.3093 |", cli(*args, "--format", "markdown")[1])
+        rows = list(csv.reader(io.StringIO(cli(*args, "--format", "csv")[1])))
+        self.assertEqual(rows[0][:3], ["query", "RBO baseline", "RBO candidate"])
+        self.assertAlmostEqual(float(rows[1][2]), 0.69075)
+
+    def test_the_pool_lists_the_unlabeled_queries_that_changed_most_first(self):
+        cand, base = self.runs(False)
+        qrels, pool = self.write("qrels.txt", "q1 0 zz 1\n"), self.tmp / "pool.jsonl"
+        fewer = self.write("fewer.json", {"q1": WORKED["q1"][0], "q2": WORKED["q2"][0], "q3": ["a"]})
+        more = self.write("more.json", {"q1": WORKED["q1"][1], "q2": WORKED["q2"][1], "q3": ["a"]})
+        status, _, err = cli("--qrels", qrels, "--run", fewer, "--baseline", more, "-m", "RBO,R@3", "--pool", pool)
+        self.assertEqual(status, 0, err)
+        records = [json.loads(line) for line in pool.read_text().splitlines()]
+        self.assertEqual([r["query_id"] for r in records], ["q2", "q3", "q1"])  # RBO 0.816, then 1.0; then labeled
+        self.assertEqual(list(records[0]["relevant"]), ["a", "b", "x", "c"])  # the top 3 of both, by best rank
+        del cand
+
+    def test_ties_and_unjudged_bounds_say_they_do_not_bound_them(self):
+        cand, base = self.runs()
+        status, out, err = cli("--run", cand, "--baseline", base, "-m", "RBO", "--ties")
+        self.assertEqual(json.loads(out)["ties"]["measures"]["RBO"], {"low": None, "high": None})
+        self.assertIn("--ties does not bound RBO: it compares two orders", err)
+
+    def test_rejections(self):
+        cand, base = self.runs(False)
+        saved = self.write("saved.json", cli("--run", cand, "--baseline", base, "-m", "RBO")[1])
+        qrels = self.write("qrels.txt", "q1 0 a 1\nq2 0 a 1\n")
+        for args, fragments in (
+                (["--qrels", qrels, "--run", cand, "-m", "RBO"], ["RBO compares each ranking with the baseline's",
+                                                                  "give --baseline"]),
+                (["--run", cand, "-m", "RBO"], ["for agreement measures", "--baseline"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO(thresh=0.5)"], ["RBO takes no thresh parameter"]),
+                (["--run", cand, "--baseline", base, "-m", "Jaccard(tokens=100)@3"], ["takes no tokens parameter"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO(p=1)"], ["p is a number above 0 and below 1"]),
+                (["--run", cand, "--baseline", base, "-m", "Overlap"], ["needs a cutoff"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO,R@3"], ["R@3 reads labels: give --qrels"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO", "--replicate", qrels], ["compare without it"]),
+                (["--run", cand, "--baseline", saved, "-m", "RBO"], ["saved.json", "holds no rankings"]),
+                (["--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO", "--format", "trec"],
+                 ["--format trec has no place for a comparison"])):
+            with self.subTest(args):
+                rejected(self, *cli(*args), *fragments)
+        with self.assertRaisesRegex(rre.EvalError, "give --baseline"):
+            rre.score_run(None, {"q1": ["a"]}, "RBO")
+
+
+class FloorTest(TempDirTestCase):
+    """--min-mean and --min-query: absolute floors, with or without a baseline."""
+
+    def setUp(self):
+        super().setUp()
+        self.fixture = FIXTURE  # R@3 0.6667 (1, 1, 0), RR@3 0.5
+
+    def test_a_mean_below_its_floor_fails_everywhere_a_breach_is_said(self):
+        summary, junit = self.tmp / "summary.md", self.tmp / "junit.xml"
+        status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8,RR@3=0.5", "--summary", summary,
+                               "--junit", junit)
+        self.assertEqual(status, 1, err)
+        breaches = json.loads(out)["breaches"]
+        self.assertEqual(breaches, [{"measure": "R@3", "query": None, "baseline": None,
+                                     "candidate": 2 / 3, "drop": None, "gate": "--min-mean", "limit": 0.8}])
+        self.assertIn("gate failed: R@3 mean: 0.6667 (below --min-mean 0.8)", err)
+        self.assertIn("- R@3 mean: 0.6667 (below --min-mean 0.8)", summary.read_text())
+        self.assertIn("R@3 mean: 0.6667 (below --min-mean 0.8)", cli(self.fixture, "--min-mean", "R@3=0.8",
+                                                                      "--format", "table")[1])
+        cases = {c.get("name"): c.find("failure") for c in ElementTree.parse(junit).iter("testcase")}
+        self.assertEqual(sorted(cases), ["R@3 mean (--min-mean 0.8)", "RR@3 mean (--min-mean 0.5)"])
+        self.assertIsNotNone(cases["R@3 mean (--min-mean 0.8)"])
+        self.assertIsNone(cases["RR@3 mean (--min-mean 0.5)"])  # 0.5 is not below 0.5
+        self.assertEqual(cli(self.fixture, "--min-mean", "R@3=0.6")[0], 0)
+
+    def test_query_floors_repeat_and_list_the_lowest_first(self):
+        status, out, err = cli(self.fixture, "--min-query", "RR@3=0.6", "--min-query", "nDCG@3=0.99")
+        self.assertEqual(status, 1, err)
+        result = json.loads(out)
+        self.assertEqual([(b["measure"], b["query"]) for b in result["breaches"]],
+                         [("RR@3", "q3"), ("RR@3", "q1"), ("nDCG@3", "q3"), ("nDCG@3", "q1")])  # nDCG@3: added
+        self.assertEqual(result["floors"], {"min_mean": {}, "min_query": {"RR@3": 0.6, "nDCG@3": 0.99}})
+
+    def test_with_a_baseline_and_several_runs(self):
+        base = self.write("base.json", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]})
+        run = self.write("run.json", {"q1": ["d9"], "q2": ["d3"], "q3": ["d4"]})
+        qrels = self.write("qrels.json", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4"]})
+        status, out, err = cli("--qrels", qrels, "--run", run, "--run", base, "--baseline", base, "-m", "R@3",
+                               "--min-mean", "R@3=0.9")
+        self.assertEqual(status, 1, err)
+        runs = json.loads(out)["runs"]
+        self.assertEqual([b["gate"] for b in runs[str(run)]["breaches"]], ["--min-mean"])
+        self.assertEqual(runs[str(base)]["breaches"], [])
+        result = rre.compare_runs(None, {"q1": ["a", "b"]}, {"q1": ["b", "c"]}, "Overlap@2", min_query={"Overlap@2": 0.6})
+        self.assertEqual([(b["query"], b["candidate"]) for b in result["breaches"]], [("q1", 0.5)])
+
+    def test_interval_and_noninferiority_read_the_whole_interval(self):
+        same = {"q%d" % i: ["d"] if i % 2 else ["x", "d"] for i in range(20)}  # RR 1, 0.5, ...: mean 0.75
+        qrels = {q: ["d"] for q in same}
+        ci = rre.score_run(qrels, same, "RR", ci=True)["ci95"]["RR"]
+        self.assertLess(ci[0], 0.75)
+        for gate_on, floor, fails in (("interval", ci[1] + 0.01, True), ("interval", 0.75, False),
+                                      ("noninferiority", ci[0] - 0.01, False), ("noninferiority", 0.75, True),
+                                      ("mean", 0.75, False), ("mean", 0.76, True)):
+            with self.subTest(gate_on=gate_on, floor=floor):
+                result = rre.score_run(qrels, same, "RR", min_mean={"RR": floor}, gate_on=gate_on)
+                self.assertEqual(bool(result["breaches"]), fails)
+        one = rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": 0.5}, gate_on="interval")
+        self.assertIn("cannot decide on 1 query", rre.breach_text(one["breaches"][0]))
+
+    def test_power_says_when_the_set_cannot_tell(self):
+        status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8", "--power")
+        floor = json.loads(out)["power"]["R@3"]["floor"]
+        self.assertEqual((floor["limit"], floor["resolved"], floor["half_width"]), (0.8, False, 0.5))
+        self.assertIn("warning: this set cannot tell whether R@3 is above --min-mean 0.8", err)
+        status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8", "--power", "--gate-on", "interval")
+        self.assertEqual(status, 0, err)
+        self.assertIn("note: power: this set cannot tell whether R@3 is above --min-mean 0.8", err)
+
+    def test_rejections(self):
+        for args, fragments in ((["--min-mean", "R@3"], ["a floor is MEASURE=X", "'R@3'"]),
+                                (["--min-mean", "R@3=high"], ["a floor is MEASURE=X"]),
+                                (["--min-mean", "R@3=0.5,r@3=0.6"], ["--min-mean gives R@3 twice"]),
+                                (["--min-query", "Nope@3=0.5"], ["unknown measure 'Nope@3'"]),
+                                (["--junit", "j.xml"], ["--junit reports the gates' checks", "--min-mean"]),
+                                (["--gate-on", "interval"], ["or --min-mean"])):
+            with self.subTest(args):
+                rejected(self, *cli(self.fixture, *args), *fragments)
+        with self.assertRaisesRegex(rre.EvalError, "min_mean must be"):
+            rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": "high"})
 
 
 class StructureTest(unittest.TestCase):
