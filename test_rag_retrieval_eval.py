@@ -6495,7 +6495,6 @@ class AgreementTest(TempDirTestCase):
         self.assertAlmostEqual(float(rows[1][2]), 0.69075)
 
     def test_the_pool_lists_the_unlabeled_queries_that_changed_most_first(self):
-        cand, base = self.runs(False)
         qrels, pool = self.write("qrels.txt", "q1 0 zz 1\n"), self.tmp / "pool.jsonl"
         fewer = self.write("fewer.json", {"q1": WORKED["q1"][0], "q2": WORKED["q2"][0], "q3": ["a"]})
         more = self.write("more.json", {"q1": WORKED["q1"][1], "q2": WORKED["q2"][1], "q3": ["a"]})
@@ -6504,7 +6503,6 @@ class AgreementTest(TempDirTestCase):
         records = [json.loads(line) for line in pool.read_text().splitlines()]
         self.assertEqual([r["query_id"] for r in records], ["q2", "q3", "q1"])  # RBO 0.816, then 1.0; then labeled
         self.assertEqual(list(records[0]["relevant"]), ["a", "b", "x", "c"])  # the top 3 of both, by best rank
-        del cand
 
     def test_ties_and_unjudged_bounds_say_they_do_not_bound_them(self):
         cand, base = self.runs()
