@@ -2078,19 +2078,26 @@ def _params_text(rel, gains, ranking=None, args=()):
     return "(%s)" % ",".join(params) if params else ""
 
 
-def split_names(text):
-    """Comma-separated measure names, the commas inside parentheses left alone.
+def split_names(text, separators=","):
+    """Comma-separated measure names, the commas inside parentheses left alone. -m's names are
+    also separated by blanks (ir_measures' 'nDCG@10 AP'); what blanks leave empty is dropped.
 
-    >>> split_names("AP,nDCG(gains={0:0,1:1})@10")
-    ['AP', 'nDCG(gains={0:0,1:1})@10']
+    >>> split_names("AP,nDCG(gains={0:0,1:1})@10"), split_names("nDCG@10  AP,R@5", NAME_BREAKS)
+    (['AP', 'nDCG(gains={0:0,1:1})@10'], ['nDCG@10', 'AP', 'R@5'])
     """
     names, depth, start = [], 0, 0
     for i, char in enumerate(text):
         depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(char, 0)
-        if char == "," and depth == 0:
+        if char in separators and depth == 0:
             names.append(text[start:i])
             start = i + 1
-    return names + [text[start:]]
+    names.append(text[start:])
+    if separators == ",":
+        return names
+    return [name for name in names if name] or [text.strip()]  # "" is still an unknown name
+
+
+NAME_BREAKS = ", \t\n"  # what separates -m's names
 
 
 def parse_floors(text):
@@ -2983,6 +2990,30 @@ def power(per_query, specs, base=None, limit=None):
     return out
 
 
+def power_block(result, specs, config):
+    """{"power": ...} with --power; without it, {"blind_gates": ...} when --max-mean-drop is finer
+    than the set can see on some measure: such a gate passes what it cannot see, so it is said."""
+    limit, base = config.max_mean_drop, result.get("baseline_per_query")
+    if config.power:
+        return {"power": power(result["per_query"], specs, base, limit)}
+    blind = {} if limit is None or base is None else blind_gates(result, specs, limit)
+    return {"blind_gates": blind} if blind else {}
+
+
+def blind_gates(result, specs, limit):
+    """{measure: {"limit", "mde", "n"}} of the measures whose --max-mean-drop limit is finer than
+    the smallest change the set detects, as power computes it: a gate that cannot see.
+
+    >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
+    >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
+    >>> blind_gates({"per_query": after, "baseline_per_query": before}, [Spec("R@1", "R", 1)], 0.1)
+    {'R@1': {'limit': 0.1, 'mde': 0.7003963, 'n': 2}}
+    """
+    block = power(result["per_query"], specs, result["baseline_per_query"], limit)
+    return {name: {"limit": limit, "mde": p["mde"], "n": p["n"]} for name, p in block.items()
+            if p["mde"] is not None and limit < p["mde"]}
+
+
 def replicate_noise(baseline, replicates, specs):
     """({measure: noise}, {measure: [unstable qid, ...]}) of a baseline's result and its
     replicates' results: the noise is the largest minus the smallest of their means; a
@@ -3378,7 +3409,18 @@ def reading(source):
         fail(source, "cannot read: %s" % (getattr(exc, "strerror", None) or exc))
 
 
-KEPT = {}  # {path: (stdin or None, bytes)} of standard input and pipes, read once a command (see _runid)
+KEPT = {}  # {path: (stdin or None, bytes)} of standard input and pipes, kept for one_reading
+
+
+@contextlib.contextmanager
+def one_reading():
+    """Standard input and named pipes are read once in a reading (one command, one library call:
+    _runid reads the run again) and anew in the next, which a second writer may have filled."""
+    KEPT.clear()
+    try:
+        yield
+    finally:
+        KEPT.clear()  # nor is a large standard input held once the reading is over
 
 
 def open_input(path):
@@ -5177,14 +5219,15 @@ def configure(values, *, keywords=False):
 
 def wants_runid(config):
     """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
-    return config.format == "trec" and "runid" in [n.strip() for group in config.measure or () for n in split_names(group)]
+    names = [n.strip() for group in config.measure or () for n in split_names(group, NAME_BREAKS)]
+    return config.format == "trec" and "runid" in names
 
 
 def make_plan(config):
     """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
     at each --k, default 3) and what the readers need of its options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
-    specs = parse_measures([n for group in config.measure or [] for n in split_names(group)
+    specs = parse_measures([n for group in config.measure or [] for n in split_names(group, NAME_BREAKS)
                             if not (runid and n.strip() == "runid")])
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
@@ -5396,8 +5439,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
         if breaches:  # of --max-group-drop, after the others
             result["breaches"] += breaches
-    if plan.config.power:
-        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
+    result.update(power_block(result, specs, plan.config))
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
@@ -5861,7 +5903,8 @@ def _read(path, role, fields, match):
     """What the library's reader of a role reads, with fields and match checked as --fields and
     --match are."""
     opts, kinds = Reading(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
-    value = load(_path(path), role, Known(opts=opts), kinds)
+    with one_reading():
+        value = load(_path(path), role, Known(opts=opts), kinds)
     check_fields_read(opts.fields, kinds)
     return value
 
@@ -6503,6 +6546,8 @@ def notes(result):
     return ([note for note in first + [Note("note", line) for line in lines] if note.text]
             + [Note(*line) for line in said if line[0] == "note"]
             + [Note("warning", w) for w in result.get("warnings", [])]
+            + [Note("warning", finer_text("--max-mean-drop", b["limit"], name, b["mde"], b["n"]))
+               for name, b in result.get("blind_gates", {}).items()]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
 
@@ -6596,9 +6641,17 @@ def power_lines(block, flag, what=""):
                                       "warning: " if floor["gate_on"] == "mean" else "power: ", what, name,
                                       floor["limit"], interval)))
         if gate and float(gate[0]) < p["mde"]:
-            lines.append(("warning", "warning: %s %s on %s%s is finer than the set can see: its smallest detectable "
-                                     "change is %s" % (flag, gate[0], what, name, _number(p["mde"], 4))))
+            lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
+
+
+def finer_text(flag, limit, name, mde, queries=None):
+    """A gate's limit finer than the set can see (see power); queries: said without --power."""
+    text = "warning: %s %s on %s is finer than the set can see: its smallest detectable change is %s" % (
+        flag, limit, name, _number(mde, 4))
+    if queries is None:
+        return text
+    return text + " (80%% power, two-sided 5%%, over %d queries: --power says more)" % queries
 
 
 def breach_text(b):
@@ -7167,7 +7220,8 @@ def main(argv=None):
     """Parse, load, compute, print; return the exit status: 70 (sysexits' EX_SOFTWARE) for a bug
     of ours, with its traceback, so that CI never reads a crash as a failed gate (1)."""
     try:
-        return _main(argv)
+        with one_reading():
+            return _main(argv)
     except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
         with contextlib.suppress(AttributeError, OSError, ValueError):
             traceback.print_exc()
@@ -7177,7 +7231,6 @@ def main(argv=None):
 
 
 def _main(argv):
-    KEPT.clear()
     form = trec_eval_form(list(sys.argv[1:] if argv is None else argv))
     if form is not None:
         return trec_eval_main(*form)

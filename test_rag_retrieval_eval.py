@@ -474,8 +474,9 @@ EDGE_REJECTIONS = [
     ("zero permutations", {"qrels": ONE, "runs": ONE}, ["--permutations", "0"], ["permutations must be"]),
     ("drop limit with underscore", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--max-mean-drop", "1_0"],
      ["drop limit", "'1_0'"]),
-    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"], ["'R @5'"]),
-    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@ 5'"]),
+    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"],  # a blank separates names
+     ["'R' needs a cutoff", "unknown measure '@5'"]),
+    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@': cutoff must be", "measure '5'"]),
     ("ranked ID blank once cut", {"qrels": ONE, "runs": {"q1": ["d1", "#2"]}}, ["--chunk-separator", "#"],
      ["runs.q1", "ranked ID '#2' is blank once cut at '#'"]),
 ]
@@ -1458,6 +1459,18 @@ class MeasureParametersTest(TempDirTestCase):
         rejected(self, status, out, err, "'P(rel=x)@10': rel must be an integer", "not closed",
                  "'nDCG(gains={1:})': gains are", "nDCG takes no rel parameter", "RR takes no gains parameter")
 
+    def test_blanks_separate_names_as_commas_do(self):
+        want = cli(FIXTURE, "-m", "nDCG(gains={0:0,1:2})@3,AP,R@2", "--format", "csv")
+        for given in ("nDCG(gains={0: 0, 1: 2})@3 AP R@2", " nDCG(gains={0:0,1:2})@3 ,\tAP  R@2 "):
+            with self.subTest(given):  # ir_measures' form; blanks inside braces stay the parameter's
+                self.assertEqual(cli(FIXTURE, "-m", given, "--format", "csv"), want)
+        self.assertEqual(cli(FIXTURE, "-m", "nDCG(gains={0:0,1:2})@3,,AP, R@2,", "--format", "csv"), want)
+        for given in ("", " "):  # no name at all is still refused
+            with self.subTest(given):
+                rejected(self, *cli(FIXTURE, "-m", given), "unknown measure ''")
+        status, out, _ = cli(FIXTURE, "-m", "R@3 runid", "--format", "trec")
+        self.assertEqual([line.split("\t")[0] for line in out.splitlines()].count("runid"), 1)
+
 
 class TieBoundsTest(TempDirTestCase):
     MEASURES = ["R@2", "P@3", "RR", "AP", "nDCG@3", "Rprec", "Judged@3", "Bpref", "SetP", "SetF", "IPrec@0.5",
@@ -2094,9 +2107,14 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
         self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
         said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
-        self.assertEqual(said, ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
-                                "rag_retrieval_eval: note: unstable queries",
-                                "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
+        finer = ": warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable " \
+                "change is "
+        self.assertEqual([line.rpartition(" ")[0] if finer in line else line for line in said],
+                         ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
+                          "rag_retrieval_eval: note: unstable queries",
+                          "rag_retrieval_eval: inside.json" + finer[:-1],
+                          "rag_retrieval_eval: beyond.json" + finer[:-1],
+                          "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
         table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
                     "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
         self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
@@ -2224,6 +2242,22 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
         self.assertEqual(alone["power"]["RR"]["paired"], False)
         self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+
+    def test_a_gate_finer_than_the_set_can_see_is_said_without_power(self):
+        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,NumRet")
+        mde = json.loads(cli(*args, "--power")[1])["power"]["RR"]["mde"]
+        said = ("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
+                "change is %.4f (80%% power, two-sided 5%%, over 6 queries: --power says more)" % mde)
+        status, out, err = cli(*args, "--max-mean-drop", "0.05")
+        self.assertEqual(json.loads(out)["blind_gates"]["RR"], {"limit": 0.05, "mde": mde, "n": 6})
+        self.assertEqual((status, err.count("finer than")), (1, 2), err)  # and NumRet's sum
+        self.assertIn(said + "\n", err)
+        self.assertIn("- " + said, cli(*args, "--max-mean-drop", "0.05", "--format", "markdown")[1])
+        status, out, err = cli(*args, "--max-mean-drop", "0.05", "--power")  # said once, by --power
+        self.assertEqual((err.count("finer than"), "blind_gates" in out), (2, False))
+        coarse = "%.4f" % (mde + 0.0001)  # at or above what the set sees: nothing to say
+        status, out, err = cli(*args[:-1], "RR", "--max-mean-drop", coarse)
+        self.assertEqual(("finer" in err, "blind_gates" in out), (False, False))
 
     def test_power_of_a_zero_limit_and_of_a_count(self):
         """A limit of 0 no number of queries resolves; a count's gate reads its sum: mde = z * s * sqrt(n)."""
@@ -5166,6 +5200,18 @@ class LibraryApiTest(unittest.TestCase):
             rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
         with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
             rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "no named pipes here")
+    def test_a_named_pipe_read_by_two_calls_is_read_anew(self):
+        with tempfile.TemporaryDirectory() as folder:
+            fifo = Path(folder, "run.fifo")
+            os.mkfifo(fifo)
+            for line in ("q1 Q0 a 1 1 tagA\n", "q1 Q0 b 1 1 tagB\n"):  # one writer a call
+                writer = threading.Thread(target=fifo.write_text, args=(line,), daemon=True)
+                writer.start()
+                self.assertEqual(rre.read_run(fifo), {"q1": {line.split()[2]: 1.0}})
+                writer.join(5)
+            self.assertEqual(rre.KEPT, {})  # nothing of the pipe outlives its call
 
 
 # --- Query groups, several runs, the plot, statistics at scale ---
