@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Score saved retrieval rankings against relevance labels, exactly as trec_eval does.
+"""Score saved retrieval rankings against relevance labels, exactly as trec_eval does; with no
+labels yet, say how much a run agrees with a baseline's rankings (-m RBO,Overlap@10 --baseline).
 
 Usage (python3 rag_retrieval_eval.py --help says more):
   python3 rag_retrieval_eval.py FIXTURE [--k K]        seed mode: recall@K and MRR@K

@@ -6694,7 +6694,9 @@ class StructureTest(unittest.TestCase):
 
     def test_help_starts_with_the_one_line_summary(self):
         self.assertEqual(rre.build_parser().format_help().split("\n\n")[1],
-                         "Score saved retrieval rankings against relevance labels, exactly as trec_eval does.")
+                         "Score saved retrieval rankings against relevance labels, exactly as trec_eval does; "
+                         "with no\nlabels yet, say how much a run agrees with a baseline's rankings "
+                         "(-m RBO,Overlap@10 --baseline).")  # the label-free use is named at once
         lines = rre.measure_help().splitlines()
         for spec in rre.MEASURES.values():  # every description in one column, whatever the spellings' length
             self.assertEqual([line.find(spec.doc) for line in lines if spec.doc in line], [21], spec.name)
