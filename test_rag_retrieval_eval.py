@@ -943,6 +943,47 @@ class ReplicateFilesTestCase(TempDirTestCase):
         return cli("--qrels", "qrels.json", "--run", run, "--baseline", "base.json", "-m", "RR", *args)
 
 
+# The README's first answers: a LlamaIndex-style log (query ID, expected IDs, retrieved IDs), the
+# same questions after a change of retriever, and the two as TREC files.
+RECIPE_LOG = [("q1", ["doc3#2"], ["doc1#0", "doc3#2", "doc7#1", "doc2#4", "doc9#0"]),
+              ("q2", ["doc5#1", "doc5#2"], ["doc5#1", "doc8#3", "doc4#0", "doc5#2", "doc6#1"]),
+              ("q3", ["doc2#0"], ["doc9#3", "doc1#1", "doc4#2", "doc7#0", "doc8#8"]),
+              ("q4", ["doc6#0"], ["doc6#0", "doc6#1", "doc3#3", "doc1#2", "doc2#2"])]
+RECIPE_NEW = {"q1": ["doc3#2", "doc1#0", "doc7#1", "doc2#4", "doc9#0"],
+              "q3": ["doc2#0", "doc9#3", "doc1#1", "doc4#2", "doc7#0"],
+              "q4": ["doc3#3", "doc1#2", "doc6#0", "doc2#2", "doc6#1"]}
+
+
+class ReadmeRecipesTest(TempDirTestCase):
+    """Each of the README's first answers prints what the README shows."""
+
+    def write_recipe_files(self):
+        new = [(q, labels, RECIPE_NEW.get(q, ranked)) for q, labels, ranked in RECIPE_LOG]
+        for name, rows in (("eval.jsonl", RECIPE_LOG), ("new.jsonl", new)):
+            self.write(name, "".join(json.dumps({"query_id": q, "expected_ids": labels, "retrieved_ids": ranked})
+                                     + "\n" for q, labels, ranked in rows))
+        self.write("qrels.txt", "".join("%s 0 %s 1\n" % (q, d) for q, labels, _ in RECIPE_LOG for d in labels))
+        for name, rows in (("approved.txt", RECIPE_LOG), ("candidate.txt", new), ("run.txt", new)):
+            tag = name.partition(".")[0].replace("run", "candidate")
+            self.write(name, "".join("%s Q0 %s %d %d %s\n" % (q, d, i + 1, 10 - i, tag)
+                                     for q, _, ranked in rows for i, d in enumerate(ranked)))
+
+    def test_each_recipe_prints_what_the_readme_shows(self):
+        self.write_recipe_files()
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        recipes = re.findall(r"```\npython3 rag_retrieval_eval.py ([^`]*?)\n```\n<!-- recipe (\w+) -->\n```\n(.*?)\n```",
+                             readme, re.S)
+        self.assertEqual([key for _, key, _ in recipes], ["LOG", "TREC", "AGREE", "GATE"])
+        for command, key, shown in recipes:
+            args = [str(self.tmp / a) if (self.tmp / a).exists() else a for a in command.replace("\\\n", "").split()]
+            with self.subTest(key):
+                status, out, err = cli(*args)
+                lines = out.rstrip("\n").splitlines()
+                lines = lines[:9] + ["..."] if len(lines) > 10 else lines  # the README cuts a long report
+                said = err.replace(str(self.tmp) + os.sep, "").rstrip("\n").splitlines()
+                self.assertEqual("\n".join(lines + said + ["(exit status %d)" % status]), shown)
+
+
 class SeedFixtureTest(unittest.TestCase):
     """The tutorial fixture: q1 hits at ranks 2 and 3, q2 at rank 1, q3 misses."""
 
