@@ -231,9 +231,10 @@ OPTIONS = (
            "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
            "claimed (MultiHop-RAG's rule) (default id)"),
     Option("explain", False, "flag", None, None, "plan",
-           "say where each missed relevant document went: below the largest cutoff K (its rank) or absent, "
-           "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
-           "ranks before and after of each changed query's relevant documents"),
+           "say where each missed relevant document went: below the largest cutoff K (its rank), absent, or "
+           "not in a ranking no longer than K or --depth (perhaps all a log kept), with the unjudged documents "
+           "in the top K (where the labels judge some non-relevant) and what a floor or a budget cut; with "
+           "--baseline, the ranks before and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
            "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged "
            "document where the measure looks were relevant: the most the missing labels could add"),
@@ -7003,6 +7004,9 @@ class _Parser(argparse.ArgumentParser):
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
+    def convert_arg_line_to_args(self, line):
+        return [line] if line.strip() else []  # an argument file's blank line is no argument
+
 
 def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
@@ -7052,7 +7056,9 @@ TREC_FLAGS = "qcJl:M:N:m:"
 
 def trec_eval_form(argv):
     """(flags [(flag, value)], [QRELS, RUN]) when argv is trec_eval's form: two files and its
-    flags only; None for our forms."""
+    flags only; None for our forms, the only ones that read argument files (@args.txt)."""
+    if any(arg.startswith("@") for arg in argv):
+        return None
     try:
         flags, files = getopt.gnu_getopt(argv, TREC_FLAGS)
     except getopt.GetoptError:  # one of ours: argparse says what, and of a second file which form to use
