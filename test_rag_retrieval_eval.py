@@ -5057,6 +5057,155 @@ class PoolTest(TempDirTestCase):
         self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
 
 
+class FirstHourTest(TempDirTestCase):
+    """Issue 48's first hour: a LlamaIndex RetrieverEvaluator log, read as a new user reads it."""
+
+    LOG = [{"query_id": "q1", "query": "How do I reset my password?", "expected_ids": ["n12"],
+            "retrieved_ids": ["n40", "n12", "n3", "n9", "n1"],
+            "retrieved_scores": [0.83, 0.81, 0.62, 0.55, 0.41]},
+           {"query_id": "q2", "query": "Which plans include SSO?", "expected_ids": ["n7"],
+            "retrieved_ids": ["n7", "n9", "n2", "n5", "n6"],
+            "retrieved_scores": [0.91, 0.77, 0.52, 0.5, 0.44]},
+           {"query_id": "q3", "query": "What is the refund window?",
+            "expected_ids": ["n21", "n22"], "retrieved_ids": ["n30", "n31", "n21", "n32", "n33"],
+            "retrieved_scores": [0.7, 0.69, 0.6, 0.58, 0.57]},
+           {"query_id": "q4", "query": "Can I pay in bitcoin?",
+            "expected_ids": [],  # no answer in the corpus
+            "retrieved_ids": ["n50", "n51", "n52", "n53", "n54"],
+            "retrieved_scores": [0.42, 0.4, 0.33, 0.31, 0.3]}]
+    ABSTAIN = "R@10,RR,Abstain(thresh=0.45),Abstain(thresh=0.4)"
+
+    def log(self, records=None, name="log.jsonl"):
+        return self.write(name, "".join(json.dumps(r) + "\n" for r in records or self.LOG))
+
+    def test_an_empty_label_list_is_named_and_read_as_no_answer_on_request(self):
+        log = self.log()
+        rejected(self, *cli(log, "-m", "R@10,RR"),
+                 "1 query has no relevant label at level 1 ('q4')",
+                 "if 'q4' has no answer in the corpus, say so: --empty-labels no-answer, "
+                 "\"answerable\": false in a record, or --no-answer FILE")
+        status, out, err = cli(log, "-m", self.ABSTAIN, "--empty-labels", "no-answer")
+        result = json.loads(out)
+        self.assertEqual((status, err, result["queries"], result["no_answer_queries"]),
+                         (0, "", 3, 1))
+        self.assertEqual(result["per_query"]["q4"],  # its best score is 0.42
+                         {"Abstain(thresh=0.45)": 1.0, "Abstain(thresh=0.4)": 0.0})
+        self.assertAlmostEqual(result["measures"]["R@10"], (1 + 1 + 0.5) / 3, delta=1e-12)
+        self.assertAlmostEqual(result["measures"]["RR"], (1 / 2 + 1 + 1 / 3) / 3, delta=1e-12)
+        self.assertEqual(result["manifest"]["options"]["empty_labels"], "no-answer")
+        # --no-answer FILE says the same: the same answer either way, and both together agree
+        listed = self.write("na.txt", "q4\n")
+        by_file = cli(log, "-m", self.ABSTAIN, "--no-answer", listed)
+        self.assertEqual(json.loads(by_file[1])["per_query"], result["per_query"], by_file[2])
+        both = cli(log, "-m", "R@10", "--no-answer", listed, "--empty-labels", "no-answer")
+        self.assertEqual((both[0], json.loads(both[1])["per_query"]), (0, {
+            "q1": {"R@10": 1.0}, "q2": {"R@10": 1.0}, "q3": {"R@10": 0.5}, "q4": {}}), both[2])
+        qrels = {r["query_id"]: r["expected_ids"] for r in self.LOG}
+        run = {r["query_id"]: r["retrieved_ids"] for r in self.LOG}
+        library = rre.score_run(qrels, run, "R@10", empty_labels="no-answer")
+        self.assertEqual((library["per_query"]["q4"], library["measures"]["R@10"]),
+                         ({}, result["measures"]["R@10"]))
+        with self.assertRaisesRegex(rre.EvalError, "empty_labels must be one of"):
+            rre.score_run(qrels, run, "R@10", empty_labels="skip")
+        rejected(self, *cli(log, "--empty-labels", "skip"),
+                 "--empty-labels: invalid choice: 'skip'")
+
+    def test_many_empty_lists_are_counted_few_are_named(self):
+        for n, named in ((5, "if 'e0', 'e1', 'e2', 'e3', 'e4' have no answer"),
+                         (6, "if the 6 with no label at all have no answer")):
+            records = self.LOG[:1] + [{"query_id": "e%d" % i, "expected_ids": [],
+                                       "retrieved_ids": ["n1"]} for i in range(n)]
+            with self.subTest(empty=n):
+                rejected(self, *cli(self.log(records), "-m", "R@5"), named,
+                         "--empty-labels no-answer")
+
+    def test_scores_named_like_the_role_are_read(self):
+        swapped = [dict(r, retrieved_scores=r["retrieved_scores"][::-1])
+                   for r in self.LOG[:3]]  # the last ID scores highest
+        out = json.loads(cli(self.log(swapped), "-m", "RR")[1])
+        self.assertEqual(out["per_query"],
+                         {"q1": {"RR": 1 / 4}, "q2": {"RR": 1 / 5}, "q3": {"RR": 1 / 3}})
+        renamed = [{k.replace("retrieved_scores", "scores"): v for k, v in r.items()}
+                   for r in swapped]
+        self.assertEqual(json.loads(cli(self.log(renamed), "-m", "RR")[1])["per_query"],
+                         out["per_query"])
+        rejected(self, *cli(self.log([dict(r, scores=[0.9]) for r in renamed]), "-m", "RR"),
+                 "log.jsonl:1: scores: query 'q1': expected a list of 5 scores, one per ranked "
+                 "ID, not [0.9]")
+
+    def test_the_labels_field_as_evidence(self):
+        log = self.log()
+        measures = "EvidenceSuccess@5,EvidenceRecall@5,R@5"
+        status, out, err = cli(log, "-m", measures, "--fields", "evidence=expected_ids",
+                               "--empty-labels", "no-answer", "--format", "csv")
+        self.assertEqual((status, out.splitlines()), (0, [
+            "query," + measures, "q1,1.0,1.0,1.0", "q2,1.0,1.0,1.0", "q3,0.0,0.5,0.5",
+            "q4,,,"]), err)
+        same = cli(log, "-m", "EvidenceSuccess@5", "--empty-labels", "no-answer",
+                   "--fields", "relevant=expected_ids,evidence=expected_ids")
+        self.assertEqual(json.loads(same[1])["measures"], {"EvidenceSuccess@5": 2 / 3}, same[2])
+        rejected(self, *cli(log, "-m", "EvidenceSuccess@5", "--fields", "evidence=expected_ids"),
+                 "('q4')", "--empty-labels no-answer")  # the empty list, not a missing set
+        rejected(self, *cli(log, "-m", "R@5", "--fields", "evidence=retrieved_ids"),
+                 "field 'retrieved_ids' would give both the ranking and the evidence sets")
+        rejected(self, *cli(log, "-m", "R@5", "--fields", "relevant=retrieved_scores"),
+                 "field 'retrieved_scores' would give both the labels and the scores")
+
+    def test_an_argument_file_holds_a_long_fields(self):
+        nested = [{"qid": r["query_id"], "gold": [{"id": d} for d in r["expected_ids"]],
+                   "hits": [{"id": d, "score": s}
+                            for d, s in zip(r["retrieved_ids"], r["retrieved_scores"])]}
+                  for r in self.LOG[:3]]
+        log = self.log(nested)
+        fields = "query=qid,relevant=gold[].id,retrieved=hits[].id,scores=hits[].score"
+        args = self.write("args.txt", "--fields\n%s\n-m\nR@2,RR\n\n--format\ntable\n" % fields)
+        typed = cli(log, "--fields", fields, "-m", "R@2,RR", "--format", "table")
+        self.assertEqual(typed[:2], (0, "query     R@2      RR\nall    0.6667  0.6111\n"
+                                        "3 queries evaluated\n"))
+        self.assertEqual(cli(log, "@%s" % args), typed)  # one positional beside: still our form
+        self.assertEqual(cli("@%s" % self.write("all.txt", "%s\n@%s\n" % (log, args))), typed)
+        rejected(self, *cli(log, "@%s" % (self.tmp / "nope.txt")), "No such file", "nope.txt")
+        status, out, err = cli("--help")
+        text = " ".join(out.split())
+        self.assertEqual(status, 0)
+        for fragment in ("a KEY may be a path: keys joined by '.', '[]' after a key for each "
+                         "element of its list (such as retrieved=documents[].id",
+                         "--empty-labels {error,no-answer}"):
+            self.assertIn(fragment, text)
+
+    def test_explanations_say_what_a_short_log_can_say(self):
+        log = self.log()
+        args = ("--explain", "--empty-labels", "no-answer")
+        status, out, err = cli(log, "-m", "R@10", *args)
+        note = ("rag_retrieval_eval: note: --explain: unjudged would mean merely unlabeled where "
+                "the labels name only relevant documents, as those of 1 query do: their unlabeled "
+                "documents in the top 10 are not listed (JSON: \"unlabeled\")\n")
+        self.assertEqual((status, err), (0, note))
+        self.assertEqual(json.loads(out)["explain"]["queries"], {"q3": {
+            "cause": "not_ranked", "missing": {"n22": None},
+            "unlabeled": ["n30", "n31", "n32", "n33"], "ranked": 5}})
+        table = cli(log, "-m", "R@10", *args, "--format", "table")[1]
+        self.assertIn("1 query missed (0 absent, 1 not in the ranking, 0 below), 0 cut; 0 with "
+                      "unjudged documents in the top 10\n"
+                      "  q3: not in the ranking (5 ranked); n22 not ranked\n", table)
+        markdown = cli(log, "-m", "R@10", *args, "--format", "markdown")[1]
+        self.assertIn("- q3: not in the ranking (5 ranked); n22 not ranked", markdown)
+        self.assertIn("- --explain: unjudged would mean merely unlabeled", markdown)
+        self.assertEqual(cli(log, "-m", "R@10", *args, "--format", "csv")[1].splitlines()[0:4:3],
+                         ["query,R@10,absent,not_ranked,below,unjudged", "q3,0.5,0,1,0,0"])
+        # a ranking longer than K: absent from it; labels that judge n30 non-relevant list
+        # the unjudged documents
+        graded = [dict(r, expected_ids={"n21": 1, "n22": 1, "n30": 0})
+                  if r["query_id"] == "q3" else r for r in self.LOG]
+        status, out, err = cli(self.log(graded, "graded.jsonl"), "-m", "R@3", *args)
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q3"],
+                         {"cause": "absent", "missing": {"n22": None}, "unjudged": ["n31"]}, err)
+        self.assertEqual(err, "")  # q3, the only miss, has its unjudged listed: nothing to note
+        deep = json.loads(cli(log, "-m", "R@3", *args, "--depth", "5")[1])
+        self.assertEqual((deep["explain"]["queries"]["q3"]["cause"],
+                          deep["explain"]["queries"]["q3"]["ranked"]), ("not_ranked", 5))
+
+
 class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
 
