@@ -2780,8 +2780,7 @@ class ManifestTest(TempDirTestCase):
             "tool": "rag_retrieval_eval %s" % rre.__version__,
             "labels": "sha256:" + hashlib.sha256(lines.encode()).hexdigest(), "measures": ["R@5", "RR"],
             "options": {"relevance_level": 1, "depth": 50, "judged_only": False, "missing_run": "error",
-                        "unlabeled": "error", "no_relevant": "error", "empty_labels": "error", "match": "id",
-                        "duplicates": "error",
+                        "unlabeled": "error", "no_relevant": "error", "match": "id", "duplicates": "error",
                         "chunk_separator": None, "seed": 7, "permutations": 10000},
             "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},  # the labels judge d2 non-relevant
             "inputs": {"qrels": [str(qrels)], "run": [str(run)]}})
@@ -5092,7 +5091,8 @@ class FirstHourTest(TempDirTestCase):
                          {"Abstain(thresh=0.45)": 1.0, "Abstain(thresh=0.4)": 0.0})
         self.assertAlmostEqual(result["measures"]["R@10"], (1 + 1 + 0.5) / 3, delta=1e-12)
         self.assertAlmostEqual(result["measures"]["RR"], (1 / 2 + 1 + 1 / 3) / 3, delta=1e-12)
-        self.assertEqual(result["manifest"]["options"]["empty_labels"], "no-answer")
+        self.assertEqual(result["manifest"]["no_answer"],  # a saved baseline is checked by it
+                         "sha256:" + hashlib.sha256(b"q4\n").hexdigest())
         # --no-answer FILE says the same: the same answer either way, and both together agree
         listed = self.write("na.txt", "q4\n")
         by_file = cli(log, "-m", self.ABSTAIN, "--no-answer", listed)
@@ -6856,8 +6856,7 @@ class StructureTest(unittest.TestCase):
         self.assertEqual(rre.Config()._asdict(), {o.name: o.default for o in rre.OPTIONS})
         self.assertEqual(rre.GATES, ["max_mean_drop", "max_query_drop", "max_group_drop"])
         self.assertEqual(list(rre.recorded_options(rre.Config())), [
-            "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "empty_labels", "match",
-            "duplicates",
+            "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "match", "duplicates",
             "chunk_separator", "seed", "permutations"])  # the manifest's order: value options, then the seeds
         for word in ("max_mean_drop", "max_query_drop", "max_group_drop", '"seed", "permutations"'):
             self.assertNotIn("(%s," % word, self.source)  # no hand-written list of these options
