@@ -186,7 +186,8 @@ OPTIONS = (
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
     *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
-    Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",  # its no_answer digest
+    # plan, not value: the manifest's no_answer digest records what it changes
+    Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
            "a query whose labels are an empty list (LlamaIndex's expected_ids: []): error, or "
            "no-answer (its question has no answer in the corpus, as --no-answer FILE would say) "
            "(default error)"),
