@@ -232,11 +232,11 @@ OPTIONS = (
            "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
            "claimed (MultiHop-RAG's rule) (default id)"),
     Option("explain", False, "flag", None, None, "plan",
-           "say where each missed relevant document went: below the largest cutoff K (its rank), "
-           "absent, or not in a ranking no longer than K or --depth (perhaps all a log kept), with "
-           "the unjudged documents in the top K (where the labels judge some non-relevant) and what "
-           "a floor or a budget cut; with --baseline, the ranks before and after of each changed "
-           "query's relevant documents"),
+           "say where each missed relevant document went: below the largest cutoff K (its "
+           "rank), absent, or not in a ranking no longer than K or --depth (perhaps all a log "
+           "kept), with the unjudged documents in the top K (where the labels judge some "
+           "non-relevant) and what a floor or a budget cut; with --baseline, the ranks before "
+           "and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
            "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged "
            "document where the measure looks were relevant: the most the missing labels could add"),
