@@ -721,11 +721,11 @@ EXPLAIN_EXAMPLE = {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 0}, "q2": {"d5": 1}}
                    "runs": {"q1": ["d4", "d1", "d3", "d6", "d2"], "q2": ["d7", "d8"]}}
 
 
-EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 0, "not_ranked": 1, "below": 1, "cut": 0, "unjudged": 1,
-                                    "unlabeled": 1},
+EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 0, "not_ranked": 1, "below": 1,
+                                    "cut": 0, "unjudged": 1, "unlabeled": 1},
                  "queries": {"q1": {"cause": "below", "missing": {"d2": 5}, "unjudged": ["d4"]},
-                             "q2": {"cause": "not_ranked", "missing": {"d5": None}, "unlabeled": ["d7", "d8"],
-                                    "ranked": 2}}}
+                             "q2": {"cause": "not_ranked", "missing": {"d5": None},
+                                    "unlabeled": ["d7", "d8"], "ranked": 2}}}
 
 
 def rr_run(*ranks):
@@ -3824,8 +3824,8 @@ class LogsAsWrittenTest(TempDirTestCase):
     def test_messages_that_say_what_a_file_is_and_what_to_do(self):
         empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
                                        '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
-        useful = ("if 'q2' has no answer in the corpus, say so: --empty-labels no-answer, \"answerable\": false in a "
-                  "record, or --no-answer FILE")
+        useful = ("if 'q2' has no answer in the corpus, say so: --empty-labels no-answer, "
+                  "\"answerable\": false in a record, or --no-answer FILE")
         for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
             with self.subTest(measures=measures):
                 rejected(self, *cli(empty, "-m", measures), useful)
@@ -3869,8 +3869,8 @@ class LogsAsWrittenTest(TempDirTestCase):
         empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
                                       '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
         rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
-                 "answer in the corpus, say so: --empty-labels no-answer, \"answerable\": false in a record, or "
-                 "--no-answer FILE")
+                 "answer in the corpus, say so: --empty-labels no-answer, \"answerable\": false "
+                 "in a record, or --no-answer FILE")
         qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
         rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
                  "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
@@ -4883,27 +4883,32 @@ class ExplainTest(TempDirTestCase):
     def test_every_format_and_mode(self):
         fixture = self.write("f.json", EXPLAIN_EXAMPLE)
         table = cli(fixture, "-m", "R@3", "--explain", "--format", "table")[1]
-        self.assertIn("why it missed, within the top 3: 2 queries missed (0 absent, 1 not in the ranking, 1 below), 0 "
-                      "cut; 1 with unjudged documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
+        self.assertIn("why it missed, within the top 3: 2 queries missed (0 absent, 1 not in the "
+                      "ranking, 1 below), 0 cut; 1 with unjudged documents in the top 3\n"
+                      "  q1: below; d2 at 5; unjudged in the top 3: d4\n"
                       "  q2: not in the ranking (2 ranked); d5 not ranked", table)
         self.assertTrue(table.endswith("d5 not ranked\n"), table)  # two queries, no "more"
-        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)], "q2": {"a0": 1, "x": 0}},
+        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)],
+                                               "q2": {"a0": 1, "x": 0}},
                                      "runs": {"q1": ["x", "y"], "q2": ["y", "x"]}})
-        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and 2 more\n  q2: absent; "
-                      "a0 absent; unjudged in the top 1: y\n",
-                      cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])  # a line, not a wall
+        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and "
+                      "2 more\n"
+                      "  q2: absent; a0 absent; unjudged in the top 1: y\n",  # a line, not a wall
+                      cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])
         many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
                                      "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
         markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
         self.assertEqual((markdown.count("\n- q"), markdown.split("<details><summary>")[1][:7]), (20, "18 more"))
         lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
-        self.assertEqual((lines[-2], lines[-1]), ("  q19: not in the ranking (1 ranked); d1 not ranked",
+        self.assertEqual((lines[-2], lines[-1]), (
+            "  q19: not in the ranking (1 ranked); d1 not ranked",
                                                   "  and 3 more (all of them in the JSON output)"))
         markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
         self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
         self.assertIn("- q2: not in the ranking (2 ranked); d5 not ranked", markdown)
         self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
-                         "query,R@3,absent,not_ranked,below,unjudged\nq1,0.5,0,0,1,1\nq2,0.0,0,1,0,0\n")
+                         "query,R@3,absent,not_ranked,below,unjudged\n"
+                         "q1,0.5,0,0,1,1\nq2,0.0,0,1,0,0\n")
         rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
         qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
         base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
@@ -4913,15 +4918,18 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
         self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
         self.assertEqual([b["explain"] for b in out["groups"].values()],
-                         [{"missed": 1, "absent": 0, "not_ranked": 0, "below": 1, "cut": 0, "unjudged": 1, "unlabeled": 0},
-                          {"missed": 1, "absent": 0, "not_ranked": 1, "below": 0, "cut": 0, "unjudged": 0, "unlabeled": 1}])
+                         [{"missed": 1, "absent": 0, "not_ranked": 0, "below": 1, "cut": 0,
+                           "unjudged": 1, "unlabeled": 0},
+                          {"missed": 1, "absent": 0, "not_ranked": 1, "below": 0, "cut": 0,
+                           "unjudged": 0, "unlabeled": 1}])
         self.assertIn("ranks before -> after: d5 1 -> absent", cli("--qrels", qrels, "--run", run, "--baseline", base,
                                                                   "-m", "R@3", "--explain", "--format", "table")[1])
         several = json.loads(cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain")[1])["runs"]
         self.assertEqual([r["explain"]["counts"]["missed"] for r in several.values()], [2, 0])
         csv_text = cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format", "csv")[1]
-        self.assertEqual(csv_text.splitlines()[0].split(",")[3:7], ["%s absent" % run, "%s not_ranked" % run,
-                                                                   "%s below" % run, "%s unjudged" % run])
+        self.assertEqual(csv_text.splitlines()[0].split(",")[3:7],
+                         ["%s %s" % (run, kind)
+                          for kind in ("absent", "not_ranked", "below", "unjudged")])
         for fmt in ("table", "markdown"):
             self.assertIn("why it missed" if fmt == "table" else "Why it missed",
                           cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format",
@@ -4932,17 +4940,21 @@ class ExplainTest(TempDirTestCase):
         result = rre.score_run({"q1": ["d1", "d2"]}, run, ["R(thresh=0.75)@3", "R(tokens=250)@3",
                                                            "R(tokens=250,pack=skip)@3"], explain=True,
                                lengths={"d1": 100, "x": 200, "d2": 100, "y": 10})
-        self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unlabeled": ["x"], "cut": {
-            "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
-        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "not_ranked": 0, "below": 0, "cut": 1,
-                                                       "unjudged": 0, "unlabeled": 1})
+        self.assertEqual(result["explain"]["queries"], {"q1": {
+            "cause": "cut", "unlabeled": ["x"],
+            "cut": {"R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})
+        # skip packing passes x and takes d2
+        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "not_ranked": 0,
+                                                       "below": 0, "cut": 1, "unjudged": 0,
+                                                       "unlabeled": 1})
         files = ("--qrels", self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\n"), "--run", self.write("r.txt", "".join(
             "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
                                                                                               "x 200\nd2 100\ny 10\n"))
         for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
             with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
                 self.assertEqual(json.loads(explained[1])["explain"]["queries"],
-                                 {"q1": {"cause": "cut", "unlabeled": ["x"], "cut": {"R(tokens=250)@3": ["d2"]}}})
+                                 {"q1": {"cause": "cut", "unlabeled": ["x"],
+                                         "cut": {"R(tokens=250)@3": ["d2"]}}})
 
     def test_random_rankings_agree_with_the_contracts_words(self):
         """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
@@ -4982,37 +4994,43 @@ class ExplainTest(TempDirTestCase):
                 budget = [d for d in relevant if rank.get(d, 4) <= 3 and d not in packed]
                 cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
                 unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
-                judges = min(qrels[q].values()) < 1  # else the other documents are merely unlabeled
-                absent = "not_ranked" if len(ranking) <= max(3, depth or 0) else "absent"  # perhaps all a log kept
+                judges = min(qrels[q].values()) < 1  # else the others are merely unlabeled
+                short = len(ranking) <= max(3, depth or 0)  # perhaps all a log kept
+                absent = "not_ranked" if short else "absent"
                 expected = {}
                 if missing or cut:
-                    expected["cause"] = absent if None in missing.values() else "below" if missing else "cut"
-                    expected.update(missing=missing, cut=cut, **{"unjudged" if judges else "unlabeled": unjudged})
+                    expected["cause"] = (absent if None in missing.values() else
+                                         "below" if missing else "cut")
+                    expected.update(missing=missing, cut=cut,
+                                    **{"unjudged" if judges else "unlabeled": unjudged})
                 if expected.get("cause") == "not_ranked":
                     expected["ranked"] = len(ranking)
                 with self.subTest(case=case, query=q):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
-                                     {key: value for key, value in expected.items() if value or key == "ranked"})
+                                     {key: value for key, value in expected.items()
+                                      if value or key == "ranked"})
 
     def test_a_query_without_a_ranking_misses_all_it_should_find(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d9", "d1"]}})
         status, out, err = cli(fixture, "-m", "R@1", "--explain", "--missing-run", "zero", "--pool",
                                self.tmp / "pool.jsonl")
-        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"], {"cause": "not_ranked", "missing": {"d2": None},
-                                                                       "ranked": 0}, err)
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"],
+                         {"cause": "not_ranked", "missing": {"d2": None}, "ranked": 0}, err)
         self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
                          ["q1"])  # q2 has nothing unjudged to label
 
     def test_evidence_standing_in_for_labels(self):
         fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
         self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
-                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None}, "unlabeled": ["d3"]}})
+                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None},
+                                 "unlabeled": ["d3"]}})
 
     def test_texts_are_named(self):
         out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
                              "contains", "-m", "R@2", "--explain")[1])["explain"]
         name, lyon = (rre.text_name(text, "text").split()[0] for text in (FACTS[1], CHUNKS[0]))
-        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unlabeled"], out["texts"][name]),
+        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unlabeled"],
+                          out["texts"][name]),
                          ({name: 4}, [lyon], FACTS[1]))
 
 
