@@ -129,7 +129,7 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
                 "evidence": ("evidence", "retrieval_gt"),  # retrieval_gt: AutoRAG's AND-of-OR lists
                 "tokens": ("tokens",),  # a list parallel to the ranking's IDs
-                "scores": ("retrieve_scores",),  # a list parallel to the ranking's IDs (AutoRAG's)
+                "scores": ("retrieve_scores", "retrieved_scores", "scores"),  # parallel to the IDs
                 "answerable": ("answerable",)}  # false: the corpus holds no answer
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking", "evidence": "evidence sets",
@@ -187,6 +187,11 @@ OPTIONS = (
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
     *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
+    # plan, not value: the manifest's no_answer digest records what it changes
+    Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
+           "a query whose labels are an empty list (LlamaIndex's expected_ids: []): error, or "
+           "no-answer (its question has no answer in the corpus, as --no-answer FILE would say) "
+           "(default error)"),
     Option("baseline", None, "file", "FILE", None, "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or the result "
            "saved from one (its JSON output), which stands for it"),
@@ -220,15 +225,19 @@ OPTIONS = (
     Option("max_group_drop", None, "limit", "X", None, "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
-           "JSON Lines field names of a log, roles %s (such as relevant=expected_chunk_ids)" % ", ".join(ROLES)),
+           "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
+           "'[]' after a key for each element of its list (such as "
+           "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
     Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
            "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space for each run of "
            "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
            "claimed (MultiHop-RAG's rule) (default id)"),
     Option("explain", False, "flag", None, None, "plan",
-           "say where each missed relevant document went: below the largest cutoff K (its rank) or absent, "
-           "with the unjudged documents in the top K and what a floor or a budget cut; with --baseline, the "
-           "ranks before and after of each changed query's relevant documents"),
+           "say where each missed relevant document went: below the largest cutoff K (its "
+           "rank), absent, or not in a ranking no longer than K or --depth (perhaps all a log "
+           "kept), with the unjudged documents in the top K (where the labels judge some "
+           "non-relevant) and what a floor or a budget cut; with --baseline, the ranks before "
+           "and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
            "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged "
            "document where the measure looks were relevant: the most the missing labels could add"),
@@ -588,8 +597,10 @@ def fields_table(named):
             raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' after a key for "
                             "each element of its list, as in retrieval_list[].text)" % (role, show(key)))
         table[role] = (key,)
+    shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     for role, keys in table.items():  # a key names one role: relevant=retrieved would rank the labels
-        other = next((r for r in table if r != role and set(keys) & set(table[r])), None)
+        other = next((r for r in table if r != role and set(keys) & set(table[r])
+                      and {r, role} != shared), None)
         if other is not None:
             raise EvalError("--fields: field %s would give both the %s and the %s: a field gives one role; "
                             "name the other role's field too" % (show(next(iter(set(keys) & set(table[other])))),
@@ -2251,9 +2262,12 @@ def trec_label(name):
 # === Evaluation ===
 
 def say_no_answer(empty):
-    """How to say that the queries with no label at all (often questions without an answer) have none."""
-    return "if %s no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE" % (
-        "%s has" % show(empty[0]) if len(empty) == 1 else "%d with no label at all have" % len(empty))
+    """How to say that the queries with no label at all (often questions without an answer) have
+    none: each named, when they are few."""
+    few = "%s %s" % (first_few(empty, 5), "has" if len(empty) == 1 else "have")
+    return ("if %s no answer in the corpus, say so: --empty-labels no-answer, "
+            "\"answerable\": false in a record, or --no-answer FILE"
+            % (few if len(empty) <= 5 else "the %d with no label at all have" % len(empty)))
 
 
 def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answer=NOTHING):
@@ -4036,6 +4050,8 @@ def _record_truth(found, where, qid, opts, given, read):
     ["no_answer"] (read: (labels, extras), filled in); given: the Truth given apart (evidence
     sets, questions without an answer)."""
     labels, extras = read
+    if found.get("evidence") == found.get("relevant", ()) and not found["evidence"][1]:  # no sets
+        found = {role: field for role, field in found.items() if role != "evidence"}
     if "evidence" in found:
         if given.evidence is not None:
             given_twice(where, "the record has evidence sets", "--evidence", query=qid)
@@ -4260,6 +4276,15 @@ def _members(text, i, read):
 
 
 json_rankings = fast_json_rankings if FAST_PATHS else reference_json_rankings
+
+
+def with_empty_labels(truth, labels, policy):
+    """The Truth, whose queries without an answer under --empty-labels no-answer include those
+    whose labels are an empty list, as "answerable": false would say of each."""
+    if policy != "no-answer":
+        return truth
+    empty = dict.fromkeys((q for q, grades in labels.items() if not grades), "--empty-labels")
+    return truth._replace(no_answer={**empty, **truth.no_answer})
 
 
 def with_no_answer(labels, no_answer):
@@ -4872,10 +4897,11 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
 
 def check_evidence(evidence, qrels, where):
     """Refuse evidence sets that do not name exactly the labeled queries."""
-    odd = next((q for q in chain(qrels, evidence) if (q in qrels) != (q in evidence)), None)
-    if odd is not None:
+    odd = next((q for q in chain(qrels, evidence) if bool(qrels.get(q)) != (q in evidence)), None)
+    if odd is not None:  # an empty list of labels labels nothing
         fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
-             % ("labels but no evidence set" if odd in qrels else "evidence sets but no labels"), odd)
+             % ("labels but no evidence set" if qrels.get(odd) else "evidence sets but no labels"),
+             odd)
 
 
 # --- Questions with no answer in the corpus (README: "Score floors and questions with no answer") ---
@@ -5395,6 +5421,7 @@ def load_truth(plan, seed_mode, kinds):
             (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]])
     if not seed_mode and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
+    truth = with_empty_labels(truth, labels, config.empty_labels)
     labels = with_no_answer(labels, truth.no_answer)
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
     check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
@@ -5529,7 +5556,9 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     unjudged documents in its top K, and its cause; with a baseline, each changed query's relevant
     documents' ranks before and after; and counts by cause."""
     k, least = plan.opts.top_k, least_relevant(plan.opts.level)
-    counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
+    room = max(k, plan.opts.depth or 0)  # a ranking no longer may be all a log kept: not "absent"
+    causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
+    counts, queries = dict.fromkeys(causes, 0), {}
     changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
     saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
     before = approved.kept[0][0].ranked if approved is not None else {}
@@ -5539,20 +5568,25 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
         missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
         cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
                for s in plan.specs if s.filter in kept}
-        entry = {"cause": "absent" if None in missing.values() else "below"} if missing else {}
+        absent = "not_ranked" if judged[q].num_ret <= room else "absent"
+        entry = {"cause": absent if None in missing.values() else "below"} if missing else {}
         if not missing and any(cut.values()):
             entry["cause"] = "cut"
         if entry:
             unjudged = [d for d in top if labels.get(d, -1) < 0]
-            entry.update(missing=missing, unjudged=unjudged, cut={m: docs for m, docs in cut.items() if docs})
+            judges = any(g < least for g in labels.values())  # else the others are unlabeled
+            entry.update(missing=missing, **{"unjudged" if judges else "unlabeled": unjudged},
+                         cut={m: docs for m, docs in cut.items() if docs},
+                         ranked=entry["cause"] == "not_ranked" and judged[q].num_ret)
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
-            counts["unjudged"] += bool(unjudged)
+            counts["unjudged" if judges else "unlabeled"] += bool(unjudged)
         if q in changed and not saved:
             ranked_before = _seen_of(before.get(q))[0]
             entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
         if entry:
-            queries[q] = {key: value for key, value in entry.items() if value}
+            queries[q] = {key: value for key, value in entry.items()
+                          if value or type(value) is int}  # 0 ranked is something to say
     return _named({"k": k, "counts": counts, "queries": queries}, plan.opts.match)
 
 
@@ -5571,7 +5605,8 @@ def _named(block, match):
         for key in ("missing", "ranks"):
             if key in entry:
                 entry[key] = {name(d): value for d, value in entry[key].items()}
-        entry.update({key: [name(d) for d in entry[key]] for key in ("unjudged",) if key in entry})
+        entry.update({key: [name(d) for d in entry[key]]
+                      for key in ("unjudged", "unlabeled") if key in entry})
         if "cut" in entry:
             entry["cut"] = {m: [name(d) for d in docs] for m, docs in entry["cut"].items()}
     return dict(block, texts=texts)
@@ -5607,8 +5642,11 @@ def unjudged_marked(result):
 def explain_counts(block, qids):
     """The counts of an explain block (see explanations) over some of its queries (a group's)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
-    counts = {cause: sum(1 for e in entries if e["cause"] == cause) for cause in ("absent", "below", "cut")}
-    return dict(missed=counts["absent"] + counts["below"], **counts, unjudged=sum(1 for e in entries if "unjudged" in e))
+    counts = {cause: sum(1 for e in entries if e["cause"] == cause)
+              for cause in ("absent", "not_ranked", "below", "cut")}
+    return dict(missed=len(entries) - counts["cut"], **counts,
+                unjudged=sum(1 for e in entries if "unjudged" in e),
+                unlabeled=sum(1 for e in entries if "unlabeled" in e))
 
 
 def pool_records(inputs, k, changed=()):
@@ -5825,7 +5863,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
               evidence=None, lengths=None, no_answer=None, power=False, clusters=None, min_mean=None, min_query=None,
-              gate_on="mean"):
+              gate_on="mean", empty_labels="error"):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -5846,7 +5884,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
                  ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
                  groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
-                 gate_on="mean", power=False, clusters=None, min_mean=None, min_query=None):
+                 gate_on="mean", power=False, clusters=None, min_mean=None, min_query=None,
+                 empty_labels="error"):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
@@ -5863,7 +5902,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
                permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False,
-               clusters=None, min_mean=None, min_query=None):
+               clusters=None, min_mean=None, min_query=None, empty_labels="error"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -5970,6 +6009,7 @@ def _library_truth(plan):
               merged_labels([(root, fold_labels(qrels_from_json(labels, None, root, plan.opts.match),
                                                 plan.opts.separator, root)) for root, labels in (
                   [("qrels[%d]" % i, q) for i, q in enumerate(qrels)] if isinstance(qrels, list) else [("qrels", qrels)])]))
+    truth = with_empty_labels(truth, labels, plan.config.empty_labels)
     labels = with_no_answer(labels, truth.no_answer)
     check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
@@ -6123,12 +6163,18 @@ def explain_lines(block, limit=20):
     """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
     k, c, texts = block["k"], block["counts"], block.get("texts", {})
     name = (lambda d: "%s %s" % (d, show(texts[d]))) if texts else str
-    lines = ["why it missed, within the top %d: %s missed (%d absent, %d below), %d cut; %d with unjudged documents "
-             "in the top %d" % (k, n_queries(c["missed"]), c["absent"], c["below"], c["cut"], c["unjudged"], k)]
+    unranked = ", %d not in the ranking" % c["not_ranked"] if c["not_ranked"] else ""
+    lines = ["why it missed, within the top %d: %s missed (%d absent%s, %d below), %d cut; %d "
+             "with unjudged documents in the top %d" % (k, n_queries(c["missed"]), c["absent"],
+                                                        unranked, c["below"], c["cut"],
+                                                        c["unjudged"], k)]
     for q, e in list(block["queries"].items())[:limit]:
-        parts = [e["cause"]] if "cause" in e else []
-        parts += [_few("%s %s" % (name(d), "absent" if r is None else "at %d" % r) for d, r in e.get("missing",
-                                                                                                   {}).items())]
+        short = e.get("cause") == "not_ranked"  # the ranking may be all a log kept
+        gone = "not ranked" if short else "absent"
+        cause = "not in the ranking (%d ranked)" % e.get("ranked", 0) if short else e.get("cause")
+        parts = [cause] if cause else []
+        parts += [_few("%s %s" % (name(d), gone if r is None else "at %d" % r)
+                       for d, r in e.get("missing", {}).items())]
         parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
         parts += ["unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"])))] if "unjudged" in e else []
         parts += ["ranks before -> after: " + _few("%s %s -> %s" % (name(d), *("absent" if r is None else r
@@ -6361,12 +6407,15 @@ def format_csv(result):
 
 
 def explain_columns(block, label):
-    """CSV columns of an explain block, or none: per query the documents absent, below and unjudged."""
+    """CSV columns of an explain block, or none: per query the documents absent, not in a ranking
+    that may be all a log kept (not_ranked: see explanations), below and unjudged."""
     entry = (lambda q: block["queries"].get(q, {})) if block else None
-    missing = lambda q, absent: sum(1 for r in entry(q).get("missing", {}).values() if (r is None) == absent)
-    return [] if not block else [("%sabsent" % label, partial(missing, absent=True)),
-                                 ("%sbelow" % label, partial(missing, absent=False)),
-                                 ("%sunjudged" % label, lambda q: len(entry(q).get("unjudged", ())))]
+    kind = lambda q, rank: entry(q)["cause"] if rank is None else "below"  # unranked: its query's
+    ranks = lambda q: entry(q).get("missing", {}).values()
+    missing = lambda q, cause: sum(kind(q, r) == cause for r in ranks(q))
+    unjudged = lambda q: len(entry(q).get("unjudged", ()))
+    return [] if not block else [(label + cause, partial(missing, cause=cause)) for cause in (
+        "absent", "not_ranked", "below")] + [("%sunjudged" % label, unjudged)]
 
 
 def _cell(per_query, name, qid):
@@ -6534,6 +6583,10 @@ def notes(result):
     lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
               "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
     lines += unjudged_notes(result.get("unjudged"))
+    lines += ["--explain: unjudged would mean merely unlabeled where the labels name only "
+              "relevant documents, as those of %s do: their unlabeled documents in the top %d are "
+              "not listed (JSON: \"unlabeled\")" % (n_queries(e["counts"]["unlabeled"]), e["k"])
+              for e in [result.get("explain")] if e and e["counts"]["unlabeled"]]
     if "clusters" in result:
         lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, not the queries one by "
                      "one" % (result["clusters"], n_queries(result["queries"])))
@@ -7008,6 +7061,9 @@ class _Parser(argparse.ArgumentParser):
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
+    def convert_arg_line_to_args(self, line):
+        return [line] if line.strip() else []  # an argument file's blank line is no argument
+
 
 def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
@@ -7023,7 +7079,7 @@ def build_parser(defaults=True):
     Built once: argparse asks the terminal its size for every option (80% of a small main())."""
     parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
-                     argument_default=argparse.SUPPRESS, usage=USAGE)
+                     argument_default=argparse.SUPPRESS, usage=USAGE, fromfile_prefix_chars="@")
     group = parser
     for option in OPTIONS:
         flags, keywords = _argument(option)
@@ -7057,7 +7113,9 @@ TREC_FLAGS = "qcJl:M:N:m:"
 
 def trec_eval_form(argv):
     """(flags [(flag, value)], [QRELS, RUN]) when argv is trec_eval's form: two files and its
-    flags only; None for our forms."""
+    flags only; None for our forms, the only ones that read argument files (@args.txt)."""
+    if any(arg.startswith("@") for arg in argv):
+        return None
     try:
         flags, files = getopt.gnu_getopt(argv, TREC_FLAGS)
     except getopt.GetoptError:  # one of ours: argparse says what, and of a second file which form to use

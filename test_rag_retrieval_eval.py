@@ -722,9 +722,11 @@ EXPLAIN_EXAMPLE = {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 0}, "q2": {"d5": 1}}
                    "runs": {"q1": ["d4", "d1", "d3", "d6", "d2"], "q2": ["d7", "d8"]}}
 
 
-EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 1, "below": 1, "cut": 0, "unjudged": 2},
+EXPLAIN_BLOCK = {"k": 3, "counts": {"missed": 2, "absent": 0, "not_ranked": 1, "below": 1,
+                                    "cut": 0, "unjudged": 1, "unlabeled": 1},
                  "queries": {"q1": {"cause": "below", "missing": {"d2": 5}, "unjudged": ["d4"]},
-                             "q2": {"cause": "absent", "missing": {"d5": None}, "unjudged": ["d7", "d8"]}}}
+                             "q2": {"cause": "not_ranked", "missing": {"d5": None},
+                                    "unlabeled": ["d7", "d8"], "ranked": 2}}}
 
 
 def rr_run(*ranks):
@@ -3897,7 +3899,8 @@ class LogsAsWrittenTest(TempDirTestCase):
     def test_messages_that_say_what_a_file_is_and_what_to_do(self):
         empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
                                        '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
-        useful = "if 'q2' has no answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE"
+        useful = ("if 'q2' has no answer in the corpus, say so: --empty-labels no-answer, "
+                  "\"answerable\": false in a record, or --no-answer FILE")
         for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
             with self.subTest(measures=measures):
                 rejected(self, *cli(empty, "-m", measures), useful)
@@ -3941,7 +3944,8 @@ class LogsAsWrittenTest(TempDirTestCase):
         empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
                                       '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
         rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
-                 "answer in the corpus, say so: \"answerable\": false in a record, or --no-answer FILE")
+                 "answer in the corpus, say so: --empty-labels no-answer, \"answerable\": false "
+                 "in a record, or --no-answer FILE")
         qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
         rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
                  "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
@@ -4954,25 +4958,32 @@ class ExplainTest(TempDirTestCase):
     def test_every_format_and_mode(self):
         fixture = self.write("f.json", EXPLAIN_EXAMPLE)
         table = cli(fixture, "-m", "R@3", "--explain", "--format", "table")[1]
-        self.assertIn("why it missed, within the top 3: 2 queries missed (1 absent, 1 below), 0 cut; 2 with unjudged "
-                      "documents in the top 3\n  q1: below; d2 at 5; unjudged in the top 3: d4\n"
-                      "  q2: absent; d5 absent; unjudged in the top 3: d7, d8", table)
-        self.assertTrue(table.endswith("unjudged in the top 3: d7, d8\n"), table)  # two queries, no "more"
-        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)]}, "runs": {"q1": ["x"]}})
-        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and 2 more; unjudged in the top "
-                      "1: x\n", cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])  # a line, not a wall
+        self.assertIn("why it missed, within the top 3: 2 queries missed (0 absent, 1 not in the "
+                      "ranking, 1 below), 0 cut; 1 with unjudged documents in the top 3\n"
+                      "  q1: below; d2 at 5; unjudged in the top 3: d4\n"
+                      "  q2: not in the ranking (2 ranked); d5 not ranked", table)
+        self.assertTrue(table.endswith("d5 not ranked\n"), table)  # two queries, no "more"
+        wide = self.write("w.json", {"qrels": {"q1": ["a%d" % i for i in range(7)],
+                                               "q2": {"a0": 1, "x": 0}},
+                                     "runs": {"q1": ["x", "y"], "q2": ["y", "x"]}})
+        self.assertIn("  q1: absent; a0 absent, a1 absent, a2 absent, a3 absent, a4 absent and "
+                      "2 more\n"
+                      "  q2: absent; a0 absent; unjudged in the top 1: y\n",  # a line, not a wall
+                      cli(wide, "-m", "R@1", "--explain", "--format", "table")[1])
         many = self.write("m.json", {"qrels": {"q%02d" % i: ["d1"] for i in range(23)},
                                      "runs": {"q%02d" % i: ["d2"] for i in range(23)}})
         markdown = cli(many, "-m", "R@1", "--explain", "--format", "markdown")[1]
         self.assertEqual((markdown.count("\n- q"), markdown.split("<details><summary>")[1][:7]), (20, "18 more"))
         lines = cli(many, "-m", "R@1", "--explain", "--format", "table")[1].splitlines()
-        self.assertEqual((lines[-2], lines[-1]), ("  q19: absent; d1 absent; unjudged in the top 1: d2",
+        self.assertEqual((lines[-2], lines[-1]), (
+            "  q19: not in the ranking (1 ranked); d1 not ranked",
                                                   "  and 3 more (all of them in the JSON output)"))
         markdown = cli(fixture, "-m", "R@3", "--explain", "--format", "markdown")[1]
         self.assertIn("**Why it missed, within the top 3: 2 queries missed", markdown)
-        self.assertIn("- q2: absent; d5 absent; unjudged in the top 3: d7, d8", markdown)
+        self.assertIn("- q2: not in the ranking (2 ranked); d5 not ranked", markdown)
         self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
-                         "query,R@3,absent,below,unjudged\nq1,0.5,0,1,1\nq2,0.0,1,0,2\n")
+                         "query,R@3,absent,not_ranked,below,unjudged\n"
+                         "q1,0.5,0,0,1,1\nq2,0.0,0,1,0,0\n")
         rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
         qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
         base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
@@ -4982,15 +4993,18 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
         self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
         self.assertEqual([b["explain"] for b in out["groups"].values()],
-                         [{"missed": 1, "absent": 0, "below": 1, "cut": 0, "unjudged": 1},
-                          {"missed": 1, "absent": 1, "below": 0, "cut": 0, "unjudged": 1}])
+                         [{"missed": 1, "absent": 0, "not_ranked": 0, "below": 1, "cut": 0,
+                           "unjudged": 1, "unlabeled": 0},
+                          {"missed": 1, "absent": 0, "not_ranked": 1, "below": 0, "cut": 0,
+                           "unjudged": 0, "unlabeled": 1}])
         self.assertIn("ranks before -> after: d5 1 -> absent", cli("--qrels", qrels, "--run", run, "--baseline", base,
                                                                   "-m", "R@3", "--explain", "--format", "table")[1])
         several = json.loads(cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain")[1])["runs"]
         self.assertEqual([r["explain"]["counts"]["missed"] for r in several.values()], [2, 0])
         csv_text = cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format", "csv")[1]
-        self.assertEqual(csv_text.splitlines()[0].split(",")[3:6], ["%s absent" % run, "%s below" % run,
-                                                                   "%s unjudged" % run])
+        self.assertEqual(csv_text.splitlines()[0].split(",")[3:7],
+                         ["%s %s" % (run, kind)
+                          for kind in ("absent", "not_ranked", "below", "unjudged")])
         for fmt in ("table", "markdown"):
             self.assertIn("why it missed" if fmt == "table" else "Why it missed",
                           cli("--qrels", qrels, "--run", run, "--run", base, "-m", "R@3", "--explain", "--format",
@@ -5001,16 +5015,21 @@ class ExplainTest(TempDirTestCase):
         result = rre.score_run({"q1": ["d1", "d2"]}, run, ["R(thresh=0.75)@3", "R(tokens=250)@3",
                                                            "R(tokens=250,pack=skip)@3"], explain=True,
                                lengths={"d1": 100, "x": 200, "d2": 100, "y": 10})
-        self.assertEqual(result["explain"]["queries"], {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {
-            "R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})  # skip packing passes x and takes d2
-        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "below": 0, "cut": 1, "unjudged": 1})
+        self.assertEqual(result["explain"]["queries"], {"q1": {
+            "cause": "cut", "unlabeled": ["x"],
+            "cut": {"R(thresh=0.75)@3": ["d2"], "R(tokens=250)@3": ["d2"]}}})
+        # skip packing passes x and takes d2
+        self.assertEqual(result["explain"]["counts"], {"missed": 0, "absent": 0, "not_ranked": 0,
+                                                       "below": 0, "cut": 1, "unjudged": 0,
+                                                       "unlabeled": 1})
         files = ("--qrels", self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\n"), "--run", self.write("r.txt", "".join(
             "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
                                                                                               "x 200\nd2 100\ny 10\n"))
         for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
             with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
                 self.assertEqual(json.loads(explained[1])["explain"]["queries"],
-                                 {"q1": {"cause": "cut", "unjudged": ["x"], "cut": {"R(tokens=250)@3": ["d2"]}}})
+                                 {"q1": {"cause": "cut", "unlabeled": ["x"],
+                                         "cut": {"R(tokens=250)@3": ["d2"]}}})
 
     def test_random_rankings_agree_with_the_contracts_words(self):
         """Ties, chunks folded, --depth, --judged-only, a floor and a budget, against a plain reading
@@ -5050,32 +5069,43 @@ class ExplainTest(TempDirTestCase):
                 budget = [d for d in relevant if rank.get(d, 4) <= 3 and d not in packed]
                 cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
                 unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
+                judges = min(qrels[q].values()) < 1  # else the others are merely unlabeled
+                short = len(ranking) <= max(3, depth or 0)  # perhaps all a log kept
+                absent = "not_ranked" if short else "absent"
                 expected = {}
                 if missing or cut:
-                    expected["cause"] = "absent" if None in missing.values() else "below" if missing else "cut"
-                    expected.update(missing=missing, unjudged=unjudged, cut=cut)
+                    expected["cause"] = (absent if None in missing.values() else
+                                         "below" if missing else "cut")
+                    expected.update(missing=missing, cut=cut,
+                                    **{"unjudged" if judges else "unlabeled": unjudged})
+                if expected.get("cause") == "not_ranked":
+                    expected["ranked"] = len(ranking)
                 with self.subTest(case=case, query=q):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
-                                     {key: value for key, value in expected.items() if value})
+                                     {key: value for key, value in expected.items()
+                                      if value or key == "ranked"})
 
     def test_a_query_without_a_ranking_misses_all_it_should_find(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d9", "d1"]}})
         status, out, err = cli(fixture, "-m", "R@1", "--explain", "--missing-run", "zero", "--pool",
                                self.tmp / "pool.jsonl")
-        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"], {"cause": "absent", "missing": {"d2": None}}, err)
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q2"],
+                         {"cause": "not_ranked", "missing": {"d2": None}, "ranked": 0}, err)
         self.assertEqual([json.loads(line)["query_id"] for line in (self.tmp / "pool.jsonl").read_text().splitlines()],
                          ["q1"])  # q2 has nothing unjudged to label
 
     def test_evidence_standing_in_for_labels(self):
         fixture = self.write("e.json", {"evidence": {"q1": [["d1"], ["d2"]]}, "runs": {"q1": ["d3", "d1"]}})
         self.assertEqual(json.loads(cli(fixture, "-m", "R@1,EvidenceRecall@1", "--explain")[1])["explain"]["queries"],
-                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None}, "unjudged": ["d3"]}})
+                         {"q1": {"cause": "absent", "missing": {"d1": 2, "d2": None},
+                                 "unlabeled": ["d3"]}})
 
     def test_texts_are_named(self):
         out = json.loads(cli(self.write("t.json", {"qrels": {"q1": FACTS}, "runs": {"q1": CHUNKS}}), "--match",
                              "contains", "-m", "R@2", "--explain")[1])["explain"]
         name, lyon = (rre.text_name(text, "text").split()[0] for text in (FACTS[1], CHUNKS[0]))
-        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unjudged"], out["texts"][name]),
+        self.assertEqual((out["queries"]["q1"]["missing"], out["queries"]["q1"]["unlabeled"],
+                          out["texts"][name]),
                          ({name: 4}, [lyon], FACTS[1]))
 
 
@@ -5117,6 +5147,156 @@ class PoolTest(TempDirTestCase):
         status, _, err = cli("--qrels", one, "--run", run, "-m", "R@1", "--pool", self.tmp / "p.jsonl",
                              "--judged-only")
         self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
+
+
+class FirstHourTest(TempDirTestCase):
+    """Issue 48's first hour: a LlamaIndex RetrieverEvaluator log, read as a new user reads it."""
+
+    LOG = [{"query_id": "q1", "query": "How do I reset my password?", "expected_ids": ["n12"],
+            "retrieved_ids": ["n40", "n12", "n3", "n9", "n1"],
+            "retrieved_scores": [0.83, 0.81, 0.62, 0.55, 0.41]},
+           {"query_id": "q2", "query": "Which plans include SSO?", "expected_ids": ["n7"],
+            "retrieved_ids": ["n7", "n9", "n2", "n5", "n6"],
+            "retrieved_scores": [0.91, 0.77, 0.52, 0.5, 0.44]},
+           {"query_id": "q3", "query": "What is the refund window?",
+            "expected_ids": ["n21", "n22"], "retrieved_ids": ["n30", "n31", "n21", "n32", "n33"],
+            "retrieved_scores": [0.7, 0.69, 0.6, 0.58, 0.57]},
+           {"query_id": "q4", "query": "Can I pay in bitcoin?",
+            "expected_ids": [],  # no answer in the corpus
+            "retrieved_ids": ["n50", "n51", "n52", "n53", "n54"],
+            "retrieved_scores": [0.42, 0.4, 0.33, 0.31, 0.3]}]
+    ABSTAIN = "R@10,RR,Abstain(thresh=0.45),Abstain(thresh=0.4)"
+
+    def log(self, records=None, name="log.jsonl"):
+        return self.write(name, "".join(json.dumps(r) + "\n" for r in records or self.LOG))
+
+    def test_an_empty_label_list_is_named_and_read_as_no_answer_on_request(self):
+        log = self.log()
+        rejected(self, *cli(log, "-m", "R@10,RR"),
+                 "1 query has no relevant label at level 1 ('q4')",
+                 "if 'q4' has no answer in the corpus, say so: --empty-labels no-answer, "
+                 "\"answerable\": false in a record, or --no-answer FILE")
+        status, out, err = cli(log, "-m", self.ABSTAIN, "--empty-labels", "no-answer")
+        result = json.loads(out)
+        self.assertEqual((status, err, result["queries"], result["no_answer_queries"]),
+                         (0, "", 3, 1))
+        self.assertEqual(result["per_query"]["q4"],  # its best score is 0.42
+                         {"Abstain(thresh=0.45)": 1.0, "Abstain(thresh=0.4)": 0.0})
+        self.assertAlmostEqual(result["measures"]["R@10"], (1 + 1 + 0.5) / 3, delta=1e-12)
+        self.assertAlmostEqual(result["measures"]["RR"], (1 / 2 + 1 + 1 / 3) / 3, delta=1e-12)
+        self.assertEqual(result["manifest"]["no_answer"],  # a saved baseline is checked by it
+                         "sha256:" + hashlib.sha256(b"q4\n").hexdigest())
+        # --no-answer FILE says the same: the same answer either way, and both together agree
+        listed = self.write("na.txt", "q4\n")
+        by_file = cli(log, "-m", self.ABSTAIN, "--no-answer", listed)
+        self.assertEqual(json.loads(by_file[1])["per_query"], result["per_query"], by_file[2])
+        both = cli(log, "-m", "R@10", "--no-answer", listed, "--empty-labels", "no-answer")
+        self.assertEqual((both[0], json.loads(both[1])["per_query"]), (0, {
+            "q1": {"R@10": 1.0}, "q2": {"R@10": 1.0}, "q3": {"R@10": 0.5}, "q4": {}}), both[2])
+        qrels = {r["query_id"]: r["expected_ids"] for r in self.LOG}
+        run = {r["query_id"]: r["retrieved_ids"] for r in self.LOG}
+        library = rre.score_run(qrels, run, "R@10", empty_labels="no-answer")
+        self.assertEqual((library["per_query"]["q4"], library["measures"]["R@10"]),
+                         ({}, result["measures"]["R@10"]))
+        with self.assertRaisesRegex(rre.EvalError, "empty_labels must be one of"):
+            rre.score_run(qrels, run, "R@10", empty_labels="skip")
+        rejected(self, *cli(log, "--empty-labels", "skip"),
+                 "--empty-labels: invalid choice: 'skip'")
+
+    def test_many_empty_lists_are_counted_few_are_named(self):
+        for n, named in ((5, "if 'e0', 'e1', 'e2', 'e3', 'e4' have no answer"),
+                         (6, "if the 6 with no label at all have no answer")):
+            records = self.LOG[:1] + [{"query_id": "e%d" % i, "expected_ids": [],
+                                       "retrieved_ids": ["n1"]} for i in range(n)]
+            with self.subTest(empty=n):
+                rejected(self, *cli(self.log(records), "-m", "R@5"), named,
+                         "--empty-labels no-answer")
+
+    def test_scores_named_like_the_role_are_read(self):
+        swapped = [dict(r, retrieved_scores=r["retrieved_scores"][::-1])
+                   for r in self.LOG[:3]]  # the last ID scores highest
+        out = json.loads(cli(self.log(swapped), "-m", "RR")[1])
+        self.assertEqual(out["per_query"],
+                         {"q1": {"RR": 1 / 4}, "q2": {"RR": 1 / 5}, "q3": {"RR": 1 / 3}})
+        renamed = [{k.replace("retrieved_scores", "scores"): v for k, v in r.items()}
+                   for r in swapped]
+        self.assertEqual(json.loads(cli(self.log(renamed), "-m", "RR")[1])["per_query"],
+                         out["per_query"])
+        rejected(self, *cli(self.log([dict(r, scores=[0.9]) for r in renamed]), "-m", "RR"),
+                 "log.jsonl:1: scores: query 'q1': expected a list of 5 scores, one per ranked "
+                 "ID, not [0.9]")
+
+    def test_the_labels_field_as_evidence(self):
+        log = self.log()
+        measures = "EvidenceSuccess@5,EvidenceRecall@5,R@5"
+        status, out, err = cli(log, "-m", measures, "--fields", "evidence=expected_ids",
+                               "--empty-labels", "no-answer", "--format", "csv")
+        self.assertEqual((status, out.splitlines()), (0, [
+            "query," + measures, "q1,1.0,1.0,1.0", "q2,1.0,1.0,1.0", "q3,0.0,0.5,0.5",
+            "q4,,,"]), err)
+        same = cli(log, "-m", "EvidenceSuccess@5", "--empty-labels", "no-answer",
+                   "--fields", "relevant=expected_ids,evidence=expected_ids")
+        self.assertEqual(json.loads(same[1])["measures"], {"EvidenceSuccess@5": 2 / 3}, same[2])
+        rejected(self, *cli(log, "-m", "EvidenceSuccess@5", "--fields", "evidence=expected_ids"),
+                 "('q4')", "--empty-labels no-answer")  # the empty list, not a missing set
+        rejected(self, *cli(log, "-m", "R@5", "--fields", "evidence=retrieved_ids"),
+                 "field 'retrieved_ids' would give both the ranking and the evidence sets")
+        rejected(self, *cli(log, "-m", "R@5", "--fields", "relevant=retrieved_scores"),
+                 "field 'retrieved_scores' would give both the labels and the scores")
+
+    def test_an_argument_file_holds_a_long_fields(self):
+        nested = [{"qid": r["query_id"], "gold": [{"id": d} for d in r["expected_ids"]],
+                   "hits": [{"id": d, "score": s}
+                            for d, s in zip(r["retrieved_ids"], r["retrieved_scores"])]}
+                  for r in self.LOG[:3]]
+        log = self.log(nested)
+        fields = "query=qid,relevant=gold[].id,retrieved=hits[].id,scores=hits[].score"
+        args = self.write("args.txt", "--fields\n%s\n-m\nR@2,RR\n\n--format\ntable\n" % fields)
+        typed = cli(log, "--fields", fields, "-m", "R@2,RR", "--format", "table")
+        self.assertEqual(typed[:2], (0, "query     R@2      RR\nall    0.6667  0.6111\n"
+                                        "3 queries evaluated\n"))
+        self.assertEqual(cli(log, "@%s" % args), typed)  # one positional beside: still our form
+        self.assertEqual(cli("@%s" % self.write("all.txt", "%s\n@%s\n" % (log, args))), typed)
+        rejected(self, *cli(log, "@%s" % (self.tmp / "nope.txt")), "No such file", "nope.txt")
+        status, out, err = cli("--help")
+        text = " ".join(out.split())
+        self.assertEqual(status, 0)
+        for fragment in ("a KEY may be a path: keys joined by '.', '[]' after a key for each "
+                         "element of its list (such as retrieved=documents[].id",
+                         "--empty-labels {error,no-answer}"):
+            self.assertIn(fragment, text)
+
+    def test_explanations_say_what_a_short_log_can_say(self):
+        log = self.log()
+        args = ("--explain", "--empty-labels", "no-answer")
+        status, out, err = cli(log, "-m", "R@10", *args)
+        note = ("rag_retrieval_eval: note: --explain: unjudged would mean merely unlabeled where "
+                "the labels name only relevant documents, as those of 1 query do: their unlabeled "
+                "documents in the top 10 are not listed (JSON: \"unlabeled\")\n")
+        self.assertEqual((status, err), (0, note))
+        self.assertEqual(json.loads(out)["explain"]["queries"], {"q3": {
+            "cause": "not_ranked", "missing": {"n22": None},
+            "unlabeled": ["n30", "n31", "n32", "n33"], "ranked": 5}})
+        table = cli(log, "-m", "R@10", *args, "--format", "table")[1]
+        self.assertIn("1 query missed (0 absent, 1 not in the ranking, 0 below), 0 cut; 0 with "
+                      "unjudged documents in the top 10\n"
+                      "  q3: not in the ranking (5 ranked); n22 not ranked\n", table)
+        markdown = cli(log, "-m", "R@10", *args, "--format", "markdown")[1]
+        self.assertIn("- q3: not in the ranking (5 ranked); n22 not ranked", markdown)
+        self.assertIn("- --explain: unjudged would mean merely unlabeled", markdown)
+        self.assertEqual(cli(log, "-m", "R@10", *args, "--format", "csv")[1].splitlines()[0:4:3],
+                         ["query,R@10,absent,not_ranked,below,unjudged", "q3,0.5,0,1,0,0"])
+        # a ranking longer than K: absent from it; labels that judge n30 non-relevant list
+        # the unjudged documents
+        graded = [dict(r, expected_ids={"n21": 1, "n22": 1, "n30": 0})
+                  if r["query_id"] == "q3" else r for r in self.LOG]
+        status, out, err = cli(self.log(graded, "graded.jsonl"), "-m", "R@3", *args)
+        self.assertEqual(json.loads(out)["explain"]["queries"]["q3"],
+                         {"cause": "absent", "missing": {"n22": None}, "unjudged": ["n31"]}, err)
+        self.assertEqual(err, "")  # q3, the only miss, has its unjudged listed: nothing to note
+        deep = json.loads(cli(log, "-m", "R@3", *args, "--depth", "5")[1])
+        self.assertEqual((deep["explain"]["queries"]["q3"]["cause"],
+                          deep["explain"]["queries"]["q3"]["ranked"]), ("not_ranked", 5))
 
 
 class LibraryApiTest(unittest.TestCase):
