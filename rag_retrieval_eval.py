@@ -1341,10 +1341,7 @@ def ndcg_with_gains(q, k, gains):
             dcg += gain(grade) / math.log2(rank + 1)
     graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
     ideal = sorted(map(gain, graded), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
-    if not math.isfinite(dcg) or not math.isfinite(best):
-        raise EvalError("nDCG gains: a sum of gains is not a finite number (the largest gain is %r): "
-                        "give smaller gains" % max(gains.values(), key=abs))
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # finite: gains are 2**53 at most
     return dcg / best if best > 0 else 0.0
 
 
@@ -1610,6 +1607,9 @@ def normalized_gain(q, k, *, gains=None):
     0.63093
     """
     ranked, ideal = _trec_gains(q, gains)
+    if ideal and ideal[0] > 2 ** 53:  # its sums would lose their units (trec_eval: "Can't calculate")
+        raise EvalError("G: a grade of %d is past 2**53: give it a smaller gain, as G(gains={%d:1})"
+                        % (max(q.ideal), max(q.ideal)))
     cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
     total, got = 0.0, 0.0
     for rank, gain in ranked:
@@ -1706,8 +1706,9 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     >>> round(rank_biased_precision(_example(0, 1, 2), None), 6)   # 0.2 * (0.8 / 2 + 0.64)
     0.208
     """
-    (ranked, _), given = _trec_gains(q, gains), gains or {}
-    table = [given.get(g, float(g)) for g in range(max(q.ideal + [0]) + 1)] + list(given.values())
+    (ranked, _), given, top = _trec_gains(q, gains), gains or {}, max(q.ideal + [0])
+    ends = chain(range(min(top, len(given)) + 1), range(max(0, top - len(given)), top + 1))  # 0..top's extremes
+    table = [given.get(g, float(g)) for g in ends] + list(given.values())
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
@@ -1954,7 +1955,7 @@ def _fractional_spec(text, registered, label, cut):
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
-_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
                 "pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
 
@@ -1980,8 +1981,9 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    if registered.domain == AGREEMENT and not 0 < values.get("p", 0.5) < 1:
-        raise EvalError("%s: p is a number above 0 and below 1, as 0.9" % show(name))
+    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows a float
+    if not (0 < p < 1 if agree else 0 <= p <= 1):
+        raise EvalError("%s: p is a number %s, as 0.9" % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
     args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
     return values.get("rel"), values.get("gains"), ranking, args
 
@@ -2003,6 +2005,8 @@ def _gains_param(value, name):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
+    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float gain loses its units: G's sums go wrong
+        raise EvalError("%s: a gain is at most 2**53 in size" % show(name))
     return tuple(sorted(gains.items()))
 
 
@@ -2037,16 +2041,18 @@ def _weights_param(value, name):
         numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
     except EvalError:
         numbers = ()
-    if len(numbers) != 4:
-        raise EvalError("%s: weights are 4 numbers {a,b,c,d}: relevant retrieved, others retrieved, relevant "
-                        "missed, others missed, as in {1,-1,0,0}" % show(name))
+    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:  # a query's sum of them stays finite
+        raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: relevant retrieved, "
+                        "others retrieved, relevant missed, others missed, as in {1,-1,0,0}" % show(name))
     return numbers
 
 
 def _number_param(key):
     def parse(value, name):
-        if not _DECIMAL.fullmatch(value[1:] if value[:1] in "+-" else value) or not math.isfinite(float(value)):
-            raise EvalError("%s: %s must be a number, not %s" % (show(name), key, show(value)))
+        number = value[1:] if value[:1] in "+-" else value
+        if not _DECIMAL.fullmatch(number) or not (float(number) == 0 or sys.float_info.min <= float(number) < math.inf):
+            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in size), not %s"
+                            % (show(name), key, show(value)))
         return float(value)
     return parse
 
@@ -2162,6 +2168,7 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
+        values = values if all(map(math.isfinite, values)) else int("nan")  # P.nan, recall.-inf, P.1e400
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
                         % (name, name, show(params))) from None
@@ -2178,7 +2185,7 @@ def _trec_params(name, base, params, docs):
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
-    elif "gains" in own and pairs is not None:
+    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp.p=0.8; rbp_resid.p=0.5
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
     elif items:
@@ -2781,7 +2788,7 @@ def fixed_point(column):
     >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62, fixed_point([4.0])[1] == 2 ** 59
     ([2.0, -1.0, 0.0], True, True)
     """
-    scale = 2.0 ** (BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1])
+    scale = 2.0 ** min(BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1], 1000)  # 2**1024 overflows
     return [round(v * scale) for v in column], scale
 
 
