@@ -5196,6 +5196,9 @@ def make_plan(config):
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
+    if runid and not specs and not config.k:  # the seed's R@k and RR@k would be measures nobody asked for
+        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too (-m runid,AP), "
+                        "or for the tag alone give trec_eval's form: -m runid QRELS RUN")
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
     floors = {n: {} for n in FLOORS}  # {measure: X}: a floor's measure is computed, asked for or not
@@ -7022,9 +7025,12 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        chosen = {}
+        chosen, said = {}, []
         for name, params in (row for text in measures for row in _trec_rows(text)):
-            chosen[name] = params or chosen.get(name, "")  # as trec_eval, a measure once: its parameters if given
+            if params and chosen.get(name, params) not in ("", params):
+                said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, %s.%s"
+                            % (name, params, name, chosen[name]))
+            chosen[name] = chosen.get(name) or params  # as trec_eval, a measure once: its first parameters
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
         values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
                       format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
@@ -7037,8 +7043,17 @@ def trec_eval_main(flags, files):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
+    missing = result["skipped"]["missing_run"]
+    said += ["%s labeled but not ranked (%s): the means are over the %d ranked, as trec_eval 9's (-c scores them "
+             "0)" % (n_queries(len(missing)), first_few(missing), result["queries"])] if missing else []
+    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring goes unsaid, as trec_eval's
+    if "relstring" in asked and "-q" not in given:
+        said.append("relstring is a query's line, and no mean: give -q to print it")
+    for line in said:
+        _say("note: " + line)
     runid = _runid(files[1]) if "runid" in chosen else None  # a gzip run is read through again for it
-    return _print(format_trec_eval(result, specs, runid, "-q" in given), 0)
+    text = format_trec_eval(result, specs, runid, "-q" in given)
+    return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
 
 
 def _trec_rows(text):
@@ -7077,15 +7092,25 @@ def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
     with open_input(path) as stream:
-        tail = b""
         if isinstance(stream, gzip.GzipFile):
+            tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
-                tail = tail[-65536:] + block
+                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines, and the start of the next
+                fields = _last_fields(done, True) or fields
+            fields = _last_fields(tail, True) or fields
         else:
-            stream.seek(max(0, stream.seek(0, io.SEEK_END) - 65536))
-            tail = stream.read()
-    lines = [line.split() for line in tail.splitlines() if line.strip() and not line.startswith(b"#")]
-    return lines[-1][5].decode("utf-8", "replace") if lines and len(lines[-1]) > 5 else ""
+            end, size, fields = stream.seek(0, io.SEEK_END), 65536, None
+            while fields is None:  # a line longer than the tail: read further back
+                stream.seek(max(0, end - size))
+                fields, size = _last_fields(stream.read(), size >= end), size * 16
+    return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+
+
+def _last_fields(tail, whole):
+    """The fields of the tail's last line that is no comment (indented or not: trec_eval skips
+    both), [] for none; None when that is the first line of a tail not whole, which may be cut."""
+    lines = reversed(tail.splitlines()[not whole:])
+    return next((f for f in map(bytes.split, lines) if f and f[0][:1] != b"#"), [] if whole else None)
 
 
 def parse_command_line(argv):
