@@ -5184,7 +5184,11 @@ def configure(values, *, keywords=False):
 
 def wants_runid(config):
     """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
-    return config.format == "trec" and "runid" in [n.strip() for group in config.measure or () for n in split_names(group)]
+    names = {n.strip() for group in config.measure or () for n in split_names(group)}
+    if names == {"runid"} and config.format == "trec" and not config.k:  # not padded with the seed's R@3, RR@3
+        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too (-m runid,AP), "
+                        "or for the tag alone give trec_eval's form: -m runid QRELS RUN")
+    return config.format == "trec" and "runid" in names
 
 
 def make_plan(config):
@@ -5196,9 +5200,6 @@ def make_plan(config):
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
-    if runid and not specs and not config.k:  # the seed's R@k and RR@k would be measures nobody asked for
-        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too (-m runid,AP), "
-                        "or for the tag alone give trec_eval's form: -m runid QRELS RUN")
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
     floors = {n: {} for n in FLOORS}  # {measure: X}: a floor's measure is computed, asked for or not
@@ -7044,8 +7045,8 @@ def trec_eval_main(flags, files):
         _say("error: %s" % exc)
         return 2
     missing = result["skipped"]["missing_run"]
-    said += ["%s labeled but not ranked (%s): the means are over the %d ranked, as trec_eval 9's (-c scores them "
-             "0)" % (n_queries(len(missing)), first_few(missing), result["queries"])] if missing else []
+    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 (10 stops; -c "
+             "scores them 0)" % (n_queries(len(missing)), first_few(missing), result["queries"])] if missing else []
     asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring goes unsaid, as trec_eval's
     if "relstring" in asked and "-q" not in given:
         said.append("relstring is a query's line, and no mean: give -q to print it")
