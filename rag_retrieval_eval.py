@@ -2123,7 +2123,8 @@ def parse_measures(texts):
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
                            % show(text.strip()))
             elif found is None:
-                bad.append(str(exc) + (suggestions(text.strip()) if str(exc).startswith("unknown") else ""))
+                bad.append(str(exc) + (suggestions(text.strip(), measure_names() + list(TREC_NAMES))
+                                       if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
     if bad:
@@ -2161,6 +2162,7 @@ def trec_specs(text, docs=0):
     name, dot, params = text.partition(".")
     if name not in TREC_NAMES and not dot and "_" in text:
         name, dot, params = text.rpartition("_")
+        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5, ndcg_cut_10; num_rel_rett is no num_rel
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
@@ -2214,9 +2216,9 @@ def _trec_joined(names):
     return joined
 
 
-def suggestions(text):
-    """The closest names of both vocabularies to an unknown one, as a 'did you mean' clause."""
-    close = difflib.get_close_matches(text, list(dict.fromkeys(measure_names() + list(TREC_ORDER))), n=3, cutoff=0.6)
+def suggestions(text, names):
+    """The closest of the names the form in use takes to an unknown one, as a 'did you mean' clause."""
+    close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
 
@@ -2507,7 +2509,7 @@ def not_bounded(specs, opts):
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
-           and not agrees(s)]  # an agreement measure has no curve of its own: it needs the baseline's ranking
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # agreement: the baseline's; text: no mean
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -6497,6 +6499,9 @@ def notes(result):
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
+    unbounded = [name for name in result["measures"] if name not in result.get("ci95", result["measures"])]
+    lines += ["--ci draws no interval for %s: its bootstrap is of arithmetic means, and these are sums or "
+              "geometric means" % ", ".join(unbounded)] if unbounded else []
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
               "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
@@ -6963,6 +6968,10 @@ class _Parser(argparse.ArgumentParser):
         extra = message.partition("unrecognized arguments: ")[2]
         if extra and " " not in extra and not extra.startswith("-"):  # a second file beside our options
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
+        theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra.split() if a[:2] in TREC_FLAGS_OURS}
+        if theirs:  # -q beside --qrels: trec_eval's flag in our form
+            message += ": %s belong%s to trec_eval's form, QRELS RUN with its flags only; in ours give %s" % (
+                ", ".join(theirs), "s" * (len(theirs) == 1), ", ".join(theirs.values()))
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
 
@@ -7010,6 +7019,8 @@ def _argument(option):
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
+TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only", "-l": "--relevance-level",
+                   "-M": "--depth", "-N": "Utility(docs=N)"}
 
 
 def trec_eval_form(argv):
@@ -7026,7 +7037,7 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        chosen, said = {}, []
+        chosen, said = {}, check_stdin_once(files) or []
         for name, params in (row for text in measures for row in _trec_rows(text)):
             if params and chosen.get(name, params) not in ("", params):
                 said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, %s.%s"
@@ -7063,7 +7074,7 @@ def _trec_rows(text):
     if name in TREC_NICKNAMES and not params:
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
-        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), suggestions(name)))
+        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])))
     return [(name, params)]
 
 
@@ -7147,10 +7158,7 @@ def check_usage(config):
         if twin is not None:
             raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
                             % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
-    inputs = [p for p in named if p in STDIN_NAMES]
-    if len(inputs) > 1:
-        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
-            map(show, inputs)))
+    check_stdin_once(named)
     for flag, paths in (("--run", config.run or ()), ("--replicate", [config.baseline] + (config.replicate or []))):
         for i, path in enumerate(paths):
             twin = next((other for other in paths[:i] if _same_file(path, other)), None)
@@ -7164,6 +7172,13 @@ def check_usage(config):
             raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
                             "baseline's configuration, and the candidate's would pass its change as noise"
                             % (place(path), own[0], place(own[1])))
+
+
+def check_stdin_once(paths):
+    inputs = [p for p in paths if p in STDIN_NAMES]
+    if len(inputs) > 1:
+        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
+            map(show, inputs)))
 
 
 def _listed(value):
@@ -7227,7 +7242,7 @@ def _main(argv):
     labels = run_labels(list(runs), config.baseline)
     svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
         **labels, None: "baseline %s" % place(config.baseline)})  # a legend names the baseline's file
-    for line in stderr_lines(runs, labels, several):
+    for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
     if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
@@ -7248,6 +7263,13 @@ def _main(argv):
                                 (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
+
+
+def unshown(config):
+    """The note on what --format trec has no place for: --ci's intervals, --ties' bounds."""
+    lost = [flag for flag in ("ci", "ties") if getattr(config, flag) and config.format == "trec"]
+    return ["note: --format trec has no place for --%s: use json, table, markdown or csv" % " or --".join(lost)
+            ] if lost else []
 
 
 def _say(line):
