@@ -1341,7 +1341,7 @@ def ndcg_with_gains(q, k, gains):
             dcg += gain(grade) / math.log2(rank + 1)
     graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
     ideal = sorted(map(gain, graded), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # finite: gains are 2**53 at most
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # gains <= 2**53
     return dcg / best if best > 0 else 0.0
 
 
@@ -1607,9 +1607,9 @@ def normalized_gain(q, k, *, gains=None):
     0.63093
     """
     ranked, ideal = _trec_gains(q, gains)
-    if ideal and ideal[0] > 2 ** 53:  # its sums would lose their units (trec_eval: "Can't calculate")
-        raise EvalError("G: a grade of %d is past 2**53: give it a smaller gain, as G(gains={%d:1})"
-                        % (max(q.ideal), max(q.ideal)))
+    if sum(ideal) + q.num_ret >= 2 ** 53:  # its sums would lose their units (trec_eval: "Can't")
+        raise EvalError("G: the gains of a query add up past 2**53, where floats lose their "
+                        "units: give smaller ones, as G(gains={%d:1})" % max(q.ideal))
     cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
     total, got = 0.0, 0.0
     for rank, gain in ranked:
@@ -1707,7 +1707,8 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     0.208
     """
     (ranked, _), given, top = _trec_gains(q, gains), gains or {}, max(q.ideal + [0])
-    ends = chain(range(min(top, len(given)) + 1), range(max(0, top - len(given)), top + 1))  # 0..top's extremes
+    # the least and the greatest gain of the grades 0..top, not walking them all (top may be 2**62)
+    ends = chain(range(min(top, len(given)) + 1), range(max(0, top - len(given)), top + 1))
     table = [given.get(g, float(g)) for g in ends] + list(given.values())
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
@@ -1955,7 +1956,8 @@ def _fractional_spec(text, registered, label, cut):
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
-_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?\s*(?:,\s*|(?=\})))*)\}")
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"  # 1e-05, as printed
+                    r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
                 "pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
 
@@ -1981,9 +1983,10 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows a float
+    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows
     if not (0 < p < 1 if agree else 0 <= p <= 1):
-        raise EvalError("%s: p is a number %s, as 0.9" % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
+        raise EvalError("%s: p is a number %s, as 0.9"
+                        % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
     args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
     return values.get("rel"), values.get("gains"), ranking, args
 
@@ -2005,7 +2008,7 @@ def _gains_param(value, name):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
-    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float gain loses its units: G's sums go wrong
+    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float loses its units: sums go wrong
         raise EvalError("%s: a gain is at most 2**53 in size" % show(name))
     return tuple(sorted(gains.items()))
 
@@ -2042,17 +2045,20 @@ def _weights_param(value, name):
     except EvalError:
         numbers = ()
     if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:  # a query's sum of them stays finite
-        raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: relevant retrieved, "
-                        "others retrieved, relevant missed, others missed, as in {1,-1,0,0}" % show(name))
+        raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: "
+                        "relevant retrieved, others retrieved, relevant missed, others missed, "
+                        "as in {1,-1,0,0}" % show(name))
     return numbers
 
 
 def _number_param(key):
     def parse(value, name):
         number = value[1:] if value[:1] in "+-" else value
-        if not _DECIMAL.fullmatch(number) or not (float(number) == 0 or sys.float_info.min <= float(number) < math.inf):
-            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in size), not %s"
-                            % (show(name), key, show(value)))
+        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or  # not 1e-310, not 1e400
+                                               sys.float_info.min <= float(number) < math.inf)
+        if not held:
+            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
+                            "size), not %s" % (show(name), key, show(value)))
         return float(value)
     return parse
 
@@ -2123,8 +2129,8 @@ def parse_measures(texts):
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
                            % show(text.strip()))
             elif found is None:
-                bad.append(str(exc) + (suggestions(text.strip(), measure_names() + list(TREC_NAMES))
-                                       if str(exc).startswith("unknown") else ""))
+                close = suggestions(text.strip(), measure_names() + list(TREC_NAMES))
+                bad.append(str(exc) + (close if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
     if bad:
@@ -2162,7 +2168,7 @@ def trec_specs(text, docs=0):
     name, dot, params = text.partition(".")
     if name not in TREC_NAMES and not dot and "_" in text:
         name, dot, params = text.rpartition("_")
-        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5, ndcg_cut_10; num_rel_rett is no num_rel
+        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5; num_rel_rett is no num_rel
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
@@ -2170,7 +2176,7 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
-        values = values if all(map(math.isfinite, values)) else int("nan")  # P.nan, recall.-inf, P.1e400
+        values = values if all(map(math.isfinite, values)) else int("nan")  # P.nan, P.1e400
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
                         % (name, name, show(params))) from None
@@ -2187,7 +2193,7 @@ def _trec_params(name, base, params, docs):
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
-    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp.p=0.8; rbp_resid.p=0.5
+    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
     elif items:
@@ -2197,7 +2203,7 @@ def _trec_params(name, base, params, docs):
     return "(%s)" % ",".join(ours) if ours else ""
 
 
-_TREC_PARAM = re.compile(r"\s*(?:[-+.0-9]+|[0-9]+=[-+.0-9eE]+|p=[-+.0-9eE]+)\s*")
+_TREC_PARAM = re.compile(r"\s*(?:[-+.0-9eE]+|[0-9]+=[-+.0-9eE]+|p=[-+.0-9eE]+)\s*")
 
 
 def _trec_joined(names):
@@ -2217,7 +2223,7 @@ def _trec_joined(names):
 
 
 def suggestions(text, names):
-    """The closest of the names the form in use takes to an unknown one, as a 'did you mean' clause."""
+    """The closest of the names the form in use takes to an unknown one, as 'did you mean'."""
     close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
@@ -2509,7 +2515,7 @@ def not_bounded(specs, opts):
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # agreement: the baseline's; text: no mean
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # RelString@k has no mean
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -2790,7 +2796,8 @@ def fixed_point(column):
     >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62, fixed_point([4.0])[1] == 2 ** 59
     ([2.0, -1.0, 0.0], True, True)
     """
-    scale = 2.0 ** min(BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1], 1000)  # 2**1024 overflows
+    exponent = BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1]
+    scale = 2.0 ** min(exponent, 1000)  # 2.0 ** 1024 overflows: values below 2**-938 keep 2**-1000
     return [round(v * scale) for v in column], scale
 
 
@@ -5187,9 +5194,9 @@ def configure(values, *, keywords=False):
 def wants_runid(config):
     """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
     names = {n.strip() for group in config.measure or () for n in split_names(group)}
-    if names == {"runid"} and config.format == "trec" and not config.k:  # not padded with the seed's R@3, RR@3
-        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too (-m runid,AP), "
-                        "or for the tag alone give trec_eval's form: -m runid QRELS RUN")
+    if names == {"runid"} and config.format == "trec" and not config.k:  # no seed's R@3, RR@3
+        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too "
+                        "(-m runid,AP), or for the tag alone trec_eval's form: -m runid QRELS RUN")
     return config.format == "trec" and "runid" in names
 
 
@@ -6499,9 +6506,10 @@ def notes(result):
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
-    unbounded = [name for name in result["measures"] if name not in result.get("ci95", result["measures"])]
-    lines += ["--ci draws no interval for %s: its bootstrap is of arithmetic means, and these are sums or "
-              "geometric means" % ", ".join(unbounded)] if unbounded else []
+    drawn = result.get("ci95", result["measures"])
+    unbounded = [name for name in result["measures"] if name not in drawn]
+    lines += ["--ci draws no interval for %s: its bootstrap is of arithmetic means, and these are "
+              "sums or geometric means" % ", ".join(unbounded)] if unbounded else []
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
               "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
@@ -6970,7 +6978,8 @@ class _Parser(argparse.ArgumentParser):
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
         theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra.split() if a[:2] in TREC_FLAGS_OURS}
         if theirs:  # -q beside --qrels: trec_eval's flag in our form
-            message += ": %s belong%s to trec_eval's form, QRELS RUN with its flags only; in ours give %s" % (
+            message += (": %s belong%s to trec_eval's form, QRELS RUN with its flags only; "
+                        "in ours give %s") % (
                 ", ".join(theirs), "s" * (len(theirs) == 1), ", ".join(theirs.values()))
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
@@ -7019,8 +7028,8 @@ def _argument(option):
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
-TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only", "-l": "--relevance-level",
-                   "-M": "--depth", "-N": "Utility(docs=N)"}
+TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
+                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}  # ours
 
 
 def trec_eval_form(argv):
@@ -7040,9 +7049,9 @@ def trec_eval_main(flags, files):
         chosen, said = {}, check_stdin_once(files) or []
         for name, params in (row for text in measures for row in _trec_rows(text)):
             if params and chosen.get(name, params) not in ("", params):
-                said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, %s.%s"
-                            % (name, params, name, chosen[name]))
-            chosen[name] = chosen.get(name) or params  # as trec_eval, a measure once: its first parameters
+                said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, "
+                            "%s.%s" % (name, params, name, chosen[name]))
+            chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
         values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
                       format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
@@ -7056,9 +7065,10 @@ def trec_eval_main(flags, files):
         _say("error: %s" % exc)
         return 2
     missing = result["skipped"]["missing_run"]
-    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 (10 stops; -c "
-             "scores them 0)" % (n_queries(len(missing)), first_few(missing), result["queries"])] if missing else []
-    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring goes unsaid, as trec_eval's
+    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 "
+             "(10 stops; -c scores them 0)" % (n_queries(len(missing)), first_few(missing),
+                                              result["queries"])] if missing else []
+    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring: unsaid
     if "relstring" in asked and "-q" not in given:
         said.append("relstring is a query's line, and no mean: give -q to print it")
     for line in said:
@@ -7074,7 +7084,8 @@ def _trec_rows(text):
     if name in TREC_NICKNAMES and not params:
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
-        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])))
+        close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
+        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
     return [(name, params)]
 
 
@@ -7107,7 +7118,7 @@ def _runid(path):
         if isinstance(stream, gzip.GzipFile):
             tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
-                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines, and the start of the next
+                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines; the next's start
                 fields = _last_fields(done, True) or fields
             fields = _last_fields(tail, True) or fields
         else:
@@ -7122,7 +7133,8 @@ def _last_fields(tail, whole):
     """The fields of the tail's last line that is no comment (indented or not: trec_eval skips
     both), [] for none; None when that is the first line of a tail not whole, which may be cut."""
     lines = reversed(tail.splitlines()[not whole:])
-    return next((f for f in map(bytes.split, lines) if f and f[0][:1] != b"#"), [] if whole else None)
+    data = (fields for fields in map(bytes.split, lines) if fields and fields[0][:1] != b"#")
+    return next(data, [] if whole else None)
 
 
 def parse_command_line(argv):
@@ -7268,8 +7280,8 @@ def _main(argv):
 def unshown(config):
     """The note on what --format trec has no place for: --ci's intervals, --ties' bounds."""
     lost = [flag for flag in ("ci", "ties") if getattr(config, flag) and config.format == "trec"]
-    return ["note: --format trec has no place for --%s: use json, table, markdown or csv" % " or --".join(lost)
-            ] if lost else []
+    return ["note: --format trec has no place for --%s: use json, table, markdown or csv"
+            % " or --".join(lost)] if lost else []
 
 
 def _say(line):
