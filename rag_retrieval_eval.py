@@ -2176,7 +2176,8 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
-        values = values if all(map(math.isfinite, values)) else int("nan")  # P.nan, P.1e400
+        if not all(map(math.isfinite, values)):  # P.nan, recall.-inf, ndcg_cut.1e400
+            raise ValueError(params)
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
                         % (name, name, show(params))) from None
@@ -7046,7 +7047,8 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        chosen, said = {}, check_stdin_once(files) or []
+        check_stdin_once(files)  # - -
+        chosen, said = {}, []
         for name, params in (row for text in measures for row in _trec_rows(text)):
             if params and chosen.get(name, params) not in ("", params):
                 said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, "
@@ -7187,6 +7189,7 @@ def check_usage(config):
 
 
 def check_stdin_once(paths):
+    """Refuse standard input named for two inputs (-, /dev/stdin): it can be read once."""
     inputs = [p for p in paths if p in STDIN_NAMES]
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
