@@ -1701,15 +1701,15 @@ def nonrelevant_retrieved_count(q, k):
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is RBP(p=0.9).
 
-    Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside.
+    Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside: by their range
+    and 0's, as trec_eval's (its least and greatest gain start at 0).
 
     >>> round(rank_biased_precision(_example(0, 1, 2), None), 6)   # 0.2 * (0.8 / 2 + 0.64)
     0.208
     """
-    (ranked, _), given, top = _trec_gains(q, gains), gains or {}, max(q.ideal + [0])
-    # the least and the greatest gain of the grades 0..top, not walking them all (top may be 2**62)
-    ends = chain(range(min(top, len(given)) + 1), range(max(0, top - len(given)), top + 1))
-    table = [given.get(g, float(g)) for g in ends] + list(given.values())
+    (ranked, _), given = _trec_gains(q, gains), gains or {}
+    unlisted = next((g for g in range(max(q.ideal + [0]), -1, -1) if g not in given), 0)  # the largest
+    table = [0.0, float(unlisted)] + list(given.values())  # trec_eval's min and max start at 0 (m_rbp.c)
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))

@@ -6429,6 +6429,16 @@ class TrecEvalEdgesTest(TempDirTestCase):
         rbp = 0.2 * (1.0 + 0.64 * (1e17 - 1) / 1e17)  # grades scaled by the largest
         self.assertAlmostEqual(measures["RBP"], rbp, delta=1e-12)
 
+    def test_rbp_scales_gains_by_their_range_and_zero_as_trec_eval(self):
+        labels, ranking = {"q1": {"a": 1, "b": 2, "c": 0}}, {"q1": ["a", "c", "b"]}
+        for gains, want in [("{0:5}", 0.2 * (1 / 5 + 0.8 * 5 / 5 + 0.64 * 2 / 5)),  # 0..5, not 1..5
+                            ("{0:2,1:3,2:4}", 0.2 * (3 / 4 + 0.8 * 2 / 4 + 0.64 * 4 / 4)),
+                            ("{0:-1,1:-2,2:-3}", 0.2 * (1 / 3 + 0.8 * 2 / 3 + 0.64 * 0 / 3)),
+                            ("{1:0.5,2:0.7}", 0.2 * (0.5 + 0.64 * 0.7)), ("{2:9}", 0.2 * (1 / 9 + 0.64))]:
+            with self.subTest(gains):  # trec_eval 10: rbp.p=0.8,0=5 ... 0.2512, 0.3580, 0.1733, ...
+                measures = rre.score_run(labels, ranking, "RBP(p=0.8,gains=%s)" % gains)["measures"]
+                self.assertAlmostEqual(list(measures.values())[0], want, delta=1e-12)
+
     def test_tiny_values_keep_a_finite_interval(self):
         late = self.write("late", "q1 Q0 c 1 2.0 t\nq1 Q0 a 2 1.0 t\nq2 Q0 a 1 1.0 t\n")
         status, out, err = cli("--qrels", self.qrels, "--run", late, "--missing-run", "skip",
