@@ -6413,6 +6413,28 @@ class TrecEvalEdgesTest(TempDirTestCase):
                     rre.score_run({"q1": {"a": 1}}, {"q1": ["a"]}, measure)
                 self.assertIn(message, str(ctx.exception))
 
+    def test_the_limits_themselves_are_taken(self):
+        for measure, taken in [("RBP(p=0)", True), ("RBP(p=1)", True), ("RBO(p=0)", False),
+                               ("RBO(p=1)", False), ("RBP(p=2.2250738585072014e-308)", True),
+                               ("nDCG(gains={1:9007199254740992})", True),
+                               ("nDCG(gains={1:-9007199254740994})", False),
+                               ("Utility(weights={9007199254740992,0,0,-9007199254740992})", True),
+                               ("Utility(weights={9007199254740994,0,0,0})", False)]:
+            with self.subTest(measure):
+                status, out, err = cli(*self.ours, "--baseline", self.run, "-m", measure)
+                self.assertEqual(status, 0 if taken else 2, err)
+        rejected(self, *cli("-m", "P.5,nan", self.qrels, self.run), "not '5,nan'")
+        for gains, taken in [(2 ** 53 - 4, True), (2 ** 53 - 3, False)]:
+            with self.subTest(gains=gains):  # G: gains and the 3 ranked add up to 2**53 - 1, 2**53
+                qrels = self.write("g", "q1 0 a %d\nq1 0 b 1\n" % (gains - 1))
+                status, out, err = cli("-m", "G", qrels, self.run)
+                self.assertEqual(status, 0 if taken else 2, err)
+                self.assertIn("" if taken else "as G(gains={%d:1})" % (gains - 1), err)
+        all_listed = rre.score_run({"q1": {"a": 1, "b": 2, "c": 0}}, {"q1": ["a", "c", "b"]},
+                                   "RBP(p=0.8,gains={0:0.5,1:1,2:0.5})")["measures"]
+        self.assertAlmostEqual(list(all_listed.values())[0], 0.2 * (1 + 0.8 * 0.5 + 0.64 * 0.5),
+                               delta=1e-12)  # within [0, 1]: not scaled
+
     def test_grades_near_1e17(self):
         big = self.write("big", "q1 0 a 100000000000000000\nq1 0 b 99999999999999999\n")
         for argv in (["-m", "G", big, self.run],
@@ -6431,12 +6453,14 @@ class TrecEvalEdgesTest(TempDirTestCase):
 
     def test_rbp_scales_gains_by_their_range_and_zero_as_trec_eval(self):
         labels, ranking = {"q1": {"a": 1, "b": 2, "c": 0}}, {"q1": ["a", "c", "b"]}
-        for gains, want in [("{0:5}", 0.2 * (1 / 5 + 0.8 * 5 / 5 + 0.64 * 2 / 5)),  # 0..5, not 1..5
+        for gains, want in [("{0:5}", 0.2 * (1 / 5 + 0.8 * 5 / 5 + 0.64 * 2 / 5)),
                             ("{0:2,1:3,2:4}", 0.2 * (3 / 4 + 0.8 * 2 / 4 + 0.64 * 4 / 4)),
                             ("{0:-1,1:-2,2:-3}", 0.2 * (1 / 3 + 0.8 * 2 / 3 + 0.64 * 0 / 3)),
-                            ("{1:0.5,2:0.7}", 0.2 * (0.5 + 0.64 * 0.7)), ("{2:9}", 0.2 * (1 / 9 + 0.64))]:
-            with self.subTest(gains):  # trec_eval 10: rbp.p=0.8,0=5 ... 0.2512, 0.3580, 0.1733, ...
-                measures = rre.score_run(labels, ranking, "RBP(p=0.8,gains=%s)" % gains)["measures"]
+                            ("{1:0.5,2:0.7}", 0.2 * (0.5 + 0.64 * 0.7)),
+                            ("{2:9}", 0.2 * (1 / 9 + 0.64))]:  # {0:5}: over 0..5, not 1..5
+            with self.subTest(gains):  # trec_eval 10: rbp.p=0.8,0=5 ... 0.2512, 0.3580, 0.1733
+                measure = "RBP(p=0.8,gains=%s)" % gains
+                measures = rre.score_run(labels, ranking, measure)["measures"]
                 self.assertAlmostEqual(list(measures.values())[0], want, delta=1e-12)
 
     def test_tiny_values_keep_a_finite_interval(self):
@@ -6488,8 +6512,11 @@ class TrecEvalEdgesTest(TempDirTestCase):
 
     def test_runid_and_relstring(self):
         want = self.line("runid", "tagA")
-        commented = self.write("commented", self.run.read_text() + "  # x y z w v trailing\n\n")
+        commented = self.write("commented", self.run.read_text() + "  #x y z w v trailing\n\n")
         self.assertEqual(cli("-c", "-m", "runid", self.qrels, commented), (0, want, ""))
+        unended = self.write("unended.gz", gzip.compress(b"q1 Q0 a 1 1 tagA\nq1 Q0 b 2 0 tagZ"))
+        self.assertEqual(cli("-c", "-m", "runid", self.qrels, unended)[1],
+                         self.line("runid", "tagZ"))  # the last line, though it has no newline
         long_id = "T" * 70000  # longer than the 64 KiB read back from the end
         for name in ("long", "long.gz"):
             text = self.run.read_text() + "q2 Q0 y 2 0.5 %s\n# done\n" % long_id
