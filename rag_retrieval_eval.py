@@ -6974,14 +6974,15 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
     def error(self, message):
-        extra = message.partition("unrecognized arguments: ")[2]
-        if extra and " " not in extra and not extra.startswith("-"):  # a second file beside our options
+        extra = message.partition("unrecognized arguments: ")[2].split()
+        theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra if a[:2] in TREC_FLAGS_OURS}  # -q, -c
+        ours = ", ".join(theirs.values())
+        if any(not a.startswith("-") for a in extra):  # a second file beside our options
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
-        theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra.split() if a[:2] in TREC_FLAGS_OURS}
-        if theirs:  # -q beside --qrels: trec_eval's flag in our form
+            message += ", and %s for %s" % (ours, ", ".join(theirs)) if theirs else ""
+        elif theirs:  # -q beside --qrels
             message += (": %s belong%s to trec_eval's form, QRELS RUN with its flags only; "
-                        "in ours give %s") % (
-                ", ".join(theirs), "s" * (len(theirs) == 1), ", ".join(theirs.values()))
+                        "in ours give %s") % (", ".join(theirs), "s" * (len(theirs) == 1), ours)
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
 
@@ -7087,6 +7088,9 @@ def _trec_rows(text):
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
         close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
+        with contextlib.suppress(EvalError):  # nDCG@10 is a name of our form
+            close = close or " (%s is our form's name: --qrels QRELS --run RUN -m %s)" % (
+                show(parse_measure(text).name), text)
         raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
     return [(name, params)]
 

@@ -6509,6 +6509,12 @@ class TrecEvalEdgesTest(TempDirTestCase):
             with self.subTest(flags):
                 rejected(self, *cli(*flags, "--qrels", self.qrels, "--run", self.run),
                          "unrecognized arguments: %s: %s" % (" ".join(flags), said))
+        rejected(self, *cli("-q", "-c", self.qrels, self.run, "--format", "json"),
+                 "unrecognized arguments: -q -c %s: two files are trec_eval's form QRELS RUN, "
+                 "with its flags only; with ours give --qrels, --run, and --per-query, "
+                 "--missing-run zero for -q, -c" % self.run)
+        rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5' "
+                 "('P@5' is our form's name: --qrels QRELS --run RUN -m P@5)")
 
     def test_runid_and_relstring(self):
         want = self.line("runid", "tagA")
