@@ -1353,10 +1353,7 @@ def ndcg_with_gains(q, k, gains):
             dcg += gain(grade) / math.log2(rank + 1)
     graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
     ideal = sorted(map(gain, graded), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
-    if not math.isfinite(dcg) or not math.isfinite(best):
-        raise EvalError("nDCG gains: a sum of gains is not a finite number (the largest gain is %r): "
-                        "give smaller gains" % max(gains.values(), key=abs))
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # gains <= 2**53
     return dcg / best if best > 0 else 0.0
 
 
@@ -1622,6 +1619,9 @@ def normalized_gain(q, k, *, gains=None):
     0.63093
     """
     ranked, ideal = _trec_gains(q, gains)
+    if sum(ideal) + q.num_ret >= 2 ** 53:  # its sums would lose their units (trec_eval: "Can't")
+        raise EvalError("G: the gains of a query add up past 2**53, where floats lose their "
+                        "units: give smaller ones, as G(gains={%d:1})" % max(q.ideal))
     cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
     total, got = 0.0, 0.0
     for rank, gain in ranked:
@@ -1713,13 +1713,15 @@ def nonrelevant_retrieved_count(q, k):
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is RBP(p=0.9).
 
-    Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside.
+    Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside: by their range
+    and 0's, as trec_eval's (its least and greatest gain start at 0).
 
     >>> round(rank_biased_precision(_example(0, 1, 2), None), 6)   # 0.2 * (0.8 / 2 + 0.64)
     0.208
     """
     (ranked, _), given = _trec_gains(q, gains), gains or {}
-    table = [given.get(g, float(g)) for g in range(max(q.ideal + [0]) + 1)] + list(given.values())
+    unlisted = next((g for g in range(max(q.ideal + [0]), -1, -1) if g not in given), 0)  # the largest
+    table = [0.0, float(unlisted)] + list(given.values())  # trec_eval's min and max start at 0 (m_rbp.c)
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
@@ -1966,7 +1968,8 @@ def _fractional_spec(text, registered, label, cut):
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
-_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.eE]+\s*(?:,\s*|(?=\})))*)\}")
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"  # 1e-05, as printed
+                    r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
                 "pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
 
@@ -1992,8 +1995,10 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    if registered.domain == AGREEMENT and not 0 < values.get("p", 0.5) < 1:
-        raise EvalError("%s: p is a number above 0 and below 1, as 0.9" % show(name))
+    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows
+    if not (0 < p < 1 if agree else 0 <= p <= 1):
+        raise EvalError("%s: p is a number %s, as 0.9"
+                        % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
     args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
     return values.get("rel"), values.get("gains"), ranking, args
 
@@ -2015,6 +2020,8 @@ def _gains_param(value, name):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
+    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float loses its units: sums go wrong
+        raise EvalError("%s: a gain is at most 2**53 in size" % show(name))
     return tuple(sorted(gains.items()))
 
 
@@ -2049,16 +2056,21 @@ def _weights_param(value, name):
         numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
     except EvalError:
         numbers = ()
-    if len(numbers) != 4:
-        raise EvalError("%s: weights are 4 numbers {a,b,c,d}: relevant retrieved, others retrieved, relevant "
-                        "missed, others missed, as in {1,-1,0,0}" % show(name))
+    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:  # a query's sum of them stays finite
+        raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: "
+                        "relevant retrieved, others retrieved, relevant missed, others missed, "
+                        "as in {1,-1,0,0}" % show(name))
     return numbers
 
 
 def _number_param(key):
     def parse(value, name):
-        if not _DECIMAL.fullmatch(value[1:] if value[:1] in "+-" else value) or not math.isfinite(float(value)):
-            raise EvalError("%s: %s must be a number, not %s" % (show(name), key, show(value)))
+        number = value[1:] if value[:1] in "+-" else value
+        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or  # not 1e-310, not 1e400
+                                               sys.float_info.min <= float(number) < math.inf)
+        if not held:
+            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
+                            "size), not %s" % (show(name), key, show(value)))
         return float(value)
     return parse
 
@@ -2136,7 +2148,8 @@ def parse_measures(texts):
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
                            % show(text.strip()))
             elif found is None:
-                bad.append(str(exc) + (suggestions(text.strip()) if str(exc).startswith("unknown") else ""))
+                close = suggestions(text.strip(), measure_names() + list(TREC_NAMES))
+                bad.append(str(exc) + (close if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
     if bad:
@@ -2174,6 +2187,7 @@ def trec_specs(text, docs=0):
     name, dot, params = text.partition(".")
     if name not in TREC_NAMES and not dot and "_" in text:
         name, dot, params = text.rpartition("_")
+        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5; num_rel_rett is no num_rel
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
@@ -2181,6 +2195,8 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
+        if not all(map(math.isfinite, values)):  # P.nan, recall.-inf, ndcg_cut.1e400
+            raise ValueError(params)
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
                         % (name, name, show(params))) from None
@@ -2197,7 +2213,7 @@ def _trec_params(name, base, params, docs):
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
-    elif "gains" in own and pairs is not None:
+    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
     elif items:
@@ -2207,7 +2223,7 @@ def _trec_params(name, base, params, docs):
     return "(%s)" % ",".join(ours) if ours else ""
 
 
-_TREC_PARAM = re.compile(r"\s*(?:[-+.0-9]+|[0-9]+=[-+.0-9eE]+|p=[-+.0-9eE]+)\s*")
+_TREC_PARAM = re.compile(r"\s*(?:[-+.0-9eE]+|[0-9]+=[-+.0-9eE]+|p=[-+.0-9eE]+)\s*")
 
 
 def _trec_joined(names):
@@ -2226,9 +2242,9 @@ def _trec_joined(names):
     return joined
 
 
-def suggestions(text):
-    """The closest names of both vocabularies to an unknown one, as a 'did you mean' clause."""
-    close = difflib.get_close_matches(text, list(dict.fromkeys(measure_names() + list(TREC_ORDER))), n=3, cutoff=0.6)
+def suggestions(text, names):
+    """The closest of the names the form in use takes to an unknown one, as 'did you mean'."""
+    close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
 
@@ -2522,7 +2538,7 @@ def not_bounded(specs, opts):
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
-           and not agrees(s)]  # an agreement measure has no curve of its own: it needs the baseline's ranking
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # RelString@k has no mean
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -2803,7 +2819,8 @@ def fixed_point(column):
     >>> [v / 2 ** 60 for v in ints], scale == 2 ** 62, fixed_point([4.0])[1] == 2 ** 59
     ([2.0, -1.0, 0.0], True, True)
     """
-    scale = 2.0 ** (BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1])
+    exponent = BOOTSTRAP_BITS - math.frexp(max(map(abs, column)) or 1.0)[1]
+    scale = 2.0 ** min(exponent, 1000)  # 2.0 ** 1024 overflows: values below 2**-938 keep 2**-1000
     return [round(v * scale) for v in column], scale
 
 
@@ -5246,7 +5263,10 @@ def configure(values, *, keywords=False):
 
 def wants_runid(config):
     """Whether --format trec is to print trec_eval's runid line, the run's tag: -m runid."""
-    names = [n.strip() for group in config.measure or () for n in split_names(group, NAME_BREAKS)]
+    names = {n.strip() for group in config.measure or () for n in split_names(group, NAME_BREAKS)}
+    if names == {"runid"} and config.format == "trec" and not config.k:  # no seed's R@3, RR@3
+        raise EvalError("-m runid adds the run's tag to --format trec's measures: name some too "
+                        "(-m runid,AP), or for the tag alone trec_eval's form: -m runid QRELS RUN")
     return config.format == "trec" and "runid" in names
 
 
@@ -6579,6 +6599,10 @@ def notes(result):
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
+    drawn = result.get("ci95", result["measures"])
+    unbounded = [name for name in result["measures"] if name not in drawn]
+    lines += ["--ci draws no interval for %s: its bootstrap is of arithmetic means, and these are "
+              "sums or geometric means" % ", ".join(unbounded)] if unbounded else []
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
               "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
@@ -7056,9 +7080,15 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2."""
 
     def error(self, message):
-        extra = message.partition("unrecognized arguments: ")[2]
-        if extra and " " not in extra and not extra.startswith("-"):  # a second file beside our options
+        extra = message.partition("unrecognized arguments: ")[2].split()
+        theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra if a[:2] in TREC_FLAGS_OURS}  # -q, -c
+        ours = ", ".join(theirs.values())
+        if any(not a.startswith("-") for a in extra):  # a second file beside our options
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
+            message += ", and %s for %s" % (ours, ", ".join(theirs)) if theirs else ""
+        elif theirs:  # -q beside --qrels
+            message += (": %s belong%s to trec_eval's form, QRELS RUN with its flags only; "
+                        "in ours give %s") % (", ".join(theirs), "s" * (len(theirs) == 1), ours)
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):
@@ -7109,6 +7139,8 @@ def _argument(option):
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
+TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
+                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}  # ours
 
 
 def trec_eval_form(argv):
@@ -7127,9 +7159,13 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        chosen = {}
+        check_stdin_once(files)  # - -
+        chosen, said = {}, []
         for name, params in (row for text in measures for row in _trec_rows(text)):
-            chosen[name] = params or chosen.get(name, "")  # as trec_eval, a measure once: its parameters if given
+            if params and chosen.get(name, params) not in ("", params):
+                said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, "
+                            "%s.%s" % (name, params, name, chosen[name]))
+            chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
         values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
                       format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
@@ -7142,8 +7178,18 @@ def trec_eval_main(flags, files):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
+    missing = result["skipped"]["missing_run"]
+    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 "
+             "(10 stops; -c scores them 0)" % (n_queries(len(missing)), first_few(missing),
+                                              result["queries"])] if missing else []
+    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring: unsaid
+    if "relstring" in asked and "-q" not in given:
+        said.append("relstring is a query's line, and no mean: give -q to print it")
+    for line in said:
+        _say("note: " + line)
     runid = _runid(files[1]) if "runid" in chosen else None  # a gzip run is read through again for it
-    return _print(format_trec_eval(result, specs, runid, "-q" in given), 0)
+    text = format_trec_eval(result, specs, runid, "-q" in given)
+    return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
 
 
 def _trec_rows(text):
@@ -7152,7 +7198,11 @@ def _trec_rows(text):
     if name in TREC_NICKNAMES and not params:
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
-        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), suggestions(name)))
+        close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
+        with contextlib.suppress(EvalError):  # nDCG@10 is a name of our form
+            close = close or " (%s is our form's name: --qrels QRELS --run RUN -m %s)" % (
+                show(parse_measure(text).name), text)
+        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
     return [(name, params)]
 
 
@@ -7182,15 +7232,26 @@ def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
     with open_input(path) as stream:
-        tail = b""
         if isinstance(stream, gzip.GzipFile):
+            tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
-                tail = tail[-65536:] + block
+                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines; the next's start
+                fields = _last_fields(done, True) or fields
+            fields = _last_fields(tail, True) or fields
         else:
-            stream.seek(max(0, stream.seek(0, io.SEEK_END) - 65536))
-            tail = stream.read()
-    lines = [line.split() for line in tail.splitlines() if line.strip() and not line.startswith(b"#")]
-    return lines[-1][5].decode("utf-8", "replace") if lines and len(lines[-1]) > 5 else ""
+            end, size, fields = stream.seek(0, io.SEEK_END), 65536, None
+            while fields is None:  # a line longer than the tail: read further back
+                stream.seek(max(0, end - size))
+                fields, size = _last_fields(stream.read(), size >= end), size * 16
+    return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+
+
+def _last_fields(tail, whole):
+    """The fields of the tail's last line that is no comment (indented or not: trec_eval skips
+    both), [] for none; None when that is the first line of a tail not whole, which may be cut."""
+    lines = reversed(tail.splitlines()[not whole:])
+    data = (fields for fields in map(bytes.split, lines) if fields and fields[0][:1] != b"#")
+    return next(data, [] if whole else None)
 
 
 def parse_command_line(argv):
@@ -7226,10 +7287,7 @@ def check_usage(config):
         if twin is not None:
             raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
                             % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
-    inputs = [p for p in named if p in STDIN_NAMES]
-    if len(inputs) > 1:
-        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
-            map(show, inputs)))
+    check_stdin_once(named)
     for flag, paths in (("--run", config.run or ()), ("--replicate", [config.baseline] + (config.replicate or []))):
         for i, path in enumerate(paths):
             twin = next((other for other in paths[:i] if _same_file(path, other)), None)
@@ -7243,6 +7301,14 @@ def check_usage(config):
             raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
                             "baseline's configuration, and the candidate's would pass its change as noise"
                             % (place(path), own[0], place(own[1])))
+
+
+def check_stdin_once(paths):
+    """Refuse standard input named for two inputs (-, /dev/stdin): it can be read once."""
+    inputs = [p for p in paths if p in STDIN_NAMES]
+    if len(inputs) > 1:
+        raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
+            map(show, inputs)))
 
 
 def _listed(value):
@@ -7306,7 +7372,7 @@ def _main(argv):
     labels = run_labels(list(runs), config.baseline)
     svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
         **labels, None: "baseline %s" % place(config.baseline)})  # a legend names the baseline's file
-    for line in stderr_lines(runs, labels, several):
+    for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
     if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
         return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
@@ -7327,6 +7393,13 @@ def _main(argv):
                                 (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return max(_print(text, status), status)
+
+
+def unshown(config):
+    """The note on what --format trec has no place for: --ci's intervals, --ties' bounds."""
+    lost = [flag for flag in ("ci", "ties") if getattr(config, flag) and config.format == "trec"]
+    return ["note: --format trec has no place for --%s: use json, table, markdown or csv"
+            % " or --".join(lost)] if lost else []
 
 
 def _say(line):

@@ -2825,7 +2825,7 @@ class RagRealitiesTest(TempDirTestCase):
     def test_judging_details(self):
         ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
         self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
-        with self.assertRaisesRegex(rre.EvalError, "not a finite number"):  # the ideal sum alone overflows
+        with self.assertRaisesRegex(rre.EvalError, "a gain is at most 2"):  # the ideal sum alone would overflow
             rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
         lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
         self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
@@ -3654,7 +3654,7 @@ class ReadersOnRealFilesTest(TempDirTestCase):
     def test_too_large_gains_are_refused(self):
         path = self.write("f.json", {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 1}}, "runs": {"q1": ["d1", "d2", "d3"]}})
         for extra in ([], ["--baseline", path]):
-            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a sum of gains is not a finite number")
+            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a gain is at most 2**53 in size")
 
     def test_library_arguments(self):
         qrels, run = {"q1": ["d1"]}, {"q1": ["d1"]}
@@ -6375,9 +6375,12 @@ class TrecEvalFormTest(TempDirTestCase):
         self.run = self.write("run", "q1 Q0 x 1 3.0 tagA\nq1 Q0 a 2 2.0 tagA\nq1 Q0 c 3 1.0 tagA\n"
                                      "q2 Q0 z 1 1.0 tagA\nq9 Q0 a 1 1.0 tagB\n# a comment\n")
 
+    SKIPPED = ("rag_retrieval_eval: note: 1 query labeled, not ranked ('q3'): the means are over the 2 ranked, "
+               "as in trec_eval 9 (10 stops; -c scores them 0)\n")
+
     def trec(self, *flags):
         status, out, err = cli(*flags, self.qrels, self.run)
-        self.assertEqual((status, err), (0, ""), err)
+        self.assertEqual((status, err), (0, "" if "-c" in flags else self.SKIPPED), err)
         return out
 
     def test_layout_per_query_then_all(self):
@@ -6410,7 +6413,7 @@ class TrecEvalFormTest(TempDirTestCase):
         writer.start()  # a second open of the pipe would wait for a writer forever: the timeout fails it
         status, out, err = cli_process("-m", "runid", self.qrels, fifo, timeout=30)
         writer.join(5)
-        self.assertEqual((status, out, err), (0, "%-22s\tall\ttagB\n" % "runid", ""))
+        self.assertEqual((status, out, err), (0, "%-22s\tall\ttagB\n" % "runid", self.SKIPPED))
 
     def test_json_files_in_trec_eval_form_have_no_tag(self):
         qrels = self.write("q.json", json.dumps({"q1": {"a": 1, "c": 2}, "q2": {"d": 1}}))
@@ -6536,7 +6539,7 @@ class AllTrecMeasuresTest(TempDirTestCase):
                               ("IPrecAvg(levels=0.5)", "levels are recall levels"),
                               ("Utility(weights={1,2})", "weights are 4 numbers {a,b,c,d}"),
                               ("Utility(weights={1,x,0,0})", "weights are 4 numbers"), ("RBP(p=x)", "p must be a number"),
-                              ("RBP(p=1e999)", "p must be a number, not '1e999'"),
+                              ("RBP(p=1e999)", "p must be a number a float holds (0, or 2.2e-308 to 1.8e308 in size), not '1e999'"),
                               ("RprecMult@9223372036854775808", "the multiple of R is a number above 0")]:
             with self.subTest(text), self.assertRaises(rre.EvalError) as ctx:
                 rre.parse_measure(text)
@@ -6616,6 +6619,206 @@ class AllTrecMeasuresTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "RelString")
         self.assertEqual((status, out, err), (2, "", "rag_retrieval_eval: error: RelString is no number, so it has "
                                                      "no mean: --format trec prints it per query\n"))
+
+
+class TrecEvalEdgesTest(TempDirTestCase):
+    """trec_eval's form at its edges (issue 48), each checked against trec_eval 10 built from its
+    source.  q1 ranks a (grade 1), c (0), b (2); q2 ranks z (unlabeled), misses a (1); q3 is
+    labeled (e, 1) without a ranking.  P@5: q1 2/5, q2 0."""
+
+    SKIPPED = "note: 1 query labeled, not ranked ('q3'): the means are over the 2 ranked"
+
+    def setUp(self):
+        super().setUp()
+        self.qrels = self.write("qrels", "q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq2 0 a 1\nq3 0 e 1\n")
+        self.run = self.write("run", "q1 Q0 a 1 3.0 tagA\nq1 Q0 c 2 2.0 tagA\nq1 Q0 b 3 1.0 tagA\n"
+                                     "q2 Q0 z 1 1.0 tagA\n")
+        self.ours = ["--qrels", self.qrels, "--run", self.run, "--missing-run", "skip"]
+
+    def line(self, name, value, qid="all"):
+        return "%-22s\t%s\t%s\n" % (name, qid, value)
+
+    def test_a_labeled_query_without_ranking_is_counted_on_stderr(self):
+        status, out, err = cli("-m", "P.5", self.qrels, self.run)
+        self.assertEqual((status, out), (0, self.line("P_5", "0.2000")))  # (0.4 + 0) / 2
+        self.assertEqual(err, "rag_retrieval_eval: %s, as in trec_eval 9 (10 stops; -c scores "
+                              "them 0)\n" % self.SKIPPED)
+        self.assertEqual(cli("-c", "-m", "P.5", self.qrels, self.run),
+                         (0, self.line("P_5", "0.1333"), ""))
+
+    def test_the_first_parameters_win_and_the_others_are_named(self):
+        status, out, err = cli("-c", "-m", "P.5", "-m", "P.10", "-m", "P", self.qrels, self.run)
+        self.assertEqual((status, out), (0, self.line("P_5", "0.1333")))
+        self.assertEqual(err, "rag_retrieval_eval: note: -m P.10 is ignored: trec_eval keeps a "
+                              "measure's first parameters, P.5\n")  # P alone takes nothing away
+        self.assertEqual(cli("-c", "-m", "P", "-m", "P.10", self.qrels, self.run),
+                         (0, self.line("P_10", "0.0667"), ""))
+        self.assertEqual(cli("-c", "-m", "P.5", "-m", "P.5", self.qrels, self.run)[2], "")
+
+    def test_extreme_values_are_refused_in_one_line_in_every_form(self):
+        trec = [("P.nan", "trec_eval's P takes numbers after its dot, as in P.5,10, not 'nan'"),
+                ("recall.-inf", "not '-inf'"), ("ndcg_cut.1e400", "not '1e400'"),
+                ("rbp.p=1e200", "'RBP(p=1e200)': p is a number from 0 to 1"),
+                ("rbp.p=2", "p is a number from 0 to 1"),
+                ("rbp.p=1e-310", "p must be a number a float holds (0, or 2.2e-308 to 1.8e308"),
+                ("ndcg.1=1e18", "a gain is at most 2**53 in size"),
+                ("G.1=1e17", "'G(gains={1:1e17})': a gain is at most 2**53"),
+                ("utility.1e308,1e308,0,0", "weights are 4 numbers {a,b,c,d}, each at most 2**53")]
+        ours = [("RBP(p=1e-310)", "p must be a number a float holds"),
+                ("RBO(p=1e-310)", "p must be"), ("RBP(p=1e200)", "p is a number from 0 to 1"),
+                ("RBPResid(p=-0.5)", "from 0 to 1"),
+                ("nDCG(gains={0:0,1:1e18})", "a gain is at most 2**53"),
+                ("Utility(weights={1e308,1e308,0,0})", "each at most 2**53")]
+        for measure, message in trec:
+            with self.subTest(form="trec_eval's", measure=measure):
+                rejected(self, *cli("-m", measure, self.qrels, self.run), message)
+        for measure, message in trec + ours:
+            with self.subTest(form="ours", measure=measure):
+                rejected(self, *cli(*self.ours, "--baseline", self.run, "-m", measure), message)
+            with self.subTest(form="the library", measure=measure):
+                with self.assertRaises(rre.EvalError) as ctx:
+                    rre.score_run({"q1": {"a": 1}}, {"q1": ["a"]}, measure)
+                self.assertIn(message, str(ctx.exception))
+
+    def test_the_limits_themselves_are_taken(self):
+        for measure, taken in [("RBP(p=0)", True), ("RBP(p=1)", True), ("RBO(p=0)", False),
+                               ("RBO(p=1)", False), ("RBP(p=2.2250738585072014e-308)", True),
+                               ("nDCG(gains={1:9007199254740992})", True),
+                               ("nDCG(gains={1:-9007199254740994})", False),
+                               ("Utility(weights={9007199254740992,0,0,-9007199254740992})", True),
+                               ("Utility(weights={9007199254740994,0,0,0})", False)]:
+            with self.subTest(measure):
+                status, out, err = cli(*self.ours, "--baseline", self.run, "-m", measure)
+                self.assertEqual(status, 0 if taken else 2, err)
+        rejected(self, *cli("-m", "P.5,nan", self.qrels, self.run), "not '5,nan'")
+        for gains, taken in [(2 ** 53 - 4, True), (2 ** 53 - 3, False)]:
+            with self.subTest(gains=gains):  # G: gains and the 3 ranked add up to 2**53 - 1, 2**53
+                qrels = self.write("g", "q1 0 a %d\nq1 0 b 1\n" % (gains - 1))
+                status, out, err = cli("-m", "G", qrels, self.run)
+                self.assertEqual(status, 0 if taken else 2, err)
+                self.assertIn("" if taken else "as G(gains={%d:1})" % (gains - 1), err)
+        all_listed = rre.score_run({"q1": {"a": 1, "b": 2, "c": 0}}, {"q1": ["a", "c", "b"]},
+                                   "RBP(p=0.8,gains={0:0.5,1:1,2:0.5})")["measures"]
+        self.assertAlmostEqual(list(all_listed.values())[0], 0.2 * (1 + 0.8 * 0.5 + 0.64 * 0.5),
+                               delta=1e-12)  # within [0, 1]: not scaled
+
+    def test_grades_near_1e17(self):
+        big = self.write("big", "q1 0 a 100000000000000000\nq1 0 b 99999999999999999\n")
+        for argv in (["-m", "G", big, self.run],
+                     ["--qrels", big, "--run", self.run, "-m", "G", "--unlabeled", "skip"]):
+            with self.subTest(argv[0]):  # trec_eval: "Can't calculate measure 'G'", status 4
+                rejected(self, *cli(*argv), "G: the gains of a query add up past 2**53")
+        status, out, _ = cli("--qrels", big, "--run", self.run, "--unlabeled", "skip", "-m",
+                             "G(gains={100000000000000000:2,99999999999999999:1}),RBP",
+                             "--format", "json")
+        self.assertEqual(status, 0)  # RBP's scale found without walking 1e17 grades
+        measures = json.loads(out)["measures"]  # a (gain 2) at 1, b (1) at 3
+        self.assertAlmostEqual(measures["G(gains={99999999999999999:1,100000000000000000:2})"],
+                               (2 / math.log2(2) + 1 / math.log2(3)) / 3, delta=1e-12)
+        rbp = 0.2 * (1.0 + 0.64 * (1e17 - 1) / 1e17)  # grades scaled by the largest
+        self.assertAlmostEqual(measures["RBP"], rbp, delta=1e-12)
+
+    def test_rbp_scales_gains_by_their_range_and_zero_as_trec_eval(self):
+        labels, ranking = {"q1": {"a": 1, "b": 2, "c": 0}}, {"q1": ["a", "c", "b"]}
+        for gains, want in [("{0:5}", 0.2 * (1 / 5 + 0.8 * 5 / 5 + 0.64 * 2 / 5)),
+                            ("{0:2,1:3,2:4}", 0.2 * (3 / 4 + 0.8 * 2 / 4 + 0.64 * 4 / 4)),
+                            ("{0:-1,1:-2,2:-3}", 0.2 * (1 / 3 + 0.8 * 2 / 3 + 0.64 * 0 / 3)),
+                            ("{1:0.5,2:0.7}", 0.2 * (0.5 + 0.64 * 0.7)),
+                            ("{2:9}", 0.2 * (1 / 9 + 0.64))]:  # {0:5}: over 0..5, not 1..5
+            with self.subTest(gains):  # trec_eval 10: rbp.p=0.8,0=5 ... 0.2512, 0.3580, 0.1733
+                measure = "RBP(p=0.8,gains=%s)" % gains
+                measures = rre.score_run(labels, ranking, measure)["measures"]
+                self.assertAlmostEqual(list(measures.values())[0], want, delta=1e-12)
+
+    def test_tiny_values_keep_a_finite_interval(self):
+        late = self.write("late", "q1 Q0 c 1 2.0 t\nq1 Q0 a 2 1.0 t\nq2 Q0 a 1 1.0 t\n")
+        status, out, err = cli("--qrels", self.qrels, "--run", late, "--missing-run", "skip",
+                               "-m", "RBP(p=1e-300)", "--ci", "--format", "json")
+        low, high = json.loads(out)["ci95"]["RBP(p=1e-300)"]  # q1: a at rank 2, 1e-300; q2: 1 - p
+        self.assertEqual(status, 0, err)
+        self.assertAlmostEqual(low, 1e-300 / 2, delta=1e-9)
+        self.assertLessEqual(high, 1.0)
+
+    def test_trec_eval_takes_these_and_so_do_we(self):
+        ndcg = (1 + 1e-5) / (2 + 1e-5 / math.log2(3))  # q1: a 1e-5, b 2; the ideal 2, 1e-5
+        for measure, name, value in [("rbp_resid.p=0.5", "rbp_resid_p=0.5", "0.5000"),
+                                     ("ndcg.1=0.00001", "ndcg_1=0.00001", "%6.4f" % (ndcg / 2))]:
+            with self.subTest(measure):  # rbp_resid: q1 all judged (0), q2 none (1)
+                self.assertEqual(cli("-m", measure, self.qrels, self.run)[:2],
+                                 (0, self.line(name, value)))
+        both = "ndcg.1=0.00001,rbp_resid.p=0.5"
+        status, out, _ = cli(*self.ours, "-m", both, "--format", "json")
+        self.assertEqual(status, 0)
+        self.assertEqual(json.loads(out)["measures"],
+                         {"nDCG(gains={1:1e-05})": ndcg / 2, "RBPResid(p=0.5)": 0.5})
+        rejected(self, *cli("-m", "P.5", "-", "-", stdin=b"q1 0 a 1\n"),
+                 "standard input can be read once: '-' and '-' given for two inputs")
+
+    def test_did_you_mean_offers_what_the_form_in_use_takes(self):
+        trec, ours = [self.qrels, self.run], self.ours + ["-m"]
+        for argv, said, unsaid in [
+                (["-m", "ndcg_ct"] + trec, "(did you mean ndcg_cut or ndcg or ndcg_rel?)", "@k"),
+                (["-m", "offical"] + trec, "(did you mean official?)", "@k"),
+                (ours + ["num_rel_rett"], "unknown measure 'num_rel_rett' (did you mean "
+                                          "num_rel_ret", "parameter"),
+                (ours + ["Rprec_mul"], "unknown measure 'Rprec_mul' (did you mean Rprec_mult or "
+                                       "Rprec or RprecMult@m?)", "takes no parameters"),
+                (ours + ["num_qq"], "'num_qq' (did you mean num_ret or num_rel?)", "num_q ")]:
+            with self.subTest(argv[1] if argv[0] == "-m" else argv[-1]):
+                status, out, err = cli(*argv)
+                rejected(self, status, out, err, said)
+                self.assertNotIn(unsaid, err)
+        for flags, said in [(["-q"], "-q belongs to trec_eval's form, QRELS RUN with its flags "
+                                     "only; in ours give --per-query"),
+                            (["-c", "-M10"], "-c, -M10 belong to trec_eval's form, QRELS RUN "
+                                             "with its flags only; in ours give --missing-run "
+                                             "zero, --depth")]:
+            with self.subTest(flags):
+                rejected(self, *cli(*flags, "--qrels", self.qrels, "--run", self.run),
+                         "unrecognized arguments: %s: %s" % (" ".join(flags), said))
+        rejected(self, *cli("-q", "-c", self.qrels, self.run, "--format", "json"),
+                 "unrecognized arguments: -q -c %s: two files are trec_eval's form QRELS RUN, "
+                 "with its flags only; with ours give --qrels, --run, and --per-query, "
+                 "--missing-run zero for -q, -c" % self.run)
+        rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5' "
+                 "('P@5' is our form's name: --qrels QRELS --run RUN -m P@5)")
+
+    def test_runid_and_relstring(self):
+        want = self.line("runid", "tagA")
+        commented = self.write("commented", self.run.read_text() + "  #x y z w v trailing\n\n")
+        self.assertEqual(cli("-c", "-m", "runid", self.qrels, commented), (0, want, ""))
+        unended = self.write("unended.gz", gzip.compress(b"q1 Q0 a 1 1 tagA\nq1 Q0 b 2 0 tagZ"))
+        self.assertEqual(cli("-c", "-m", "runid", self.qrels, unended)[1],
+                         self.line("runid", "tagZ"))  # the last line, though it has no newline
+        long_id = "T" * 70000  # longer than the 64 KiB read back from the end
+        for name in ("long", "long.gz"):
+            text = self.run.read_text() + "q2 Q0 y 2 0.5 %s\n# done\n" % long_id
+            path = self.write(name, gzip.compress(text.encode()) if name.endswith(".gz") else text)
+            with self.subTest(name):
+                self.assertEqual(cli("-c", "-m", "runid", self.qrels, path),
+                                 (0, self.line("runid", long_id), ""))
+        self.assertEqual(cli("-c", "-m", "relstring", self.qrels, self.run),  # not an empty line
+                         (0, "", "rag_retrieval_eval: note: relstring is a query's line, and no "
+                                 "mean: give -q to print it\n"))
+        self.assertEqual(cli("-c", "-m", "all_trec", self.qrels, self.run)[2], "")  # unsaid there
+
+    def test_what_the_trec_format_leaves_out_is_said(self):
+        trec = self.ours + ["--format", "trec"]
+        rejected(self, *cli(*trec, "-m", "runid"),
+                 "-m runid adds the run's tag to --format trec's measures")
+        status, out, err = cli(*trec, "-m", "runid,P@5", "--ci", "--ties")
+        self.assertEqual((status, out), (0, "P_5\tq1\t0.4\nP_5\tq2\t0.0\nrunid\tall\ttagA\n"
+                                            "num_q\tall\t2\nP_5\tall\t0.2\n"))
+        self.assertIn("note: --format trec has no place for --ci or --ties: use json", err)
+        status, out, err = cli(*self.ours, "-m", "GMAP,P@5,GMBpref,NumRet", "--ci")
+        self.assertEqual(set(json.loads(out)["ci95"]), {"P@5"})
+        self.assertIn("note: --ci draws no interval for GMAP, GMBpref, NumRet: its bootstrap is "
+                      "of arithmetic means", err)
+        status, out, err = cli(*trec, "-m", "RelString@5,P@5", "--plot", self.tmp / "p.svg")
+        self.assertEqual(status, 0, err)  # RelString has no mean to draw: the plot holds P@k only
+        svg = (self.tmp / "p.svg").read_text()
+        self.assertIn("P@k", svg)
+        self.assertNotIn("RelString", svg)
 
 
 class OlderPythonTest(unittest.TestCase):
