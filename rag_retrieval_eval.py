@@ -7232,6 +7232,8 @@ def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
     with open_input(path) as stream:
+        if is_json(stream, place(path)):  # JSON and JSON Lines hold no TREC line, so no tag
+            return ""
         if isinstance(stream, gzip.GzipFile):
             tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):

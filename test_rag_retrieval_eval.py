@@ -6420,6 +6420,11 @@ class TrecEvalFormTest(TempDirTestCase):
         run = self.write("r.json", json.dumps({"q1": ["x", "a", "c"], "q2": ["z"]}, indent=1))
         self.assertEqual(cli("-m", "runid", "-m", "map", qrels, run)[:2],
                          (0, "%-22s\tall\t\n%-22s\tall\t%6.4f\n" % ("runid", "map", (1 / 2 + 2 / 3) / 2 / 2)))
+        self.assertEqual(cli("-m", "runid", qrels, FIXTURE)[:2], (0, "%-22s\tall\t\n" % "runid"))
+        for given in (["--run", FIXTURE, "--qrels"], []):  # the fixture's last line has six fields
+            with self.subTest(given):
+                out = cli(*given, FIXTURE, "-m", "R@3 runid", "--format", "trec")[1]
+                self.assertIn("runid\tall\t\n", out)
 
     def test_flags_attached_or_apart(self):
         ap = (1 / 2 + 2 / 3) / 2
