@@ -2860,7 +2860,8 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """
     same_queries(baseline, candidate, where, "the runs")
     paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
-    comparison = {spec.name: _comparison_row(baseline, candidate, spec, paired[spec.name]) for spec in specs}
+    comparison = {s.name: _comparison_row(baseline, candidate, s, paired[s.name],
+                                          s.name in plan.alone) for s in specs}
     breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
@@ -2889,8 +2890,15 @@ def gate_breaches(baseline, candidate, comparison, specs, gates):
             steady = {"replicates": gates.replicates} if gates.noise is not None else {}
             breaches += [_breach(name, q, (baseline["per_query"][q][name], candidate["per_query"][q][name]),
                                  "--max-query-drop", gates.query, **steady)
-                         for q, d in row["regressed"].items() if -d > gates.query + 1e-12 and q not in exempt]
+                         for q, d in fell(row).items()
+                         if -d > gates.query + 1e-12 and q not in exempt]
     return breaches
+
+
+def fell(row):
+    """{qid: change} of the queries whose value fell in a comparison row (that changed, for an
+    agreement measure)."""
+    return row.get("regressed", row.get("changed"))
 
 
 def mean_breach(spec, row, queries, gates):
@@ -3011,18 +3019,23 @@ def paired_by_domain(baseline, candidate, specs, plan):
         qids = [q for q in cand if mine[0].name in cand[q]]
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
-        pvalues, intervals = paired_statistics(diffs, config.permutations, config.seed, [
-            [cand[q][n] for q in qids] for n in means], clusters=cluster_rows(qids, plan.clusters))
+        tested = [] if agrees(mine[0]) else diffs  # agreement: from 1 by construction, no test
+        pvalues, intervals = paired_statistics(
+            tested, config.permutations, config.seed, diffs[len(tested):] + [
+                [cand[q][n] for q in qids] for n in means],
+            clusters=cluster_rows(qids, plan.clusters))
+        pvalues = pvalues or [None] * len(mine)
         paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
 
-def _comparison_row(baseline, candidate, spec, paired):
+def _comparison_row(baseline, candidate, spec, paired, alone=False):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
     change first, equal ones in query order) and, for R/RR/Success, those lost.  A count's
     delta is a change of sums, and so is its interval: the mean's times the queries (whole
-    numbers, as the counts are)."""
+    numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
+    neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     (qids, diffs, p, interval), before, after = paired, baseline["measures"][spec.name], candidate["measures"][spec.name]
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
@@ -3030,6 +3043,11 @@ def _comparison_row(baseline, candidate, spec, paired):
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
+    if p is None:
+        row["changed"] = {q: d for d, q in sorted(moved, key=lambda x: -abs(x[0])) if d}
+        del row["improved"], row["regressed"]
+    if p is None or alone:
+        row["p_holm"] = None
     if MEASURES[spec.base].losable:
         row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
                        and candidate["per_query"][q][spec.name] == 0]
@@ -3037,8 +3055,9 @@ def _comparison_row(baseline, candidate, spec, paired):
 
 
 def holm_over(rows):
-    """Set each comparison row's "p_holm": Holm's correction over these rows, one family."""
-    rows = list(rows)
+    """Set each comparison row's "p_holm": Holm's correction over these rows, one family (but
+    those that join none: p_holm None)."""
+    rows = [r for r in rows if r.get("p_holm", 0) is not None]
     for row, p in zip(rows, holm([r["p_value"] for r in rows])):
         row["p_holm"] = p
 
@@ -5088,7 +5107,8 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
 # specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
 # --plot), the clusters {qid: cluster} once their file is read (else None), and the floors
 # {"min_mean": {measure: X}, "min_query": {measure: X}}.
-Plan = namedtuple("Plan", "config specs opts policies curves clusters floors", defaults=(None, NOTHING))
+Plan = namedtuple("Plan", "config specs opts policies curves clusters floors alone",
+                  defaults=(None, NOTHING, ()))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -5181,8 +5201,7 @@ def wants_runid(config):
 
 
 def make_plan(config):
-    """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
-    at each --k, default 3) and what the readers need of its options."""
+    """The Plan of a checked Config: its measures (none: R@k, RR@k at each --k, 3), options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
     specs = parse_measures([n for group in config.measure or [] for n in split_names(group)
                             if not (runid and n.strip() == "runid")])
@@ -5191,7 +5210,7 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
-    floors = {n: {} for n in FLOORS}  # {measure: X}: a floor's measure is computed, asked for or not
+    floors, asked = {n: {} for n in FLOORS}, set(specs)  # {measure: X}: computed, asked for or not
     for name in FLOORS:
         given = getattr(config, name) or ()
         for text, limit in given.items() if isinstance(given, dict) else given:
@@ -5219,7 +5238,8 @@ def make_plan(config):
                                                                              if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
-    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves, floors=floors)
+    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
+                floors=floors, alone={s.name for s in specs if s not in asked})
 
 
 def check_options(config):
@@ -5487,7 +5507,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     documents' ranks before and after; and counts by cause."""
     k, least = plan.opts.top_k, least_relevant(plan.opts.level)
     counts, queries = dict.fromkeys(("missed", "absent", "below", "cut", "unjudged"), 0), {}
-    changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
+    changed = {q for c in result.get("comparison", {}).values()
+               for q in chain(fell(c), c.get("lost", ()))}
     saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
     before = approved.kept[0][0].ranked if approved is not None else {}
     for q in judged:
@@ -5982,13 +6003,13 @@ def format_comparison(result, worst=5):
     lines = _columns(_comparison_rows(result))
     if result["breaches"]:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
-    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result, worst)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
         ", ".join(marked))) for name, qids, marked in lost]
     lines += ["unstable (values differ among the baseline and its replicates) by %s: %s" % (name, first_few(qids, 20))
               for name, qids in unstable]
-    if regressed:
-        lines += ["", "worst regressed queries:"]
+    for title, regressed, shown in moved:
+        lines += ["", title + ":"]
         rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
         lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
     for name, counts in histograms:
@@ -6010,8 +6031,8 @@ def _comparison_rows(result):
             + (["noise", "unstable"] if noise else [])]
     for name, c in result["comparison"].items():
         rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
-                     "%.4f" % c["p_holm"]]
+                     "[%s, %s]" % tuple(map(_signed, c["ci95"])),
+                     _number(c["p_value"], 4), _number(c["p_holm"], 4)]
                     + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
     return rows
 
@@ -6019,12 +6040,18 @@ def _comparison_rows(result):
 def changes(result, worst):
     """The model of a comparison's per-query changes that the table and Markdown render:
     [(measure, lost queries, those of them marked unjudged)], [(measure, unstable queries)], the
-    worst regressed rows (see _worst_regressed) and [(measure, its histogram's counts)]."""
+    [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
+    queries (see _worst_regressed), those with rows, and [(measure, its histogram's counts)]."""
     marked = unjudged_marked(result)
     return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
              for name, c in result["comparison"].items() if c.get("lost")],
             [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
-            _worst_regressed(result, worst), [(name, _histogram(result, name)) for name in result["comparison"]])
+            [(title, *moved) for title, moved in (
+                ("worst regressed queries", _worst_regressed(result, worst)),
+                ("changed most (agreement with the baseline)",
+                 _worst_regressed(result, worst, True)))
+             if moved[0]],
+            [(name, _histogram(result, name)) for name in result["comparison"]])
 
 
 def _breach_lines(result, each=BREACHES_SHOWN):
@@ -6048,30 +6075,34 @@ def _unjudged_of(marked):
     return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
 
 
-def _worst_regressed(result, worst):
+def _worst_regressed(result, worst, agreeing=False):
     """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
     with replicates a cell more, "unstable" for a query whose values differ among them, else empty;
     under --unjudged-bounds one more, "unjudged" for a marked query (README: "Did it really miss?");
-    and a line saying how many of each measure's regressed queries are shown."""
+    and a line saying how many of each measure's regressed queries are shown (agreeing: of the
+    agreement measures, the queries that changed)."""
     base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
     flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
         "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
     for name, c in result["comparison"].items():
-        drops = sorted(c["regressed"].items(), key=lambda pair: pair[1])
+        if ("changed" in c) != agreeing:
+            continue
+        drops = sorted(fell(c).items(), key=lambda pair: pair[1])
         rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
                  + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
                  for q, d in drops[:worst]]
         if drops:
             shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
                          "%s all %d" % (name, len(drops)))
-    return rows, "shown, of the regressed queries: %s" % ", ".join(shown) if shown else ""
+    moved = "changed" if agreeing else "regressed"
+    return rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
 
 
 def _histogram(result, name):
     """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
     c = result["comparison"][name]
-    deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q, row in result["per_query"].items()
-              if name in row]
+    moved = dict(c.get("improved", {}), **fell(c))
+    deltas = [moved.get(q, 0.0) for q, row in result["per_query"].items() if name in row]
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
@@ -6188,7 +6219,8 @@ def _few_mark(n):
 
 def _change_cell(c):
     """'0.5000 (-0.2500)*': a mean, its change from the baseline, * when Holm's p < 0.05."""
-    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if c["p_holm"] < 0.05 else "")
+    star = (c["p_holm"] or 1) < 0.05  # none: in no Holm family
+    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if star else "")
 
 
 def _group_footnotes(*results):
@@ -6280,16 +6312,16 @@ def _means_rows(result):
 
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
-    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result, worst)
     lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
         _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
     lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not gated per query): %s"
               % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
-    if regressed:
+    for title, regressed, shown in moved:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
             ["replicates"] if "unstable" in result else []) + (["labels"] if unjudged_marked(result) else [])
-        lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
-                                                                  labels=2) + ["", _md(shown)]
+        lines += ["", title.capitalize() + ":", ""]
+        lines += _md_table([header] + list(map(list, regressed)), labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
     rows += [[name] + list(map(str, counts)) for name, counts in histograms]
     return lines + [""] + _md_table(rows) + [""]
@@ -6482,6 +6514,7 @@ def notes(result):
     of the baseline too, and how: approved when it is on the baseline or its replicates, the same
     for every run compared to them), "warning" and "gate failed" (one per breach)."""
     first = [Note("note", skipped_text(result["skipped"]))] + [Note("note", t, True) for t in approved_notes(result)]
+    first += [Note("note", text, True) for text in family_notes(result.get("comparison", {}))]
     lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
@@ -6505,6 +6538,20 @@ def notes(result):
             + [Note("warning", w) for w in result.get("warnings", [])]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def family_notes(comparison):
+    """What a comparison says of its rows in no Holm family: agreement measures, and measures
+    only a floor asked for."""
+    lines = []
+    for agreeing, text in ((True, "%s: agreement with the baseline, 1 by construction: a change "
+                                  "says how far the rankings moved; no sign-flip p-value (p_value "
+                                  "null), no Holm family, no *"),
+                           (False, "%s: asked for by a floor only, in no Holm family")):
+        names = [n for n, c in comparison.items()
+                 if c["p_holm"] is None and (c["p_value"] is None) == agreeing]
+        lines += [text % ", ".join(names)] if names else []
+    return lines
 
 
 def unjudged_notes(block):
