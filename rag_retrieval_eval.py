@@ -264,6 +264,7 @@ HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and 
 # command line, the JSON-shaped value itself in a library call.
 Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
 GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-mean-drop ...: exit 1 when exceeded
+LABEL_OPTIONS = ("no_answer", "relevance_level", "judged_only", "unlabeled", "no_relevant")
 FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]  # --min-mean ...: exit 1 when below
 
 
@@ -2099,7 +2100,8 @@ def parse_floors(text):
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
         number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
-        if not (equals and name.strip() and _DECIMAL.fullmatch(number)):
+        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))  # 1e400: no floor
+        if not (equals and name.strip() and finite):
             raise EvalError("a floor is MEASURE=X, as R@5=0.8, not %s" % show(item))
         floors.append((name.strip(), float(value)))
     return floors
@@ -5090,6 +5092,7 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     source = place(path)
     theirs, ranked, extras = load(path, "run", Known(truth, opts), kinds)
     whose, ours = approved or (None, {})
+    approved = ours.get("labels") and approved  # we have no labels (agreement only): none to equal
     if approved and "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
                           ours["evidence"])
@@ -5160,10 +5163,12 @@ def _checked_library_options(options):
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
         elif option.kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
-        elif option.kind == "floors":
-            ok, rule = value is None or isinstance(value, dict) and all(isinstance(n, str) and isinstance(
-                x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for n, x in value.items()), \
-                "{measure: number}, as {\"R@5\": 0.8}"
+        elif option.kind == "floors":  # each a float (JSON has no numpy number, no Fraction)
+            floats = {n: _real(x) for n, x in value.items()} if isinstance(value, dict) else {}
+            checked[name] = value and floats
+            ok = value is None or isinstance(value, dict) and all(
+                isinstance(n, str) and x is not None for n, x in floats.items())
+            rule = "{measure: number}, as {\"R@5\": 0.8}"
         else:  # text
             ok, rule = value is None or isinstance(value, str), "a string"
         if not ok:
@@ -5173,11 +5178,18 @@ def _checked_library_options(options):
 
 def _number_at_least_zero(value):
     """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
+    number = _real(value)
+    return -1.0 if number is None else number
+
+
+def _real(value):
+    """A real number (but bool) as a float, or None when it is none, or not finite."""
     try:
-        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        number = float(value) if real else math.nan
     except OverflowError:
-        return -1.0
-    return number if number < math.inf else -1.0
+        return None
+    return number if math.isfinite(number) else None
 
 
 def configure(values, *, keywords=False):
@@ -5217,14 +5229,10 @@ def make_plan(config):
             spec = parse_measures([text])[0]
             if spec.name in floors[name]:
                 raise EvalError("--%s gives %s twice: give each measure one floor" % (name.replace("_", "-"), spec.name))
-            if MEASURES[spec.base].aggregate == "text":
-                raise EvalError("%s is no number: it has no floor" % spec.name)
+            check_floor(spec, name, config.gate_on)
             floors[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     agreeing = [s for s in specs if agrees(s)]
-    if agreeing and (config.baseline is None or config.replicate):
-        raise EvalError("%s compares each ranking with the baseline's: %s" % (agreeing[0].name, (
-            "give --baseline (a run: an exact search's gives ANN recall)" if config.baseline is None else
-            "the noise --replicate measures is that of the label measures: compare without it")))
+    check_agreement(config, agreeing, specs)
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
     filters, curves = {}, config.plot is not None  # a budget weighs no item past its measures' largest cutoff
     for spec in (s for s in specs if s.filter is not None):
@@ -5240,6 +5248,39 @@ def make_plan(config):
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 floors=floors, alone={s.name for s in specs if s not in asked})
+
+
+def check_floor(spec, name, gate_on):
+    """Refuse a floor (name: min_mean or min_query) on a text, which is no number, or on a sum's or
+    a geometric mean's mean read by an interval (--gate-on), which only arithmetic means have."""
+    aggregate = MEASURES[spec.base].aggregate
+    if aggregate == "text":
+        raise EvalError("%s is no number: it has no floor" % spec.name)
+    if aggregate != "mean" and gate_on != "mean" and name == "min_mean":
+        raise EvalError("--gate-on %s reads the 95%% interval of a mean, and %s is a %s, which has"
+                        " none: floor it under --gate-on mean"
+                        % (gate_on, spec.name, aggregate_word(spec.name)))
+
+
+def aggregate_word(name):
+    """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
+    aggregate = MEASURES[parse_measures([name])[0].base].aggregate
+    return aggregate.replace("geometric", "geometric mean")
+
+
+def check_agreement(config, agreeing, specs):
+    """Refuse agreement measures without a baseline or with replicates, and, when they are all
+    the measures, an option that reads labels: it would have no effect."""
+    if agreeing and (config.baseline is None or config.replicate):
+        raise EvalError("%s compares each ranking with the baseline's: %s" % (agreeing[0].name, (
+            "give --baseline (a run: an exact search's gives ANN recall)"
+            if config.baseline is None else
+            "the noise --replicate measures is that of the label measures: compare without it")))
+    unread = [o.name for o in OPTIONS
+              if o.name in LABEL_OPTIONS and getattr(config, o.name) != o.default]
+    if agreeing == specs and unread:  # nothing reads labels
+        raise EvalError("--%s acts on labels, and %s read none: drop it, or add a label measure"
+                        % (unread[0].replace("_", "-"), ", ".join(s.name for s in specs)))
 
 
 def check_options(config):
@@ -6657,8 +6698,8 @@ def breach_text(b):
                 % (b["gate_on"], n_queries(b["queries"]), allowed) if b["queries"] < 2 else "95%% CI [%s, %s] %s %s" % (
                     _number(b["ci95"][0], 4), _number(b["ci95"][1], 4), "lies below" if b["gate_on"] == "interval"
                     else "does not lie at or above", allowed))
-        return "%s %s: %s (%s)" % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
-                                   _number(b["candidate"], 4), rule)
+        what = aggregate_word(b["measure"]) if b["query"] is None else "query " + show(b["query"])
+        return "%s %s: %s (%s)" % (b["measure"], what, _number(b["candidate"], 4), rule)
     if "noise" in b:
         allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
     if b["drop"] is None:
@@ -6705,7 +6746,8 @@ def format_junit(runs, labels, gates):
             sum(1 for found in cases.values() if found)), errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             what = "query %s" % query if query is not None else "group %s mean" % group if group is not None else (
-                "every query" if gate in ("--max-query-drop", "--min-query") else "mean")
+                "every query" if gate in ("--max-query-drop", "--min-query") else
+                aggregate_word(measure) if gate == "--min-mean" else "mean")
             limit = floors[gate][measure] if gate in floors else gates[gate]
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
                                           name="%s %s (%s %s)" % (measure, what, gate, limit))

@@ -6616,6 +6616,105 @@ class FloorTest(TempDirTestCase):
             rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": "high"})
 
 
+class AgreementAsChangeTest(TempDirTestCase):
+    """Issue 48: agreement measures are read as agreement (a change, with no test and no Holm
+    family), the label-free command takes logs that carry labels, and floors refuse what they
+    cannot read."""
+
+    def six(self):
+        """Six queries that all lose their one relevant document: R@3's sign-flip p is 2/64."""
+        qrels = self.write("qrels.json", {"q%d" % i: ["a"] for i in range(6)})
+        base = self.write("base.json", {"q%d" % i: ["a", "b", "c"] for i in range(6)})
+        cand = self.write("cand.json", {"q%d" % i: ["b", "c", "d"] for i in range(6)})
+        return qrels, cand, base
+
+    def test_no_p_no_holm_family_no_star_and_the_reason_once(self):
+        qrels, cand, base = self.six()
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3,Overlap@2",
+                               "--min-mean", "P@1=0")
+        self.assertEqual(status, 0, err)
+        comparison = json.loads(out)["comparison"]
+        rbo = comparison["RBO"]
+        self.assertEqual((rbo["p_value"], rbo["p_holm"], list(rbo["changed"])), (None, None, ["q%d" % i for i in range(6)]))
+        self.assertNotIn("regressed", rbo)
+        self.assertNotIn("improved", rbo)
+        self.assertEqual(comparison["R@3"]["p_value"], 2 / 64)
+        self.assertEqual(comparison["R@3"]["p_holm"], 2 / 64)  # a family of one: not 3 x 2/64
+        self.assertEqual((comparison["P@1"]["p_value"], comparison["P@1"]["p_holm"]), (2 / 64, None))  # floor only
+        self.assertEqual(err.count("no sign-flip p-value (p_value null)"), 1)
+        self.assertIn("note: RBO, Overlap@2: agreement with the baseline", err)
+        self.assertIn("note: P@1: asked for by a floor only, in no Holm family", err)
+
+    def test_every_report_says_changed_most_and_stars_no_agreement(self):
+        qrels, cand, base = self.six()
+        groups = self.write("groups.txt", "".join("q%d G\n" % i for i in range(6)))
+        args = ["--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3"]
+        table = cli(*args, "--format", "table")[1]
+        self.assertRegex(table, r"RBO +1\.0000 +0\.\d{4} +-0\.\d{4} +\[-0\.\d{4}, -0\.\d{4}\] +- +-\n")
+        self.assertIn("worst regressed queries:\n  R@3  q0", table)
+        self.assertIn("changed most (agreement with the baseline):\n  RBO  q0  1.0000 ->", table)
+        self.assertIn("shown, of the changed queries: RBO 5 of 6", table)
+        markdown = cli(*args, "--format", "markdown")[1]
+        self.assertIn("Changed most (agreement with the baseline):", markdown)
+        self.assertIn("| RBO | 1.0000 |", markdown)
+        self.assertRegex(markdown, r"\| RBO \| [^\n]* \| - \| - \|")
+        only = cli("--run", cand, "--baseline", base, "-m", "RBO", "--format", "table")[1]
+        self.assertNotIn("regressed", only)
+        grouped = cli(*args, "--groups", groups, "--format", "table")[1]
+        self.assertRegex(grouped, r"G +6 +0\.\d{4} \(-0\.\d{4}\) +0\.0000 \(-1\.0000\)\*")  # R@3 only
+        status, out, err = cli("--run", cand, "--run", base, "--baseline", base, "-m", "RBO", "--format", "table")
+        self.assertNotIn("*", out.splitlines()[2])
+        self.assertEqual(err.count("agreement with the baseline"), 1)  # once for the runs
+        status, out, err = cli("--run", cand, "--baseline", base, "-m", "RBO", "--max-query-drop", "0.2")
+        self.assertEqual(status, 1, err)
+        self.assertEqual([b["query"] for b in json.loads(out)["breaches"]], ["q%d" % i for i in range(6)])
+
+    def test_the_label_free_command_takes_logs_that_carry_labels(self):
+        log = '{"query_id": "%s", "retrieved_ids": %s, "expected_ids": ["a"]}\n'
+        new = self.write("new.jsonl", log % ("q1", '["a", "c"]') + log % ("q2", '["c"]'))
+        old = self.write("old.jsonl", log % ("q1", '["b", "a"]') + log % ("q2", '["c"]'))
+        for baseline, expected in ((old, 0.5), (new, 1.0)):
+            status, out, err = cli("--run", new, "--baseline", baseline, "-m", "Overlap@2")
+            self.assertEqual(status, 0, err)
+            self.assertEqual(json.loads(out)["per_query"]["q1"]["Overlap@2"], expected)
+        qrels = self.write("qrels.txt", "q1 0 b 1\nq2 0 b 1\n")
+        rejected(self, *cli("--qrels", qrels, "--run", new, "--baseline", old, "-m", "Overlap@1,R@1"),
+                 "the baseline's labels differ from the candidate's")  # labels given: still checked
+
+    def test_floors_read_as_they_are_and_rejections(self):
+        qrels, cand, base = self.six()
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--min-mean", "NumRet=20", "--min-mean", "GMAP=0.5")
+        self.assertEqual(status, 1, err)
+        self.assertIn("gate failed: NumRet sum: 18 (below --min-mean 20.0)", err)
+        self.assertIn("gate failed: GMAP geometric mean: 0.0000 (below --min-mean 0.5)", err)
+        for args, fragments in (
+                (["--run", cand, "--baseline", base, "-m", "RBO", "--no-answer", qrels],
+                 ["--no-answer acts on labels, and RBO read none"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO,Overlap@2", "--unlabeled", "skip"],
+                 ["--unlabeled acts on labels, and RBO, Overlap@2 read none"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO", "--relevance-level", "2"], ["--relevance-level"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "R@3=1e400"], ["a floor is MEASURE=X", "1e400"]),
+                (["--qrels", qrels, "--run", cand, "--min-query", "R@3=-1e999"], ["a floor is MEASURE=X"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "NumRet=3", "--gate-on", "interval"],
+                 ["--gate-on interval reads the 95% interval of a mean", "NumRet is a sum"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "GMAP=0.1", "--gate-on", "noninferiority"],
+                 ["GMAP is a geometric mean"])):
+            with self.subTest(args):
+                rejected(self, *cli(*args), *fragments)
+        self.assertEqual(cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3", "--unlabeled",
+                             "skip")[0], 0)  # a label measure reads them
+
+    def test_library_floors_of_any_real_type_are_floats(self):
+        run = {"q1": ["d"], "q2": ["x"]}
+        result = rre.score_run(run, run, "RR", min_mean={"RR": fractions.Fraction(1, 3)}, min_query={"RR": 1})
+        self.assertEqual(result["floors"], {"min_mean": {"RR": 1 / 3}, "min_query": {"RR": 1.0}})
+        self.assertEqual(type(result["floors"]["min_query"]["RR"]), float)
+        json.dumps(result)
+        for floor in (fractions.Fraction(10 ** 400), 10 ** 400, math.inf, True):
+            with self.subTest(floor=floor), self.assertRaisesRegex(rre.EvalError, "min_mean must be"):
+                rre.score_run(run, run, "RR", min_mean={"RR": floor})
+
+
 class StructureTest(unittest.TestCase):
     """The shape a newcomer relies on: sections in pipeline order, each decision in one place."""
 
