@@ -4564,8 +4564,9 @@ def check_groups(groups, qrels, max_group_drop=None, what="group"):
         return None
     for name, members in groups.items():
         for qid, where in members.items():
-            if qrels is not None and qid not in qrels:  # None: agreement measures score queries without labels
-                fail(where, "%s %s names a query that has no labels" % (what, show(name)), qid)
+            if qid not in qrels:  # labeled or, beside agreement measures, ranked: known_queries
+                fail(where, "%s %s names a query that has no labels%s" % (
+                    what, show(name), "" if isinstance(qrels, dict) else " and no ranking"), qid)
     return {name: list(members) for name, members in groups.items()}
 
 
@@ -5337,8 +5338,7 @@ def load_inputs(plan, seed_mode=False):
                                                                                "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
-    groups = check_groups(inline if groups is None else load(groups, "groups"), None if opts.agree else truth.labels,
-                          config.max_group_drop)
+    groups = inline if groups is None else load(groups, "groups")
     loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
@@ -5352,11 +5352,22 @@ def load_inputs(plan, seed_mode=False):
             (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
             [])
     check_fields_read(opts.fields, kinds)
+    known = known_queries(plan, truth, loaded, baseline)
+    groups = check_groups(groups, known, config.max_group_drop)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         truth = truth._replace(counts_digest=weigh_later([ranked for _, ranked, _ in loaded] + [
             r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
+
+
+def known_queries(plan, truth, loaded, baseline):
+    """The queries a group or a cluster may name: the labeled ones, and beside agreement measures
+    those a run or the baseline ranks."""
+    if not plan.opts.agree:
+        return truth.labels
+    ranked = [r for _, r, _ in loaded] + ([baseline.ranked] if baseline else [])
+    return set(truth.labels).union(*(r for r in ranked if not isinstance(r, Saved)))
 
 
 def no_labels(specs, flag="--qrels"):
@@ -5463,7 +5474,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"), specs)) if w]
-    result.update(what_reading_did(ranked, judged, opts))
+    result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.config.ci:
@@ -5515,7 +5526,8 @@ def agreement_rows(plan, ranked, approved, result, where):
             pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
             per_query.setdefault(q, {}).update((name, func(pair, k)) for name, func, k in funcs)
     listed = result["skipped" if policy == "skip" else "zeroed"]["missing_run"]
-    listed += [q for q in alone if q not in listed]
+    listed += [q for q in alone  # the run's, and with zero those it lacks (compare_with_baseline)
+               if q not in listed and (policy == "skip" or q not in ranked)]
     result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
                   measures=aggregated(per_query, plan.specs), agreement={  # the rows of agreement values only
                       "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
@@ -5692,7 +5704,8 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
     return Evaluated(ranked, judged, skipped, zeroed, result,
-                     deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
+                     deduplicated(ranked, ranked if plan.opts.agree else judged)
+                     if plan.opts.duplicates == "first" else None,
                      with_answer(judged, no_answer))
 
 
@@ -5764,6 +5777,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
         rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
+        lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
+        kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
     out = compare(base, result, specs, plan, approved.place, Gates(
         "--max-mean-drop", config.max_mean_drop, config.max_query_drop, config.gate_on, noise, unstable, len(replicas)))
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
@@ -5953,11 +5968,6 @@ def _library_call(keywords, runs, root=""):
                         "configuration, and the candidate's would pass its change as noise" % own)
     check_options(config)
     truth, opts = _library_truth(plan), plan.opts
-    groups = check_groups(None if config.groups is None else groups_from_json(config.groups, None, "groups"),
-                          None if opts.agree else truth.labels, config.max_group_drop)
-    if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(groups_from_json(config.clusters, None, "clusters", "cluster"),
-                                                     None if opts.agree else truth.labels))
 
     def judged(run, name):
         if is_saved(run):  # a saved result stands for a baseline's run
@@ -5972,6 +5982,12 @@ def _library_call(keywords, runs, root=""):
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = Approved(judged(baseline, "baseline"), "baseline",
                             [(judged(run, name), name) for name, run in zip(names, replicates or ())], [])
+    known, groups = known_queries(plan, truth, loaded, baseline), config.groups
+    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"),
+                          known, config.max_group_drop)
+    if config.clusters is not None:
+        clusters = groups_from_json(config.clusters, None, "clusters", "cluster")
+        plan = plan._replace(clusters=check_clusters(clusters, known))
     return evaluate_runs(plan, Inputs(truth, loaded, baseline, groups))
 
 
@@ -7393,8 +7409,8 @@ def compute(config, seed_mode=False):
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
     if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"),
-                                                     None if plan.opts.agree else inputs.truth.labels))
+        known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
+        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
     results = evaluate_runs(plan, inputs)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)

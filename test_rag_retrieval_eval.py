@@ -6704,6 +6704,27 @@ class AgreementAsChangeTest(TempDirTestCase):
         self.assertEqual(cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3", "--unlabeled",
                              "skip")[0], 0)  # a label measure reads them
 
+    def test_groups_clusters_missing_runs_duplicates_and_folds_beside_agreement(self):
+        cand = self.write("cand.json", {"q1": ["a", "a#2", "b", "a"], "q2": ["x"], "q4": ["z"]})
+        base = self.write("base.json", {"q1": ["b", "a"], "q2": ["x"], "q5": ["z"]})
+        args = ["--run", cand, "--baseline", base, "-m", "Overlap@2", "--missing-run", "zero", "--duplicates", "first",
+                "--chunk-separator", "#"]
+        unknown = self.write("groups.txt", "q1 A\nq9 A\n")  # q9: no labels, and no run ranks it
+        for flag in ("--groups", "--clusters"):
+            with self.subTest(flag):
+                rejected(self, *cli(*args, flag, unknown), "groups.txt:2", "'q9'", "no labels and no ranking")
+        with self.assertRaisesRegex(rre.EvalError, "'q9'.*no labels and no ranking"):
+            rre.compare_runs(None, {"q1": ["a"]}, {"q1": ["a"]}, "RBO", groups={"A": ["q1", "q9"]})
+        known = self.write("known.txt", "q1 A\nq4 A\nq5 B\n")  # ranked by one of them: known
+        status, out, err = cli(*args, "--groups", known, "--clusters", known)
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertEqual((result["zeroed"]["missing_run"], result["baseline_zeroed"]["missing_run"]), (["q5"], ["q4"]))
+        self.assertIn("note: the baseline has no ranking for 1 query ('q4'): scored as empty", err)
+        self.assertEqual((result["deduplicated"], result["folded"]["per_query"]), ({"q1": 1}, {"q1": 1}))
+        self.assertIn("--duplicates first removed 1 repeated document from 1 query ('q1')", err)
+        self.assertEqual(result["groups"]["A"]["members"], ["q1", "q4"])
+
     def test_library_floors_of_any_real_type_are_floats(self):
         run = {"q1": ["d"], "q2": ["x"]}
         result = rre.score_run(run, run, "RR", min_mean={"RR": fractions.Fraction(1, 3)}, min_query={"RR": 1})
