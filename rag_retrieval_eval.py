@@ -2506,10 +2506,10 @@ def curve_specs(specs):
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
-def plot_cutoffs(specs):
-    """The k at which curves are drawn: 1 .. the largest requested cutoff (sampled past
-    PLOT_POINTS), the requested cutoffs always among them."""
-    top = max(s.k for s in curve_specs(specs).values())
+def plot_cutoffs(specs, top=None):
+    """The k at which curves are drawn: 1 .. top, by default the largest requested cutoff of a
+    curve (sampled past PLOT_POINTS), the requested cutoffs always among them."""
+    top = top or max(s.k for s in curve_specs(specs).values())
     ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
     ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
            if top > PLOT_POINTS}
@@ -2518,7 +2518,8 @@ def plot_cutoffs(specs):
 
 def curves(judged, specs):
     """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at plot_cutoffs(specs)."""
-    families, ks = curve_specs(specs), plot_cutoffs(specs)
+    families = curve_specs(specs)
+    ks = plot_cutoffs(specs) if families else ()
     out = {label: [] for label in families}
     for k in ks:
         at_k = [s._replace(name=label, k=k) for label, s in families.items()]
@@ -3046,8 +3047,7 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
     if p is None:
-        row["changed"] = {q: d for d, q in sorted(moved, key=lambda x: -abs(x[0])) if d}
-        del row["improved"], row["regressed"]
+        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))  # none improved on 1
     if p is None or alone:
         row["p_holm"] = None
     if MEASURES[spec.base].losable:
@@ -5277,8 +5277,7 @@ def check_agreement(config, agreeing, specs):
             "give --baseline (a run: an exact search's gives ANN recall)"
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
-    unread = [o.name for o in OPTIONS
-              if o.name in LABEL_OPTIONS and getattr(config, o.name) != o.default]
+    unread = [n for n in LABEL_OPTIONS if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and %s read none: drop it, or add a label measure"
                         % (unread[0].replace("_", "-"), ", ".join(s.name for s in specs)))
@@ -5681,9 +5680,25 @@ def plotted_curves(plan, inputs):
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
     for name, ranked, places in inputs.runs:
-        judged = judge_queries(inputs.truth.labels, ranked, plan.opts.level, plan.policies, places, no_answer)[0]
+        judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
+        if plan.opts.agree:  # against the baseline, which agrees with itself: 1 at every k
+            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
+            drawn[None]["Overlap@k"] = [(k, 1.0) for k, _ in drawn[name]["Overlap@k"]]
     return drawn
+
+
+def agreement_curve(plan, ranked, theirs):
+    """Overlap@k's curve [(k, mean)] of a run's rankings against the baseline's, on the queries the
+    agreement measures score (see agreement_rows), k = 1 .. their largest cutoff (10 without one),
+    as deep as they read."""
+    skip = plan.policies["missing_run"] == "skip"
+    pairs = [(_top_of(ranked.get(q)), _top_of(theirs.get(q)))
+             for q in dict.fromkeys(chain(ranked, theirs))
+             if not skip or q in ranked and q in theirs]
+    top = max([s.k for s in plan.specs if agrees(s) and s.k] or [10])
+    return [(k, math.fsum(overlap(p, k) for p in pairs) / (len(pairs) or 1))
+            for k in plot_cutoffs(plan.specs, min(top, plan.opts.agree))]
 
 
 def _seen_of(ranking):
@@ -6103,11 +6118,8 @@ def changes(result, worst):
     return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
              for name, c in result["comparison"].items() if c.get("lost")],
             [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
-            [(title, *moved) for title, moved in (
-                ("worst regressed queries", _worst_regressed(result, worst)),
-                ("changed most (agreement with the baseline)",
-                 _worst_regressed(result, worst, True)))
-             if moved[0]],
+            [moved for moved in map(partial(_worst_regressed, result, worst), (False, True))
+             if moved[1]],
             [(name, _histogram(result, name)) for name in result["comparison"]])
 
 
@@ -6133,11 +6145,12 @@ def _unjudged_of(marked):
 
 
 def _worst_regressed(result, worst, agreeing=False):
-    """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
-    with replicates a cell more, "unstable" for a query whose values differ among them, else empty;
-    under --unjudged-bounds one more, "unjudged" for a marked query (README: "Did it really miss?");
-    and a line saying how many of each measure's regressed queries are shown (agreeing: of the
-    agreement measures, the queries that changed)."""
+    """(title, rows, shown) of the worst regressed queries (agreeing: of the agreement measures,
+    those that changed most): (measure, query, before, after, delta) of each measure's ``worst``
+    largest drops, as text; with replicates a cell more, "unstable" for a query whose values
+    differ among them, else empty; under --unjudged-bounds one more, "unjudged" for a marked
+    query (README: "Did it really miss?"); and a line saying how many of each measure's are
+    shown."""
     base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
     flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
         "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
@@ -6152,7 +6165,8 @@ def _worst_regressed(result, worst, agreeing=False):
             shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
                          "%s all %d" % (name, len(drops)))
     moved = "changed" if agreeing else "regressed"
-    return rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
+    title = "changed most (agreement with the baseline)" if agreeing else "worst regressed queries"
+    return title, rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
 
 
 def _histogram(result, name):
@@ -7404,7 +7418,7 @@ def compute(config, seed_mode=False):
     """Load the inputs a Config names and evaluate them: the general result, or with several
     runs {"runs": {name: result}}, Holm's correction over all of them."""
     plan = make_plan(config)
-    if plan.curves and not curve_specs(plan.specs):
+    if plan.curves and not curve_specs(plan.specs) and not plan.opts.agree:
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)

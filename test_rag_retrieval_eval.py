@@ -6725,6 +6725,31 @@ class AgreementAsChangeTest(TempDirTestCase):
         self.assertIn("--duplicates first removed 1 repeated document from 1 query ('q1')", err)
         self.assertEqual(result["groups"]["A"]["members"], ["q1", "q4"])
 
+    def test_the_plot_draws_mean_overlap_over_k_in_every_mode(self):
+        import xml.etree.ElementTree as ET
+        qrels, cand, base = self.six()  # cand b c d, base a b c: Overlap@1 0, @2 1/2, @3 2/3
+        extra = self.write("extra.json", dict(json.loads(Path(cand).read_text()), q9=["a"]))  # q9: unlabeled
+        groups = self.write("groups.txt", "q0 G\nq9 G\n")
+        plot = self.tmp / "p.svg"
+        for args, top in ((["--run", cand, "-m", "Overlap@3"], 3), (["--run", cand, "-m", "RBO"], 10),
+                          (["--qrels", qrels, "--run", extra, "--run", cand, "-m", "R@2,Jaccard@4",
+                            "--missing-run", "skip"], 4),
+                          (["--qrels", qrels, "--run", extra, "-m", "Overlap@3,R@1", "--groups", groups,
+                            "--missing-run", "zero"], 3)):
+            with self.subTest(args):
+                status, _, err = cli(*args, "--baseline", base, "--plot", plot)
+                self.assertEqual(status, 0, err)
+                root = ET.parse(str(plot)).getroot()
+                panel = next(g for g in root.iter("{http://www.w3.org/2000/svg}g")
+                             if g.get("aria-label") == "Overlap@k over k")
+                lines = [[tuple(map(float, p.split(","))) for p in line.get("points").split()]
+                         for line in panel.iter("{http://www.w3.org/2000/svg}polyline")]
+                self.assertEqual(len(lines[0]), top)
+                one = lines[0][0][1]  # the baseline's, 1 at every k
+                means = [round(1 - (y - one) / rre._PANEL, 3) for _, y in lines[1]]
+                share = 6 / 7 if "zero" in args else 1  # q9, which the baseline lacks, scores 0 against nothing
+                self.assertEqual(means, [round(m * share, 3) for m in [0.0, 0.5] + [2 / 3] * (top - 2)])
+
     def test_library_floors_of_any_real_type_are_floats(self):
         run = {"q1": ["d"], "q2": ["x"]}
         result = rre.score_run(run, run, "RR", min_mean={"RR": fractions.Fraction(1, 3)}, min_query={"RR": 1})
