@@ -5693,9 +5693,8 @@ def agreement_curve(plan, ranked, theirs):
     agreement measures score (see agreement_rows), k = 1 .. their largest cutoff (10 without one),
     as deep as they read."""
     skip = plan.policies["missing_run"] == "skip"
-    pairs = [(_top_of(ranked.get(q)), _top_of(theirs.get(q)))
-             for q in dict.fromkeys(chain(ranked, theirs))
-             if not skip or q in ranked and q in theirs]
+    qids = ranked.keys() & theirs.keys() if skip else {**ranked, **theirs}  # fsum: in any order
+    pairs = [(_top_of(ranked.get(q)), _top_of(theirs.get(q))) for q in qids]
     top = max([s.k for s in plan.specs if agrees(s) and s.k] or [10])
     return [(k, math.fsum(overlap(p, k) for p in pairs) / (len(pairs) or 1))
             for k in plot_cutoffs(plan.specs, min(top, plan.opts.agree))]
@@ -6614,15 +6613,12 @@ def notes(result):
 def family_notes(comparison):
     """What a comparison says of its rows in no Holm family: agreement measures, and measures
     only a floor asked for."""
-    lines = []
-    for agreeing, text in ((True, "%s: agreement with the baseline, 1 by construction: a change "
-                                  "says how far the rankings moved; no sign-flip p-value (p_value "
-                                  "null), no Holm family, no *"),
-                           (False, "%s: asked for by a floor only, in no Holm family")):
-        names = [n for n, c in comparison.items()
-                 if c["p_holm"] is None and (c["p_value"] is None) == agreeing]
-        lines += [text % ", ".join(names)] if names else []
-    return lines
+    agreeing = [n for n, c in comparison.items() if c["p_value"] is None]
+    alone = [n for n, c in comparison.items() if c["p_holm"] is None and n not in agreeing]
+    return [text % ", ".join(names) for text, names in (
+        ("%s: agreement with the baseline, 1 by construction: a change says how far the rankings "
+         "moved; no sign-flip p-value (p_value null), no Holm family, no *", agreeing),
+        ("%s: asked for by a floor only, in no Holm family", alone)) if names]
 
 
 def unjudged_notes(block):
