@@ -264,7 +264,6 @@ HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and 
 # command line, the JSON-shaped value itself in a library call.
 Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
 GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-mean-drop ...: exit 1 when exceeded
-LABEL_OPTIONS = ("no_answer", "relevance_level", "judged_only", "unlabeled", "no_relevant")
 FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]  # --min-mean ...: exit 1 when below
 
 
@@ -3015,19 +3014,21 @@ def replicate_noise(baseline, replicates, specs):
 def paired_by_domain(baseline, candidate, specs, plan):
     """({measure: (its queries, the changes on them, sign-flip p, interval of the mean change)},
     with ci {measure: interval of the candidate's mean}): the measures scored on the same
-    queries (see domains) drawn together, so that paired values stay paired."""
+    queries (see domains) drawn together, so that paired values stay paired (domains on the same
+    queries at once: one bootstrap).  Agreement measures, 1 by construction, are not tested."""
     cand, base, config = candidate["per_query"], baseline["per_query"], plan.config
-    paired, means_ci = {}, {}
-    for mine in domains(specs):
-        qids = [q for q in cand if mine[0].name in cand[q]]
+    paired, means_ci, drawn = {}, {}, {}
+    for mine in domains(specs):  # the agreement measures last
+        drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
+    for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
-        tested = [] if agrees(mine[0]) else diffs  # agreement: from 1 by construction, no test
+        tested = sum(1 for s in mine if not agrees(s))
         pvalues, intervals = paired_statistics(
-            tested, config.permutations, config.seed, diffs[len(tested):] + [
+            diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
                 [cand[q][n] for q in qids] for n in means],
             clusters=cluster_rows(qids, plan.clusters))
-        pvalues = pvalues or [None] * len(mine)
+        pvalues += [None] * (len(mine) - tested)
         paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
@@ -5277,10 +5278,11 @@ def check_agreement(config, agreeing, specs):
             "give --baseline (a run: an exact search's gives ANN recall)"
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
-    unread = [n for n in LABEL_OPTIONS if getattr(config, n) != OPTION[n].default]
+    unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
+                          "no_relevant") if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
-        raise EvalError("--%s acts on labels, and %s read none: drop it, or add a label measure"
-                        % (unread[0].replace("_", "-"), ", ".join(s.name for s in specs)))
+        raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
+                        "label measure" % unread[0].replace("_", "-"))
 
 
 def check_options(config):
@@ -5684,7 +5686,7 @@ def plotted_curves(plan, inputs):
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
         if plan.opts.agree:  # against the baseline, which agrees with itself: 1 at every k
             drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
-            drawn[None]["Overlap@k"] = [(k, 1.0) for k, _ in drawn[name]["Overlap@k"]]
+            drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
     return drawn
 
 

@@ -6689,9 +6689,9 @@ class AgreementAsChangeTest(TempDirTestCase):
         self.assertIn("gate failed: GMAP geometric mean: 0.0000 (below --min-mean 0.5)", err)
         for args, fragments in (
                 (["--run", cand, "--baseline", base, "-m", "RBO", "--no-answer", qrels],
-                 ["--no-answer acts on labels, and RBO read none"]),
+                 ["--no-answer acts on labels, and agreement measures read none"]),
                 (["--run", cand, "--baseline", base, "-m", "RBO,Overlap@2", "--unlabeled", "skip"],
-                 ["--unlabeled acts on labels, and RBO, Overlap@2 read none"]),
+                 ["--unlabeled acts on labels", "add a label measure"]),
                 (["--run", cand, "--baseline", base, "-m", "RBO", "--relevance-level", "2"], ["--relevance-level"]),
                 (["--qrels", qrels, "--run", cand, "--min-mean", "R@3=1e400"], ["a floor is MEASURE=X", "1e400"]),
                 (["--qrels", qrels, "--run", cand, "--min-query", "R@3=-1e999"], ["a floor is MEASURE=X"]),
