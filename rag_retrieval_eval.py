@@ -2130,7 +2130,8 @@ def parse_floors(text):
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
         number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
-        if not (equals and name.strip() and _DECIMAL.fullmatch(number)):
+        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))  # 1e400: no floor
+        if not (equals and name.strip() and finite):
             raise EvalError("a floor is MEASURE=X, as R@5=0.8, not %s" % show(item))
         floors.append((name.strip(), float(value)))
     return floors
@@ -2542,10 +2543,10 @@ def curve_specs(specs):
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
-def plot_cutoffs(specs):
-    """The k at which curves are drawn: 1 .. the largest requested cutoff (sampled past
-    PLOT_POINTS), the requested cutoffs always among them."""
-    top = max(s.k for s in curve_specs(specs).values())
+def plot_cutoffs(specs, top=None):
+    """The k at which curves are drawn: 1 .. top, by default the largest requested cutoff of a
+    curve (sampled past PLOT_POINTS), the requested cutoffs always among them."""
+    top = top or max(s.k for s in curve_specs(specs).values())
     ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
     ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
            if top > PLOT_POINTS}
@@ -2554,7 +2555,8 @@ def plot_cutoffs(specs):
 
 def curves(judged, specs):
     """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at plot_cutoffs(specs)."""
-    families, ks = curve_specs(specs), plot_cutoffs(specs)
+    families = curve_specs(specs)
+    ks = plot_cutoffs(specs) if families else ()
     out = {label: [] for label in families}
     for k in ks:
         at_k = [s._replace(name=label, k=k) for label, s in families.items()]
@@ -2899,7 +2901,8 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """
     same_queries(baseline, candidate, where, "the runs")
     paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
-    comparison = {spec.name: _comparison_row(baseline, candidate, spec, paired[spec.name]) for spec in specs}
+    comparison = {s.name: _comparison_row(baseline, candidate, s, paired[s.name],
+                                          s.name in plan.alone) for s in specs}
     breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
@@ -2928,8 +2931,15 @@ def gate_breaches(baseline, candidate, comparison, specs, gates):
             steady = {"replicates": gates.replicates} if gates.noise is not None else {}
             breaches += [_breach(name, q, (baseline["per_query"][q][name], candidate["per_query"][q][name]),
                                  "--max-query-drop", gates.query, **steady)
-                         for q, d in row["regressed"].items() if -d > gates.query + 1e-12 and q not in exempt]
+                         for q, d in fell(row).items()
+                         if -d > gates.query + 1e-12 and q not in exempt]
     return breaches
+
+
+def fell(row):
+    """{qid: change} of the queries whose value fell in a comparison row (that changed, for an
+    agreement measure)."""
+    return row.get("regressed", row.get("changed"))
 
 
 def mean_breach(spec, row, queries, gates):
@@ -3067,25 +3077,32 @@ def replicate_noise(baseline, replicates, specs):
 def paired_by_domain(baseline, candidate, specs, plan):
     """({measure: (its queries, the changes on them, sign-flip p, interval of the mean change)},
     with ci {measure: interval of the candidate's mean}): the measures scored on the same
-    queries (see domains) drawn together, so that paired values stay paired."""
+    queries (see domains) drawn together, so that paired values stay paired (domains on the same
+    queries at once: one bootstrap).  Agreement measures, 1 by construction, are not tested."""
     cand, base, config = candidate["per_query"], baseline["per_query"], plan.config
-    paired, means_ci = {}, {}
-    for mine in domains(specs):
-        qids = [q for q in cand if mine[0].name in cand[q]]
+    paired, means_ci, drawn = {}, {}, {}
+    for mine in domains(specs):  # the agreement measures last
+        drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
+    for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
-        pvalues, intervals = paired_statistics(diffs, config.permutations, config.seed, [
-            [cand[q][n] for q in qids] for n in means], clusters=cluster_rows(qids, plan.clusters))
+        tested = sum(1 for s in mine if not agrees(s))
+        pvalues, intervals = paired_statistics(
+            diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
+                [cand[q][n] for q in qids] for n in means],
+            clusters=cluster_rows(qids, plan.clusters))
+        pvalues += [None] * (len(mine) - tested)
         paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
 
-def _comparison_row(baseline, candidate, spec, paired):
+def _comparison_row(baseline, candidate, spec, paired, alone=False):
     """One measure's comparison: means, delta, p, interval, the queries that moved (largest
     change first, equal ones in query order) and, for R/RR/Success, those lost.  A count's
     delta is a change of sums, and so is its interval: the mean's times the queries (whole
-    numbers, as the counts are)."""
+    numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
+    neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     (qids, diffs, p, interval), before, after = paired, baseline["measures"][spec.name], candidate["measures"][spec.name]
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
@@ -3093,6 +3110,10 @@ def _comparison_row(baseline, candidate, spec, paired):
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
+    if p is None:
+        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))  # none improved on 1
+    if p is None or alone:
+        row["p_holm"] = None
     if MEASURES[spec.base].losable:
         row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
                        and candidate["per_query"][q][spec.name] == 0]
@@ -3100,8 +3121,9 @@ def _comparison_row(baseline, candidate, spec, paired):
 
 
 def holm_over(rows):
-    """Set each comparison row's "p_holm": Holm's correction over these rows, one family."""
-    rows = list(rows)
+    """Set each comparison row's "p_holm": Holm's correction over these rows, one family (but
+    those that join none: p_holm None)."""
+    rows = [r for r in rows if r.get("p_holm", 0) is not None]
     for row, p in zip(rows, holm([r["p_value"] for r in rows])):
         row["p_holm"] = p
 
@@ -4628,8 +4650,9 @@ def check_groups(groups, qrels, max_group_drop=None, what="group"):
         return None
     for name, members in groups.items():
         for qid, where in members.items():
-            if qrels is not None and qid not in qrels:  # None: agreement measures score queries without labels
-                fail(where, "%s %s names a query that has no labels" % (what, show(name)), qid)
+            if qid not in qrels:  # labeled or, beside agreement measures, ranked: known_queries
+                fail(where, "%s %s names a query that has no labels%s" % (
+                    what, show(name), "" if isinstance(qrels, dict) else " and no ranking"), qid)
     return {name: list(members) for name, members in groups.items()}
 
 
@@ -5157,6 +5180,7 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     source = place(path)
     theirs, ranked, extras = load(path, "run", Known(truth, opts), kinds)
     whose, ours = approved or (None, {})
+    approved = ours.get("labels") and approved  # we have no labels (agreement only): none to equal
     if approved and "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
                           ours["evidence"])
@@ -5174,7 +5198,8 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
 # specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
 # --plot), the clusters {qid: cluster} once their file is read (else None), and the floors
 # {"min_mean": {measure: X}, "min_query": {measure: X}}.
-Plan = namedtuple("Plan", "config specs opts policies curves clusters floors", defaults=(None, NOTHING))
+Plan = namedtuple("Plan", "config specs opts policies curves clusters floors alone",
+                  defaults=(None, NOTHING, ()))
 
 
 def weigh_later(maps, truth, opts, path):
@@ -5226,10 +5251,12 @@ def _checked_library_options(options):
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
         elif option.kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
-        elif option.kind == "floors":
-            ok, rule = value is None or isinstance(value, dict) and all(isinstance(n, str) and isinstance(
-                x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for n, x in value.items()), \
-                "{measure: number}, as {\"R@5\": 0.8}"
+        elif option.kind == "floors":  # each a float (JSON has no numpy number, no Fraction)
+            floats = {n: _real(x) for n, x in value.items()} if isinstance(value, dict) else {}
+            checked[name] = value and floats
+            ok = value is None or isinstance(value, dict) and all(
+                isinstance(n, str) and x is not None for n, x in floats.items())
+            rule = "{measure: number}, as {\"R@5\": 0.8}"
         else:  # text
             ok, rule = value is None or isinstance(value, str), "a string"
         if not ok:
@@ -5239,11 +5266,18 @@ def _checked_library_options(options):
 
 def _number_at_least_zero(value):
     """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
+    number = _real(value)
+    return -1.0 if number is None else number
+
+
+def _real(value):
+    """A real number (but bool) as a float, or None when it is none, or not finite."""
     try:
-        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else -1.0
+        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        number = float(value) if real else math.nan
     except OverflowError:
-        return -1.0
-    return number if number < math.inf else -1.0
+        return None
+    return number if math.isfinite(number) else None
 
 
 def configure(values, *, keywords=False):
@@ -5271,8 +5305,7 @@ def wants_runid(config):
 
 
 def make_plan(config):
-    """The Plan of a Config whose values are checked already: its measures (none: R@k and RR@k
-    at each --k, default 3) and what the readers need of its options."""
+    """The Plan of a checked Config: its measures (none: R@k, RR@k at each --k, 3), options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
     specs = parse_measures([n for group in config.measure or [] for n in split_names(group, NAME_BREAKS)
                             if not (runid and n.strip() == "runid")])
@@ -5281,21 +5314,17 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
-    floors = {n: {} for n in FLOORS}  # {measure: X}: a floor's measure is computed, asked for or not
+    floors, asked = {n: {} for n in FLOORS}, set(specs)  # {measure: X}: computed, asked for or not
     for name in FLOORS:
         given = getattr(config, name) or ()
         for text, limit in given.items() if isinstance(given, dict) else given:
             spec = parse_measures([text])[0]
             if spec.name in floors[name]:
                 raise EvalError("--%s gives %s twice: give each measure one floor" % (name.replace("_", "-"), spec.name))
-            if MEASURES[spec.base].aggregate == "text":
-                raise EvalError("%s is no number: it has no floor" % spec.name)
+            check_floor(spec, name, config.gate_on)
             floors[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     agreeing = [s for s in specs if agrees(s)]
-    if agreeing and (config.baseline is None or config.replicate):
-        raise EvalError("%s compares each ranking with the baseline's: %s" % (agreeing[0].name, (
-            "give --baseline (a run: an exact search's gives ANN recall)" if config.baseline is None else
-            "the noise --replicate measures is that of the label measures: compare without it")))
+    check_agreement(config, agreeing, specs)
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
     filters, curves = {}, config.plot is not None  # a budget weighs no item past its measures' largest cutoff
     for spec in (s for s in specs if s.filter is not None):
@@ -5309,7 +5338,41 @@ def make_plan(config):
                                                                              if type(s.k) is int] or [10]),
                    abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
-    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves, floors=floors)
+    return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
+                floors=floors, alone={s.name for s in specs if s not in asked})
+
+
+def check_floor(spec, name, gate_on):
+    """Refuse a floor (name: min_mean or min_query) on a text, which is no number, or on a sum's or
+    a geometric mean's mean read by an interval (--gate-on), which only arithmetic means have."""
+    aggregate = MEASURES[spec.base].aggregate
+    if aggregate == "text":
+        raise EvalError("%s is no number: it has no floor" % spec.name)
+    if aggregate != "mean" and gate_on != "mean" and name == "min_mean":
+        raise EvalError("--gate-on %s reads the 95%% interval of a mean, and %s is a %s, which has"
+                        " none: floor it under --gate-on mean"
+                        % (gate_on, spec.name, aggregate_word(spec.name)))
+
+
+def aggregate_word(name):
+    """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
+    aggregate = MEASURES[parse_measures([name])[0].base].aggregate
+    return aggregate.replace("geometric", "geometric mean")
+
+
+def check_agreement(config, agreeing, specs):
+    """Refuse agreement measures without a baseline or with replicates, and, when they are all
+    the measures, an option that reads labels: it would have no effect."""
+    if agreeing and (config.baseline is None or config.replicate):
+        raise EvalError("%s compares each ranking with the baseline's: %s" % (agreeing[0].name, (
+            "give --baseline (a run: an exact search's gives ANN recall)"
+            if config.baseline is None else
+            "the noise --replicate measures is that of the label measures: compare without it")))
+    unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
+                          "no_relevant") if getattr(config, n) != OPTION[n].default]
+    if agreeing == specs and unread:  # nothing reads labels
+        raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
+                        "label measure" % unread[0].replace("_", "-"))
 
 
 def check_options(config):
@@ -5366,8 +5429,7 @@ def load_inputs(plan, seed_mode=False):
                                                                                "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
-    groups = check_groups(inline if groups is None else load(groups, "groups"), None if opts.agree else truth.labels,
-                          config.max_group_drop)
+    groups = inline if groups is None else load(groups, "groups")
     loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
@@ -5381,11 +5443,22 @@ def load_inputs(plan, seed_mode=False):
             (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
             [])
     check_fields_read(opts.fields, kinds)
+    known = known_queries(plan, truth, loaded, baseline)
+    groups = check_groups(groups, known, config.max_group_drop)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         truth = truth._replace(counts_digest=weigh_later([ranked for _, ranked, _ in loaded] + [
             r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
+
+
+def known_queries(plan, truth, loaded, baseline):
+    """The queries a group or a cluster may name: the labeled ones, and beside agreement measures
+    those a run or the baseline ranks."""
+    if not plan.opts.agree:
+        return truth.labels
+    ranked = [r for _, r, _ in loaded] + ([baseline.ranked] if baseline else [])
+    return set(truth.labels).union(*(r for r in ranked if not isinstance(r, Saved)))
 
 
 def no_labels(specs, flag="--qrels"):
@@ -5492,7 +5565,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"), specs)) if w]
-    result.update(what_reading_did(ranked, judged, opts))
+    result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
     if plan.config.ci:
@@ -5544,7 +5617,8 @@ def agreement_rows(plan, ranked, approved, result, where):
             pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
             per_query.setdefault(q, {}).update((name, func(pair, k)) for name, func, k in funcs)
     listed = result["skipped" if policy == "skip" else "zeroed"]["missing_run"]
-    listed += [q for q in alone if q not in listed]
+    listed += [q for q in alone  # the run's, and with zero those it lacks (compare_with_baseline)
+               if q not in listed and (policy == "skip" or q not in ranked)]
     result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
                   measures=aggregated(per_query, plan.specs), agreement={  # the rows of agreement values only
                       "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
@@ -5579,7 +5653,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     room = max(k, plan.opts.depth or 0)  # a ranking no longer may be all a log kept: not "absent"
     causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
     counts, queries = dict.fromkeys(causes, 0), {}
-    changed = {q for c in result.get("comparison", {}).values() for q in chain(c["regressed"], c.get("lost", ()))}
+    changed = {q for c in result.get("comparison", {}).values()
+               for q in chain(fell(c), c.get("lost", ()))}
     saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
     before = approved.kept[0][0].ranked if approved is not None else {}
     for q in judged:
@@ -5708,9 +5783,24 @@ def plotted_curves(plan, inputs):
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
     for name, ranked, places in inputs.runs:
-        judged = judge_queries(inputs.truth.labels, ranked, plan.opts.level, plan.policies, places, no_answer)[0]
+        judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
+        if plan.opts.agree:  # against the baseline, which agrees with itself: 1 at every k
+            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
+            drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
     return drawn
+
+
+def agreement_curve(plan, ranked, theirs):
+    """Overlap@k's curve [(k, mean)] of a run's rankings against the baseline's, on the queries the
+    agreement measures score (see agreement_rows), k = 1 .. their largest cutoff (10 without one),
+    as deep as they read."""
+    skip = plan.policies["missing_run"] == "skip"
+    qids = ranked.keys() & theirs.keys() if skip else {**ranked, **theirs}  # fsum: in any order
+    pairs = [(_top_of(ranked.get(q)), _top_of(theirs.get(q))) for q in qids]
+    top = max([s.k for s in plan.specs if agrees(s) and s.k] or [10])
+    return [(k, math.fsum(overlap(p, k) for p in pairs) / (len(pairs) or 1))
+            for k in plot_cutoffs(plan.specs, min(top, plan.opts.agree))]
 
 
 def _seen_of(ranking):
@@ -5731,7 +5821,8 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
     return Evaluated(ranked, judged, skipped, zeroed, result,
-                     deduplicated(ranked, judged) if plan.opts.duplicates == "first" else None,
+                     deduplicated(ranked, ranked if plan.opts.agree else judged)
+                     if plan.opts.duplicates == "first" else None,
                      with_answer(judged, no_answer))
 
 
@@ -5803,6 +5894,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
         rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
+        lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
+        kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
     out = compare(base, result, specs, plan, approved.place, Gates(
         "--max-mean-drop", config.max_mean_drop, config.max_query_drop, config.gate_on, noise, unstable, len(replicas)))
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
@@ -5994,11 +6087,6 @@ def _library_call(keywords, runs, root=""):
                         "configuration, and the candidate's would pass its change as noise" % own)
     check_options(config)
     truth, opts = _library_truth(plan), plan.opts
-    groups = check_groups(None if config.groups is None else groups_from_json(config.groups, None, "groups"),
-                          None if opts.agree else truth.labels, config.max_group_drop)
-    if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(groups_from_json(config.clusters, None, "clusters", "cluster"),
-                                                     None if opts.agree else truth.labels))
 
     def judged(run, name):
         if is_saved(run):  # a saved result stands for a baseline's run
@@ -6013,6 +6101,12 @@ def _library_call(keywords, runs, root=""):
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = Approved(judged(baseline, "baseline"), "baseline",
                             [(judged(run, name), name) for name, run in zip(names, replicates or ())], [])
+    known, groups = known_queries(plan, truth, loaded, baseline), config.groups
+    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"),
+                          known, config.max_group_drop)
+    if config.clusters is not None:
+        clusters = groups_from_json(config.clusters, None, "clusters", "cluster")
+        plan = plan._replace(clusters=check_clusters(clusters, known))
     return evaluate_runs(plan, Inputs(truth, loaded, baseline, groups))
 
 
@@ -6086,13 +6180,13 @@ def format_comparison(result, worst=5):
     lines = _columns(_comparison_rows(result))
     if result["breaches"]:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
-    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result, worst)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
         ", ".join(marked))) for name, qids, marked in lost]
     lines += ["unstable (values differ among the baseline and its replicates) by %s: %s" % (name, first_few(qids, 20))
               for name, qids in unstable]
-    if regressed:
-        lines += ["", "worst regressed queries:"]
+    for title, regressed, shown in moved:
+        lines += ["", title + ":"]
         rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
         lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
     for name, counts in histograms:
@@ -6114,8 +6208,8 @@ def _comparison_rows(result):
             + (["noise", "unstable"] if noise else [])]
     for name, c in result["comparison"].items():
         rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])), "%.4f" % c["p_value"],
-                     "%.4f" % c["p_holm"]]
+                     "[%s, %s]" % tuple(map(_signed, c["ci95"])),
+                     _number(c["p_value"], 4), _number(c["p_holm"], 4)]
                     + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
     return rows
 
@@ -6123,12 +6217,15 @@ def _comparison_rows(result):
 def changes(result, worst):
     """The model of a comparison's per-query changes that the table and Markdown render:
     [(measure, lost queries, those of them marked unjudged)], [(measure, unstable queries)], the
-    worst regressed rows (see _worst_regressed) and [(measure, its histogram's counts)]."""
+    [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
+    queries (see _worst_regressed), those with rows, and [(measure, its histogram's counts)]."""
     marked = unjudged_marked(result)
     return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
              for name, c in result["comparison"].items() if c.get("lost")],
             [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
-            _worst_regressed(result, worst), [(name, _histogram(result, name)) for name in result["comparison"]])
+            [moved for moved in map(partial(_worst_regressed, result, worst), (False, True))
+             if moved[1]],
+            [(name, _histogram(result, name)) for name in result["comparison"]])
 
 
 def _breach_lines(result, each=BREACHES_SHOWN):
@@ -6152,30 +6249,36 @@ def _unjudged_of(marked):
     return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
 
 
-def _worst_regressed(result, worst):
-    """(measure, query, before, after, delta) of each measure's ``worst`` largest drops, as text;
-    with replicates a cell more, "unstable" for a query whose values differ among them, else empty;
-    under --unjudged-bounds one more, "unjudged" for a marked query (README: "Did it really miss?");
-    and a line saying how many of each measure's regressed queries are shown."""
+def _worst_regressed(result, worst, agreeing=False):
+    """(title, rows, shown) of the worst regressed queries (agreeing: of the agreement measures,
+    those that changed most): (measure, query, before, after, delta) of each measure's ``worst``
+    largest drops, as text; with replicates a cell more, "unstable" for a query whose values
+    differ among them, else empty; under --unjudged-bounds one more, "unjudged" for a marked
+    query (README: "Did it really miss?"); and a line saying how many of each measure's are
+    shown."""
     base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
     flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
         "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
     for name, c in result["comparison"].items():
-        drops = sorted(c["regressed"].items(), key=lambda pair: pair[1])
+        if ("changed" in c) != agreeing:
+            continue
+        drops = sorted(fell(c).items(), key=lambda pair: pair[1])
         rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
                  + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
                  for q, d in drops[:worst]]
         if drops:
             shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
                          "%s all %d" % (name, len(drops)))
-    return rows, "shown, of the regressed queries: %s" % ", ".join(shown) if shown else ""
+    moved = "changed" if agreeing else "regressed"
+    title = "changed most (agreement with the baseline)" if agreeing else "worst regressed queries"
+    return title, rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
 
 
 def _histogram(result, name):
     """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
     c = result["comparison"][name]
-    deltas = [c["improved"].get(q) or c["regressed"].get(q) or 0.0 for q, row in result["per_query"].items()
-              if name in row]
+    moved = dict(c.get("improved", {}), **fell(c))
+    deltas = [moved.get(q, 0.0) for q, row in result["per_query"].items() if name in row]
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
@@ -6298,7 +6401,8 @@ def _few_mark(n):
 
 def _change_cell(c):
     """'0.5000 (-0.2500)*': a mean, its change from the baseline, * when Holm's p < 0.05."""
-    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if c["p_holm"] < 0.05 else "")
+    star = (c["p_holm"] or 1) < 0.05  # none: in no Holm family
+    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if star else "")
 
 
 def _group_footnotes(*results):
@@ -6390,16 +6494,16 @@ def _means_rows(result):
 
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
-    lost, unstable, (regressed, shown), histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result, worst)
     lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
         _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
     lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not gated per query): %s"
               % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
-    if regressed:
+    for title, regressed, shown in moved:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
             ["replicates"] if "unstable" in result else []) + (["labels"] if unjudged_marked(result) else [])
-        lines += ["", "Worst regressed queries:", ""] + _md_table([header] + [list(row) for row in regressed],
-                                                                  labels=2) + ["", _md(shown)]
+        lines += ["", title.capitalize() + ":", ""]
+        lines += _md_table([header] + list(map(list, regressed)), labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
     rows += [[name] + list(map(str, counts)) for name, counts in histograms]
     return lines + [""] + _md_table(rows) + [""]
@@ -6595,6 +6699,7 @@ def notes(result):
     of the baseline too, and how: approved when it is on the baseline or its replicates, the same
     for every run compared to them), "warning" and "gate failed" (one per breach)."""
     first = [Note("note", skipped_text(result["skipped"]))] + [Note("note", t, True) for t in approved_notes(result)]
+    first += [Note("note", text, True) for text in family_notes(result.get("comparison", {}))]
     lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
@@ -6628,6 +6733,17 @@ def notes(result):
                for name, b in result.get("blind_gates", {}).items()]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def family_notes(comparison):
+    """What a comparison says of its rows in no Holm family: agreement measures, and measures
+    only a floor asked for."""
+    agreeing = [n for n, c in comparison.items() if c["p_value"] is None]
+    alone = [n for n, c in comparison.items() if c["p_holm"] is None and n not in agreeing]
+    return [text % ", ".join(names) for text, names in (
+        ("%s: agreement with the baseline, 1 by construction: a change says how far the rankings "
+         "moved; no sign-flip p-value (p_value null), no Holm family, no *", agreeing),
+        ("%s: asked for by a floor only, in no Holm family", alone)) if names]
 
 
 def unjudged_notes(block):
@@ -6741,8 +6857,8 @@ def breach_text(b):
                 % (b["gate_on"], n_queries(b["queries"]), allowed) if b["queries"] < 2 else "95%% CI [%s, %s] %s %s" % (
                     _number(b["ci95"][0], 4), _number(b["ci95"][1], 4), "lies below" if b["gate_on"] == "interval"
                     else "does not lie at or above", allowed))
-        return "%s %s: %s (%s)" % (b["measure"], "mean" if b["query"] is None else "query " + show(b["query"]),
-                                   _number(b["candidate"], 4), rule)
+        what = aggregate_word(b["measure"]) if b["query"] is None else "query " + show(b["query"])
+        return "%s %s: %s (%s)" % (b["measure"], what, _number(b["candidate"], 4), rule)
     if "noise" in b:
         allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
     if b["drop"] is None:
@@ -6789,7 +6905,8 @@ def format_junit(runs, labels, gates):
             sum(1 for found in cases.values() if found)), errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             what = "query %s" % query if query is not None else "group %s mean" % group if group is not None else (
-                "every query" if gate in ("--max-query-drop", "--min-query") else "mean")
+                "every query" if gate in ("--max-query-drop", "--min-query") else
+                aggregate_word(measure) if gate == "--min-mean" else "mean")
             limit = floors[gate][measure] if gate in floors else gates[gate]
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
                                           name="%s %s (%s %s)" % (measure, what, gate, limit))
@@ -7486,13 +7603,13 @@ def compute(config, seed_mode=False):
     """Load the inputs a Config names and evaluate them: the general result, or with several
     runs {"runs": {name: result}}, Holm's correction over all of them."""
     plan = make_plan(config)
-    if plan.curves and not curve_specs(plan.specs):
+    if plan.curves and not curve_specs(plan.specs) and not plan.opts.agree:
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
     if config.clusters is not None:
-        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"),
-                                                     None if plan.opts.agree else inputs.truth.labels))
+        known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
+        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
     results = evaluate_runs(plan, inputs)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)

@@ -6887,7 +6887,7 @@ class AgreementTest(TempDirTestCase):
                 self.assertWorked(result["per_query"])
                 self.assertEqual(result["queries"], 2)
                 self.assertEqual(result["comparison"]["RBO"]["baseline"], 1.0)  # identical with itself
-                self.assertEqual(list(result["comparison"]["RBO"]["regressed"]), ["q1", "q2"])  # most changed first
+                self.assertEqual(list(result["comparison"]["RBO"]["changed"]), ["q1", "q2"])  # most changed first
 
     def test_the_worked_examples_in_the_library_either_way_round(self):
         cand, base = ({q: pair[i] for q, pair in WORKED.items()} for i in (0, 1))
@@ -6895,7 +6895,7 @@ class AgreementTest(TempDirTestCase):
         swapped = rre.compare_runs(None, cand, base, "RBO")["per_query"]
         self.assertAlmostEqual(swapped["q2"]["RBO"], 0.81622, places=6)
         runs = rre.score_runs(None, {"a": cand, "b": base}, "RBO", baseline=base)["runs"]
-        self.assertEqual((runs["b"]["measures"]["RBO"], runs["b"]["comparison"]["RBO"]["regressed"]), (1.0, {}))
+        self.assertEqual((runs["b"]["measures"]["RBO"], runs["b"]["comparison"]["RBO"]["changed"]), (1.0, {}))
 
     def test_against_the_definition_on_random_pairs(self):
         rng = random.Random(41)
@@ -6963,7 +6963,8 @@ class AgreementTest(TempDirTestCase):
         several = json.loads(cli(*args, "--run", base)[1])["runs"]
         self.assertEqual(several[str(base)]["measures"], {"RBO": 1.0, "Overlap@3": 1.0})
         table = cli(*args, "--format", "table")[1]
-        self.assertRegex(table, r"worst regressed queries:\n  RBO +q1  1.0000 ->  0.6907  -0.3093\n  RBO +q2 ")
+        self.assertRegex(table, r"changed most \(agreement with the baseline\):\n  RBO +q1  1.0000 ->  0.6907  -0.3093\n"
+                                      r"  RBO +q2 ")
         self.assertIn("| RBO | q1 | 1.0000 | 0.6907 | -0.3093 |", cli(*args, "--format", "markdown")[1])
         rows = list(csv.reader(io.StringIO(cli(*args, "--format", "csv")[1])))
         self.assertEqual(rows[0][:3], ["query", "RBO baseline", "RBO candidate"])
@@ -7088,6 +7089,151 @@ class FloorTest(TempDirTestCase):
                 rejected(self, *cli(self.fixture, *args), *fragments)
         with self.assertRaisesRegex(rre.EvalError, "min_mean must be"):
             rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": "high"})
+
+
+class AgreementAsChangeTest(TempDirTestCase):
+    """Issue 48: agreement measures are read as agreement (a change, with no test and no Holm
+    family), the label-free command takes logs that carry labels, and floors refuse what they
+    cannot read."""
+
+    def six(self):
+        """Six queries that all lose their one relevant document: R@3's sign-flip p is 2/64."""
+        qrels = self.write("qrels.json", {"q%d" % i: ["a"] for i in range(6)})
+        base = self.write("base.json", {"q%d" % i: ["a", "b", "c"] for i in range(6)})
+        cand = self.write("cand.json", {"q%d" % i: ["b", "c", "d"] for i in range(6)})
+        return qrels, cand, base
+
+    def test_no_p_no_holm_family_no_star_and_the_reason_once(self):
+        qrels, cand, base = self.six()
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3,Overlap@2",
+                               "--min-mean", "P@1=0")
+        self.assertEqual(status, 0, err)
+        comparison = json.loads(out)["comparison"]
+        rbo = comparison["RBO"]
+        self.assertEqual((rbo["p_value"], rbo["p_holm"], list(rbo["changed"])), (None, None, ["q%d" % i for i in range(6)]))
+        self.assertNotIn("regressed", rbo)
+        self.assertNotIn("improved", rbo)
+        self.assertEqual(comparison["R@3"]["p_value"], 2 / 64)
+        self.assertEqual(comparison["R@3"]["p_holm"], 2 / 64)  # a family of one: not 3 x 2/64
+        self.assertEqual((comparison["P@1"]["p_value"], comparison["P@1"]["p_holm"]), (2 / 64, None))  # floor only
+        self.assertEqual(err.count("no sign-flip p-value (p_value null)"), 1)
+        self.assertIn("note: RBO, Overlap@2: agreement with the baseline", err)
+        self.assertIn("note: P@1: asked for by a floor only, in no Holm family", err)
+
+    def test_every_report_says_changed_most_and_stars_no_agreement(self):
+        qrels, cand, base = self.six()
+        groups = self.write("groups.txt", "".join("q%d G\n" % i for i in range(6)))
+        args = ["--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3"]
+        table = cli(*args, "--format", "table")[1]
+        self.assertRegex(table, r"RBO +1\.0000 +0\.\d{4} +-0\.\d{4} +\[-0\.\d{4}, -0\.\d{4}\] +- +-\n")
+        self.assertIn("worst regressed queries:\n  R@3  q0", table)
+        self.assertIn("changed most (agreement with the baseline):\n  RBO  q0  1.0000 ->", table)
+        self.assertIn("shown, of the changed queries: RBO 5 of 6", table)
+        markdown = cli(*args, "--format", "markdown")[1]
+        self.assertIn("Changed most (agreement with the baseline):", markdown)
+        self.assertIn("| RBO | 1.0000 |", markdown)
+        self.assertRegex(markdown, r"\| RBO \| [^\n]* \| - \| - \|")
+        only = cli("--run", cand, "--baseline", base, "-m", "RBO", "--format", "table")[1]
+        self.assertNotIn("regressed", only)
+        grouped = cli(*args, "--groups", groups, "--format", "table")[1]
+        self.assertRegex(grouped, r"G +6 +0\.\d{4} \(-0\.\d{4}\) +0\.0000 \(-1\.0000\)\*")  # R@3 only
+        status, out, err = cli("--run", cand, "--run", base, "--baseline", base, "-m", "RBO", "--format", "table")
+        self.assertNotIn("*", out.splitlines()[2])
+        self.assertEqual(err.count("agreement with the baseline"), 1)  # once for the runs
+        status, out, err = cli("--run", cand, "--baseline", base, "-m", "RBO", "--max-query-drop", "0.2")
+        self.assertEqual(status, 1, err)
+        self.assertEqual([b["query"] for b in json.loads(out)["breaches"]], ["q%d" % i for i in range(6)])
+
+    def test_the_label_free_command_takes_logs_that_carry_labels(self):
+        log = '{"query_id": "%s", "retrieved_ids": %s, "expected_ids": ["a"]}\n'
+        new = self.write("new.jsonl", log % ("q1", '["a", "c"]') + log % ("q2", '["c"]'))
+        old = self.write("old.jsonl", log % ("q1", '["b", "a"]') + log % ("q2", '["c"]'))
+        for baseline, expected in ((old, 0.5), (new, 1.0)):
+            status, out, err = cli("--run", new, "--baseline", baseline, "-m", "Overlap@2")
+            self.assertEqual(status, 0, err)
+            self.assertEqual(json.loads(out)["per_query"]["q1"]["Overlap@2"], expected)
+        qrels = self.write("qrels.txt", "q1 0 b 1\nq2 0 b 1\n")
+        rejected(self, *cli("--qrels", qrels, "--run", new, "--baseline", old, "-m", "Overlap@1,R@1"),
+                 "the baseline's labels differ from the candidate's")  # labels given: still checked
+
+    def test_floors_read_as_they_are_and_rejections(self):
+        qrels, cand, base = self.six()
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--min-mean", "NumRet=20", "--min-mean", "GMAP=0.5")
+        self.assertEqual(status, 1, err)
+        self.assertIn("gate failed: NumRet sum: 18 (below --min-mean 20.0)", err)
+        self.assertIn("gate failed: GMAP geometric mean: 0.0000 (below --min-mean 0.5)", err)
+        for args, fragments in (
+                (["--run", cand, "--baseline", base, "-m", "RBO", "--no-answer", qrels],
+                 ["--no-answer acts on labels, and agreement measures read none"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO,Overlap@2", "--unlabeled", "skip"],
+                 ["--unlabeled acts on labels", "add a label measure"]),
+                (["--run", cand, "--baseline", base, "-m", "RBO", "--relevance-level", "2"], ["--relevance-level"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "R@3=1e400"], ["a floor is MEASURE=X", "1e400"]),
+                (["--qrels", qrels, "--run", cand, "--min-query", "R@3=-1e999"], ["a floor is MEASURE=X"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "NumRet=3", "--gate-on", "interval"],
+                 ["--gate-on interval reads the 95% interval of a mean", "NumRet is a sum"]),
+                (["--qrels", qrels, "--run", cand, "--min-mean", "GMAP=0.1", "--gate-on", "noninferiority"],
+                 ["GMAP is a geometric mean"])):
+            with self.subTest(args):
+                rejected(self, *cli(*args), *fragments)
+        self.assertEqual(cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3", "--unlabeled",
+                             "skip")[0], 0)  # a label measure reads them
+
+    def test_groups_clusters_missing_runs_duplicates_and_folds_beside_agreement(self):
+        cand = self.write("cand.json", {"q1": ["a", "a#2", "b", "a"], "q2": ["x"], "q4": ["z"]})
+        base = self.write("base.json", {"q1": ["b", "a"], "q2": ["x"], "q5": ["z"]})
+        args = ["--run", cand, "--baseline", base, "-m", "Overlap@2", "--missing-run", "zero", "--duplicates", "first",
+                "--chunk-separator", "#"]
+        unknown = self.write("groups.txt", "q1 A\nq9 A\n")  # q9: no labels, and no run ranks it
+        for flag in ("--groups", "--clusters"):
+            with self.subTest(flag):
+                rejected(self, *cli(*args, flag, unknown), "groups.txt:2", "'q9'", "no labels and no ranking")
+        with self.assertRaisesRegex(rre.EvalError, "'q9'.*no labels and no ranking"):
+            rre.compare_runs(None, {"q1": ["a"]}, {"q1": ["a"]}, "RBO", groups={"A": ["q1", "q9"]})
+        known = self.write("known.txt", "q1 A\nq4 A\nq5 B\n")  # ranked by one of them: known
+        status, out, err = cli(*args, "--groups", known, "--clusters", known)
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertEqual((result["zeroed"]["missing_run"], result["baseline_zeroed"]["missing_run"]), (["q5"], ["q4"]))
+        self.assertIn("note: the baseline has no ranking for 1 query ('q4'): scored as empty", err)
+        self.assertEqual((result["deduplicated"], result["folded"]["per_query"]), ({"q1": 1}, {"q1": 1}))
+        self.assertIn("--duplicates first removed 1 repeated document from 1 query ('q1')", err)
+        self.assertEqual(result["groups"]["A"]["members"], ["q1", "q4"])
+
+    def test_the_plot_draws_mean_overlap_over_k_in_every_mode(self):
+        import xml.etree.ElementTree as ET
+        qrels, cand, base = self.six()  # cand b c d, base a b c: Overlap@1 0, @2 1/2, @3 2/3
+        extra = self.write("extra.json", dict(json.loads(Path(cand).read_text()), q9=["a"]))  # q9: unlabeled
+        groups = self.write("groups.txt", "q0 G\nq9 G\n")
+        plot = self.tmp / "p.svg"
+        for args, top in ((["--run", cand, "-m", "Overlap@3"], 3), (["--run", cand, "-m", "RBO"], 10),
+                          (["--qrels", qrels, "--run", extra, "--run", cand, "-m", "R@2,Jaccard@4",
+                            "--missing-run", "skip"], 4),
+                          (["--qrels", qrels, "--run", extra, "-m", "Overlap@3,R@1", "--groups", groups,
+                            "--missing-run", "zero"], 3)):
+            with self.subTest(args):
+                status, _, err = cli(*args, "--baseline", base, "--plot", plot)
+                self.assertEqual(status, 0, err)
+                root = ET.parse(str(plot)).getroot()
+                panel = next(g for g in root.iter("{http://www.w3.org/2000/svg}g")
+                             if g.get("aria-label") == "Overlap@k over k")
+                lines = [[tuple(map(float, p.split(","))) for p in line.get("points").split()]
+                         for line in panel.iter("{http://www.w3.org/2000/svg}polyline")]
+                self.assertEqual(len(lines[0]), top)
+                one = lines[0][0][1]  # the baseline's, 1 at every k
+                means = [round(1 - (y - one) / rre._PANEL, 3) for _, y in lines[1]]
+                share = 6 / 7 if "zero" in args else 1  # q9, which the baseline lacks, scores 0 against nothing
+                self.assertEqual(means, [round(m * share, 3) for m in [0.0, 0.5] + [2 / 3] * (top - 2)])
+
+    def test_library_floors_of_any_real_type_are_floats(self):
+        run = {"q1": ["d"], "q2": ["x"]}
+        result = rre.score_run(run, run, "RR", min_mean={"RR": fractions.Fraction(1, 3)}, min_query={"RR": 1})
+        self.assertEqual(result["floors"], {"min_mean": {"RR": 1 / 3}, "min_query": {"RR": 1.0}})
+        self.assertEqual(type(result["floors"]["min_query"]["RR"]), float)
+        json.dumps(result)
+        for floor in (fractions.Fraction(10 ** 400), 10 ** 400, math.inf, True):
+            with self.subTest(floor=floor), self.assertRaisesRegex(rre.EvalError, "min_mean must be"):
+                rre.score_run(run, run, "RR", min_mean={"RR": floor})
 
 
 class StructureTest(unittest.TestCase):
