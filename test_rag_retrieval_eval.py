@@ -981,7 +981,7 @@ class ReadmeRecipesTest(TempDirTestCase):
             with self.subTest(key):
                 status, out, err = cli(*args)
                 lines = out.rstrip("\n").splitlines()
-                lines = lines[:9] + ["..."] if len(lines) > 10 else lines  # the README cuts a long report
+                lines = lines[:15] + ["..."] if len(lines) > 16 else lines  # the README cuts a long report
                 said = err.replace(str(self.tmp) + os.sep, "").rstrip("\n").splitlines()
                 self.assertEqual("\n".join(lines + said + ["(exit status %d)" % status]), shown)
 
