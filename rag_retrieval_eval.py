@@ -2970,19 +2970,22 @@ def check_floors(plan, result):
     each mean below its floor, read as --gate-on says (see mean_breach: "interval" fails when the
     whole 95% interval lies below it, "noninferiority" unless the whole interval lies at or above
     it), then each query below one, lowest first.  With --power, a mean floor's entry says whether
-    the interval holds the floor."""
+    the interval holds the floor; without it, a warning names each floor that it holds while the
+    mean decides: a coin toss."""
     config, per_query, out = plan.config, result["per_query"], []
     floors, gate_on = plan.floors, config.gate_on
     if not any(floors.values()):
         return
-    intervals = result.get("ci95") or (mean_intervals(per_query, plan.specs, plan) if floors["min_mean"] and (
-        gate_on != "mean" or config.power) else {})
+    floored = [s for s in plan.specs if s.name in floors["min_mean"]]
+    intervals = result.get("ci95") or mean_intervals(per_query, floored, plan)
     for name, floor in floors["min_mean"].items():
         value, ci = result["measures"][name], intervals.get(name)
         queries = sum(1 for row in per_query.values() if name in row)
         if config.power and ci:
             result["power"][name]["floor"] = {"limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                                               "resolved": not ci[0] <= floor <= ci[1], "gate_on": gate_on}
+        elif ci and gate_on == "mean" and ci[0] <= floor <= ci[1]:  # a coin toss: said
+            result["warnings"].append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
         if gate_on == "mean" or ci is None:  # a sum's or a geometric mean's floor reads the value
             if value < floor - 1e-12:
                 out.append(_breach(name, None, (None, value), "--min-mean", floor))
@@ -2995,6 +2998,17 @@ def check_floors(plan, result):
         out += [_breach(name, q, (None, v), "--min-query", floor) for v, _, q in below]
     result["floors"] = dict(floors)
     result.setdefault("breaches", []).extend(out)
+
+
+def interval_text(low, high, queries):
+    return "95%% interval [%.4f, %.4f] (half-width %.4f over %d queries)" % (
+        low, high, (high - low) / 2, queries)
+
+
+def undecided_text(prefix, name, limit, interval):
+    """A mean floor inside the mean's interval: which side the mean falls is a coin toss."""
+    return "%sthis set cannot tell whether %s is above --min-mean %s: its %s holds it" % (
+        prefix, name, limit, interval)
 
 
 Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
@@ -3033,27 +3047,24 @@ def power(per_query, specs, base=None, limit=None):
 
 
 def power_block(result, specs, config):
-    """{"power": ...} with --power; without it, {"blind_gates": ...} when --max-mean-drop is finer
-    than the set can see on some measure: such a gate passes what it cannot see, so it is said."""
-    limit, base = config.max_mean_drop, result.get("baseline_per_query")
-    if config.power:
-        return {"power": power(result["per_query"], specs, base, limit)}
-    blind = {} if limit is None or base is None else blind_gates(result, specs, limit)
-    return {"blind_gates": blind} if blind else {}
-
-
-def blind_gates(result, specs, limit):
-    """{measure: {"limit", "mde", "n"}} of the measures whose --max-mean-drop limit is finer than
-    the smallest change the set detects, as power computes it: a gate that cannot see.
+    """{"power": ...} with --power; without it, {"blind_gates": {measure: {"limit", "mde", "n"}}}
+    of the measures whose --max-mean-drop is finer than the smallest change the set detects: a
+    gate that cannot see passes what it cannot see, so it is said.
 
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
-    >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
-    >>> blind_gates({"per_query": after, "baseline_per_query": before}, [Spec("R@1", "R", 1)], 0.1)
-    {'R@1': {'limit': 0.1, 'mde': 0.7003963, 'n': 2}}
+    >>> block = {"per_query": after, "baseline_per_query": {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}}
+    >>> power_block(block, [Spec("R@1", "R", 1)], Config(max_mean_drop=0.1))
+    {'blind_gates': {'R@1': {'limit': 0.1, 'mde': 0.7003963, 'n': 2}}}
     """
-    block = power(result["per_query"], specs, result["baseline_per_query"], limit)
-    return {name: {"limit": limit, "mde": p["mde"], "n": p["n"]} for name, p in block.items()
-            if p["mde"] is not None and limit < p["mde"]}
+    limit, base = config.max_mean_drop, result.get("baseline_per_query")
+    if not config.power and (limit is None or base is None):
+        return {}
+    block = power(result["per_query"], specs, base, limit)
+    if config.power:
+        return {"power": block}
+    blind = {name: {"limit": limit, "mde": p["mde"], "n": p["n"]} for name, p in block.items()
+             if p["mde"] is not None and limit < p["mde"]}
+    return {"blind_gates": blind} if blind else {}
 
 
 def replicate_noise(baseline, replicates, specs):
@@ -6729,10 +6740,15 @@ def notes(result):
     return ([note for note in first + [Note("note", line) for line in lines] if note.text]
             + [Note(*line) for line in said if line[0] == "note"]
             + [Note("warning", w) for w in result.get("warnings", [])]
-            + [Note("warning", finer_text("--max-mean-drop", b["limit"], name, b["mde"], b["n"]))
-               for name, b in result.get("blind_gates", {}).items()]
+            + blind_notes(result)
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def blind_notes(result):
+    """The --max-mean-drop gates that cannot see (see power_block), said without --power."""
+    return [Note("warning", finer_text("--max-mean-drop", b["limit"], name, b["mde"])
+                 + " (--power says more)") for name, b in result.get("blind_gates", {}).items()]
 
 
 def family_notes(comparison):
@@ -6826,26 +6842,21 @@ def power_lines(block, flag, what=""):
         floor = p.get("floor")
         if floor:  # under --gate-on mean a floor inside the interval is a coin toss: a warning
             low, high = floor["ci95"]
-            interval = "95%% interval [%s, %s] (half-width %s over %d queries)" % (
-                _number(low, 4), _number(high, 4), _number(floor["half_width"], 4), p["n"])
+            interval = interval_text(low, high, p["n"])
             lines.append(("note", "power: %s%s's %s lies %s --min-mean %s" % (
                 what, name, interval, "above" if low > floor["limit"] else "below", floor["limit"])) if floor[
-                "resolved"] else ("warning" if floor["gate_on"] == "mean" else "note", "%sthis set cannot tell whether "
-                                  "%s%s is above --min-mean %s: its %s holds it" % (
-                                      "warning: " if floor["gate_on"] == "mean" else "power: ", what, name,
-                                      floor["limit"], interval)))
+                "resolved"] else ("warning" if floor["gate_on"] == "mean" else "note", undecided_text(
+                    "warning: " if floor["gate_on"] == "mean" else "power: ", what + name, floor["limit"],
+                    interval)))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
 
 
-def finer_text(flag, limit, name, mde, queries=None):
-    """A gate's limit finer than the set can see (see power); queries: said without --power."""
-    text = "warning: %s %s on %s is finer than the set can see: its smallest detectable change is %s" % (
+def finer_text(flag, limit, name, mde):
+    """A gate's limit finer than the set can see (see power)."""
+    return "warning: %s %s on %s is finer than the set can see: its smallest detectable change is %s" % (
         flag, limit, name, _number(mde, 4))
-    if queries is None:
-        return text
-    return text + " (80%% power, two-sided 5%%, over %d queries: --power says more)" % queries
 
 
 def breach_text(b):
@@ -7204,8 +7215,8 @@ class _Parser(argparse.ArgumentParser):
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
             message += ", and %s for %s" % (ours, ", ".join(theirs)) if theirs else ""
         elif theirs:  # -q beside --qrels
-            message += (": %s belong%s to trec_eval's form, QRELS RUN with its flags only; "
-                        "in ours give %s") % (", ".join(theirs), "s" * (len(theirs) == 1), ours)
+            message += ": trec_eval's form QRELS RUN takes %s, with its flags only; in ours give %s" % (
+                ", ".join(theirs), ours)
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):

@@ -2290,7 +2290,7 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,NumRet")
         mde = json.loads(cli(*args, "--power")[1])["power"]["RR"]["mde"]
         said = ("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
-                "change is %.4f (80%% power, two-sided 5%%, over 6 queries: --power says more)" % mde)
+                "change is %.4f (--power says more)" % mde)
         status, out, err = cli(*args, "--max-mean-drop", "0.05")
         self.assertEqual(json.loads(out)["blind_gates"]["RR"], {"limit": 0.05, "mde": mde, "n": 6})
         self.assertEqual((status, err.count("finer than")), (1, 2), err)  # and NumRet's sum
@@ -6773,9 +6773,9 @@ class TrecEvalEdgesTest(TempDirTestCase):
                 status, out, err = cli(*argv)
                 rejected(self, status, out, err, said)
                 self.assertNotIn(unsaid, err)
-        for flags, said in [(["-q"], "-q belongs to trec_eval's form, QRELS RUN with its flags "
+        for flags, said in [(["-q"], "trec_eval's form QRELS RUN takes -q, with its flags "
                                      "only; in ours give --per-query"),
-                            (["-c", "-M10"], "-c, -M10 belong to trec_eval's form, QRELS RUN "
+                            (["-c", "-M10"], "trec_eval's form QRELS RUN takes -c, -M10, "
                                              "with its flags only; in ours give --missing-run "
                                              "zero, --depth")]:
             with self.subTest(flags):
@@ -7077,6 +7077,19 @@ class FloorTest(TempDirTestCase):
         status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8", "--power", "--gate-on", "interval")
         self.assertEqual(status, 0, err)
         self.assertIn("note: power: this set cannot tell whether R@3 is above --min-mean 0.8", err)
+
+    def test_a_floor_the_set_cannot_place_is_said_without_power(self):
+        with_power = cli(self.fixture, "--min-mean", "R@3=0.8,RR=1.5", "--power")[2]
+        said = [line for line in with_power.splitlines() if "cannot tell" in line]
+        self.assertEqual(len(said), 1, with_power)  # RR's interval lies below 1.5: nothing to say
+        for fmt in ("json", "markdown"):
+            with self.subTest(fmt):
+                status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8,RR=1.5", "--format", fmt)
+                self.assertEqual((status, [line for line in err.splitlines() if "warning" in line]),
+                                 (1, said), err)  # the mean 0.6667 fails the floor: a coin toss
+                self.assertIn(said[0].partition(": ")[2], out.replace("\\", ""))  # JSON, Markdown
+        err = cli(self.fixture, "--min-mean", "R@3=0.8", "--gate-on", "interval")[2]
+        self.assertNotIn("cannot tell", err)  # the interval decides: no coin toss
 
     def test_rejections(self):
         for args, fragments in ((["--min-mean", "R@3"], ["a floor is MEASURE=X", "'R@3'"]),
