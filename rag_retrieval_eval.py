@@ -176,7 +176,7 @@ OPTIONS = (
            "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)"),
     Option("no_answer", None, "file", "FILE", None, "input",
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only"),
-    Option("measure", None, "names", "NAMES", None, "plan", "measures to compute, comma-separated (see below)"),
+    Option("measure", None, "names", "NAMES", None, "plan", "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
     Option("relevance_level", 1, "count", "L", 0, "value",
@@ -7154,7 +7154,7 @@ output shape: a FIXTURE with at most one --k and no other option than --format j
   prints the seed's {"k", "queries", "mean_recall_at_k", "mrr_at_k", "per_query"};
   anything else prints {"queries", "measures", "per_query", ...}.
 
-measures (-m, comma-separated, repeatable; values as trec_eval computes them):
+measures (-m, separated by commas or blanks, repeatable; values as trec_eval computes them):
 %s
 
 parameters, in parentheses before any @k: rel=L (a relevance level of its own), gains={G:V,...}
