@@ -176,7 +176,8 @@ OPTIONS = (
            "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)"),
     Option("no_answer", None, "file", "FILE", None, "input",
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only"),
-    Option("measure", None, "names", "NAMES", None, "plan", "measures to compute, separated by commas or blanks (see below)"),
+    Option("measure", None, "names", "NAMES", None, "plan",
+           "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
     Option("relevance_level", 1, "count", "L", 0, "value",
@@ -1720,8 +1721,10 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     0.208
     """
     (ranked, _), given = _trec_gains(q, gains), gains or {}
-    unlisted = next((g for g in range(max(q.ideal + [0]), -1, -1) if g not in given), 0)  # the largest
-    table = [0.0, float(unlisted)] + list(given.values())  # trec_eval's min and max start at 0 (m_rbp.c)
+    # the largest grade given no gain of its own
+    unlisted = next((g for g in range(max(q.ideal + [0]), -1, -1) if g not in given), 0)
+    # trec_eval's least and greatest gain start at 0 (m_rbp.c)
+    table = [0.0, float(unlisted)] + list(given.values())
     low, high = min(table), max(table)
     scale = (lambda g: (g - low) / (high - low)) if low < 0 or high > 1 else (lambda g: g)
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
@@ -2115,10 +2118,8 @@ def split_names(text, separators=","):
         if char in separators and depth == 0:
             names.append(text[start:i])
             start = i + 1
-    names.append(text[start:])
-    if separators == ",":
-        return names
-    return [name for name in names if name] or [text.strip()]  # "" is still an unknown name
+    kept = [name for name in names + [text[start:]] if name or separators == ","]
+    return kept or [""]  # no name at all is still an unknown one
 
 
 NAME_BREAKS = ", \t\n"  # what separates -m's names
@@ -2985,7 +2986,8 @@ def check_floors(plan, result):
             result["power"][name]["floor"] = {"limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                                               "resolved": not ci[0] <= floor <= ci[1], "gate_on": gate_on}
         elif ci and gate_on == "mean" and ci[0] <= floor <= ci[1]:  # a coin toss: said
-            result["warnings"].append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
+            result["warnings"].append(
+                undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
         if gate_on == "mean" or ci is None:  # a sum's or a geometric mean's floor reads the value
             if value < floor - 1e-12:
                 out.append(_breach(name, None, (None, value), "--min-mean", floor))
@@ -3052,7 +3054,8 @@ def power_block(result, specs, config):
     gate that cannot see passes what it cannot see, so it is said.
 
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
-    >>> block = {"per_query": after, "baseline_per_query": {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}}
+    >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
+    >>> block = {"per_query": after, "baseline_per_query": before}
     >>> power_block(block, [Spec("R@1", "R", 1)], Config(max_mean_drop=0.1))
     {'blind_gates': {'R@1': {'limit': 0.1, 'mde': 0.7003963, 'n': 2}}}
     """
@@ -5318,7 +5321,8 @@ def wants_runid(config):
 def make_plan(config):
     """The Plan of a checked Config: its measures (none: R@k, RR@k at each --k, 3), options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
-    specs = parse_measures([n for group in config.measure or [] for n in split_names(group, NAME_BREAKS)
+    specs = parse_measures([n for group in config.measure or []
+                            for n in split_names(group, NAME_BREAKS)
                             if not (runid and n.strip() == "runid")])
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
@@ -6305,7 +6309,7 @@ def explain_lines(block, limit=20):
     for q, e in list(block["queries"].items())[:limit]:
         short = e.get("cause") == "not_ranked"  # the ranking may be all a log kept
         gone = "not ranked" if short else "absent"
-        cause = "not in the ranking (%d ranked)" % e.get("ranked", 0) if short else e.get("cause")
+        cause = "not in the ranking (%d ranked)" % e["ranked"] if short else e.get("cause")
         parts = [cause] if cause else []
         parts += [_few("%s %s" % (name(d), gone if r is None else "at %d" % r)
                        for d, r in e.get("missing", {}).items())]
@@ -6843,11 +6847,12 @@ def power_lines(block, flag, what=""):
         if floor:  # under --gate-on mean a floor inside the interval is a coin toss: a warning
             low, high = floor["ci95"]
             interval = interval_text(low, high, p["n"])
+            kind = "warning" if floor["gate_on"] == "mean" else "note"
+            prefix = "warning: " if kind == "warning" else "power: "
             lines.append(("note", "power: %s%s's %s lies %s --min-mean %s" % (
-                what, name, interval, "above" if low > floor["limit"] else "below", floor["limit"])) if floor[
-                "resolved"] else ("warning" if floor["gate_on"] == "mean" else "note", undecided_text(
-                    "warning: " if floor["gate_on"] == "mean" else "power: ", what + name, floor["limit"],
-                    interval)))
+                what, name, interval, "above" if low > floor["limit"] else "below",
+                floor["limit"])) if floor["resolved"] else (
+                kind, undecided_text(prefix, what + name, floor["limit"], interval)))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
@@ -6855,8 +6860,8 @@ def power_lines(block, flag, what=""):
 
 def finer_text(flag, limit, name, mde):
     """A gate's limit finer than the set can see (see power)."""
-    return "warning: %s %s on %s is finer than the set can see: its smallest detectable change is %s" % (
-        flag, limit, name, _number(mde, 4))
+    return ("warning: %s %s on %s is finer than the set can see: its smallest detectable change "
+            "is %s" % (flag, limit, name, _number(mde, 4)))
 
 
 def breach_text(b):
@@ -7215,8 +7220,8 @@ class _Parser(argparse.ArgumentParser):
             message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
             message += ", and %s for %s" % (ours, ", ".join(theirs)) if theirs else ""
         elif theirs:  # -q beside --qrels
-            message += ": trec_eval's form QRELS RUN takes %s, with its flags only; in ours give %s" % (
-                ", ".join(theirs), ours)
+            message += (": trec_eval's form QRELS RUN takes %s, with its flags only; in ours give %s"
+                        % (", ".join(theirs), ours))
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):

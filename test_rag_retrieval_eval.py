@@ -474,9 +474,10 @@ EDGE_REJECTIONS = [
     ("zero permutations", {"qrels": ONE, "runs": ONE}, ["--permutations", "0"], ["permutations must be"]),
     ("drop limit with underscore", {"qrels": ONE, "runs": ONE}, ["--baseline", "SELF", "--max-mean-drop", "1_0"],
      ["drop limit", "'1_0'"]),
-    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"],  # a blank separates names
+    ("space before the cutoff", {"qrels": ONE, "runs": ONE}, ["-m", "R @5"],  # blanks separate
      ["'R' needs a cutoff", "unknown measure '@5'"]),
-    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"], ["'R@': cutoff must be", "measure '5'"]),
+    ("space after the at", {"qrels": ONE, "runs": ONE}, ["-m", "R@ 5"],
+     ["'R@': cutoff must be", "measure '5'"]),
     ("ranked ID blank once cut", {"qrels": ONE, "runs": {"q1": ["d1", "#2"]}}, ["--chunk-separator", "#"],
      ["runs.q1", "ranked ID '#2' is blank once cut at '#'"]),
 ]
@@ -962,9 +963,11 @@ class ReadmeRecipesTest(TempDirTestCase):
     def write_recipe_files(self):
         new = [(q, labels, RECIPE_NEW.get(q, ranked)) for q, labels, ranked in RECIPE_LOG]
         for name, rows in (("eval.jsonl", RECIPE_LOG), ("new.jsonl", new)):
-            self.write(name, "".join(json.dumps({"query_id": q, "expected_ids": labels, "retrieved_ids": ranked})
-                                     + "\n" for q, labels, ranked in rows))
-        self.write("qrels.txt", "".join("%s 0 %s 1\n" % (q, d) for q, labels, _ in RECIPE_LOG for d in labels))
+            records = [{"query_id": q, "expected_ids": labels, "retrieved_ids": ranked}
+                       for q, labels, ranked in rows]
+            self.write(name, "".join(json.dumps(record) + "\n" for record in records))
+        self.write("qrels.txt", "".join("%s 0 %s 1\n" % (q, d)
+                                        for q, labels, _ in RECIPE_LOG for d in labels))
         for name, rows in (("approved.txt", RECIPE_LOG), ("candidate.txt", new), ("run.txt", new)):
             tag = name.partition(".")[0].replace("run", "candidate")
             self.write(name, "".join("%s Q0 %s %d %d %s\n" % (q, d, i + 1, 10 - i, tag)
@@ -973,15 +976,17 @@ class ReadmeRecipesTest(TempDirTestCase):
     def test_each_recipe_prints_what_the_readme_shows(self):
         self.write_recipe_files()
         readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
-        recipes = re.findall(r"```\npython3 rag_retrieval_eval.py ([^`]*?)\n```\n<!-- recipe (\w+) -->\n```\n(.*?)\n```",
-                             readme, re.S)
+        recipes = re.findall(r"```\npython3 rag_retrieval_eval.py ([^`]*?)\n```\n"
+                             r"<!-- recipe (\w+) -->\n```\n(.*?)\n```", readme, re.S)
         self.assertEqual([key for _, key, _ in recipes], ["LOG", "TREC", "AGREE", "GATE"])
         for command, key, shown in recipes:
-            args = [str(self.tmp / a) if (self.tmp / a).exists() else a for a in command.replace("\\\n", "").split()]
+            words = command.replace("\\\n", "").split()
+            args = [str(self.tmp / a) if (self.tmp / a).exists() else a for a in words]
             with self.subTest(key):
                 status, out, err = cli(*args)
                 lines = out.rstrip("\n").splitlines()
-                lines = lines[:15] + ["..."] if len(lines) > 16 else lines  # the README cuts a long report
+                if len(lines) > 16:  # the README cuts a long report
+                    lines = lines[:15] + ["..."]
                 said = err.replace(str(self.tmp) + os.sep, "").rstrip("\n").splitlines()
                 self.assertEqual("\n".join(lines + said + ["(exit status %d)" % status]), shown)
 
@@ -1505,9 +1510,10 @@ class MeasureParametersTest(TempDirTestCase):
     def test_blanks_separate_names_as_commas_do(self):
         want = cli(FIXTURE, "-m", "nDCG(gains={0:0,1:2})@3,AP,R@2", "--format", "csv")
         for given in ("nDCG(gains={0: 0, 1: 2})@3 AP R@2", " nDCG(gains={0:0,1:2})@3 ,\tAP  R@2 "):
-            with self.subTest(given):  # ir_measures' form; blanks inside braces stay the parameter's
+            with self.subTest(given):  # ir_measures' form; blanks in braces stay the parameter's
                 self.assertEqual(cli(FIXTURE, "-m", given, "--format", "csv"), want)
-        self.assertEqual(cli(FIXTURE, "-m", "nDCG(gains={0:0,1:2})@3,,AP, R@2,", "--format", "csv"), want)
+        given = "nDCG(gains={0:0,1:2})@3,,AP, R@2,"
+        self.assertEqual(cli(FIXTURE, "-m", given, "--format", "csv"), want)
         for given in ("", " "):  # no name at all is still refused
             with self.subTest(given):
                 rejected(self, *cli(FIXTURE, "-m", given), "unknown measure ''")
@@ -2150,8 +2156,8 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
         self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
         said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
-        finer = ": warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable " \
-                "change is "
+        finer = (": warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest "
+                 "detectable change is ")
         self.assertEqual([line.rpartition(" ")[0] if finer in line else line for line in said],
                          ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
                           "rag_retrieval_eval: note: unstable queries",
@@ -2287,20 +2293,22 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
 
     def test_a_gate_finer_than_the_set_can_see_is_said_without_power(self):
-        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json", "-m", "RR,NumRet")
+        args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json",
+                "-m", "RR,NumRet")
         mde = json.loads(cli(*args, "--power")[1])["power"]["RR"]["mde"]
-        said = ("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
-                "change is %.4f (--power says more)" % mde)
+        said = ("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest "
+                "detectable change is %.4f (--power says more)" % mde)
         status, out, err = cli(*args, "--max-mean-drop", "0.05")
         self.assertEqual(json.loads(out)["blind_gates"]["RR"], {"limit": 0.05, "mde": mde, "n": 6})
         self.assertEqual((status, err.count("finer than")), (1, 2), err)  # and NumRet's sum
         self.assertIn(said + "\n", err)
-        self.assertIn("- " + said, cli(*args, "--max-mean-drop", "0.05", "--format", "markdown")[1])
-        status, out, err = cli(*args, "--max-mean-drop", "0.05", "--power")  # said once, by --power
+        markdown = cli(*args, "--max-mean-drop", "0.05", "--format", "markdown")[1]
+        self.assertIn("- " + said, markdown)
+        status, out, err = cli(*args, "--max-mean-drop", "0.05", "--power")  # said once: --power
         self.assertEqual((err.count("finer than"), "blind_gates" in out), (2, False))
-        coarse = "%.4f" % (mde + 0.0001)  # at or above what the set sees: nothing to say
-        status, out, err = cli(*args[:-1], "RR", "--max-mean-drop", coarse)
-        self.assertEqual(("finer" in err, "blind_gates" in out), (False, False))
+        for coarse in ("%.4f" % (mde + 0.0001), repr(mde)):  # at or above what it sees: nothing said
+            status, out, err = cli(*args[:-1], "RR", "--max-mean-drop", coarse)
+            self.assertEqual(("finer" in err, "blind_gates" in out), (False, False))
 
     def test_power_of_a_zero_limit_and_of_a_count(self):
         """A limit of 0 no number of queries resolves; a count's gate reads its sum: mde = z * s * sqrt(n)."""
@@ -2689,6 +2697,10 @@ class GroupRejectionTest(TempDirTestCase):
                  % partial_run)
         both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
         rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
+        ranked = self.write("ranked.json", dict(CAND_GROUP_RUN, extra=["d1"]))
+        groups = self.write("x.json", {"x": ["extra"]})
+        rejected(self, *cli("--qrels", "qrels.json", "--run", ranked, "--unlabeled", "skip",
+                            "--groups", groups), "'x' names a query that has no labels")
 
 
 class RagRealitiesTest(TempDirTestCase):
@@ -5266,6 +5278,15 @@ class FirstHourTest(TempDirTestCase):
                          "--empty-labels {error,no-answer}"):
             self.assertIn(fragment, text)
 
+    def test_a_group_counts_a_cut_as_no_miss(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\n")
+        run = self.write("r.txt", "q1 Q0 d2 1 0.9 t\nq1 Q0 d1 2 0.3 t\n")
+        status, out, err = cli("--qrels", qrels, "--run", run, "-m", "R(thresh=0.5)@3", "--explain",
+                               "--groups", self.write("g.json", {"g": ["q1"]}))
+        result = json.loads(out)  # d1 is in the top 3, below the floor: cut, not missed
+        self.assertEqual(result["groups"]["g"]["explain"], dict(
+            missed=0, absent=0, not_ranked=0, below=0, cut=1, unjudged=0, unlabeled=1), err)
+
     def test_explanations_say_what_a_short_log_can_say(self):
         log = self.log()
         args = ("--explain", "--empty-labels", "no-answer")
@@ -6643,6 +6664,10 @@ class TrecEvalEdgesTest(TempDirTestCase):
     def line(self, name, value, qid="all"):
         return "%-22s\t%s\t%s\n" % (name, qid, value)
 
+    def test_a_run_without_tags_has_an_empty_runid(self):
+        untagged = self.write("untagged", "q1 Q0 a 1 3.0\n")  # five fields: the tag is optional
+        self.assertEqual(cli("-m", "runid", self.qrels, untagged)[:2], (0, self.line("runid", "")))
+
     def test_a_labeled_query_without_ranking_is_counted_on_stderr(self):
         status, out, err = cli("-m", "P.5", self.qrels, self.run)
         self.assertEqual((status, out), (0, self.line("P_5", "0.2000")))  # (0.4 + 0) / 2
@@ -7084,12 +7109,22 @@ class FloorTest(TempDirTestCase):
         self.assertEqual(len(said), 1, with_power)  # RR's interval lies below 1.5: nothing to say
         for fmt in ("json", "markdown"):
             with self.subTest(fmt):
-                status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8,RR=1.5", "--format", fmt)
-                self.assertEqual((status, [line for line in err.splitlines() if "warning" in line]),
-                                 (1, said), err)  # the mean 0.6667 fails the floor: a coin toss
+                status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8,RR=1.5",
+                                       "--format", fmt)
+                warnings = [line for line in err.splitlines() if "warning" in line]
+                self.assertEqual((status, warnings), (1, said), err)  # the mean 0.6667 fails the floor: a coin toss
                 self.assertIn(said[0].partition(": ")[2], out.replace("\\", ""))  # JSON, Markdown
         err = cli(self.fixture, "--min-mean", "R@3=0.8", "--gate-on", "interval")[2]
         self.assertNotIn("cannot tell", err)  # the interval decides: no coin toss
+        self.assertIn("(half-width 0.5000 over 3 queries) holds it", said[0])  # [0, 1]
+        for floor in ("0", "1"):  # an interval holds its ends: a floor on one is a coin toss too
+            with self.subTest(floor=floor):
+                for power in ([], ["--power"]):
+                    err = cli(self.fixture, "--min-mean", "R@3=" + floor, *power)[2]
+                    self.assertIn("cannot tell whether R@3 is above --min-mean %s" % floor, err)
+        self.assertNotIn("floors", rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR"))  # none asked
+        rejected(self, *cli(self.fixture, "--min-mean", "RelString=0.5", "--format", "trec"),
+                 "RelString is no number: it has no floor")
 
     def test_rejections(self):
         for args, fragments in ((["--min-mean", "R@3"], ["a floor is MEASURE=X", "'R@3'"]),
