@@ -5467,6 +5467,11 @@ class ReportFormatsTest(TempDirTestCase):
         c = self.write("cand.json", fixture(cand))
         return cli(c, "--baseline", b, "-m", "R@2,RR", *args)
 
+    def test_the_table_gives_each_mean_its_interval_and_a_sum_none(self):
+        status, out, err = cli(FIXTURE, "-m", "R@3,NumRet", "--ci", "--format", "table")
+        self.assertEqual(out.splitlines()[2].split(), ["95%", "CI", "[0.0000,", "1.0000]"])
+        self.assertIn("--ci draws no interval for NumRet", err)
+
     def test_markdown_has_per_query_rows_only_when_asked(self):
         plain, rows = (cli(FIXTURE, "-m", "R@3", "--format", "markdown", *more)[1] for more in ((), ("--per-query",)))
         self.assertNotIn("<details>", plain)
