@@ -3048,26 +3048,28 @@ def power(per_query, specs, base=None, limit=None):
     return out
 
 
-def power_block(result, specs, config):
-    """{"power": ...} with --power; without it, {"blind_gates": {measure: {"limit", "mde", "n"}}}
-    of the measures whose --max-mean-drop is finer than the smallest change the set detects: a
-    gate that cannot see passes what it cannot see, so it is said.
+def blind_warnings(result, specs, config):
+    """The warnings --power gives of a --max-mean-drop finer than the smallest change the set
+    detects (see power), given without it: a gate that cannot see passes what it cannot see.
 
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
     >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
     >>> block = {"per_query": after, "baseline_per_query": before}
-    >>> power_block(block, [Spec("R@1", "R", 1)], Config(max_mean_drop=0.1))
-    {'blind_gates': {'R@1': {'limit': 0.1, 'mde': 0.7003963, 'n': 2}}}
+    >>> blind_warnings(block, [Spec("R@1", "R", 1)], Config(max_mean_drop=0.1))[0][-36:]
+    'change is 0.7004 (--power says more)'
     """
     limit, base = config.max_mean_drop, result.get("baseline_per_query")
-    if not config.power and (limit is None or base is None):
-        return {}
+    if config.power or limit is None or base is None:
+        return []
     block = power(result["per_query"], specs, base, limit)
-    if config.power:
-        return {"power": block}
-    blind = {name: {"limit": limit, "mde": p["mde"], "n": p["n"]} for name, p in block.items()
-             if p["mde"] is not None and limit < p["mde"]}
-    return {"blind_gates": blind} if blind else {}
+    return [finer_text("--max-mean-drop", limit, name, p["mde"]) + " (--power says more)"
+            for name, p in block.items() if p["mde"] is not None and limit < p["mde"]]
+
+
+def finer_text(flag, limit, name, mde):
+    """A gate's limit finer than the set can see (see power)."""
+    return ("warning: %s %s on %s is finer than the set can see: its smallest detectable change "
+            "is %.4f" % (flag, limit, name, mde))
 
 
 def replicate_noise(baseline, replicates, specs):
@@ -5384,7 +5386,8 @@ def check_agreement(config, agreeing, specs):
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
     unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
-                          "no_relevant") if getattr(config, n) != OPTION[n].default]
+                          "no_relevant", "empty_labels", "explain")
+              if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
                         "label measure" % unread[0].replace("_", "-"))
@@ -5575,11 +5578,13 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
         if breaches:  # of --max-group-drop, after the others
             result["breaches"] += breaches
-    result.update(power_block(result, specs, plan.config))
+    if plan.config.power:
+        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"), specs)) if w]
+    result["warnings"] += blind_warnings(result, specs, plan.config)
     result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
@@ -6629,6 +6634,8 @@ def format_runs(results, fmt, per_query=False, labels=None):
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
         breaches, sum(len(r.get("breaches", [])) for r in results.values()))
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
+    lines += ["- %s: %s" % (_md(labels[name]), _md(note.text)) for name, r in results.items()
+              for note in notes(r) if note.kind == "warning"]  # the gates that cannot see, too
     for name, r in groups:
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
     if groups:
@@ -6744,15 +6751,8 @@ def notes(result):
     return ([note for note in first + [Note("note", line) for line in lines] if note.text]
             + [Note(*line) for line in said if line[0] == "note"]
             + [Note("warning", w) for w in result.get("warnings", [])]
-            + blind_notes(result)
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
-
-
-def blind_notes(result):
-    """The --max-mean-drop gates that cannot see (see power_block), said without --power."""
-    return [Note("warning", finer_text("--max-mean-drop", b["limit"], name, b["mde"])
-                 + " (--power says more)") for name, b in result.get("blind_gates", {}).items()]
 
 
 def family_notes(comparison):
@@ -6856,12 +6856,6 @@ def power_lines(block, flag, what=""):
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
-
-
-def finer_text(flag, limit, name, mde):
-    """A gate's limit finer than the set can see (see power)."""
-    return ("warning: %s %s on %s is finer than the set can see: its smallest detectable change "
-            "is %s" % (flag, limit, name, _number(mde, 4)))
 
 
 def breach_text(b):
@@ -7226,6 +7220,14 @@ class _Parser(argparse.ArgumentParser):
 
     def convert_arg_line_to_args(self, line):
         return [line] if line.strip() else []  # an argument file's blank line is no argument
+
+    def _read_args_from_files(self, arg_strings):
+        try:  # argparse's reading of @FILE: what goes wrong there is the user's
+            return super()._read_args_from_files(arg_strings)
+        except (RecursionError, UnicodeError) as exc:  # the deepest call says it, naming its files
+            files = ", ".join(arg for arg in arg_strings if arg[:1] == "@")
+            why = "names itself, or a file naming it" if isinstance(exc, RecursionError) else "is no UTF-8 text"
+            raise EvalError("argument file %s %s" % (files, why)) from None
 
 
 def measure_help():
