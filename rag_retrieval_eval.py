@@ -2977,8 +2977,7 @@ def check_floors(plan, result):
     floors, gate_on = plan.floors, config.gate_on
     if not any(floors.values()):
         return
-    floored = [s for s in plan.specs if s.name in floors["min_mean"]]
-    intervals = result.get("ci95") or mean_intervals(per_query, floored, plan)
+    intervals = result.get("ci95") or mean_intervals(per_query, plan.specs, plan)
     for name, floor in floors["min_mean"].items():
         value, ci = result["measures"][name], intervals.get(name)
         queries = sum(1 for row in per_query.values() if name in row)
@@ -3487,10 +3486,9 @@ def one_reading():
     """Standard input and named pipes are read once in a reading (one command, one library call:
     _runid reads the run again) and anew in the next, which a second writer may have filled."""
     KEPT.clear()
-    try:
-        yield
-    finally:
-        KEPT.clear()  # nor is a large standard input held once the reading is over
+    yield
+    KEPT.clear()  # nor is a large standard input held once the reading is over (an error's
+    # next reading clears it first)
 
 
 def open_input(path):
@@ -6728,8 +6726,8 @@ def notes(result):
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
     drawn = result.get("ci95", result["measures"])
     unbounded = [name for name in result["measures"] if name not in drawn]
-    lines += ["--ci draws no interval for %s: its bootstrap is of arithmetic means, and these are "
-              "sums or geometric means" % ", ".join(unbounded)] if unbounded else []
+    lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and these "
+                 "are sums or geometric means" % ", ".join(unbounded) if unbounded else None)
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
     lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
               "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
