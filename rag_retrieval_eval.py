@@ -5681,7 +5681,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
         missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
         cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
                for s in plan.specs if s.filter in kept}
-        absent = "not_ranked" if judged[q].num_ret <= room else "absent"
+        length = min(judged[q].ranked, plan.opts.depth or math.inf)  # --judged-only's drops count
+        absent = "not_ranked" if length <= room else "absent"
         entry = {"cause": absent if None in missing.values() else "below"} if missing else {}
         if not missing and any(cut.values()):
             entry["cause"] = "cut"
@@ -5690,7 +5691,7 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
             judges = any(g < least for g in labels.values())  # else the others are unlabeled
             entry.update(missing=missing, **{"unjudged" if judges else "unlabeled": unjudged},
                          cut={m: docs for m, docs in cut.items() if docs},
-                         ranked=entry["cause"] == "not_ranked" and judged[q].num_ret)
+                         ranked=entry["cause"] == "not_ranked" and length)
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
             counts["unjudged" if judges else "unlabeled"] += bool(unjudged)
@@ -7086,14 +7087,17 @@ def _strip(name, short, measure, result, top):
                    if measure in row)
     deltas = [d for d, _ in moved]
     worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    counts = "%d worse, %d better" % (worse, better)
+    if "changed" in result.get("comparison", {}).get(measure, ()):  # agreement: no worse, no better
+        counts = "%d changed" % worse
     bins = min(len(deltas), PLOT_BARS)
     edges = [i * len(deltas) // bins for i in range(bins + 1)]
     bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
     middle, half = top + _STRIP / 2, _STRIP / 2
     out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
-           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%d worse, %d better, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), worse, better,
+           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
+           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
                           len(deltas) - worse - better),
            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
            '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'

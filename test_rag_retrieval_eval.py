@@ -5069,6 +5069,7 @@ class ExplainTest(TempDirTestCase):
                 for s, d in ordered:
                     best.setdefault(d.split("#")[0], s)
                 ranking = list(best)[:depth]
+                logged = len(ranking)  # what the log ranked within --depth, --judged-only's drops too
                 if judged_only:
                     ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
                 rank = {d: i for i, d in enumerate(ranking, 1)}
@@ -5086,7 +5087,7 @@ class ExplainTest(TempDirTestCase):
                 cut = {name: docs for name, docs in (("R(thresh=1.5)@3", floor), ("R(tokens=4)@3", budget)) if docs}
                 unjudged = [d for d in ranking[:3] if qrels[q].get(d, -1) < 0]
                 judges = min(qrels[q].values()) < 1  # else the others are merely unlabeled
-                short = len(ranking) <= max(3, depth or 0)  # perhaps all a log kept
+                short = logged <= max(3, depth or 0)  # perhaps all a log kept
                 absent = "not_ranked" if short else "absent"
                 expected = {}
                 if missing or cut:
@@ -5095,7 +5096,7 @@ class ExplainTest(TempDirTestCase):
                     expected.update(missing=missing, cut=cut,
                                     **{"unjudged" if judges else "unlabeled": unjudged})
                 if expected.get("cause") == "not_ranked":
-                    expected["ranked"] = len(ranking)
+                    expected["ranked"] = logged
                 with self.subTest(case=case, query=q):
                     self.assertEqual(result["explain"]["queries"].get(q, {}),
                                      {key: value for key, value in expected.items()
@@ -5288,6 +5289,16 @@ class FirstHourTest(TempDirTestCase):
                          "element of its list (such as retrieved=documents[].id",
                          "--empty-labels {error,no-answer}"):
             self.assertIn(fragment, text)
+
+    def test_judged_only_leaves_a_long_log_absent(self):
+        labels = {"d1": 1, "j1": 0, "j2": 0}  # d1 is missing from 32 ranked documents
+        ranked = ["j1", "j2"] + ["u%d" % i for i in range(30)]
+        log = self.log([{"query_id": "q1", "expected_ids": labels, "retrieved_ids": ranked}])
+        for flags, cause in (([], "absent"), (["--judged-only"], "absent"), (["--depth", "10"],
+                                                                              "not_ranked")):
+            with self.subTest(flags):
+                out = cli(log, "-m", "R@10", "--explain", *flags)[1]
+                self.assertEqual(json.loads(out)["explain"]["queries"]["q1"]["cause"], cause)
 
     def test_a_group_counts_a_cut_as_no_miss(self):
         qrels = self.write("q.txt", "q1 0 d1 1\n")
@@ -7291,6 +7302,11 @@ class AgreementAsChangeTest(TempDirTestCase):
                 means = [round(1 - (y - one) / rre._PANEL, 3) for _, y in lines[1]]
                 share = 6 / 7 if "zero" in args else 1  # q9, which the baseline lacks, scores 0 against nothing
                 self.assertEqual(means, [round(m * share, 3) for m in [0.0, 0.5] + [2 / 3] * (top - 2)])
+        cli("--run", cand, "-m", "RBO,R@1", "--qrels", qrels, "--baseline", base, "--plot", plot)
+        titles = [t.text for t in ET.parse(str(plot)).getroot().iter("{http://www.w3.org/2000/svg}text")
+                  if t.text and "per query (" in t.text]  # a change, not worse: only R@1 worsens
+        self.assertEqual([t.rpartition("(")[2] for t in titles], ["6 changed, 0 the same)",
+                                                                  "6 worse, 0 better, 0 the same)"])
 
     def test_library_floors_of_any_real_type_are_floats(self):
         run = {"q1": ["d"], "q2": ["x"]}
