@@ -2118,8 +2118,8 @@ def split_names(text, separators=","):
         if char in separators and depth == 0:
             names.append(text[start:i])
             start = i + 1
-    kept = [name for name in names + [text[start:]] if name or separators == ","]
-    return kept or [""]  # no name at all is still an unknown one
+    # no name at all is still an unknown one
+    return [name for name in names + [text[start:]] if name or separators == ","] or [""]
 
 
 NAME_BREAKS = ", \t\n"  # what separates -m's names
@@ -3060,9 +3060,9 @@ def blind_warnings(result, specs, config):
     limit, base = config.max_mean_drop, result.get("baseline_per_query")
     if config.power or limit is None or base is None:
         return []
-    block = power(result["per_query"], specs, base, limit)
     return [finer_text("--max-mean-drop", limit, name, p["mde"]) + " (--power says more)"
-            for name, p in block.items() if p["mde"] is not None and limit < p["mde"]]
+            for name, p in power(result["per_query"], specs, base, limit).items()
+            if p["mde"] is not None and limit < p["mde"]]
 
 
 def finer_text(flag, limit, name, mde):
@@ -5371,8 +5371,7 @@ def check_floor(spec, name, gate_on):
 
 def aggregate_word(name):
     """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
-    aggregate = MEASURES[parse_measures([name])[0].base].aggregate
-    return aggregate.replace("geometric", "geometric mean")
+    return MEASURES[parse_measures([name])[0].base].aggregate.replace("geometric", "geometric mean")
 
 
 def check_agreement(config, agreeing, specs):
@@ -6554,11 +6553,10 @@ def explain_columns(block, label):
     that may be all a log kept (not_ranked: see explanations), below and unjudged."""
     entry = (lambda q: block["queries"].get(q, {})) if block else None
     kind = lambda q, rank: entry(q)["cause"] if rank is None else "below"  # unranked: its query's
-    ranks = lambda q: entry(q).get("missing", {}).values()
-    missing = lambda q, cause: sum(kind(q, r) == cause for r in ranks(q))
-    unjudged = lambda q: len(entry(q).get("unjudged", ()))
+    missing = lambda q, cause: sum(kind(q, r) == cause for r in entry(q).get("missing", {}).values())
     return [] if not block else [(label + cause, partial(missing, cause=cause)) for cause in (
-        "absent", "not_ranked", "below")] + [("%sunjudged" % label, unjudged)]
+        "absent", "not_ranked", "below")] + [("%sunjudged" % label, lambda q: len(entry(q).get(
+            "unjudged", ())))]
 
 
 def _cell(per_query, name, qid):
@@ -6633,7 +6631,7 @@ def format_runs(results, fmt, per_query=False, labels=None):
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
         breaches, sum(len(r.get("breaches", [])) for r in results.values()))
     lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
-    lines += ["- %s: %s" % (_md(labels[name]), _md(note.text)) for name, r in results.items()
+    lines += ["- " + _md("%s: %s" % (labels[name], note.text)) for name, r in results.items()
               for note in notes(r) if note.kind == "warning"]  # the gates that cannot see, too
     for name, r in groups:
         lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
@@ -6725,8 +6723,7 @@ def notes(result):
               for name, count in result.get("no_relevant_at_level", {}).items() if count]
     lines += ["--ties does not bound %s: %s" % (name, why)
               for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
-    drawn = result.get("ci95", result["measures"])
-    unbounded = [name for name in result["measures"] if name not in drawn]
+    unbounded = [n for n in result["measures"] if n not in result.get("ci95", result["measures"])]
     lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and these "
                  "are sums or geometric means" % ", ".join(unbounded) if unbounded else None)
     lines.append(_deduplicated_text(result.get("deduplicated"), ""))
@@ -7088,7 +7085,7 @@ def _strip(name, short, measure, result, top):
     deltas = [d for d, _ in moved]
     worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
     counts = "%d worse, %d better" % (worse, better)
-    if "changed" in result.get("comparison", {}).get(measure, ()):  # agreement: no worse, no better
+    if agrees(parse_measures([measure])[0]):  # agreement: a change, neither worse nor better
         counts = "%d changed" % worse
     bins = min(len(deltas), PLOT_BARS)
     edges = [i * len(deltas) // bins for i in range(bins + 1)]
@@ -7210,14 +7207,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         extra = message.partition("unrecognized arguments: ")[2].split()
-        theirs = {a: TREC_FLAGS_OURS[a[:2]] for a in extra if a[:2] in TREC_FLAGS_OURS}  # -q, -c
-        ours = ", ".join(theirs.values())
-        if any(not a.startswith("-") for a in extra):  # a second file beside our options
-            message += ": two files are trec_eval's form QRELS RUN, with its flags only; with ours give --qrels, --run"
-            message += ", and %s for %s" % (ours, ", ".join(theirs)) if theirs else ""
-        elif theirs:  # -q beside --qrels
-            message += (": trec_eval's form QRELS RUN takes %s, with its flags only; in ours give %s"
-                        % (", ".join(theirs), ours))
+        ours = ["%s for %s" % (TREC_FLAGS_OURS[a[:2]], a) for a in extra if a[:2] in TREC_FLAGS_OURS]
+        if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files or flags beside ours
+            message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
+                        "--run" + "".join(", " + o for o in ours))
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):
@@ -7227,9 +7220,10 @@ class _Parser(argparse.ArgumentParser):
         try:  # argparse's reading of @FILE: what goes wrong there is the user's
             return super()._read_args_from_files(arg_strings)
         except (RecursionError, UnicodeError) as exc:  # the deepest call says it, naming its files
-            files = ", ".join(arg for arg in arg_strings if arg[:1] == "@")
-            why = "names itself, or a file naming it" if isinstance(exc, RecursionError) else "is no UTF-8 text"
-            raise EvalError("argument file %s %s" % (files, why)) from None
+            looped = isinstance(exc, RecursionError)
+            why = "names itself, or a file naming it" if looped else "is no UTF-8 text"
+            raise EvalError("argument file %s %s" % (", ".join(a for a in arg_strings if a[:1] == "@"),
+                                                     why)) from None
 
 
 def measure_help():
@@ -7336,9 +7330,6 @@ def _trec_rows(text):
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
         close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
-        with contextlib.suppress(EvalError):  # nDCG@10 is a name of our form
-            close = close or " (%s is our form's name: --qrels QRELS --run RUN -m %s)" % (
-                show(parse_measure(text).name), text)
         raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
     return [(name, params)]
 

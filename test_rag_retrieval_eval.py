@@ -6504,8 +6504,8 @@ class TrecEvalFormTest(TempDirTestCase):
                 (["-l", "x"], "-l must be an integer >= 0, not 'x'"),
                 (["-M", "0"], "-M must be a positive integer, not '0'"),
                 (["-N", "x"], "-N must be an integer >= 0, not 'x'"),
-                (["--baseline", "b"], "unrecognized arguments: RUN: two files are trec_eval's form QRELS RUN, "
-                                      "with its flags only; with ours give --qrels, --run")]:
+                (["--baseline", "b"], "unrecognized arguments: RUN: trec_eval's form is QRELS RUN "
+                                      "with its flags only; ours takes --qrels, --run")]:
             with self.subTest(flags):
                 status, out, err = cli(*flags, self.qrels, self.run)
                 self.assertEqual((status, out), (2, ""))
@@ -6825,20 +6825,16 @@ class TrecEvalEdgesTest(TempDirTestCase):
                 status, out, err = cli(*argv)
                 rejected(self, status, out, err, said)
                 self.assertNotIn(unsaid, err)
-        for flags, said in [(["-q"], "trec_eval's form QRELS RUN takes -q, with its flags "
-                                     "only; in ours give --per-query"),
-                            (["-c", "-M10"], "trec_eval's form QRELS RUN takes -c, -M10, "
-                                             "with its flags only; in ours give --missing-run "
-                                             "zero, --depth")]:
+        form = "trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, --run, "
+        for flags, said in [(["-q"], form + "--per-query for -q"),
+                            (["-c", "-M10"], form + "--missing-run zero for -c, --depth for -M10")]:
             with self.subTest(flags):
                 rejected(self, *cli(*flags, "--qrels", self.qrels, "--run", self.run),
                          "unrecognized arguments: %s: %s" % (" ".join(flags), said))
         rejected(self, *cli("-q", "-c", self.qrels, self.run, "--format", "json"),
-                 "unrecognized arguments: -q -c %s: two files are trec_eval's form QRELS RUN, "
-                 "with its flags only; with ours give --qrels, --run, and --per-query, "
-                 "--missing-run zero for -q, -c" % self.run)
-        rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5' "
-                 "('P@5' is our form's name: --qrels QRELS --run RUN -m P@5)")
+                 "unrecognized arguments: -q -c %s: %s--per-query for -q, --missing-run zero "
+                 "for -c" % (self.run, form))
+        rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5'")
 
     def test_runid_and_relstring(self):
         want = self.line("runid", "tagA")
