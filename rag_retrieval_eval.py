@@ -5371,7 +5371,8 @@ def check_floor(spec, name, gate_on):
 
 def aggregate_word(name):
     """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
-    return MEASURES[parse_measures([name])[0].base].aggregate.replace("geometric", "geometric mean")
+    return MEASURES[parse_measures([name])[0].base].aggregate.replace(
+        "geometric", "geometric mean")
 
 
 def check_agreement(config, agreeing, specs):
@@ -6553,7 +6554,8 @@ def explain_columns(block, label):
     that may be all a log kept (not_ranked: see explanations), below and unjudged."""
     entry = (lambda q: block["queries"].get(q, {})) if block else None
     kind = lambda q, rank: entry(q)["cause"] if rank is None else "below"  # unranked: its query's
-    missing = lambda q, cause: sum(kind(q, r) == cause for r in entry(q).get("missing", {}).values())
+    missing = lambda q, cause: sum(kind(q, r) == cause
+                                   for r in entry(q).get("missing", {}).values())
     return [] if not block else [(label + cause, partial(missing, cause=cause)) for cause in (
         "absent", "not_ranked", "below")] + [("%sunjudged" % label, lambda q: len(entry(q).get(
             "unjudged", ())))]
@@ -7207,8 +7209,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         extra = message.partition("unrecognized arguments: ")[2].split()
-        ours = ["%s for %s" % (TREC_FLAGS_OURS[a[:2]], a) for a in extra if a[:2] in TREC_FLAGS_OURS]
-        if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files or flags beside ours
+        ours = ["%s for %s" % (TREC_FLAGS_OURS[a[:2]], a)
+                for a in extra if a[:2] in TREC_FLAGS_OURS]
+        if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files, flags: ours
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
         raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
@@ -7222,8 +7225,8 @@ class _Parser(argparse.ArgumentParser):
         except (RecursionError, UnicodeError) as exc:  # the deepest call says it, naming its files
             looped = isinstance(exc, RecursionError)
             why = "names itself, or a file naming it" if looped else "is no UTF-8 text"
-            raise EvalError("argument file %s %s" % (", ".join(a for a in arg_strings if a[:1] == "@"),
-                                                     why)) from None
+            raise EvalError("argument file %s %s" % (
+                ", ".join(a for a in arg_strings if a[:1] == "@"), why)) from None
 
 
 def measure_help():
