@@ -6834,6 +6834,8 @@ class TrecEvalEdgesTest(TempDirTestCase):
         rejected(self, *cli("-q", "-c", self.qrels, self.run, "--format", "json"),
                  "unrecognized arguments: -q -c %s: %s--per-query for -q, --missing-run zero "
                  "for -c" % (self.run, form))
+        rejected(self, *cli("--kk", "--format", "json", self.qrels, self.run),  # a file beside
+                 "unrecognized arguments: --kk %s: %s" % (self.run, form[:-2]))  # an unknown flag
         rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5'")
 
     def test_runid_and_relstring(self):
