@@ -35,6 +35,9 @@ import gzip
 import hashlib
 
 
+import inspect
+
+
 import io
 
 
@@ -5464,6 +5467,19 @@ class LibraryApiTest(unittest.TestCase):
             rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
         with self.assertRaisesRegex(rre.EvalError, "run.q1.d1: query 'q1': score"):
             rre.score_run({"q1": ["d1"]}, {"q1": {"d1": "high"}})
+
+    def test_every_keyword_list_follows_the_options_table(self):
+        """Each option but the outputs reaches the library, as a keyword of the calls it concerns
+        (deleting power from score_runs once passed every test)."""
+        elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate"}
+        comparing = {"max_mean_drop", "max_query_drop", "max_group_drop", "permutations"}
+        wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere  # the rest: arguments
+        for function, expected in ((rre.score_run, wanted - comparing),
+                                   (rre.compare_runs, wanted | {"replicates"}),
+                                   (rre.score_runs, wanted | {"replicates", "baseline"})):
+            keywords = {p.name for p in inspect.signature(function).parameters.values()
+                        if p.kind == p.KEYWORD_ONLY}
+            self.assertEqual(keywords, expected, function.__name__)
 
     @unittest.skipUnless(hasattr(os, "mkfifo"), "no named pipes here")
     def test_a_named_pipe_read_by_two_calls_is_read_anew(self):
