@@ -8,12 +8,14 @@ Usage (python3 rag_retrieval_eval.py --help says more):
   ... --baseline APPROVED (a run, or its saved result) [--replicate RUN] [--max-mean-drop X]
       [--max-query-drop X] [--junit FILE.xml]
   ... --groups GROUPS [--max-group-drop X] [--format table] [--plot FILE.svg]
-  python3 rag_retrieval_eval.py [-q] [-c] [-l N] [-M N] [-J] [-m all_trec] QRELS RUN   trec_eval's form
+  python3 rag_retrieval_eval.py [-q] [-c] [-l N] [-M N] [-J] [-m all_trec] QRELS RUN
+      trec_eval's form
 Library (keyword-only options, the long options' names; bad data raises EvalError):
   evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
-  candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path), read_run(path)
-Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be written;
-  70 a bug of ours (the traceback, and a line asking for a report).
+  candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path),
+  read_run(path)
+Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be
+  written; 70 a bug of ours (the traceback, and a line asking for a report).
 
 Map: the sections in pipeline order, each calling only into those above it.
 
@@ -27,13 +29,17 @@ Map: the sections in pipeline order, each calling only into those above it.
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
-  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results
+  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results,
+                   check_floors, power and blind_warnings (how fine a gate can be)
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
                    reader of each role (a Role), READERS and load(path, role, Known)
   Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
-                   evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline)
+                   evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
+                   the features a result gains: agreement_rows and agreement_curve (agreement
+                   measures), explanations (--explain), unjudged_block (--unjudged-bounds),
+                   pool_records (--pool), plotted_curves (--plot)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
                    format_runs, notes; the plot: format_svg
@@ -44,8 +50,8 @@ Five speed twins, each chosen where it is defined (x = fast_x if FAST_PATHS else
 reference_x), return what their reference returns: judged_trec_run, json_rankings,
 length_lines, flip_hits, bootstrap_sums.  Standard library only; Python 3.9 or newer.
 """
-__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run", "check_ids", "EvalError",
-           "__version__"]
+__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run",
+           "check_ids", "EvalError", "__version__"]
 __version__ = "1.0.0"
 
 import sys
