@@ -102,7 +102,8 @@ PROG = "rag_retrieval_eval"
 FAST_PATHS = True  # False: every twin is the reference; no output changes
 DEFAULT_K = 3
 INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
-NOTHING = MappingProxyType({})  # the default of a mapping argument: empty, and no call can change it
+# the default of a mapping argument: empty, and no call can change it
+NOTHING = MappingProxyType({})
 
 # Statistics and diagnostics
 EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
@@ -116,7 +117,8 @@ COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warn
 PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
 SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
 BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
-ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"  # unjudged=BOUNDED: --help and reasons say it so
+# unjudged=BOUNDED: --help and reasons say it so
+ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
@@ -133,25 +135,31 @@ TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.
 JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "relevant": ("relevant", "reference_context_ids", "expected_ids"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
-                "evidence": ("evidence", "retrieval_gt"),  # retrieval_gt: AutoRAG's AND-of-OR lists
+                # retrieval_gt: AutoRAG's AND-of-OR lists
+                "evidence": ("evidence", "retrieval_gt"),
                 "tokens": ("tokens",),  # a list parallel to the ranking's IDs
                 "scores": ("retrieve_scores", "retrieved_scores", "scores"),  # parallel to the IDs
                 "answerable": ("answerable",)}  # false: the corpus holds no answer
-LLAMAINDEX_DATASET = ("queries", "relevant_docs")  # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
+# EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
+LLAMAINDEX_DATASET = ("queries", "relevant_docs")
+# what each role gives
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking", "evidence": "evidence sets",
-         "tokens": "token counts", "scores": "scores", "answerable": "answerability"}  # what each role gives
-_PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")  # a --fields path: keys joined by '.', '[]' for each
+         "tokens": "token counts", "scores": "scores", "answerable": "answerability"}
+# a --fields path: keys joined by '.', '[]' for each
+_PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
 MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
 BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
-BINARY_FORMATS = (  # files RAG tools write that are not text: their first bytes, and how to get JSON Lines
+# files RAG tools write that are not text: their first bytes, and how to get JSON Lines
+BINARY_FORMATS = (
     (b"PAR1", "a Parquet file (AutoRAG's, pandas')", "export JSON Lines from it first, as with pandas: "
      "pandas.read_parquet(%r).to_json(\"out.jsonl\", orient=\"records\", lines=True)"),
     (b"SQLite format 3\0", "an SQLite database", "export a table as JSON first: sqlite3 -json %r "
      "'select * from TABLE' > out.json"),
     (b"PK\x03\x04", "a zip archive", "unzip %r first, and give the JSON or JSON Lines file it holds"))
-DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"  # what a refused repeat suggests
+# what a refused repeat suggests
+DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"
 
 # Query policies: the choices for each case, the first the default, and the case
 POLICIES = {"missing_run": (("error", "zero", "skip"), "a labeled query with no ranking (zero: trec_eval -c)"),
@@ -280,8 +288,10 @@ HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and 
 # library call's keywords.  An input's field holds what names the input: its file names on the
 # command line, the JSON-shaped value itself in a library call.
 Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
-GATES = [option.name for option in OPTIONS if option.kind == "limit"]  # --max-mean-drop ...: exit 1 when exceeded
-FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]  # --min-mean ...: exit 1 when below
+# --max-mean-drop ...: exit 1 when exceeded
+GATES = [option.name for option in OPTIONS if option.kind == "limit"]
+# --min-mean ...: exit 1 when below
+FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]
 
 
 # === Errors ===
@@ -605,7 +615,8 @@ def fields_table(named):
                             "each element of its list, as in retrieval_list[].text)" % (role, show(key)))
         table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
-    for role, keys in table.items():  # a key names one role: relevant=retrieved would rank the labels
+    # a key names one role: relevant=retrieved would rank the labels
+    for role, keys in table.items():
         other = next((r for r in table if r != role and set(keys) & set(table[r])
                       and {r, role} != shared), None)
         if other is not None:
@@ -651,7 +662,8 @@ tied          with --ties: whether any two items have the same score (labeled or
 # (Reading.agree), the first documents joined (see _top), before --judged-only, which reads labels.
 Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen top",
                      defaults=(0, None, 0, None, None))
-LATER = "token counts read once every ranking is"  # Truth.lengths of a --lengths file: see weigh_later
+# Truth.lengths of a --lengths file: see weigh_later
+LATER = "token counts read once every ranking is"
 
 # What is true of the queries, whoever ranks them: labels {qid: {doc: grade}} (a query
 # without an answer has some, perhaps none); evidence {qid: evidence sets} (folded) or None;
@@ -771,13 +783,15 @@ def _top(docids, scores, k):
     if scores is None:
         top = docids[:k]
     else:
-        if not all(map(ge, scores, islice(scores, 1, None))):  # run files list by score: else list so, stably
+        # run files list by score: else list so, stably
+        if not all(map(ge, scores, islice(scores, 1, None))):
             order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
             docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__, order))
         m = min(k, len(scores))
         while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
             m += 1
-        top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))  # sorted: ties only
+        # sorted: ties only
+        top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
@@ -878,7 +892,8 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
         if high - low > 1:
             tied_at.setdefault(s, []).append(doc)
             groups.setdefault((n - high + 1, high - low), []).append(doc)
-    for s, ids in _tied_ids(docids, scores, tied_at).items():  # the greater IDs of a tie come first
+    # the greater IDs of a tie come first
+    for s, ids in _tied_ids(docids, scores, tied_at).items():
         for doc in tied_at[s]:
             ranks[doc] += len(ids) - bisect_right(ids, doc)
     bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order) for order in orders)
@@ -919,7 +934,8 @@ def documents(ids, labels, opts):
     if opts.match != "contains":
         return list(ids), 0
     joined, starts, holders = "\0".join(ids), list(accumulate(len(t) + 1 for t in ids)), {}
-    for label in labels:  # where each label lies, found in C (no text holds a NUL): linear in the texts' length
+    # where each label lies, found in C (no text holds a NUL): linear in the texts' length
+    for label in labels:
         at = joined.find(label)
         while at != -1:
             i = bisect_right(starts, at)
@@ -1036,7 +1052,8 @@ def filtered_judged(plain, items, truth, opts, query):
     before folding, and each filter's ranking is judged as any ranking is (folding, --judged-only).
     A budget whose counts are read later (truth.lengths is LATER) gives the items it may weigh
     instead. plain: the Judged record of the whole ranking."""
-    filters = [f for f in opts.filters if query.qid not in truth.no_answer or f in opts.abstain]  # what scores it
+    # what scores it
+    filters = [f for f in opts.filters if query.qid not in truth.no_answer or f in opts.abstain]
     out, waiting, labels, documents_kept = {}, {}, query.labels, {}
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
@@ -1052,8 +1069,9 @@ def filtered_judged(plain, items, truth, opts, query):
             kept = within_budget(kept, ranking_filter, truth.lengths or {}, opts, query)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
         elif ranking_filter.tokens is not None:
+            # a prefix stops at the reach
             waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
-                                           _through_reach(kept, reach, labels, opts))  # a prefix stops at the reach
+                                           _through_reach(kept, reach, labels, opts))
         if opts.top_k and ranking_filter in out:
             documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
     return out, waiting, documents_kept
@@ -1191,7 +1209,8 @@ MEASURES = {}
 BOUNDED, ORDER_FREE, RETRIEVED_COUNTED = "bounded", "order-free", "retrieved counted"
 ANSWERABLE, UNANSWERABLE, AGREEMENT = "answerable", "unanswerable", "agreement"
 CAN_LOWER = "a relevant label for an unjudged document can lower it"
-NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED  # a measure's, or a parameter's, reason
+# a measure's, or a parameter's, reason
+NOT_PLAIN = "bounded are %s, without parameters" % ONLY_BOUNDED
 NOT_A_NUMBER = "it is no number"
 NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of evidence"
 
@@ -1750,7 +1769,8 @@ def rbp_residual(q, k, *, p=0.8):
     judged = _graded_ranks(q)
     if len(judged) == q.num_ret:
         return 0.0
-    return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)  # p**n + (1 - p) * sum over the rest, added up
+    # p**n + (1 - p) * sum over the rest, added up
+    return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
@@ -2152,7 +2172,8 @@ def parse_measures(texts):
             found = trec_specs(text.strip()) if text.strip() in TREC_ARGS else [parse_measure(text)]
         except EvalError as exc:
             found = trec_specs(text.strip())
-            if found is None and text.strip() in TREC_ORDER:  # runid, num_q: lines of trec_eval's layout
+            # runid, num_q: lines of trec_eval's layout
+            if found is None and text.strip() in TREC_ORDER:
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
                            % show(text.strip()))
             elif found is None:
@@ -2199,7 +2220,8 @@ def trec_specs(text, docs=0):
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
-    if not cut or not params and TREC_ORDER[name] is None:  # relstring: relstring.20 is cut, relstring not
+    # relstring: relstring.20 is cut, relstring not
+    if not cut or not params and TREC_ORDER[name] is None:
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
@@ -2311,7 +2333,8 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
               and (q in ranked or policies["missing_run"] != "skip")]
     if no_rel and policies["no_relevant"] == "error":
-        empty = [q for q in no_rel if not qrels[q]]  # an empty list of labels: often a question without an answer
+        # an empty list of labels: often a question without an answer
+        empty = [q for q in no_rel if not qrels[q]]
         fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
              % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
@@ -2405,12 +2428,14 @@ def aggregated(per_query, specs):
     """Means (sums for counts, geometric means for GMAP) over the evaluated queries each measure
     scores, in their order."""
     out = {}
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):  # a query's text has no mean
+    # a query's text has no mean
+    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
         total = sum(values)
         if MEASURES[spec.base].aggregate == "sum":
             out[spec.name] = total
-        elif MEASURES[spec.base].aggregate == "geometric":  # trec_eval's floor: one 0 would make any mean 0
+        # trec_eval's floor: one 0 would make any mean 0
+        elif MEASURES[spec.base].aggregate == "geometric":
             logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
             out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
         else:
@@ -2465,8 +2490,9 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     ties that matter keeps its values in per_query, and so does Abstain, which no order changes.  A
     measure that no order bounds for sure (not_bounded) gets None for both, and a reason."""
     tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
+    # rankings without labels are tied too
     loose = dict(not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {},
-                 **{s.name: AGREE_TIES for s in specs if agrees(s)})  # rankings without labels are tied too
+                 **{s.name: AGREE_TIES for s in specs if agrees(s)})
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -2478,7 +2504,8 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
                         {"low": min(means[0][s.name], means[1][s.name]),
                          "high": max(means[0][s.name], means[1][s.name])}
-                        for s in specs if s.name in means[0] or s.name in loose},  # RelString has no mean
+                        # RelString has no mean
+                        for s in specs if s.name in means[0] or s.name in loose},
            "queries": [q for q in judged if best[q] != worst[q]]}
     if loose:
         out["not_bounded"] = loose
@@ -2652,7 +2679,8 @@ def _equal_blocks(blocks, columns, i, counts):
     each draw's sum is v * (8 * blocks - 2 * flipped) = 2 * v * unflipped - 8 * v * blocks."""
     value, count, start = blocks[i][0], 0, i
     while i < len(blocks) and i - start < 31 and blocks[i][0] == blocks[i][-1] == value:
-        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")  # <= 8 a byte: no carry
+        # <= 8 a byte: no carry
+        count += int.from_bytes(columns[i].translate(_UNFLIPPED), "little")
         i += 1
     counts[0::8] = count.to_bytes(len(columns[0]), "little")
     return i, 2 * value * int.from_bytes(counts, "little"), -8 * value * (i - start)
@@ -3037,7 +3065,8 @@ def power(per_query, specs, base=None, limit=None):
     {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
     """
     out = {}
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):  # RelString has no spread
+    # RelString has no spread
+    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
         sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None
@@ -3155,7 +3184,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     intervals under --ci and, with a baseline, its comparison, with Holm's correction over
     groups x measures, and with replicates ([their per_query]) the noise of the group's means."""
     blocks, breaches, base, per_query = {}, [], result.get("baseline_per_query"), result["per_query"]
-    order = {q: i for i, q in enumerate(per_query)}  # rows in evaluation order: the sums of the queries alone
+    # rows in evaluation order: the sums of the queries alone
+    order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
         rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
         if not rows:
@@ -3164,7 +3194,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
         answered = len(rows) - len(rows.keys() & no_answer)
         fewest = min((sum(1 for row in rows.values() if s.name in row) for s in specs), default=0)
-        block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}  # some mean is over so few
+        # some mean is over so few
+        block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}
         if no_answer:
             block["no_answer_queries"] = len(rows) - answered
         block.update(members=list(rows), measures=aggregated(rows, specs))
@@ -3279,7 +3310,8 @@ def id_mismatch(ranked, qrels, match="id"):
     """
     judged = {q: r for q, r in ranked.items() if r is not None and q in qrels and r.judged.num_ret}
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
-    sample = [(q, d) for q in missed for d in judged[q].sample][:1000]  # only misses carry a sample
+    # only misses carry a sample
+    sample = [(q, d) for q in missed for d in judged[q].sample][:1000]
     if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
         return None
     if not any(qrels.values()):  # every query is labeled with nothing: nothing to match
@@ -3310,7 +3342,8 @@ def _mismatch_causes(sample, qrels, missed, match):
     if prefix:
         guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
-    theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])  # that of the ranked IDs
+    # that of the ranked IDs
+    theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
     return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]), "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
@@ -3329,7 +3362,8 @@ Saved = namedtuple("Saved", "result source")  # a saved result where a baseline'
 def sorted_digest(lines):
     """'sha256:' and the hex digest of text lines sorted by code point, in UTF-8."""
     digest, lines = hashlib.sha256(), sorted(lines)
-    for start in range(0, len(lines), 4096):  # not one string of them all: the labels of msmarco-dev are 1 MB
+    # not one string of them all: the labels of msmarco-dev are 1 MB
+    for start in range(0, len(lines), 4096):
         digest.update("".join(lines[start:start + 4096]).encode("utf-8"))
     return "sha256:" + digest.hexdigest()
 
@@ -3964,7 +3998,8 @@ def sniff(value, source, fields=None):
     if isinstance(value, io.IOBase):
         start = read_bytes(value, source, 16)
         value.seek(0)
-        for magic, what, export in BINARY_FORMATS:  # named only when the bytes cannot be text (a query 'PAR1')
+        # named only when the bytes cannot be text (a query 'PAR1')
+        for magic, what, export in BINARY_FORMATS:
             if start.startswith(magic) and any(b < 32 and chr(b) not in ASCII_SPACE for b in start):
                 fail(source, "%s, not text: %s" % (what, export % source))
         if not is_json(value, source):
@@ -3973,7 +4008,8 @@ def sniff(value, source, fields=None):
     if is_saved(value):
         return "result"
     fields = fields or JSONL_FIELDS
-    has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])  # a path's first key
+    # a path's first key
+    has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])
     if isinstance(value, list) or isinstance(value, dict) and has("query") and has("relevant", "retrieved", "evidence"):
         return "records"
     if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
@@ -4227,7 +4263,8 @@ def reference_json_rankings(text, source, truth, opts):
             truth = truth._replace(evidence=extras["evidence"])
         theirs, root = (evidence_labels_of(truth.evidence) if labels is None else
                         fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)), "runs"
-        if labels is None:  # the evidence sets stand in for its labels (the fast twin takes no such fixture)
+        # the evidence sets stand in for its labels (the fast twin takes no such fixture)
+        if labels is None:
             extras["stand_in"] = True
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
@@ -4264,7 +4301,8 @@ _QRELS_FIRST = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*' % F
 _RUNS_NEXT = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"%s"[ \t\n\r]*:[ \t\n\r]*(?=\{)' % FIXTURE_KEYS[1])
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)  # a repeated key fails a check, and declines
+# a repeated key fails a check, and declines
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)
 
 
 def fast_json_rankings(text, source, truth, opts):
@@ -4307,7 +4345,8 @@ def _fast_json_rankings(text, source, truth, opts):
             raise _Decline
         end = close.end()
     if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
-        raise _Decline  # no ranking; trailing text; or a fixture (or part of one) in another layout
+        # no ranking; trailing text; or a fixture (or part of one) in another layout
+        raise _Decline
     return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
 
 
@@ -4432,7 +4471,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        if opts.separator or opts.match == "contains":  # IDs are cut, or texts claim labels, as text
+        # IDs are cut, or texts claim labels, as text
+        if opts.separator or opts.match == "contains":
             return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
         if labels is None and not opts.agree:
             return None
@@ -4446,7 +4486,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
             ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, top.decode(), None))
         if ranking.top:
             ranking = ranking._replace(top=ranking.top.decode())
-        if opts.filters and docids and labels is not None:  # the items a filter reaches are decoded as it reaches them
+        # the items a filter reaches are decoded as it reaches them
+        if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
@@ -4737,10 +4778,12 @@ def fast_length_lines(stream, source, wanted=None):
     return reference_length_lines(stream, source, wanted)
 
 
-LENGTHS_BLOCK = 16 << 10  # a lengths file is two short tokens a line: smaller chunks keep them in the cache
+# a lengths file is two short tokens a line: smaller chunks keep them in the cache
+LENGTHS_BLOCK = 16 << 10
 
 
-_ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"  # the reference splits at these: it reads such lines
+# the reference splits at these: it reads such lines
+_ODD_LENGTH_BYTES = _CONTROL_BYTES + b"\t\x0b\x0c"
 
 
 _DIGITS_AS_ZERO, _NINETEEN_DIGITS = bytes.maketrans(b"123456789", b"000000000"), b"0" * 19
@@ -4757,12 +4800,15 @@ def _fast_length_lines(piece, lines, lengths, wanted, digest):
         piece = piece.replace(b"\r\n", b"\n")
     if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
             b"#") or b"\n#" in piece or b" \n" in piece:
-        raise _Decline  # a control character, a tab or the like, a comment, a space that ends a line
-    tokens = piece.replace(b"\n", b" \n ").split(b" ")  # ID, count, line break: three tokens a line
+        # a control character, a tab or the like, a comment, a space that ends a line
+        raise _Decline
+    # ID, count, line break: three tokens a line
+    tokens = piece.replace(b"\n", b" \n ").split(b" ")
     ids, counts = tokens[0:-1:3], tokens[1::3]
     if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
             _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or _LEADING_ZERO.search(piece):
-        raise _Decline  # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+        # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+        raise _Decline
         # with a leading zero, which the digest drops
     digest.update(piece.replace(b" ", b"\t"))
     if wanted is not None:
@@ -4788,9 +4834,11 @@ def lengths_from_json(obj, source):
     if not obj:
         nothing_in(source, "token counts", "the object is empty")
     values = set(map(type, obj.values()))
-    with contextlib.suppress(TypeError):  # a key that is no string (a library's dict): check_id words it
+    # a key that is no string (a library's dict): check_id words it
+    with contextlib.suppress(TypeError):
         if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj), obj):
-            return dict(obj)  # every count an int in range, every ID printable: checked at once, in C
+            # every count an int in range, every ID printable: checked at once, in C
+            return dict(obj)
     return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
 
 
@@ -5067,7 +5115,8 @@ class Labels(Role):
             if "no_answer" in obj:
                 extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
         elif kind == "llamaindex":
-            labels, root = obj["relevant_docs"], "relevant_docs"  # the questions' texts are not needed
+            # the questions' texts are not needed
+            labels, root = obj["relevant_docs"], "relevant_docs"
         else:
             labels, root = obj, ""
         return fold_labels(qrels_from_json(labels, source, root, known.opts.match), opts.separator, source), extras
@@ -5347,12 +5396,14 @@ def make_plan(config):
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
-    filters, curves = {}, config.plot is not None  # a budget weighs no item past its measures' largest cutoff
+    # a budget weighs no item past its measures' largest cutoff
+    filters, curves = {}, config.plot is not None
     for spec in (s for s in specs if s.filter is not None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
-    filters = {f: reach and max(reach, top) for f, reach in filters.items()}  # a plot draws up to its top k
+    # a plot draws up to its top k
+    filters = {f: reach and max(reach, top) for f, reach in filters.items()}
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties, config.judged_only,
                    fields_table(config.fields or {}), config.duplicates, gain_orders, filters, match=config.match,
                    top_k=(config.explain or config.pool is not None) and max([s.k for s in specs
@@ -5644,7 +5695,8 @@ def agreement_rows(plan, ranked, approved, result, where):
     listed += [q for q in alone  # the run's, and with zero those it lacks (compare_with_baseline)
                if q not in listed and (policy == "skip" or q not in ranked)]
     result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
-                  measures=aggregated(per_query, plan.specs), agreement={  # the rows of agreement values only
+                  # the rows of agreement values only
+                  measures=aggregated(per_query, plan.specs), agreement={
                       "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
                           1 for row in per_query.values() if len(row) == len(mine)) if label_specs(plan.specs) else 0})
 
@@ -5740,7 +5792,8 @@ def unjudged_block(plan, judged, result, approved=None):
     block = unjudged_bounds(judged, plan.specs)
     for name, values in block["measures"].items():
         block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
-    if approved is not None and approved.kept[0][0].judged is not None:  # a saved baseline's: a note says so
+    # a saved baseline's: a note says so
+    if approved is not None and approved.kept[0][0].judged is not None:
         theirs = unjudged_bounds({q: approved.kept[0][0].judged[q] for q in judged}, plan.specs)
         block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
                                     "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
@@ -5915,7 +5968,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
     config, base, agreed = plan.config, kept.result, [s.name for s in specs if agrees(s)]
-    if agreed:  # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
+    # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
+    if agreed:
         ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
         rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
@@ -6181,7 +6235,8 @@ def format_trec(result, runid=None):
              for qid, row in result["per_query"].items() for name, value in row.items()]
     lines += [] if runid is None else ["runid\tall\t%s" % runid]
     for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.get("groups", {}).items()]:
-        lines.append("num_q\t%s\t%d" % (label, block["queries"]))  # a group's means: its query is group:NAME
+        # a group's means: its query is group:NAME
+        lines.append("num_q\t%s\t%d" % (label, block["queries"]))
         if "no_answer_queries" in block:  # num_q counts the questions with an answer
             lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
         lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
@@ -6228,7 +6283,8 @@ def format_comparison(result, worst=5):
 
 def _comparison_rows(result):
     """Header and a row per measure of a comparison, as the table and Markdown show it."""
-    noise = "noise" in result  # and beside each measure its noise among the replicates, and unstable queries
+    # and beside each measure its noise among the replicates, and unstable queries
+    noise = "noise" in result
     rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]
             + (["noise", "unstable"] if noise else [])]
     for name, c in result["comparison"].items():
@@ -6412,10 +6468,12 @@ def _group_rows(result):
                  else _number(block["measures"][n], 4) for n in names]
         if "noise" in block:
             cells = [c and "%s noise %s" % (c, _number(block["noise"][n], 4)) for c, n in zip(cells, names)]
-        counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]  # Abstain's: the unanswered
+        # Abstain's: the unanswered
+        counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]
         cells = [c + (" over %d%s" % (n, _few_mark(n)) if c and n != block["queries"] else "")
                  for c, n in zip(cells, counts)]  # a count beside the mean it counts
-        mark = _few_mark(block["queries"]) if block["queries"] in counts else ""  # of the means it counts
+        # of the means it counts
+        mark = _few_mark(block["queries"]) if block["queries"] in counts else ""
         rows.append([group, "%d%s" % (block["queries"], mark)] + cells)
     return [["group", "queries"] + names] + rows
 
@@ -6481,7 +6539,8 @@ def format_markdown(result, per_query=False, worst=5):
         names = list(result["measures"])
         rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
         lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
-    return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")  # one blank line between blocks, however built
+    # one blank line between blocks, however built
+    return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")
 
 
 def _md_explain(block, first=5):
@@ -6839,7 +6898,8 @@ def power_lines(block, flag, what=""):
         if p["mde"] is None:
             lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
             continue
-        gate = next(iter(p.get("queries_for", {}).items()), None)  # (the limit as given, the queries it needs)
+        # (the limit as given, the queries it needs)
+        gate = next(iter(p.get("queries_for", {}).items()), None)
         need = "" if not gate else " (%s %s would need %d queries)" % (flag, *gate) if gate[1] is not None else (
             "; more queries make a sum's change larger, not easier to see" if "of" in p else
             "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0]))
@@ -6899,7 +6959,8 @@ def format_junit(runs, labels, gates):
     """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per run,
     a testcase per measure and gate given (per group for --max-group-drop; for --max-query-drop,
     besides, one per breached query), and in each breached one a failure holding its line."""
-    from xml.etree import ElementTree  # here, not above: the import costs every other start a few ms
+    # here, not above: the import costs every other start a few ms
+    from xml.etree import ElementTree
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
         cases = {}
@@ -6974,7 +7035,8 @@ def format_svg(runs, drawn, labels):
     first, series = next(iter(runs.values())), list(drawn.items())
     colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
     legend = _legend({name: labels[name] for name, _ in series})
-    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)  # the <title>, whole
+    # the <title>, whole
+    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
     lines = _wrap(title, _TITLE)
     if len(lines) > 3:  # names too long to show whole: shortened as a legend's, with more room
         wide = _legend({name: labels[name] for name, _ in series}, _TITLE // 2)
@@ -7043,7 +7105,8 @@ def _curve_panel(label, series, top):
     ks = [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
-    spread = math.log if ks[-1] > PLOT_POINTS else float  # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
+    # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
+    spread = math.log if ks[-1] > PLOT_POINTS else float
     x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
@@ -7100,6 +7163,7 @@ def _strip(name, short, measure, result, top):
     bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
     middle, half = top + _STRIP / 2, _STRIP / 2
+    # nothing moved: no scale
     out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
            '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
            '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
@@ -7107,7 +7171,7 @@ def _strip(name, short, measure, result, top):
            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
            '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
            '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
-           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]  # nothing moved: no scale
+           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]
     for i, d in enumerate(bars):
         if d:
             h = half * abs(d) / scale
@@ -7290,7 +7354,8 @@ def trec_eval_form(argv):
         return None
     try:
         flags, files = getopt.gnu_getopt(argv, TREC_FLAGS)
-    except getopt.GetoptError:  # one of ours: argparse says what, and of a second file which form to use
+    # one of ours: argparse says what, and of a second file which form to use
+    except getopt.GetoptError:
         return None
     return (flags, files) if len(files) == 2 else None
 
@@ -7311,7 +7376,8 @@ def trec_eval_main(flags, files):
                       format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
                       depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
-        docs = parse_cutoff(given.get("-N", "0"), 0, "-N")  # the collection's size, which utility reads
+        # the collection's size, which utility reads
+        docs = parse_cutoff(given.get("-N", "0"), 0, "-N")
         specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}  # "map." is map
         names = list(dict.fromkeys(s.name for found in specs.values() for s in found)) or ["NumRet"]
         result, _, _ = compute(configure(dict(values, measure=names)))
@@ -7327,7 +7393,8 @@ def trec_eval_main(flags, files):
         said.append("relstring is a query's line, and no mean: give -q to print it")
     for line in said:
         _say("note: " + line)
-    runid = _runid(files[1]) if "runid" in chosen else None  # a gzip run is read through again for it
+    # a gzip run is read through again for it
+    runid = _runid(files[1]) if "runid" in chosen else None
     text = format_trec_eval(result, specs, runid, "-q" in given)
     return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
 
@@ -7345,8 +7412,9 @@ def _trec_rows(text):
 
 def format_trec_eval(result, specs, runid, per_query):
     """trec_eval's layout: with per_query each query's lines (by query ID), then the summary."""
+    # utility_2,-1,0,0 as typed
     labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name] else trec_label(spec.name)
-              for (name, params), found in specs.items() for spec in found}  # utility_2,-1,0,0 as typed
+              for (name, params), found in specs.items() for spec in found}
     lines = []
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
@@ -7509,8 +7577,9 @@ def _main(argv):
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
     labels = run_labels(list(runs), config.baseline)
+    # a legend names the baseline's file
     svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
-        **labels, None: "baseline %s" % place(config.baseline)})  # a legend names the baseline's file
+        **labels, None: "baseline %s" % place(config.baseline)})
     for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
     if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
@@ -7523,7 +7592,8 @@ def _main(argv):
                 "table": partial(format_table, per_query=config.per_query),
                 "markdown": partial(format_markdown, per_query=config.per_query)}[config.format](result)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0
-    if config.summary is not None:  # made only when asked for: a report costs a large comparison 0.1 s
+    # made only when asked for: a report costs a large comparison 0.1 s
+    if config.summary is not None:
         summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, config.per_query)
         status = status if _append(config.summary, summary) else 3
     junit = config.junit and [format_junit(runs, labels, {"--" + name.replace("_", "-"): getattr(config, name)
@@ -7611,7 +7681,8 @@ def _print(text, status):
             sys.stdout.write(piece)
         sys.stdout.write("\n")
         sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away early (`| head`): the evaluation's status stands
+    # the reader went away early (`| head`): the evaluation's status stands
+    except BrokenPipeError:
         return status
     except (OSError, ValueError) as exc:
         _say("error: cannot write the output: %s" % (getattr(exc, "strerror", None) or exc))
