@@ -284,6 +284,8 @@ FIXTURE_REJECTIONS = [
     ("k text", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--k", "ten"], ["'ten'"]),
     ("unknown option", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--kk", "3"],
      ["unrecognized arguments", "--kk"]),
+    ("unknown option, unprintable", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}, ["--kk=\x01"],
+     ["error: unrecognized arguments: --kk=\\x01 (see --help)"]),  # escaped, not quoted
 ]
 
 
