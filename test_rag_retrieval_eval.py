@@ -7333,6 +7333,8 @@ class AgreementAsChangeTest(TempDirTestCase):
         for floor in (fractions.Fraction(10 ** 400), 10 ** 400, math.inf, True):
             with self.subTest(floor=floor), self.assertRaisesRegex(rre.EvalError, "min_mean must be"):
                 rre.score_run(run, run, "RR", min_mean={"RR": floor})
+        with self.assertRaisesRegex(rre.EvalError, "min_mean must be"):  # each floor, not one
+            rre.score_run(run, run, "RR", min_mean={"RR": 0.5, "R@1": "high"})
 
 
 class StructureTest(unittest.TestCase):
