@@ -5507,6 +5507,11 @@ class ReportFormatsTest(TempDirTestCase):
         c = self.write("cand.json", fixture(cand))
         return cli(c, "--baseline", b, "-m", "R@2,RR", *args)
 
+    def test_the_table_lists_what_was_skipped(self):
+        skipping = self.write("sk.json", {"qrels": {"q1": ["d1"], "q2": ["d2"]}, "runs": {"q1": ["d1"]}})
+        out = cli(skipping, "--missing-run", "skip", "--format", "table")[1]
+        self.assertEqual(out.splitlines()[-1], "skipped (missing run): 1: 'q2'")
+
     def test_the_table_gives_each_mean_its_interval_and_a_sum_none(self):
         status, out, err = cli(FIXTURE, "-m", "R@3,NumRet", "--ci", "--format", "table")
         self.assertEqual(out.splitlines()[2].split(), ["95%", "CI", "[0.0000,", "1.0000]"])
