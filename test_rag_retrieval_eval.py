@@ -5911,6 +5911,7 @@ class PlotTest(TempDirTestCase):
             self.assertEqual((float(mark.get("x1")), float(mark.get("x2"))), (right + 12, right + 30))
             self.assertEqual(mark.get("y1"), mark.get("y2"))
         self.assertEqual([float(m.get("y1")) for m in legend][1] - float(legend[0].get("y1")), 18)
+        self.assertEqual([m.get("stroke") for m in legend], list(rre.PALETTE[:2]))  # one each
         self.assertGreater(float(legend[0].get("y1")), plot_top(root))
         for element in root.iter():
             for name in ("x", "x1", "x2", "width"):
@@ -7127,6 +7128,13 @@ class FloorTest(TempDirTestCase):
         self.assertEqual(runs[str(base)]["breaches"], [])
         result = rre.compare_runs(None, {"q1": ["a", "b"]}, {"q1": ["b", "c"]}, "Overlap@2", min_query={"Overlap@2": 0.6})
         self.assertEqual([(b["query"], b["candidate"]) for b in result["breaches"]], [("q1", 0.5)])
+
+    def test_a_signed_floor_is_its_number(self):
+        for given in ("R@3=+1", "R@3=-0.5"):  # 0.6667 is below the one, above the other
+            with self.subTest(given):
+                status, out, err = cli(self.fixture, "--min-mean", given)
+                self.assertEqual((status, json.loads(out)["floors"]["min_mean"]),
+                                 (1 if "+" in given else 0, {"R@3": float(given[4:])}), err)
 
     def test_interval_and_noninferiority_read_the_whole_interval(self):
         same = {"q%d" % i: ["d"] if i % 2 else ["x", "d"] for i in range(20)}  # RR 1, 0.5, ...: mean 0.75
