@@ -4585,6 +4585,8 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "-m", "R(tokens=10)", "--lengths", self.write("l1.json", {"d1": 3})], ["no token count for 'd2'"]),
             ([fixture, "--lengths", self.write("l2.json", {"d1": -3}), "-m", "R(tokens=1)"],
              ["l2.json: d1", "token count -3 is not an integer from 0 to 2**63 - 1"]),
+            ([fixture, "--lengths", self.write("l2b.json", {"d1": 300, "d2": -3}), "-m", "R(tokens=1)"],
+             ["l2b.json: d2", "token count -3 is not"]),  # the least, not the first, is checked
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l3.json", {"d1": 3.0})], ["token count 3.0 is not"]),
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l4.json", {"d1": True})], ["token count True is not"]),
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l5.json", {"d1": 2 ** 63})], ["token count 9223372036854775808 is not"]),
