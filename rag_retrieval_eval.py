@@ -3011,7 +3011,9 @@ def check_floors(plan, result):
     floors, gate_on = plan.floors, config.gate_on
     if not any(floors.values()):
         return
-    intervals = result.get("ci95") or mean_intervals(per_query, plan.specs, plan)
+    # only a mean floor reads an interval: a --min-query alone draws no bootstrap
+    intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
+        per_query, plan.specs, plan)
     for name, floor in floors["min_mean"].items():
         value, ci = result["measures"][name], intervals.get(name)
         queries = sum(1 for row in per_query.values() if name in row)
@@ -5818,8 +5820,8 @@ def explain_counts(block, qids):
     counts = {cause: sum(1 for e in entries if e["cause"] == cause)
               for cause in ("absent", "not_ranked", "below", "cut")}
     return dict(missed=len(entries) - counts["cut"], **counts,
-                unjudged=sum(1 for e in entries if "unjudged" in e),
-                unlabeled=sum(1 for e in entries if "unlabeled" in e))
+                unjudged=sum("unjudged" in e for e in entries),
+                unlabeled=sum("unlabeled" in e for e in entries))
 
 
 def pool_records(inputs, k, changed=()):
