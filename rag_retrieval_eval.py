@@ -153,18 +153,22 @@ BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB
 STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
 # files RAG tools write that are not text: their first bytes, and how to get JSON Lines
 BINARY_FORMATS = (
-    (b"PAR1", "a Parquet file (AutoRAG's, pandas')", "export JSON Lines from it first, as with pandas: "
+    (b"PAR1", "a Parquet file (AutoRAG's, pandas')",
+     "export JSON Lines from it first, as with pandas: "
      "pandas.read_parquet(%r).to_json(\"out.jsonl\", orient=\"records\", lines=True)"),
     (b"SQLite format 3\0", "an SQLite database", "export a table as JSON first: sqlite3 -json %r "
      "'select * from TABLE' > out.json"),
-    (b"PK\x03\x04", "a zip archive", "unzip %r first, and give the JSON or JSON Lines file it holds"))
+    (b"PK\x03\x04", "a zip archive",
+     "unzip %r first, and give the JSON or JSON Lines file it holds"))
 # what a refused repeat suggests
 DUPLICATES_HINT = ": --duplicates first keeps its best-ranked place"
 
 # Query policies: the choices for each case, the first the default, and the case
-POLICIES = {"missing_run": (("error", "zero", "skip"), "a labeled query with no ranking (zero: trec_eval -c)"),
+POLICIES = {"missing_run": (("error", "zero", "skip"),
+                            "a labeled query with no ranking (zero: trec_eval -c)"),
             "unlabeled": (("error", "skip"), "a ranked query with no labels"),
-            "no_relevant": (("error", "zero", "skip"), "a labeled query none of whose labels is relevant")}
+            "no_relevant": (("error", "zero", "skip"),
+                            "a labeled query none of whose labels is relevant")}
 DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 
 # Every option, once: its name (the long option's, with underscores: the library's keyword
@@ -180,16 +184,20 @@ OPTIONS = (
     Option("fixture", None, "positional", None, None, "input",
            "JSON fixture with qrels and runs, or JSON Lines records with both"),
     Option("qrels", None, "files", "FILE", None, "input",
-           "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture; repeat to merge label files"),
+           "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture; repeat to "
+           "merge label files"),
     Option("run", None, "files", "FILE", None, "input",
-           "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to compare several"),
+           "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to "
+           "compare several"),
     Option("evidence", None, "file", "FILE", None, "input",
-           "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); they stand in "
-           "for --qrels when it is not given"),
+           "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
+           "they stand in for --qrels when it is not given"),
     Option("lengths", None, "file", "FILE", None, "input",
-           "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: R(tokens=2000)"),
+           "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: "
+           "R(tokens=2000)"),
     Option("no_answer", None, "file", "FILE", None, "input",
-           "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored by Abstain only"),
+           "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored "
+           "by Abstain only"),
     Option("measure", None, "names", "NAMES", None, "plan",
            "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
@@ -208,9 +216,10 @@ OPTIONS = (
            "no-answer (its question has no answer in the corpus, as --no-answer FILE would say) "
            "(default error)"),
     Option("baseline", None, "file", "FILE", None, "input",
-           "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or the result "
-           "saved from one (its JSON output), which stands for it"),
-    Option("seed", 0, "count", "N", 0, "recorded", "seed of the sampled test and the bootstrap (default 0)"),
+           "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or "
+           "the result saved from one (its JSON output), which stands for it"),
+    Option("seed", 0, "count", "N", 0, "recorded",
+           "seed of the sampled test and the bootstrap (default 0)"),
     Option("permutations", 10000, "count", "N", 1, "recorded",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
     Option("max_mean_drop", None, "limit", "X", None, "plan",
@@ -218,35 +227,38 @@ OPTIONS = (
     Option("max_query_drop", None, "limit", "X", None, "plan",
            "with --baseline: exit 1 when any query's value of a measure drops by more than X"),
     Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
-           "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with --gate-on, "
-           "when its 95%% interval lies below X, or does not lie at or above it)"),
+           "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with "
+           "--gate-on, when its 95%% interval lies below X, or does not lie at or above it)"),
     Option("min_query", None, "floors", "MEASURE=X,...", None, "plan",
            "exit 1 when a query's value of a measure is below X (repeatable)"),
     Option("replicate", None, "files", "FILE", None, "input",
-           "another run of the baseline's configuration (repeatable): the mean gates allow the noise among them, "
-           "and the per-query gate leaves out the queries whose values differ"),
+           "another run of the baseline's configuration (repeatable): the mean gates allow the "
+           "noise among them, and the per-query gate leaves out the queries whose values differ"),
     Option("gate_on", "mean", "choice", None, ("mean", "interval", "noninferiority"), "plan",
-           "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, which fails the "
-           "gate when it lies below minus the limit; or noninferiority: it passes only when the interval lies above "
-           "minus the limit, the candidate shown to be no worse (default mean)"),
+           "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, "
+           "which fails the gate when it lies below minus the limit; or noninferiority: it passes "
+           "only when the interval lies above minus the limit, the candidate shown to be no worse "
+           "(default mean)"),
     Option("power", False, "flag", None, None, "plan",
-           "also per measure the smallest change of the mean this query set detects (80%% power, two-sided 5%%), "
-           "and the queries each mean gate's limit would need"),
+           "also per measure the smallest change of the mean this query set detects (80%% power, "
+           "two-sided 5%%), and the queries each mean gate's limit would need"),
     Option("groups", None, "file", "FILE", None, "input",
            "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
     Option("clusters", None, "file", "FILE", None, "input",
-           "queries that share a source (questions generated from one chunk, paraphrases), JSON {\"cluster\": "
-           "[\"q1\", ...]} or lines QID CLUSTER: the sign-flip test and the bootstrap draw clusters, not queries"),
+           "queries that share a source (questions generated from one chunk, paraphrases), JSON "
+           "{\"cluster\": [\"q1\", ...]} or lines QID CLUSTER: the sign-flip test and the "
+           "bootstrap draw clusters, not queries"),
     Option("max_group_drop", None, "limit", "X", None, "plan",
-           "with --baseline and groups: exit 1 when a group's mean of a measure drops by more than X"),
+           "with --baseline and groups: exit 1 when a group's mean of a measure drops "
+           "by more than X"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
            "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
            "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
     Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
-           "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space for each run of "
-           "whitespace), or texts where a ranked text counts as the first label it contains that no earlier text "
-           "claimed (MultiHop-RAG's rule) (default id)"),
+           "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space "
+           "for each run of whitespace), or texts where a ranked text counts as the first label "
+           "it contains that no earlier text claimed (MultiHop-RAG's rule) (default id)"),
     Option("explain", False, "flag", None, None, "plan",
            "say where each missed relevant document went: below the largest cutoff K (its "
            "rank), absent, or not in a ranking no longer than K or --depth (perhaps all a log "
@@ -254,11 +266,12 @@ OPTIONS = (
            "non-relevant) and what a floor or a budget cut; with --baseline, the ranks before "
            "and after of each changed query's relevant documents"),
     Option("unjudged_bounds", False, "flag", None, None, "plan",
-           "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged "
-           "document where the measure looks were relevant: the most the missing labels could add"),
+           "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged document where "
+                                                "the measure looks were relevant: the most the "
+                                                "missing labels could add"),
     Option("duplicates", "error", "choice", None, ("error", "first"), "value",
-           "a document ranked twice in one query: error, or first (keep its best-ranked place; reported) "
-           "(default error)"),
+           "a document ranked twice in one query: error, or first (keep its best-ranked place; "
+           "reported) (default error)"),
     Option("chunk_separator", None, "text", "SEP", None, "value",
            "score documents, not chunks: cut ranked IDs and labels at the first SEP"),
     Option("ties", False, "flag", None, None, "plan",
@@ -267,21 +280,26 @@ OPTIONS = (
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
     Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"), "output",
            "output format (default json)"),
-    Option("per_query", False, "flag", None, None, "output", "with --format table or markdown, add a row per query"),
+    Option("per_query", False, "flag", None, None, "output",
+           "with --format table or markdown, add a row per query"),
     Option("summary", None, "file", "FILE", None, "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
     Option("pool", None, "file", "FILE", None, "output",
-           "also write, as JSON Lines, the unjudged documents in the top K of every run given, per query: a "
-           "labeling to-do list that, its grades filled in, is a labels file for another --qrels"),
+           "also write, as JSON Lines, the unjudged documents in the top K of every run given, "
+           "per query: a labeling to-do list that, its grades filled in, is a labels file for "
+           "another --qrels"),
     Option("plot", None, "file", "FILE.svg", None, "output",
-           "also draw the cutoff measures over k (and, with --baseline, each query's change) as SVG"),
+           "also draw the cutoff measures over k (and, with --baseline, each query's "
+           "change) as SVG"),
     Option("junit", None, "file", "FILE.xml", None, "output",
-           "also write the gates' checks as JUnit XML, as CI servers show test reports: a test case per measure "
-           "and gate, failed by each breach"),
-    Option("version", None, "version", None, None, "output", "print the tool's name and version, and exit"))
+           "also write the gates' checks as JUnit XML, as CI servers show test reports: a test "
+           "case per measure and gate, failed by each breach"),
+    Option("version", None, "version", None, None, "output",
+           "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
 # --help's groups of OPTIONS, each from the option that opens it to the next group's.
-HELP_GROUPS = {"fixture": "inputs", "measure": "measures, and which queries and documents they read",
+HELP_GROUPS = {"fixture": "inputs", "measure":
+               "measures, and which queries and documents they read",
                "baseline": "comparison and gates", "fields": "RAG logs and diagnostics", "format": "output"}
 # Every option's value, a field per OPTIONS row under its name, the table's default unless
 # given: the one options argument, made by configure from the parsed command line or from a
@@ -580,7 +598,8 @@ def parse_fields(text):
     for item in text.split(","):
         role, equals, key = item.strip().partition("=")
         if not equals or not key.strip():
-            raise EvalError("--fields takes ROLE=KEY pairs, comma-separated, not %s" % show(item.strip()))
+            raise EvalError("--fields takes ROLE=KEY pairs, "
+                            "comma-separated, not %s" % show(item.strip()))
         pairs.append((role.strip(), key.strip()))
     return merged_fields(pairs)
 
@@ -609,10 +628,12 @@ def fields_table(named):
         if role not in ROLES:
             raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
         if not isinstance(key, str) or not key:
-            raise EvalError("--fields %s: the field name must be a non-empty string, not %s" % (role, show(key)))
+            raise EvalError("--fields %s: the field name must be a non-empty "
+                            "string, not %s" % (role, show(key)))
         if not _PATH.fullmatch(key):
-            raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' after a key for "
-                            "each element of its list, as in retrieval_list[].text)" % (role, show(key)))
+            raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' "
+                            "after a key for each element of its list, as in "
+                            "retrieval_list[].text)" % (role, show(key)))
         table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     # a key names one role: relevant=retrieved would rank the labels
@@ -672,19 +693,19 @@ LATER = "token counts read once every ranking is"
 # no_answer {qid: where it is said to have no answer, or None}.
 Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", defaults=(None, None, NOTHING, None))
 
-# How rankings are read: what make_plan derives of the Config for the readers.  fields: the
-# JSON Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first";
-# gain_orders: with ties, the nDCG gain tables whose best order of tied documents is by gain;
-# filters: {Filter: the largest cutoff of the measures it serves, None for the whole ranking};
-# abstain: the Filters of the measures of unanswerable questions, the only ones a query without
-# an answer is judged under; seed_mode: read as the seed script read, which read no other key of
-# a fixture (a fixture's "no_answer" and a record's "answerable" are left alone); match: "id", or
-# "text" and "contains", where labels and ranked entries are texts (README: "Logs as frameworks
-# write them"), read as normalized() texts; top_k: with --explain or --pool, the K whose top documents
-# each Ranking keeps in seen, the largest cutoff asked for (else None); agree: with agreement
-# measures, how many documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
-Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates gain_orders filters "
-                                "abstain seed_mode match top_k agree",
+# How rankings are read: what make_plan derives of the Config for the readers.  fields: the JSON
+# Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first"; gain_orders:
+# with ties, the nDCG gain tables whose best order of tied documents is by gain; filters: {Filter:
+# the largest cutoff of the measures it serves, None for the whole ranking}; abstain: the Filters
+# of the measures of unanswerable questions, the only ones a query without an answer is judged
+# under; seed_mode: read as the seed script read, which read no other key of a fixture (a fixture's
+# "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and "contains",
+# where labels and ranked entries are texts (README: "Logs as frameworks write them"), read as
+# normalized() texts; top_k: with --explain or --pool, the K whose top documents each Ranking keeps
+# in seen, the largest cutoff asked for (else None); agree: with agreement measures, how many
+# documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
+Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
+                                "gain_orders filters abstain seed_mode match top_k agree",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING, frozenset(), False, "id",
                                None, None))
 
@@ -1179,8 +1200,8 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
             break
         count = lengths.get(item[1])
         if count is None:
-            fail(query.where, "no token count for %s: a token budget weighs it (--lengths FILE, or a record's "
-                              "tokens)" % show(item[1]), query.qid)
+            fail(query.where, "no token count for %s: a token budget weighs it (--lengths FILE, "
+                              "or a record's tokens)" % show(item[1]), query.qid)
         if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
             total += count + budget.overhead
@@ -1195,16 +1216,16 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
 # One registry: --help, the unknown-measure message, the trec output names and the tests all read
 # it, so adding a measure is one decorated function. A measure's record: how it is written and
 # scored, and its facts, which every feature reads from here (no list of measure names elsewhere).
-# ties: BOUNDED (--ties' orders by grade give its lowest and highest value), ORDER_FREE (no order of
-# tied documents changes it), RETRIEVED_COUNTED (bounded, but it counts the documents retrieved,
+# ties: BOUNDED (--ties' orders by grade give its lowest and highest value), ORDER_FREE (no order
+# of tied documents changes it), RETRIEVED_COUNTED (bounded, but it counts the documents retrieved,
 # which under --judged-only with --depth depends on the order), or why it is not bounded; unjudged:
 # BOUNDED (a relevant label can only raise it: --unjudged-bounds), or why not; losable: 0 means
 # "nothing relevant found", so a query can be lost; evidence: it reads evidence sets; domain: the
 # questions it scores (ANSWERABLE, or UNANSWERABLE: those without an answer, which score nothing
 # else, or AGREEMENT: every query both the run and the baseline rank); filtered: the function under
 # a floor or a budget (None: func).
-Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params ties unjudged losable evidence domain "
-                                "filtered")
+Measure = namedtuple("Measure", "name func cutoff aggregate trec doc params ties unjudged losable "
+                                "evidence domain filtered")
 MEASURES = {}
 BOUNDED, ORDER_FREE, RETRIEVED_COUNTED = "bounded", "order-free", "retrieved counted"
 ANSWERABLE, UNANSWERABLE, AGREEMENT = "answerable", "unanswerable", "agreement"
@@ -1215,9 +1236,9 @@ NOT_A_NUMBER = "it is no number"
 NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of evidence"
 
 # A filter of the ranking, before folding and --depth (README: "Token budgets", "Score floors"): a
-# score floor (items scoring at least thresh) and a token budget (items, each costing its count plus
-# overhead, while the total stays within tokens: a prefix, or every item that still fits with pack
-# "skip").  None: no floor, or no budget.
+# score floor (items scoring at least thresh) and a token budget (items, each costing its count
+# plus overhead, while the total stays within tokens: a prefix, or every item that still fits with
+# pack "skip").  None: no floor, or no budget.
 Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 
@@ -1238,8 +1259,9 @@ def measure(name, cutoff, trec, **record):
             all(isinstance(facts[f], str) and facts[f] for f in ("ties", "unjudged")) and
             {type(facts["losable"]), type(facts["evidence"])} == {bool} and
             facts["domain"] in (ANSWERABLE, UNANSWERABLE, AGREEMENT)):
-        raise TypeError("measure %s: state ties and unjudged (BOUNDED or a reason), losable and evidence (True or "
-                        "False) and domain (ANSWERABLE, UNANSWERABLE or AGREEMENT), and nothing else" % name)
+        raise TypeError("measure %s: state ties and unjudged (BOUNDED or a reason), losable and "
+                        "evidence (True or False) and domain (ANSWERABLE, UNANSWERABLE or "
+                        "AGREEMENT), and nothing else" % name)
 
     def register(func):
         doc = func.__doc__.strip().splitlines()[0]
@@ -1803,10 +1825,10 @@ def relevance_string(q, k):
     return "".join(marks)
 
 
-# Evidence sets (multi-hop questions): a query is answered by any one of its sets, and a
-# set only once each of its slots holds one of the slot's documents.  q.evidence holds, per
-# set, the rank of each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}}
-# and {{d9}}, ranking d4 d2 d5 d3 d9.
+# Evidence sets (multi-hop questions): a query is answered by any one of its sets, and a set only
+# once each of its slots holds one of the slot's documents.  q.evidence holds, per set, the rank of
+# each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}} and
+# {{d9}}, ranking d4 d2 d5 d3 d9.
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
@@ -1908,8 +1930,9 @@ def rank_biased_overlap(pair, k, *, p=0.9):
     s, n = len(short), len(long)
     if long[:s] == short:
         return float(bool(s) or not n)
-    # X_d counts the documents of both whose depth, max(rank in short, rank in long), is d or less; such a
-    # document adds tail[depth] to the first sum, and tail falls with depth: the smaller of its two tails
+    # X_d counts the documents of both whose depth, max(rank in short, rank in long), is d or less;
+    # such a document adds tail[depth] to the first sum, and tail falls with depth: the smaller of
+    # its two tails
     tail, at = _rbo_tails(p, n), dict(zip(long, range(1, n + 1)))
     found = list(map(at.get, short, repeat(0)))  # its rank in long, or 0 (tail[0] is 0)
     mine, theirs = tail[1:s + 1], list(map(tail.__getitem__, found))
@@ -1943,10 +1966,10 @@ def _rbo_tails(p, n):
     return [0.0] + list(accumulate(p ** d / d for d in range(n, 0, -1)))[::-1]
 
 
-# A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff
-# (or recall level) or None, its own relevance level or None, its gains or None, and the
-# Filter of the ranking it sees (thresh=, tokens=) or None.
-# args: the measure's own parameters, ((key, value), ...) in its order (Utility(a=2), RBP(p=0.9)), or ().
+# A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff (or recall
+# level) or None, its own relevance level or None, its gains or None, and the Filter of the ranking
+# it sees (thresh=, tokens=) or None. args: the measure's own parameters, ((key, value), ...) in
+# its order (Utility(a=2), RBP(p=0.9)), or ().
 Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
@@ -1992,15 +2015,17 @@ def _fractional_spec(text, registered, label, cut):
     value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
     if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
         raise EvalError("%s: %s" % (show(text), "the recall level is a number from 0 to 1, as 0.5" if
-                                    registered.cutoff == "level" else "the multiple of R is a number above 0, as 0.2"))
+                                    registered.cutoff == "level" else "the multiple of R is a "
+                                                                      "number above 0, as 0.2"))
     shown = "%.1f" % value if value == int(value) else repr(value)
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
 _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"  # 1e-05, as printed
                     r"\s*(?:,\s*|(?=\})))*)\}")
-_PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, tokens=B, overhead=N, "
-                "pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and docs=N (Utility), levels={X,...} (IPrecAvg)")
+_PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
+                "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
+                "docs=N (Utility), levels={X,...} (IPrecAvg)")
 
 
 def _parse_params(text, registered, name):
@@ -2063,8 +2088,8 @@ def _thresh_param(value, name):
 
 def _pack_param(value, name):
     if value not in ("prefix", "skip"):
-        raise EvalError("%s: pack is prefix (the default: the longest prefix within the budget) or skip "
-                        "(every item that still fits)" % show(name))
+        raise EvalError("%s: pack is prefix (the default: the longest prefix within the budget) "
+                        "or skip (every item that still fits)" % show(name))
     return value
 
 
@@ -2076,7 +2101,8 @@ def _braced(value):
 def _levels_param(value, name):
     levels = _braced(value)
     if not all(_DECIMAL.fullmatch(v.strip()) and float(v) <= 1 for v in levels):
-        raise EvalError("%s: levels are recall levels from 0 to 1, as in {0.25,0.5,0.75}" % show(name))
+        raise EvalError("%s: levels are recall levels from 0 to 1, as in "
+                        "{0.25,0.5,0.75}" % show(name))
     return tuple(sorted(float(v) for v in levels))
 
 
@@ -2174,7 +2200,8 @@ def parse_measures(texts):
             found = trec_specs(text.strip())
             # runid, num_q: lines of trec_eval's layout
             if found is None and text.strip() in TREC_ORDER:
-                bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and --format trec print it"
+                bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and "
+                           "--format trec print it"
                            % show(text.strip()))
             elif found is None:
                 close = suggestions(text.strip(), measure_names() + list(TREC_NAMES))
@@ -2335,7 +2362,8 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     if no_rel and policies["no_relevant"] == "error":
         # an empty list of labels: often a question without an answer
         empty = [q for q in no_rel if not qrels[q]]
-        fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; see --no-relevant%s"
+        fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
+                        "see --no-relevant%s"
              % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
@@ -2360,8 +2388,10 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
-        fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s" % ("; ".join(bad), (
-            " (a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)"
+        fail(where, "query sets differ: %s; see --missing-run "
+                    "and --unlabeled%s" % ("; ".join(bad), (
+            " (a run of every query, as BEIR writes, is scored on the labeled ones with "
+            "--unlabeled skip)"
             if extra and policies["unlabeled"] == "error" else "")))
 
 
@@ -3298,7 +3328,8 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
     absent from it: a question without an answer has none, and a log's record for it gives none."""
     differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
-        fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only on fixed labels"
+        fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only "
+                    "on fixed labels"
              % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)), first_few(differ)))
 
 
@@ -3335,11 +3366,13 @@ def _mismatch_causes(sample, qrels, missed, match):
     prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
     guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
-                "ranked IDs look like chunks of labeled documents: try --chunk-separator %s" % show(sep))
+                "ranked IDs look like chunks of labeled documents: try "
+                "--chunk-separator %s" % show(sep))
                for sep in SEPARATORS if match == "id" and any(sep in d for _, d in sample)]
     guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
                     "ranked and labeled IDs differ in letter case"))
-    guesses.append((sum(1 for q, d in sample if " " in d and any(label in d for label in qrels[q])),  # texts
+    # texts
+    guesses.append((sum(1 for q, d in sample if " " in d and any(label in d for label in qrels[q])),
                     "ranked entries hold labeled texts inside them: try --match contains"))
     if prefix:
         guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
@@ -3425,12 +3458,15 @@ def check_saved(saved, plan, truth, whose):
     for key, what in _WHAT.items():
         if theirs.get(key) != ours.get(key):
             fail(where, "%s changed since %s was saved: score its run again" % (what, whose) if key in theirs and
-                 key in ours else "%s was saved with %s, and none are given now: give them, or score its run again"
-                 % (whose, what) if key in theirs else "%s was saved without %s, which are given now: score its run "
-                 "again with them" % (whose, what))
+                 key in ours else "%s was saved with %s, and none are given now: give them, or "
+                                  "score its run again"
+                 % (whose, what) if key in theirs else "%s was saved without %s, which "
+                                                       "are given now: score its run "
+                                                       "again with them" % (whose, what))
     for name, value in recorded_options(plan.config).items():
         if OPTION[name].stage == "value" and theirs["options"].get(name, OPTION[name].default) != value:
-            fail(where, "%s was saved with %s, and %s is given now: give the same, or score its run again" % (
+            fail(where, "%s was saved with %s, and %s is given now: give the same, or "
+                        "score its run again" % (
                 whose, option_text(name, theirs["options"].get(name, OPTION[name].default)), option_text(name, value)))
     missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
     if missing:
@@ -3442,7 +3478,8 @@ def check_manifest(made, where):
     """Refuse a saved result's manifest that is not one this tool writes: one line on the first
     member out of shape."""
     if not isinstance(made, dict):
-        fail(where, "has no manifest: it was saved by an older version, or edited; score its run again")
+        fail(where, "has no manifest: it was saved by an older version, or edited; "
+                    "score its run again")
     for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"), ("measures", list, "a list"),
                             ("options", dict, "an object"), *((key, str, "a digest") for key in _WHAT if key in made),
                             ("label_coverage", dict, "an object")):
@@ -3470,7 +3507,8 @@ def check_self_consistent(obj, result, where):
     consistently is a new result, still bound to its labels by the manifest's digests."""
     for key in ("queries", "no_answer_queries"):
         if obj.get(key) != result.get(key):
-            fail(loc(where, key), "%s, and per_query lists %s: the result was edited; score its run again"
+            fail(loc(where, key), "%s, and per_query lists %s: the result was edited; "
+                                  "score its run again"
                  % (show(obj.get(key)), result.get(key)))
     for name, mean in result["measures"].items():
         saved = _saved_number(obj, ("measures", name), where)
@@ -3482,7 +3520,8 @@ def check_self_consistent(obj, result, where):
 def _saved_row(row, specs, where, qid):
     """A saved result's values of one query, of the measures asked for that score it."""
     if not isinstance(row, dict):
-        fail("%s: per_query.%s" % (where, qid), "expected an object of measures to values, not %s" % show(row))
+        fail("%s: per_query.%s" % (where, qid),
+             "expected an object of measures to values, not %s" % show(row))
     return {s.name: _saved_number(row, (s.name,), where, ("per_query", qid)) for s in specs}
 
 
@@ -3503,8 +3542,8 @@ def option_text(name, value):
 
 # === Readers ===
 
-# One reader for each input, written to be read rather than to be fast: it is the definition of what
-# the tool accepts, and every error message comes from it.  Where a fast twin follows one, it
+# One reader for each input, written to be read rather than to be fast: it is the definition of
+# what the tool accepts, and every error message comes from it.  Where a fast twin follows one, it
 # answers only with exactly what the reference returns.
 
 class _Decline(Exception):
@@ -3736,7 +3775,8 @@ def read_trec_qrels(stream, source):
         labels[doc] = parse_grade(grade, where, qid)
         first_line[qid, doc] = number
     if not qrels:
-        nothing_in(source, "labels", "the file has no QID ITER DOCID GRADE (or QID DOCID GRADE) lines")
+        nothing_in(source, "labels", "the file has no QID ITER DOCID GRADE (or QID "
+                                     "DOCID GRADE) lines")
     return qrels
 
 
@@ -3808,7 +3848,8 @@ def no_repeated_key(value, where, path=""):
     """Refuse a saved result with a key twice in any object, naming both copies: the last would
     silently win."""
     if isinstance(value, _DuplicateKeys):
-        fail(loc(where, path), "key %s appears twice (%s, then %s): the result was edited; score its run again"
+        fail(loc(where, path), "key %s appears twice (%s, then %s): the result was edited; "
+                               "score its run again"
              % (show(value.duplicate), show(value.copies[0]), show(value.copies[1])))
     for key, item in value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ():
         no_repeated_key(item, where, _join(path, key) if isinstance(key, str) else "%s[%d]" % (path, key))
@@ -4036,8 +4077,8 @@ def json_value(text, source, fields=None, results=False):
     obj = parse_json(text, source)
     kind = sniff(obj, source, fields)
     if kind == "result" and not results:
-        fail(source, "a result this tool saved holds no labels or rankings: it serves as --baseline or --replicate, "
-                     "in place of the run it was made from")
+        fail(source, "a result this tool saved holds no labels or rankings: it serves as "
+                     "--baseline or --replicate, in place of the run it was made from")
     return kind, obj
 
 
@@ -4081,7 +4122,8 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
             fail(where, "the record has no %s or %s%s" % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
         if found.keys() & set(needed) == {"answerable"} and found["answerable"][1] is True:
             kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed[:-1]]
-            fail(where, "the record says its question has an answer, and gives no %s or %s: nothing to score"
+            fail(where, "the record says its question has an answer, and gives no %s or %s: "
+                        "nothing to score"
                  % (", ".join(kinds[:-1]), kinds[-1]), qid)
         yield where, qid, found
 
@@ -4168,8 +4210,8 @@ def _record_truth(found, where, qid, opts, given, read):
         if given.no_answer and not value:
             given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
         if value and qid in given.no_answer:
-            fail(where, "the record says its question has an answer, and %s lists it among those without one: "
-                 "which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
+            fail(where, "the record says its question has an answer, and %s lists it among those "
+                        "without one: which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
             extras.setdefault("no_answer", []).append(qid)
             unanswerable = True
@@ -4205,7 +4247,8 @@ def records_rankings(records, source, truth, opts, line_of=None):
                 own = own._replace(lengths=record_lengths(found["tokens"], docids, where, qid))
             elif own.lengths is None and docids and not unanswerable and any(
                     f.tokens is not None for f in opts.filters):
-                fail(where, "no token counts for the budget: the record has no %s and --lengths is not given%s"
+                fail(where, "no token counts for the budget: the record has no %s and --lengths "
+                            "is not given%s"
                      % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
             ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, found["retrieved"][0])))
     if truth.labels is None and not theirs:
@@ -4253,8 +4296,8 @@ def reference_json_rankings(text, source, truth, opts):
     if kind == "result":  # a saved result stands for a baseline's run: see saved_evaluation
         return None, Saved(obj, source), {}
     if kind == "llamaindex":
-        fail(source, "a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: it is read as "
-                     "--qrels, beside --run with the rankings")
+        fail(source, "a LlamaIndex dataset (queries, relevant_docs) holds labels, not rankings: "
+                     "it is read as --qrels, beside --run with the rankings")
     if kind == "records":
         return records_rankings(records_in(obj, source), source, truth, opts)
     if truth.labels is None:
@@ -4698,7 +4741,8 @@ def check_clusters(clusters, qrels):
     for name, members in check_groups(clusters, qrels, what="cluster").items():
         for qid, where in zip(members, clusters[name].values()):
             if qid in cluster_of:
-                fail(where, "in cluster %s and in cluster %s: a query shares its source with one cluster only"
+                fail(where, "in cluster %s and in cluster %s: a query shares its source with "
+                            "one cluster only"
                      % (show(cluster_of[qid]), show(name)), qid)
             cluster_of[qid] = name
     return cluster_of
@@ -4709,7 +4753,8 @@ def check_groups(groups, qrels, max_group_drop=None, what="group"):
     None when there are none, which a group gate (max_group_drop) cannot do without."""
     if groups is None:
         if max_group_drop is not None:
-            raise EvalError('--max-group-drop needs query groups: --groups FILE, or a fixture\'s "groups"')
+            raise EvalError('--max-group-drop needs query groups: --groups FILE, or a '
+                            'fixture\'s "groups"')
         return None
     for name, members in groups.items():
         for qid, where in members.items():
@@ -4744,7 +4789,8 @@ def reference_length_lines(stream, source, wanted=None):
         if doc in lengths:  # the first line is looked for again: no line number is kept per ID
             stream.seek(0)
             first = next(n for n, d, _ in _length_lines(stream, source) if d == doc)
-            fail("%s:%d" % (source, number), "ID %s has a token count on line %d already" % (show(doc), first))
+            fail("%s:%d" % (source, number),
+                 "ID %s has a token count on line %d already" % (show(doc), first))
         lengths[doc] = count
     if not lines:
         nothing_in(source, "token counts", "the file has no ID TOKENS lines")
@@ -4885,15 +4931,16 @@ def evidence_entry(entry, where, qid, match="id"):
     """
     nesting = _nesting(entry)
     if not isinstance(entry, list) or nesting > 3:
-        fail(where, "expected evidence as a list of IDs, of slots (lists of IDs) or of sets (lists of "
-             "slots), not %s %s" % (type(entry).__name__, show(entry)), qid)
+        fail(where, "expected evidence as a list of IDs, of slots (lists of IDs) or of sets "
+                    "(lists of slots), not %s %s" % (type(entry).__name__, show(entry)), qid)
     if not nesting:
         fail(where, "the evidence is empty: give at least one set of at least one ID", qid)
     sets = [(where, entry)] if nesting < 3 else _evidence_lists(entry, where, qid, "evidence set")
     if nesting == 1:
         nested = next((i for i, doc in enumerate(entry) if isinstance(doc, list)), None)
         if nested is not None:
-            fail("%s[%d]" % (where, nested), "mixed nesting: expected an ID like the first, not list %s"
+            fail("%s[%d]" % (where, nested),
+                 "mixed nesting: expected an ID like the first, not list %s"
                  % show(entry[nested]), qid)
         return (tuple((doc,) for doc in _checked(entry, where, qid, match)),)
     return tuple(tuple(tuple(_checked(slot, at, qid, match)) for at, slot in _evidence_lists(members, place_, qid, "slot"))
@@ -4922,7 +4969,8 @@ def _evidence_lists(value, where, qid, what):
     """[(place, member)] of a list of lists (sets, or slots), none of them empty."""
     for i, member in enumerate(value):
         if not isinstance(member, list):
-            fail("%s[%d]" % (where, i), "mixed nesting: expected %s (a list) like the first, not %s %s"
+            fail("%s[%d]" % (where, i),
+                 "mixed nesting: expected %s (a list) like the first, not %s %s"
                  % ("a slot" if what == "slot" else "an evidence set", type(member).__name__, show(member)), qid)
         if not member:
             fail("%s[%d]" % (where, i), "the %s is empty" % what, qid)
@@ -4997,11 +5045,12 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
     labels are given besides (without them, evidence sets stand in for the labels): an input
     read and then used by nothing is a mistake (flag: "--" names options, "" keywords)."""
     if lengths is not None and not any(s.filter and s.filter.tokens is not None for s in specs):
-        raise EvalError("%slengths gives token counts, and no measure has a token budget: add tokens=B to a "
-                        "measure, as in R(tokens=2000)@10" % flag)
+        raise EvalError("%slengths gives token counts, and no measure has a token budget: add "
+                        "tokens=B to a measure, as in R(tokens=2000)@10" % flag)
     if evidence is not None and labels_given and not any(MEASURES[s.base].evidence for s in specs):
-        raise EvalError("%sevidence gives evidence sets, and no measure reads them beside the labels: add %s, or "
-                        "leave the labels out to let the evidence stand in for them"
+        raise EvalError("%sevidence gives evidence sets, and no measure reads them beside "
+                        "the labels: add %s, or leave the labels out to let the evidence "
+                        "stand in for them"
                         % (flag, " or ".join(m.name for m in MEASURES.values() if m.evidence)))
 
 
@@ -5014,7 +5063,8 @@ def check_evidence(evidence, qrels, where):
              odd)
 
 
-# --- Questions with no answer in the corpus (README: "Score floors and questions with no answer") ---
+# --- Questions with no answer in the corpus (README: "Score floors and questions with no answer")
+# ---
 
 def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
@@ -5038,7 +5088,8 @@ def check_no_answer(no_answer, qrels, level, where):
     for qid in no_answer:
         relevant = next((d for d, g in qrels.get(qid, {}).items() if g >= least), None)
         if relevant is not None:
-            fail(where, "the query has no answer in the corpus, and %s is labeled relevant: which is it?"
+            fail(where, "the query has no answer in the corpus, and %s is labeled "
+                        "relevant: which is it?"
                  % show(relevant), qid)
 
 
@@ -5054,9 +5105,9 @@ def no_answer_lines(lines, source):
 
 
 # How each role's file is read, by what it is: its lines (None: read as JSON, which refuses them),
-# its JSON Lines or JSON records (None: read as JSON, which refuses them), and its JSON text. What a
-# reader is given beside its file: the Truth known so far, the Reading, and for a lengths file the
-# IDs whose counts are wanted.
+# its JSON Lines or JSON records (None: read as JSON, which refuses them), and its JSON text. What
+# a reader is given beside its file: the Truth known so far, the Reading, and for a lengths file
+# the IDs whose counts are wanted.
 Known = namedtuple("Known", "truth opts wanted", defaults=(Truth(None), Reading(), None))
 
 
@@ -5080,8 +5131,8 @@ def check_fields_read(fields, kinds):
     """Refuse --fields (a table, or None) when every file read (kinds: what each is) is text,
     where it would change nothing."""
     if fields is not None and set(kinds) == {"text"}:
-        raise EvalError("--fields names the fields of JSON records, and every input is text (TREC or TSV): it would "
-                        "change nothing; leave it out")
+        raise EvalError("--fields names the fields of JSON records, and every input is text (TREC "
+                        "or TSV): it would change nothing; leave it out")
 
 
 class Role:
@@ -5298,7 +5349,8 @@ def _measure_names(measures):
     """A library call's measures as a list of names, or None."""
     if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
             not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
-        raise EvalError("measures must be names such as 'R@10', or a list of them, not %s" % show(measures))
+        raise EvalError("measures must be names such as 'R@10', or a list "
+                        "of them, not %s" % show(measures))
     if measures is not None and not measures:  # as -m '' is
         raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
     return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
@@ -5383,7 +5435,8 @@ def make_plan(config):
                             if not (runid and n.strip() == "runid")])
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
-        raise EvalError("%s is no number, so it has no mean: --format trec prints it per query" % texts[0])
+        raise EvalError("%s is no number, so it has no mean: --format trec "
+                        "prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
     floors, asked = {n: {} for n in FLOORS}, set(specs)  # {measure: X}: computed, asked for or not
@@ -5457,11 +5510,13 @@ def check_options(config):
             raise EvalError("--%s needs --baseline: a gate compares against an approved run"
                             % name.replace("_", "-"))
     if config.replicate and config.baseline is None:
-        raise EvalError("--replicate needs --baseline: a replicate is another run of the approved configuration")
+        raise EvalError("--replicate needs --baseline: a replicate is another run of the "
+                        "approved configuration")
     if config.gate_on != "mean" and config.max_mean_drop is None and config.max_group_drop is None and not (
             config.min_mean):
-        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop, or --min-mean: it says how a mean "
-                        "gate reads the change, or a floor the mean" % config.gate_on)
+        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop, or "
+                        "--min-mean: it says how a mean gate reads the change, or a "
+                        "floor the mean" % config.gate_on)
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
@@ -5471,7 +5526,8 @@ def check_options(config):
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     if config.chunk_separator and config.match != "id":
-        raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: give one of them" % config.match)
+        raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: "
+                        "give one of them" % config.match)
 
 
 # The approved side of a comparison: the baseline's rankings, its place, its replicates
@@ -5484,7 +5540,8 @@ Approved = namedtuple("Approved", "ranked place replicates kept")
 # is: its rankings ({} when saved), judged queries (None when saved), skips, zeros, result, the
 # repeats --duplicates first removed (or None), what its label coverage is read from (the
 # judged queries, or a saved result's share), and a saved result's manifest (else None).
-Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result deduplicated coverage saved",
+Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result deduplicated "
+                                    "coverage saved",
                        defaults=(None,))
 
 
@@ -5508,8 +5565,8 @@ def load_inputs(plan, seed_mode=False):
     loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
-            fail(place(path), "a result this tool saved stands for a baseline's run (--baseline or --replicate), "
-                              "not for a candidate's: score its run")
+            fail(place(path), "a result this tool saved stands for a baseline's run (--baseline "
+                              "or --replicate), not for a candidate's: score its run")
     if baseline is not None:
         first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence or ""),
@@ -5540,8 +5597,8 @@ def no_labels(specs, flag="--qrels"):
     """The labels when none are given (nor evidence sets standing in): {}, which only agreement
     measures can do with."""
     if label_specs(specs):
-        raise EvalError("%s reads labels: give %s, or only agreement measures (%s), which compare the run with "
-                        "--baseline" % (label_specs(specs)[0].name, flag, ", ".join(
+        raise EvalError("%s reads labels: give %s, or only agreement measures (%s), which compare "
+                        "the run with --baseline" % (label_specs(specs)[0].name, flag, ", ".join(
                             s.name for s in MEASURES.values() if s.domain == AGREEMENT)))
     return {}
 
@@ -5681,12 +5738,13 @@ def agreement_rows(plan, ranked, approved, result, where):
     says."""
     mine = [s for s in plan.specs if agrees(s)]
     if isinstance(approved.ranked, Saved):
-        fail(approved.place, "is a saved result, which holds no rankings, and %s compares rankings: give the "
-                             "baseline's run" % mine[0].name)
+        fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
+                             "rankings: give the baseline's run" % mine[0].name)
     theirs, policy, funcs = approved.ranked, plan.policies["missing_run"], [(s.name, _scorer(s), s.k) for s in mine]
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
     if alone and policy == "error":
-        fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares both: see --missing-run"
+        fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
+                    "both: see --missing-run"
              % (n_queries(len(alone)), first_few(alone), mine[0].name))
     per_query, skipped = result["per_query"], set(alone) if policy == "skip" else set()
     for q in dict.fromkeys(chain(ranked, theirs)):
@@ -6164,8 +6222,9 @@ def _library_call(keywords, runs, root=""):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
     own = next((i for i, r in enumerate(replicates or ()) for run in runs.values() if r is run), None)
     if own is not None:
-        raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run of the baseline's "
-                        "configuration, and the candidate's would pass its change as noise" % own)
+        raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run "
+                        "of the baseline's configuration, and the candidate's would pass its "
+                        "change as noise" % own)
     check_options(config)
     truth, opts = _library_truth(plan), plan.opts
 
@@ -6176,8 +6235,8 @@ def _library_call(keywords, runs, root=""):
     loaded = [(name, judged(run, root + name), ("qrels", root + name)) for name, run in runs.items()]
     for name, ranked, _ in loaded:
         if isinstance(ranked, Saved):
-            raise EvalError("%s%s: a saved result stands for a baseline's run (baseline or replicates), not for a "
-                            "candidate's: score its run" % (root, name))
+            raise EvalError("%s%s: a saved result stands for a baseline's run (baseline or "
+                            "replicates), not for a candidate's: score its run" % (root, name))
     if baseline is not None:
         names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
         baseline = Approved(judged(baseline, "baseline"), "baseline",
@@ -6265,7 +6324,8 @@ def format_comparison(result, worst=5):
     lost, unstable, moved, histograms = changes(result, worst)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
         ", ".join(marked))) for name, qids, marked in lost]
-    lines += ["unstable (values differ among the baseline and its replicates) by %s: %s" % (name, first_few(qids, 20))
+    lines += ["unstable (values differ among the baseline and its "
+              "replicates) by %s: %s" % (name, first_few(qids, 20))
               for name, qids in unstable]
     for title, regressed, shown in moved:
         lines += ["", title + ":"]
@@ -6495,12 +6555,14 @@ def _group_footnotes(*results):
     blocks = [block for r in results for block in r["groups"].values()]
     lines = []
     if any(block["small"] for block in blocks):
-        lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding (still gated)"
+        lines.append("(few): fewer than %d queries, a mean closer to noise than to a "
+                     "finding (still gated)"
                      % SMALL_GROUP)
     if any("comparison" in block for block in blocks):
         lines.append(_change_note("groups"))
     if any(block.get("no_answer_queries") for block in blocks):
-        lines.append("queries: those with an answer; a group's questions without one count in Abstain alone")
+        lines.append("queries: those with an answer; a group's questions without one count "
+                     "in Abstain alone")
     return lines
 
 
@@ -6583,7 +6645,8 @@ def _md_changes(result, worst):
     lost, unstable, moved, histograms = changes(result, worst)
     lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
         _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
-    lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not gated per query): %s"
+    lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not "
+              "gated per query): %s"
               % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
     for title, regressed, shown in moved:
         header = ["measure", "query", "baseline", "candidate", "delta"] + (
@@ -6745,7 +6808,8 @@ def _runs_footnotes(results):
     unanswered = {name: r["no_answer_queries"] for name, r in results.items() if "no_answer_queries" in r}
     if unanswered:
         counts = set(unanswered.values())
-        lines.append("queries: those with an answer; those without one, which only Abstain scores: %s" % (
+        lines.append("queries: those with an answer; those without one, which only "
+                     "Abstain scores: %s" % (
             counts.pop() if len(counts) == 1 else ", ".join("%s %d" % kv for kv in unanswered.items())))
     return lines
 
@@ -6842,8 +6906,9 @@ def unjudged_notes(block):
     lines += ["the baseline's, if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
         name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["baseline"].items())
               ] if block.get("baseline") else []
-    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the candidate's top k "
-              "(%s): label them before calling it a regression" % (len(m["queries"]), m["changed"], name,
+    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged "
+              "documents in the candidate's top k (%s): label them before calling "
+              "it a regression" % (len(m["queries"]), m["changed"], name,
                                                                    first_few(m["queries"]))
               for name, m in block.get("marked", {}).items() if m["queries"]]
     return lines + ["--unjudged-bounds does not bound %s: %s" % kv for kv in block.get("not_bounded", {}).items()]
@@ -6898,14 +6963,16 @@ def power_lines(block, flag, what=""):
     lines = []
     for name, p in block.items():
         if p["mde"] is None:
-            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
+            lines.append(("note", "power: %s%s: fewer than 2 queries, "
+                                  "nothing to say" % (what, name)))
             continue
         # (the limit as given, the queries it needs)
         gate = next(iter(p.get("queries_for", {}).items()), None)
         need = "" if not gate else " (%s %s would need %d queries)" % (flag, *gate) if gate[1] is not None else (
             "; more queries make a sum's change larger, not easier to see" if "of" in p else
             "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0]))
-        lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d queries, sd %s%s%s" % (
+        lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d "
+                              "queries, sd %s%s%s" % (
             what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4),
             " in its sum" * ("of" in p), p["n"], _number(p["sd"], 4),
             "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
@@ -6929,7 +6996,8 @@ def breach_text(b):
     the baseline's replicates); under --gate-on interval, the interval that lies past it."""
     allowed = "%s %s" % (b["gate"], b["limit"])
     if b["gate"] in ("--min-mean", "--min-query"):
-        rule = ("below " + allowed if b.get("gate_on") is None else "--gate-on %s cannot decide on %s, and fails: %s"
+        rule = ("below " + allowed if b.get("gate_on") is None else
+                "--gate-on %s cannot decide on %s, and fails: %s"
                 % (b["gate_on"], n_queries(b["queries"]), allowed) if b["queries"] < 2 else "95%% CI [%s, %s] %s %s" % (
                     _number(b["ci95"][0], 4), _number(b["ci95"][1], 4), "lies below" if b["gate_on"] == "interval"
                     else "does not lie at or above", allowed))
@@ -7058,9 +7126,9 @@ def format_svg(runs, drawn, labels):
             "; then each query's change from the baseline, sorted, losses in red, gains in green"
             if "baseline_per_query" in first else ""))
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
-            'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n'
-            '<title id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" fill="white"/>\n'
-            '<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
+            'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n<title '
+            'id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" '
+            'fill="white"/>\n<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
             % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, shown))
     return head + "".join(parts) + "</svg>\n"
 
@@ -7111,18 +7179,21 @@ def _curve_panel(label, series, top):
     spread = math.log if ks[-1] > PLOT_POINTS else float
     x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
-    out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over queries</text>\n'
+    out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over '
+           'queries</text>\n'
            % (_xml(label), _LEFT, top - 10, _xml(label))]
     for i in range(5):
         v = low + (high - low) * i / 4
         out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
                    'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
     for k in _k_ticks(ks[-1]):
-        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
+        out.append('<text x="%.1f" y="%d" '
+                   'text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
                % (_LEFT + width / 2, top + _PANEL + 34))
     for i, (name, short, points, colour) in enumerate(series):
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>\n'
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" '
+                   'points="%s"><title>%s</title></polyline>\n'
                    % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
         out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
                    '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
@@ -7540,7 +7611,8 @@ def check_output_path(flag, path):
         raise EvalError("%s '' is empty: give a file name%s" % (flag, (
             " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
     if path in STDIN_NAMES:
-        raise EvalError("%s %s: standard output holds the main output; give %s a file" % (flag, path, flag))
+        raise EvalError("%s %s: standard output holds the main output; "
+                        "give %s a file" % (flag, path, flag))
     folder = os.path.dirname(os.path.abspath(path))
     problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
                "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
@@ -7559,8 +7631,8 @@ def main(argv=None):
     except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
         with contextlib.suppress(AttributeError, OSError, ValueError):
             traceback.print_exc()
-        _say("internal error: this is a bug of %s %s, not a problem with your input: please report it with "
-             "the traceback above and the command line" % (PROG, __version__))
+        _say("internal error: this is a bug of %s %s, not a problem with your input: please "
+             "report it with the traceback above and the command line" % (PROG, __version__))
         return 70
 
 
@@ -7697,7 +7769,8 @@ def compute(config, seed_mode=False):
     runs {"runs": {name: result}}, Holm's correction over all of them."""
     plan = make_plan(config)
     if plan.curves and not curve_specs(plan.specs) and not plan.opts.agree:
-        raise EvalError("--plot draws measures over k, and %s have no cutoff: add one, such as R@10"
+        raise EvalError("--plot draws measures over k, and %s have no cutoff: add "
+                        "one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
     if config.clusters is not None:
