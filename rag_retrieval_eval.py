@@ -5111,10 +5111,21 @@ def no_answer_lines(lines, source):
 Known = namedtuple("Known", "truth opts wanted", defaults=(Truth(None), Reading(), None))
 
 
+class Value(str):
+    """A library call's JSON-shaped input where the command line has a file name: the name its
+    messages give it ("qrels", "runs.a"), which is the string itself, and the value (obj)."""
+    def __new__(cls, name, obj):
+        value = super().__new__(cls, name)
+        value.obj = obj
+        return value
+
+
 def load(path, role, known=Known(), kinds=None):
-    """What a file gives for a role: the method of its reader in READERS (see Role) for the
-    kind of file sniff finds; kinds, a list, gets that kind."""
+    """What a file, or a library call's Value, gives for a role: the method of its reader in
+    READERS (see Role) for the kind of file sniff finds; kinds, a list, gets that kind."""
     source, reader = place(path), READERS[role]
+    if isinstance(path, Value):
+        return reader.value(path.obj, source, known)
     with open_input(path) as stream:
         kind = sniff(stream, source)
         if kinds is not None:
@@ -5122,7 +5133,8 @@ def load(path, role, known=Known(), kinds=None):
         if kind == "text" and reader.lines:
             return reader.lines(stream, source, known)
         if kind == "json lines" and reader.records:
-            return reader.records(json_line_objects(_read_lines(stream, source), source), source, known)
+            objects = json_line_objects(_read_lines(stream, source), source)
+            return reader.records(objects, source, known)
         text = read_json_text(stream, source)
     return reader.json(text, source, known)
 
@@ -5136,23 +5148,42 @@ def check_fields_read(fields, kinds):
 
 
 class Role:
-    """The reader of a role's files: a function for each kind of file sniff tells apart, each
-    of one signature (a text stream, JSON Lines records or JSON text; the file's place; Known).
-    None: that kind is read as JSON, which says what is wrong with it."""
+    """The reader of a role's inputs: a function for each kind of file sniff tells apart, each
+    of one signature (a text stream, JSON Lines records or JSON text; the file's place; Known),
+    None where that kind is read as JSON, which says what is wrong with it; and value, which
+    reads a library call's JSON-shaped value (the value; the name its messages give it; Known)
+    into what the file's reader returns."""
     lines = records = None
 
 
+def merged_labels(files):
+    """The labels of several files [(place, {qid: {doc: grade}})], merged; a (query, document)
+    labeled in two of them is refused, naming both."""
+    if len(files) == 1:
+        return files[0][1]
+    merged, first = {}, {}
+    for where, labels in files:
+        for qid, grades in labels.items():
+            for doc, grade in grades.items():
+                if doc in merged.setdefault(qid, {}):
+                    fail(where, "document %s is labeled in %s already: label it once"
+                         % (show(doc), first[qid, doc]), qid)
+                merged[qid][doc], first[qid, doc] = grade, where
+    return merged
+
+
 class Labels(Role):
-    """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ..., "keys": ...} as far as records or a
-    fixture give them)."""
+    """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ..., "keys": ...} as far as records
+    or a fixture give them)."""
     def lines(stream, source, known):
         return fold_labels(read_trec_qrels(stream, source), known.opts.separator, source), {}
 
     def records(records, source, known):
-        labels, extras = records_labels(records, source, known.opts, known.truth.no_answer)
+        opts = known.opts
+        labels, extras = records_labels(records, source, opts, known.truth.no_answer)
         if "evidence" in extras:
-            extras["evidence"] = fold_evidence(extras["evidence"], known.opts.separator, source)
-        return fold_labels(labels, known.opts.separator, source), extras
+            extras["evidence"] = fold_evidence(extras["evidence"], opts.separator, source)
+        return fold_labels(labels, opts.separator, source), extras
 
     def json(text, source, known):
         """Records, a fixture (or part of one), LlamaIndex's dataset or labels {qid: labels}."""
@@ -5163,8 +5194,8 @@ class Labels(Role):
         if kind == "fixture":
             labels, root = fixture_part(obj, "qrels", source)
             if "evidence" in obj:
-                extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
-                                                   opts.separator, source)
+                evidence = evidence_from_json(obj["evidence"], source, "evidence", opts.match)
+                extras["evidence"] = fold_evidence(evidence, opts.separator, source)
             if "no_answer" in obj:
                 extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
         elif kind == "llamaindex":
@@ -5172,11 +5203,21 @@ class Labels(Role):
             labels, root = obj["relevant_docs"], "relevant_docs"
         else:
             labels, root = obj, ""
-        return fold_labels(qrels_from_json(labels, source, root, known.opts.match), opts.separator, source), extras
+        labels = qrels_from_json(labels, source, root, opts.match)
+        return fold_labels(labels, opts.separator, source), extras
+
+    def value(obj, name, known):
+        """Labels {qid: labels}, or a list of them, merged."""
+        if not isinstance(obj, list):
+            labels = qrels_from_json(obj, None, name, known.opts.match)
+            return fold_labels(labels, known.opts.separator, name), {}
+        names = ["%s[%d]" % (name, i) for i in range(len(obj))]
+        return merged_labels([(at, Labels.value(one, at, known)[0]) for at, one in zip(names, obj)]), {}
 
 
 class Run(Role):
-    """(Its own labels or None, {qid: Ranking or None}, extras) of a run, or of a FIXTURE (Fixture)."""
+    """(Its own labels or None, {qid: Ranking or None}, extras) of a run, or of a FIXTURE
+    (Fixture)."""
     def lines(stream, source, known):
         return None, judged_trec_run(stream, source, known.truth, known.opts), {}
 
@@ -5185,6 +5226,14 @@ class Run(Role):
 
     def json(text, source, known):
         return json_rankings(text, source, known.truth, known.opts)
+
+    def value(obj, name, known):
+        """{qid: [doc, ...]} or {qid: {doc: score}}; a saved result stands for a baseline's run."""
+        if is_saved(obj):
+            return None, Saved(obj, name), {}
+        opts = known.opts
+        rankings = rankings_from_json(obj, None, name, opts.duplicates, opts.match)
+        return None, judge_run(rankings, known.truth, opts, None, name), {}
 
 
 class Fixture(Run):
@@ -5197,11 +5246,11 @@ class RunForms(Role):
         return _json_forms(read_trec_run(stream, source))
 
     def records(records, source, known):
-        rankings = {}
-        for where, qid, found in json_records(list(records), known.opts.fields):
+        rankings, opts = {}, known.opts
+        for where, qid, found in json_records(list(records), opts.fields):
             if "retrieved" in found:
-                docids, scores = record_ids(found, "retrieved", where, qid,
-                                            Values(check_score, "scores", None, known.opts.match))
+                values = Values(check_score, "scores", None, opts.match)
+                docids, scores = record_ids(found, "retrieved", where, qid, values)
                 if "scores" in found:
                     scores = record_scores(found["scores"], docids, scores, where, qid)
                 rankings[qid] = docids, scores
@@ -5223,14 +5272,17 @@ def _json_forms(rankings):
 class Evidence(Role):
     """{qid: evidence sets}, folded as labels are."""
     def lines(stream, source, known):
-        return fold_evidence(evidence_from_lines(text_lines(stream, source), source), known.opts.separator, source)
+        evidence = evidence_from_lines(text_lines(stream, source), source)
+        return fold_evidence(evidence, known.opts.separator, source)
 
     def records(records, source, known):
         opts = known.opts
-        evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid, opts.match)
+        evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid,
+                                        opts.match)
                     for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
         if not evidence:
-            nothing_in(source, "evidence", "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
+            fields = (opts.fields or JSONL_FIELDS)["evidence"]
+            nothing_in(source, "evidence", "no record has " + " or ".join(fields))
         return fold_evidence(evidence, opts.separator, source)
 
     def json(text, source, known):
@@ -5239,18 +5291,28 @@ class Evidence(Role):
             return Evidence.records(records_in(obj, source), source, known)
         if kind == "fixture" and "evidence" not in obj:
             fail(source, 'a fixture without "evidence": give a file of evidence sets')
-        inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)  # a fixture's
-        return fold_evidence(evidence_from_json(obj["evidence"] if inside else obj, source, "evidence" if inside
-                                                else "", known.opts.match), known.opts.separator, source)
+        # a fixture's
+        inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)
+        obj, root = (obj["evidence"], "evidence") if inside else (obj, "")
+        evidence = evidence_from_json(obj, source, root, known.opts.match)
+        return fold_evidence(evidence, known.opts.separator, source)
+
+    def value(obj, name, known):
+        evidence = evidence_from_json(obj, None, name, known.opts.match)
+        return fold_evidence(evidence, known.opts.separator, name)
 
 
 class Lengths(Role):
-    """({ranked ID: token count} of the IDs wanted, or of all in JSON, the digest of every count)."""
+    """({ranked ID: token count} of the IDs wanted, or of all in JSON, the digest of every
+    count)."""
     def lines(stream, source, known):
         return length_lines(stream, source, known.wanted)
 
     def json(text, source, known):
-        return _digested(lengths_from_json(parse_json(text, source), source))
+        return Lengths.value(parse_json(text, source), source, known)
+
+    def value(obj, name, known):
+        return _digested(lengths_from_json(obj, name))
 
 
 class NoAnswer(Role):
@@ -5261,7 +5323,12 @@ class NoAnswer(Role):
     def json(text, source, known):
         obj = parse_json(text, source)
         inside = isinstance(obj, dict) and "no_answer" in obj
-        return no_answer_from_json(obj["no_answer"] if inside else obj, source, "no_answer" if inside else "")
+        if inside:
+            return no_answer_from_json(obj["no_answer"], source, "no_answer")
+        return no_answer_from_json(obj, source, "")
+
+    def value(obj, name, known):
+        return no_answer_from_json(obj, None, name)
 
 
 class Groups(Role):
@@ -5277,6 +5344,9 @@ class Groups(Role):
             return groups_from_json(obj["groups"], source, "groups")
         return groups_from_json(obj, source, "")
 
+    def value(obj, name, known):
+        return groups_from_json(obj, None, name)
+
 
 class Clusters(Role):
     """{cluster: [qid, ...]}."""
@@ -5286,9 +5356,13 @@ class Clusters(Role):
     def json(text, source, known):
         return groups_from_json(json_value(text, source)[1], source, "", "cluster")
 
+    def value(obj, name, known):
+        return groups_from_json(obj, None, name, "cluster")
 
-READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms, "evidence": Evidence,
-           "lengths": Lengths, "no_answer": NoAnswer, "groups": Groups, "clusters": Clusters}
+
+READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
+           "evidence": Evidence, "lengths": Lengths, "no_answer": NoAnswer, "groups": Groups,
+           "clusters": Clusters}
 
 
 def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
@@ -5550,38 +5624,57 @@ Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result dedupli
 Inputs = namedtuple("Inputs", "truth runs baseline groups")
 
 
-def load_inputs(plan, seed_mode=False):
-    """The Inputs of the files the plan's Config names: what is true of the queries first
-    (load_truth), then each run, reduced to its judged ranks as it is read.  In seed mode a
-    fixture's "groups" and "no_answer" are ignored, as the seed script ignored every other key."""
+# How a refusal names a saved result and the options that take one: on the command line
+# (flag "--"), and in a library call (flag "": its keywords).
+SAVED_RESULT = {"--": ("a result this tool saved", "--baseline or --replicate"),
+                "": ("a saved result", "baseline or replicates")}
+
+
+def load_inputs(plan, seed_mode=False, flag="--"):
+    """The Inputs of the files (or a library call's Values) the plan's Config names: what is
+    true of the queries first (load_truth), then each run, reduced to its judged ranks as it is
+    read; flag: see load_truth.  In seed mode a fixture's "groups" and "no_answer" are ignored,
+    as the seed script ignored every other key."""
     config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
     fixture, groups, baseline, lengths = config.fixture, config.groups, config.baseline, config.lengths
-    truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds)
-    inline = None if "groups" not in extras or seed_mode else groups_from_json(extras["groups"], place(fixture),
-                                                                               "groups")
+    truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds, flag)
+    inline = None
+    if "groups" in extras and not seed_mode:
+        inline = groups_from_json(extras["groups"], place(fixture), "groups")
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = inline if groups is None else load(groups, "groups")
-    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path))) for path in config.run or ()]
+    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path)))
+               for path in config.run or ()]
     for path, ranked, _ in loaded:
         if isinstance(ranked, Saved):
-            fail(place(path), "a result this tool saved stands for a baseline's run (--baseline "
-                              "or --replicate), not for a candidate's: score its run")
+            fail(place(path), "%s stands for a baseline's run (%s), not for a candidate's: score "
+                              "its run" % SAVED_RESULT[flag])
     if baseline is not None:
         first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence or ""),
                 "evidence": place(config.evidence or fixture or first or "")}
-        baseline = Approved(load_run(baseline, truth, opts, ("the baseline's", ours), kinds), place(baseline), [
-            (load_run(path, truth, opts, ("the replicate's", ours), kinds), path) for path in config.replicate or ()],
-            [])
+        ranked = load_run(baseline, truth, opts, ("the baseline's", ours), kinds)
+        approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
+                    for path in config.replicate or ()]
+        baseline = Approved(ranked, place(baseline), approved, [])
     check_fields_read(opts.fields, kinds)
     known = known_queries(plan, truth, loaded, baseline)
     groups = check_groups(groups, known, config.max_group_drop)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
-        truth = truth._replace(counts_digest=weigh_later([ranked for _, ranked, _ in loaded] + [
-            r for r in approved if not isinstance(r, Saved)], truth, opts, lengths))
+        maps = [ranked for _, ranked, _ in loaded] + [r for r in approved if not isinstance(r, Saved)]
+        truth = truth._replace(counts_digest=weigh_later(maps, truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
+
+
+def with_clusters(plan, inputs):
+    """The Plan with the clusters {qid: cluster} the Config names, each of a known query (see
+    known_queries)."""
+    if plan.config.clusters is None:
+        return plan
+    known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
+    return plan._replace(clusters=check_clusters(load(plan.config.clusters, "clusters"), known))
 
 
 def known_queries(plan, truth, loaded, baseline):
@@ -5603,62 +5696,69 @@ def no_labels(specs, flag="--qrels"):
     return {}
 
 
-def merged_labels(files):
-    """The labels of several files [(place, {qid: {doc: grade}})], merged; a (query, document) labeled
-    in two of them is refused, naming both."""
-    if len(files) == 1:
-        return files[0][1]
-    merged, first = {}, {}
-    for where, labels in files:
-        for qid, grades in labels.items():
-            for doc, grade in grades.items():
-                if doc in merged.setdefault(qid, {}):
-                    fail(where, "document %s is labeled in %s already: label it once" % (show(doc), first[qid, doc]),
-                         qid)
-                merged[qid][doc], first[qid, doc] = grade, where
-    return merged
-
-
-def load_truth(plan, seed_mode, kinds):
+def load_truth(plan, seed_mode, kinds, flag="--"):
     """(Truth, the Reading the rankings are read with, [the fixture's run] or [], the fixture's
-    other members, the labels' file) of the files the plan's Config names: the labels (or
+    other members, the labels' file) of the inputs the plan's Config names: the labels (or
     evidence sets standing in), evidence sets, token counts and the queries without an answer
-    (labeled with nothing, so that their rankings are read), checked against one another."""
+    (labeled with nothing, so that their rankings are read), checked against one another.
+    flag: how a message names an option: "--" (--qrels), or "" a library call's keyword."""
     config, opts = plan.config, plan.opts._replace(seed_mode=seed_mode)
-    fixture, qrels, evidence, lengths, no_answer = (config.fixture, config.qrels, config.evidence, config.lengths,
-                                                    config.no_answer)
-    truth = Truth(None, None, None if lengths is None else LATER, {} if no_answer is None else dict.fromkeys(
-        load(no_answer, "no_answer"), "--no-answer %s" % place(no_answer)))
+    fixture, qrels, evidence, no_answer = config.fixture, config.qrels, config.evidence, config.no_answer
+    truth, loaded = Truth(None, None, None if config.lengths is None else LATER, {}), []
+    if no_answer is not None:
+        unanswered = load(no_answer, "no_answer")
+        truth = truth._replace(no_answer=dict.fromkeys(unanswered, "--no-answer %s" % place(no_answer)))
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
-    loaded, where = [], fixture or (qrels and qrels[0]) or evidence or ""  # "": no labels (agreement only)
+    # "": no labels (agreement only)
+    where = fixture or (qrels and qrels[0]) or evidence or ""
     if fixture is not None:
         labels, ranked, extras = load(fixture, "fixture", Known(truth, opts), kinds)
         loaded = [(fixture, ranked, (place(fixture), place(fixture)))]
-    elif qrels is None:  # the evidence sets stand in for the labels; or none, for agreement measures only
-        labels, extras = no_labels(plan.specs) if evidence is None else evidence_labels_of(truth.evidence), {}
-    else:
-        labels, extras = load(qrels[0], "labels", Known(truth, opts), kinds)
-        for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
-            if extras.get(key) and getattr(truth, key):
-                given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
-        labels = merged_labels([(place(qrels[0]), labels)] + [
-            (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]])
+    elif qrels is not None:
+        labels, extras = label_files(qrels, truth, opts, kinds)
+    elif evidence is not None:  # the evidence sets stand in for the labels
+        labels, extras = evidence_labels_of(truth.evidence), {}
+    else:  # for agreement measures only
+        labels, extras = no_labels(plan.specs, flag + "qrels"), {}
     if not seed_mode and extras.get("no_answer"):
         truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
     truth = with_empty_labels(truth, labels, config.empty_labels)
     labels = with_no_answer(labels, truth.no_answer)
     truth = truth._replace(labels=labels, evidence=extras.get("evidence") or truth.evidence)
-    check_no_answer(truth.no_answer, labels, opts.level, place(no_answer or where))
-    check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer),
-                          place(evidence or where), extras.get("keys"))
-    if "keys" in extras and not truth.no_answer and any(MEASURES[s.base].domain == UNANSWERABLE for s in plan.specs):
-        empty = [q for q, grades in labels.items() if not grades]  # the records' empty labels: unanswered?
-        fail(place(where), "Abstain needs questions without an answer, and no record says \"answerable\": false%s"
-             % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
+    check_truth(plan, truth, extras, where)
     own_labels = qrels is not None or fixture is not None and not extras.get("stand_in")
-    check_inputs_used(plan.specs, lengths, evidence, own_labels)
+    check_inputs_used(plan.specs, config.lengths, evidence, own_labels, flag)
     return truth, opts, loaded, extras, where
+
+
+def label_files(qrels, truth, opts, kinds):
+    """(labels, extras) of the --qrels files, merged; the first one's records may give evidence
+    sets and the queries without an answer, unless another input gives them."""
+    labels, extras = load(qrels[0], "labels", Known(truth, opts), kinds)
+    for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
+        if extras.get(key) and getattr(truth, key):
+            given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
+    more = [(place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]]
+    return merged_labels([(place(qrels[0]), labels)] + more), extras
+
+
+def check_truth(plan, truth, extras, where):
+    """Refuse labels, evidence sets and queries without an answer that contradict one another or
+    the measures (extras["keys"]: the first record's, when the labels came from records)."""
+    config, labels, no_answer = plan.config, truth.labels, truth.no_answer
+    check_no_answer(no_answer, labels, plan.opts.level, place(config.no_answer or where))
+    check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, no_answer),
+                          place(config.evidence or where), extras.get("keys"))
+    abstains = any(MEASURES[s.base].domain == UNANSWERABLE for s in plan.specs)
+    if "keys" in extras and not no_answer and abstains:
+        # the records' empty labels: unanswered?
+        empty = [q for q, grades in labels.items() if not grades]
+        hint = _role_hint(extras["keys"], "answerable")
+        if empty:
+            hint = ": " + say_no_answer(empty)
+        fail(place(where), "Abstain needs questions without an answer, and no record says "
+                           "\"answerable\": false%s" % hint)
 
 
 def evaluate_runs(plan, inputs):
@@ -6214,61 +6314,37 @@ def _path(path):
 
 
 def _library_call(keywords, runs, root=""):
-    """{name: result} of a library call's JSON-shaped runs {name: run}; keywords: its own, as given
-    (its locals(): the labels, the baseline JSON or None, the other inputs and the options)."""
-    config = configure({n: v for n, v in keywords.items() if n not in ("run", "runs", "candidate")}, keywords=True)
-    plan, replicates, baseline = make_plan(config), config.replicate, config.baseline
+    """{name: result} of a library call's JSON-shaped runs {name: run}, read and evaluated as
+    the command line's files are; keywords: its own, as given (its locals(): the labels, the
+    baseline JSON or None, the other inputs and the options)."""
+    config = configure({n: v for n, v in keywords.items() if n not in ("run", "runs", "candidate")},
+                       keywords=True)
+    plan, replicates = make_plan(config), config.replicate
     if replicates is not None and not isinstance(replicates, (list, tuple)):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
-    own = next((i for i, r in enumerate(replicates or ()) for run in runs.values() if r is run), None)
+    own = next((i for i, r in enumerate(replicates or ()) for run in runs.values() if r is run),
+               None)
     if own is not None:
         raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run "
                         "of the baseline's configuration, and the candidate's would pass its "
                         "change as noise" % own)
     check_options(config)
-    truth, opts = _library_truth(plan), plan.opts
-
-    def judged(run, name):
-        if is_saved(run):  # a saved result stands for a baseline's run
-            return Saved(run, name)
-        return judge_run(rankings_from_json(run, None, name, opts.duplicates, opts.match), truth, opts, None, name)
-    loaded = [(name, judged(run, root + name), ("qrels", root + name)) for name, run in runs.items()]
-    for name, ranked, _ in loaded:
-        if isinstance(ranked, Saved):
-            raise EvalError("%s%s: a saved result stands for a baseline's run (baseline or "
-                            "replicates), not for a candidate's: score its run" % (root, name))
-    if baseline is not None:
-        names = ["replicates[%d]" % i for i in range(len(replicates or ()))]
-        baseline = Approved(judged(baseline, "baseline"), "baseline",
-                            [(judged(run, name), name) for name, run in zip(names, replicates or ())], [])
-    known, groups = known_queries(plan, truth, loaded, baseline), config.groups
-    groups = check_groups(None if groups is None else groups_from_json(groups, None, "groups"),
-                          known, config.max_group_drop)
-    if config.clusters is not None:
-        clusters = groups_from_json(config.clusters, None, "clusters", "cluster")
-        plan = plan._replace(clusters=check_clusters(clusters, known))
-    return evaluate_runs(plan, Inputs(truth, loaded, baseline, groups))
+    plan = plan._replace(config=_named_inputs(config, runs, root))
+    inputs = load_inputs(plan, flag="")
+    results = evaluate_runs(with_clusters(plan, inputs), inputs)
+    return {name: results[root + name] for name in runs}
 
 
-def _library_truth(plan):
-    """The Truth of a library call's JSON: as load_truth, for objects."""
-    qrels, evidence, lengths, no_answer = plan.config.qrels, plan.config.evidence, plan.config.lengths, \
-        plan.config.no_answer
-    truth = Truth(None, evidence if evidence is None else fold_evidence(
-        evidence_from_json(evidence, None, "evidence", plan.opts.match), plan.opts.separator, "evidence"),
-        lengths if lengths is None else lengths_from_json(lengths, "lengths"),
-        dict.fromkeys(() if no_answer is None else no_answer_from_json(no_answer, None, "no_answer")))
-    labels = ((no_labels(plan.specs, "qrels") if evidence is None else evidence_labels_of(truth.evidence))
-              if qrels is None else
-              merged_labels([(root, fold_labels(qrels_from_json(labels, None, root, plan.opts.match),
-                                                plan.opts.separator, root)) for root, labels in (
-                  [("qrels[%d]" % i, q) for i, q in enumerate(qrels)] if isinstance(qrels, list) else [("qrels", qrels)])]))
-    truth = with_empty_labels(truth, labels, plan.config.empty_labels)
-    labels = with_no_answer(labels, truth.no_answer)
-    check_no_answer(truth.no_answer, labels, plan.opts.level, "no_answer")
-    check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, truth.no_answer), "evidence")
-    check_inputs_used(plan.specs, lengths, evidence, qrels is not None, "")
-    return truth._replace(labels=labels)
+def _named_inputs(config, runs, root):
+    """The Config of a library call whose inputs are Values where the command line's are file
+    names, each under the name its messages give it."""
+    files = {o.name: Value(o.name, getattr(config, o.name)) for o in OPTIONS
+             if o.stage == "input" and o.kind == "file" and getattr(config, o.name) is not None}
+    replicates = config.replicate and [Value("replicates[%d]" % i, run)
+                                       for i, run in enumerate(config.replicate)]
+    qrels = None if config.qrels is None else [Value("qrels", config.qrels)]
+    runs = [Value(root + name, run) for name, run in runs.items()]
+    return config._replace(qrels=qrels, run=runs, replicate=replicates, **files)
 
 
 # === Output ===
@@ -7773,9 +7849,7 @@ def compute(config, seed_mode=False):
                         "one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
-    if config.clusters is not None:
-        known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
-        plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
+    plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs)
     for name, result in results.items():  # the files as given, by role; of the runs, this one
         result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
