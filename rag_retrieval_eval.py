@@ -5121,9 +5121,16 @@ class Value(str):
 
 
 def load(path, role, known=Known(), kinds=None):
-    """What a file, or a library call's Value, gives for a role: the method of its reader in
-    READERS (see Role) for the kind of file sniff finds; kinds, a list, gets that kind."""
-    source, reader = place(path), READERS[role]
+    """What a file, or a library call's Value, gives for a role: what its reader in READERS
+    reads of it (see read_input), cut at the chunk separator (see Role.fold)."""
+    reader = READERS[role]
+    return reader.fold(read_input(path, reader, known, kinds), known.opts.separator, place(path))
+
+
+def read_input(path, reader, known, kinds=None):
+    """What a reader (a Role) reads of a file, by the kind of file sniff finds, or of a library
+    call's Value; kinds, a list, gets the file's kind."""
+    source = place(path)
     if isinstance(path, Value):
         return reader.value(path.obj, source, known)
     with open_input(path) as stream:
@@ -5152,8 +5159,12 @@ class Role:
     of one signature (a text stream, JSON Lines records or JSON text; the file's place; Known),
     None where that kind is read as JSON, which says what is wrong with it; and value, which
     reads a library call's JSON-shaped value (the value; the name its messages give it; Known)
-    into what the file's reader returns."""
+    into what the file's reader returns; fold cuts the IDs of what was read at the chunk separator
+    (what was read, the separator, the input's place), as labels are (see fold_labels)."""
     lines = records = None
+
+    def fold(read, separator, source):
+        return read
 
 
 def merged_labels(files):
@@ -5176,14 +5187,10 @@ class Labels(Role):
     """({qid: {doc: grade}}, {"evidence": ..., "no_answer": ..., "keys": ...} as far as records
     or a fixture give them)."""
     def lines(stream, source, known):
-        return fold_labels(read_trec_qrels(stream, source), known.opts.separator, source), {}
+        return read_trec_qrels(stream, source), {}
 
     def records(records, source, known):
-        opts = known.opts
-        labels, extras = records_labels(records, source, opts, known.truth.no_answer)
-        if "evidence" in extras:
-            extras["evidence"] = fold_evidence(extras["evidence"], opts.separator, source)
-        return fold_labels(labels, opts.separator, source), extras
+        return records_labels(records, source, known.opts, known.truth.no_answer)
 
     def json(text, source, known):
         """Records, a fixture (or part of one), LlamaIndex's dataset or labels {qid: labels}."""
@@ -5194,8 +5201,8 @@ class Labels(Role):
         if kind == "fixture":
             labels, root = fixture_part(obj, "qrels", source)
             if "evidence" in obj:
-                evidence = evidence_from_json(obj["evidence"], source, "evidence", opts.match)
-                extras["evidence"] = fold_evidence(evidence, opts.separator, source)
+                extras["evidence"] = evidence_from_json(obj["evidence"], source, "evidence",
+                                                        opts.match)
             if "no_answer" in obj:
                 extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
         elif kind == "llamaindex":
@@ -5203,16 +5210,21 @@ class Labels(Role):
             labels, root = obj["relevant_docs"], "relevant_docs"
         else:
             labels, root = obj, ""
-        labels = qrels_from_json(labels, source, root, opts.match)
-        return fold_labels(labels, opts.separator, source), extras
+        return qrels_from_json(labels, source, root, opts.match), extras
 
     def value(obj, name, known):
-        """Labels {qid: labels}, or a list of them, merged."""
+        """Labels {qid: labels}, or a list of them, each folded, then merged."""
         if not isinstance(obj, list):
-            labels = qrels_from_json(obj, None, name, known.opts.match)
-            return fold_labels(labels, known.opts.separator, name), {}
+            return qrels_from_json(obj, None, name, known.opts.match), {}
         names = ["%s[%d]" % (name, i) for i in range(len(obj))]
-        return merged_labels([(at, Labels.value(one, at, known)[0]) for at, one in zip(names, obj)]), {}
+        return merged_labels([(at, load(Value(at, one), "labels", known)[0])
+                              for at, one in zip(names, obj)]), {}
+
+    def fold(read, separator, source):
+        labels, extras = read
+        if "evidence" in extras:
+            extras["evidence"] = fold_evidence(extras["evidence"], separator, source)
+        return fold_labels(labels, separator, source), extras
 
 
 class Run(Role):
@@ -5231,9 +5243,9 @@ class Run(Role):
         """{qid: [doc, ...]} or {qid: {doc: score}}; a saved result stands for a baseline's run."""
         if is_saved(obj):
             return None, Saved(obj, name), {}
-        opts = known.opts
-        rankings = rankings_from_json(obj, None, name, opts.duplicates, opts.match)
-        return None, judge_run(rankings, known.truth, opts, None, name), {}
+        return None, judge_run(rankings_from_json(obj, None, name, known.opts.duplicates,
+                                                  known.opts.match), known.truth, known.opts,
+                               None, name), {}
 
 
 class Fixture(Run):
@@ -5272,8 +5284,7 @@ def _json_forms(rankings):
 class Evidence(Role):
     """{qid: evidence sets}, folded as labels are."""
     def lines(stream, source, known):
-        evidence = evidence_from_lines(text_lines(stream, source), source)
-        return fold_evidence(evidence, known.opts.separator, source)
+        return evidence_from_lines(text_lines(stream, source), source)
 
     def records(records, source, known):
         opts = known.opts
@@ -5281,9 +5292,9 @@ class Evidence(Role):
                                         opts.match)
                     for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
         if not evidence:
-            fields = (opts.fields or JSONL_FIELDS)["evidence"]
-            nothing_in(source, "evidence", "no record has " + " or ".join(fields))
-        return fold_evidence(evidence, opts.separator, source)
+            nothing_in(source, "evidence",
+                       "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
+        return evidence
 
     def json(text, source, known):
         kind, obj = json_value(text, source, known.opts.fields)
@@ -5293,13 +5304,13 @@ class Evidence(Role):
             fail(source, 'a fixture without "evidence": give a file of evidence sets')
         # a fixture's
         inside = isinstance(obj, dict) and isinstance(obj.get("evidence"), dict)
-        obj, root = (obj["evidence"], "evidence") if inside else (obj, "")
-        evidence = evidence_from_json(obj, source, root, known.opts.match)
-        return fold_evidence(evidence, known.opts.separator, source)
+        return evidence_from_json(obj["evidence"] if inside else obj, source,
+                                  "evidence" if inside else "", known.opts.match)
 
     def value(obj, name, known):
-        evidence = evidence_from_json(obj, None, name, known.opts.match)
-        return fold_evidence(evidence, known.opts.separator, name)
+        return evidence_from_json(obj, None, name, known.opts.match)
+
+    fold = fold_evidence
 
 
 class Lengths(Role):
@@ -5323,9 +5334,8 @@ class NoAnswer(Role):
     def json(text, source, known):
         obj = parse_json(text, source)
         inside = isinstance(obj, dict) and "no_answer" in obj
-        if inside:
-            return no_answer_from_json(obj["no_answer"], source, "no_answer")
-        return no_answer_from_json(obj, source, "")
+        return no_answer_from_json(obj["no_answer"] if inside else obj, source,
+                                   "no_answer" if inside else "")
 
     def value(obj, name, known):
         return no_answer_from_json(obj, None, name)
@@ -5706,8 +5716,8 @@ def load_truth(plan, seed_mode, kinds, flag="--"):
     fixture, qrels, evidence, no_answer = config.fixture, config.qrels, config.evidence, config.no_answer
     truth, loaded = Truth(None, None, None if config.lengths is None else LATER, {}), []
     if no_answer is not None:
-        unanswered = load(no_answer, "no_answer")
-        truth = truth._replace(no_answer=dict.fromkeys(unanswered, "--no-answer %s" % place(no_answer)))
+        truth = truth._replace(no_answer=dict.fromkeys(load(no_answer, "no_answer"),
+                                                       "--no-answer %s" % place(no_answer)))
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
     # "": no labels (agreement only)
@@ -5739,8 +5749,8 @@ def label_files(qrels, truth, opts, kinds):
     for key, flag in (("evidence", "--evidence"), ("no_answer", "--no-answer")):
         if extras.get(key) and getattr(truth, key):
             given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
-    more = [(place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]]
-    return merged_labels([(place(qrels[0]), labels)] + more), extras
+    return merged_labels([(place(qrels[0]), labels)] + [
+        (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]]), extras
 
 
 def check_truth(plan, truth, extras, where):
@@ -5750,15 +5760,13 @@ def check_truth(plan, truth, extras, where):
     check_no_answer(no_answer, labels, plan.opts.level, place(config.no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, no_answer),
                           place(config.evidence or where), extras.get("keys"))
-    abstains = any(MEASURES[s.base].domain == UNANSWERABLE for s in plan.specs)
-    if "keys" in extras and not no_answer and abstains:
+    if "keys" in extras and not no_answer and any(MEASURES[s.base].domain == UNANSWERABLE
+                                                  for s in plan.specs):
         # the records' empty labels: unanswered?
         empty = [q for q, grades in labels.items() if not grades]
-        hint = _role_hint(extras["keys"], "answerable")
-        if empty:
-            hint = ": " + say_no_answer(empty)
         fail(place(where), "Abstain needs questions without an answer, and no record says "
-                           "\"answerable\": false%s" % hint)
+                           "\"answerable\": false%s"
+             % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
 
 
 def evaluate_runs(plan, inputs):
