@@ -3615,7 +3615,8 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def is_json(stream, source):
-    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the stream."""
+    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
+    stream."""
     block, first = b"", True
     while True:
         block = read_bytes(stream, source, BLOCK)
@@ -3752,7 +3753,8 @@ def read_trec_qrels(stream, source):
     BEIR's header, written with tabs, lines are split on tabs only: an ID may hold a space."""
     qrels, first_line, width, tabs = {}, {}, None, False
     for number, line in text_lines(stream, source):
-        cols = [c.strip(" ") for c in line.split("\t")] if tabs and line.strip() else split_columns(line)
+        cols = ([c.strip(" ") for c in line.split("\t")] if tabs and line.strip()
+                else split_columns(line))
         if not cols or cols[0].startswith("#"):
             continue
         if width is None and not tabs and cols == TSV_HEADER:
@@ -3762,11 +3764,14 @@ def read_trec_qrels(stream, source):
         if width is None and len(cols) in QRELS_WIDTHS:
             width, width_line = len(cols), number
         if len(cols) != width:
-            expected = ("tab-separated " * tabs + QRELS_WIDTHS[width] + " as on line %d" % width_line if width
-                        else " or ".join(QRELS_WIDTHS.values()))
-            fail(where, "expected %s, found %d: %s" % (expected, len(cols), show(line.strip(ASCII_SPACE))))
+            expected = ("tab-separated " * tabs + QRELS_WIDTHS[width]
+                        + " as on line %d" % width_line
+                        if width else " or ".join(QRELS_WIDTHS.values()))
+            fail(where, "expected %s, found %d: %s"
+                 % (expected, len(cols), show(line.strip(ASCII_SPACE))))
         if tabs and "" in cols:
-            fail(where, "an empty column in a tab-separated line: %s" % show(line.strip(ASCII_SPACE)))
+            fail(where, "an empty column in a tab-separated line: %s"
+                 % show(line.strip(ASCII_SPACE)))
         qid, doc, grade = (cols[0], cols[2], cols[3]) if width == 4 else cols
         labels = qrels.setdefault(qid, {})
         if doc in labels:
@@ -3851,8 +3856,14 @@ def no_repeated_key(value, where, path=""):
         fail(loc(where, path), "key %s appears twice (%s, then %s): the result was edited; "
                                "score its run again"
              % (show(value.duplicate), show(value.copies[0]), show(value.copies[1])))
-    for key, item in value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ():
-        no_repeated_key(item, where, _join(path, key) if isinstance(key, str) else "%s[%d]" % (path, key))
+    items = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for key, item in items:
+        at = _join(path, key) if isinstance(key, str) else "%s[%d]" % (path, key)
+        no_repeated_key(item, where, at)
 
 
 def parse_json(text, source):
@@ -3872,7 +3883,8 @@ def parse_json(text, source):
 def check_object(obj, where, what, query=None):
     """A JSON object without repeated keys."""
     if not isinstance(obj, dict):
-        fail(where, "expected an object of %s, not %s %s" % (what, type(obj).__name__, show(obj)), query)
+        fail(where, "expected an object of %s, not %s %s"
+             % (what, type(obj).__name__, show(obj)), query)
     if isinstance(obj, _DuplicateKeys):
         fail(where, "key %s appears twice" % show(obj.duplicate), query)
     return obj
@@ -3895,7 +3907,8 @@ def normalized_texts(value, where, qid=None):
     for key in value:
         text = normalized(key) if isinstance(key, str) else key
         if text in texts:
-            fail(where, "texts %s and %s are one text once normalized" % (show(texts[text]), show(key)), qid)
+            fail(where, "texts %s and %s are one text once normalized"
+                 % (show(texts[text]), show(key)), qid)
         texts[text] = key
     return {text: value[key] for text, key in texts.items()}
 
@@ -3921,7 +3934,8 @@ def json_ids(value, where, qid, values):
         return check_ids(value, where, qid, values.duplicates), None
     check_object(value, where, "document IDs to %s" % values.what, qid)
     check = values.check
-    pairs = [(check_id(doc, where, qid), check(v, "%s.%s" % (where, doc), qid)) for doc, v in value.items()]
+    pairs = [(check_id(doc, where, qid), check(v, "%s.%s" % (where, doc), qid))
+             for doc, v in value.items()]
     return [doc for doc, _ in pairs], [v for _, v in pairs]
 
 
@@ -3931,9 +3945,12 @@ def record_ids(found, role, where, qid, values):
     name, value = found[role]
     if isinstance(value, list) and value and isinstance(value[0], dict):
         keys = list(value[0])
-        key = next((k for k, v in value[0].items() if isinstance(v, str)), keys[0] if keys else "KEY")
-        fail(loc(where, "%s[0]" % name), "expected %s, not objects (keys %s): read the key that holds each with "
-             "--fields %s=%s.%s" % ("texts" if values.match != "id" else "IDs", ", ".join(map(show, keys)) or "none", role,
+        key = next((k for k, v in value[0].items() if isinstance(v, str)),
+                   keys[0] if keys else "KEY")
+        fail(loc(where, "%s[0]" % name), "expected %s, not objects (keys %s): read the key that "
+             "holds each with --fields %s=%s.%s"
+             % ("texts" if values.match != "id" else "IDs", ", ".join(map(show, keys)) or "none",
+                role,
                                     name if name.endswith("[]") else name + "[]", key), qid)
     return json_ids(value, loc(where, name), qid, values)
 
@@ -3944,7 +3961,8 @@ def qrels_from_json(obj, source, root, match="id"):
     if not obj:
         nothing_in(loc(source, root), "labels", "the object holds no query")
     values = Values(check_grade, "grades", None, match)
-    return {qid: _labels(*json_query(qid, value, source, root, values)) for qid, value in obj.items()}
+    return {qid: _labels(*json_query(qid, value, source, root, values))
+            for qid, value in obj.items()}
 
 
 def _labels(docs, grades):
@@ -3953,7 +3971,8 @@ def _labels(docs, grades):
 
 
 def rankings_from_json(obj, source, root, duplicates="error", match="id"):
-    """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or {"q": {"d": score}}."""
+    """{qid: (docids, scores or None)} from {"q": ["d", ...]} (list order) or
+    {"q": {"d": score}}."""
     check_object(obj, loc(source, root), "query IDs to rankings")
     values = Values(check_score, "scores", duplicates, match)
     return {qid: json_query(qid, value, source, root, values) for qid, value in obj.items()}
@@ -3973,7 +3992,9 @@ def split_fixture(obj, source, evidence_given=False):
     if missing:
         fail(source, "missing %s: a fixture is {\"qrels\": {...}, \"runs\": {...}}"
              % " and ".join('"%s"' % m for m in missing))
-    return obj.get("qrels"), obj["runs"], {key: obj[key] for key in ("groups", "evidence", "no_answer") if key in obj}
+    return obj.get("qrels"), obj["runs"], {key: obj[key]
+                                           for key in ("groups", "evidence", "no_answer")
+                                           if key in obj}
 
 
 def fixture_part(obj, key, source):
@@ -4043,7 +4064,8 @@ def sniff(value, source, fields=None):
         value.seek(0)
         # named only when the bytes cannot be text (a query 'PAR1')
         for magic, what, export in BINARY_FORMATS:
-            if start.startswith(magic) and any(b < 32 and chr(b) not in ASCII_SPACE for b in start):
+            if start.startswith(magic) and any(b < 32 and chr(b) not in ASCII_SPACE
+                                               for b in start):
                 fail(source, "%s, not text: %s" % (what, export % source))
         if not is_json(value, source):
             return "text"
@@ -4053,7 +4075,8 @@ def sniff(value, source, fields=None):
     fields = fields or JSONL_FIELDS
     # a path's first key
     has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])
-    if isinstance(value, list) or isinstance(value, dict) and has("query") and has("relevant", "retrieved", "evidence"):
+    if isinstance(value, list) or (isinstance(value, dict) and has("query")
+                                   and has("relevant", "retrieved", "evidence")):
         return "records"
     if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"
@@ -4066,7 +4089,8 @@ def is_saved(value):
     """Is a JSON value this tool's output: a result (an object holding "per_query" and a "manifest"
     or "measures" object, or the seed's "mrr_at_k"), or several runs' {"runs": {name: result}}?"""
     one = lambda v: isinstance(v, dict) and isinstance(v.get("per_query"), dict) and (
-        isinstance(v.get("manifest"), dict) or isinstance(v.get("measures"), dict) or "mrr_at_k" in v)
+        isinstance(v.get("manifest"), dict) or isinstance(v.get("measures"), dict)
+        or "mrr_at_k" in v)
     runs = isinstance(value, dict) and value.get("runs")
     return one(value) or isinstance(runs, dict) and bool(runs) and all(map(one, runs.values()))
 
@@ -4083,7 +4107,8 @@ def json_value(text, source, fields=None, results=False):
 
 
 def records_in(obj, source):
-    """[(place, record, where a repeat says it was first), ...] of JSON that sniff calls records."""
+    """[(place, record, where a repeat says it was first), ...] of JSON that sniff calls
+    records."""
     if isinstance(obj, dict):
         return [(source, obj, "")]
     if not obj:
@@ -4119,7 +4144,8 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         needed = ("relevant", "retrieved", "evidence", "answerable")
         if not found.keys() & set(needed):
             kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed]
-            fail(where, "the record has no %s or %s%s" % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
+            fail(where, "the record has no %s or %s%s"
+                 % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
         if found.keys() & set(needed) == {"answerable"} and found["answerable"][1] is True:
             kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed[:-1]]
             fail(where, "the record says its question has an answer, and gives no %s or %s: "
@@ -4133,7 +4159,8 @@ def _field(record, role, where, fields):
     see follow), or None; two names for one role are refused."""
     names = [name for name in fields[role] if name in record or _first_key(name) in record]
     if len(names) > 1:
-        fail(where, "fields %s both give the %s: keep one" % (" and ".join(map(show, names)), ROLES[role]))
+        fail(where, "fields %s both give the %s: keep one"
+             % (" and ".join(map(show, names)), ROLES[role]))
     if not names:
         return None
     return names[0], record[names[0]] if names[0] in record else follow(record, names[0], where)
@@ -4147,7 +4174,8 @@ def follow(value, path, where):
     """What a --fields path leads to in a record: keys joined by '.', and '[]' after a key for
     each element of its list.  A step that finds no object with the key, or no list, is refused.
 
-    >>> follow({"docs": [{"meta": {"id": "d1"}}, {"meta": {"id": "d2"}}]}, "docs[].meta.id", "log:1")
+    >>> follow({"docs": [{"meta": {"id": "d1"}}, {"meta": {"id": "d2"}}]}, "docs[].meta.id",
+    ...        "log:1")
     ['d1', 'd2']
     """
     steps = [(step.rstrip("[]"), step.endswith("[]")) for step in path.split(".")]
@@ -4157,15 +4185,19 @@ def follow(value, path, where):
 def _follow(value, steps, path, where, at):
     for i, (key, each) in enumerate(steps):
         if not isinstance(value, dict) or key not in value:
-            fail(where, "the path %s leads nowhere: %s %s" % (path, at, "has no key %s" % show(key)
-                 if isinstance(value, dict) else "is %s %s, not an object" % (type(value).__name__, show(value))))
+            what = "is %s %s, not an object" % (type(value).__name__, show(value))
+            if isinstance(value, dict):
+                what = "has no key %s" % show(key)
+            fail(where, "the path %s leads nowhere: %s %s" % (path, at, what))
         value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
         if each:
             if not isinstance(value, list):
                 fail(where, "the path %s leads nowhere: %s is %s %s, not a list" % (
                     path, at, type(value).__name__, show(value)))
             rest = steps[i + 1:]
-            return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)] if rest else value
+            if not rest:
+                return value
+            return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)]
     return value
 
 
@@ -4175,8 +4207,9 @@ def records_labels(records, source, opts, no_answer=NOTHING):
     (which stand in for missing labels) or say that their question has no answer."""
     qrels, extras, keys = {}, {}, []
     for where, qid, found in json_records(records, opts.fields, first_keys=keys):
-        _record_truth(found, where, qid, opts._replace(separator=None), Truth(None, no_answer=no_answer),
-                      (qrels, extras))  # folded by the caller, file-wide
+        # folded by load, file-wide
+        _record_truth(found, where, qid, opts._replace(separator=None),
+                      Truth(None, no_answer=no_answer), (qrels, extras))
     if not qrels:
         no_record_has(source, "labels", "relevant", opts.fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
@@ -4196,7 +4229,8 @@ def _record_truth(found, where, qid, opts, given, read):
             given_twice(where, "the record has evidence sets", "--evidence", query=qid)
         name, value = found["evidence"]
         extras.setdefault("evidence", {}).update(
-            fold_evidence({qid: evidence_entry(value, loc(where, name), qid, opts.match)}, opts.separator, where))
+            fold_evidence({qid: evidence_entry(value, loc(where, name), qid, opts.match)},
+                          opts.separator, where))
     if "relevant" in found:
         labels.update(fold_labels({qid: _labels(*record_ids(found, "relevant", where, qid, Values(
             check_grade, "grades", None, opts.match)))}, opts.separator, where))
@@ -4223,8 +4257,8 @@ def _record_truth(found, where, qid, opts, given, read):
 def records_rankings(records, source, truth, opts, line_of=None):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
     sets, "no_answer": their queries without an answer} as far as they have them) of records
-    (place, record, where) read as a fixture (truth.labels None: judged by each record's own labels,
-    or its evidence sets standing in) or a run (whose labels are read, to be compared).
+    (place, record, where) read as a fixture (truth.labels None: judged by each record's own
+    labels, or its evidence sets standing in) or a run (whose labels are read, to be compared).
     Each record is judged as it is read, so that memory follows queries."""
     theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
     for where, qid, found in json_records(records, opts.fields, line_of, keys):
@@ -4232,8 +4266,9 @@ def records_rankings(records, source, truth, opts, line_of=None):
         if truth.labels is None:
             unanswerable = _record_truth(found, where, qid, opts, truth, (theirs, extras))
         elif found.keys() & {"relevant", "evidence"}:  # to be compared with the candidate's
-            _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where, qid, opts,
-                          truth._replace(evidence=None), (theirs if "relevant" in found else {}, extras))
+            _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where,
+                          qid, opts, truth._replace(evidence=None),
+                          (theirs if "relevant" in found else {}, extras))
         if "retrieved" in found:
             docids, scores = record_ids(found, "retrieved", where, qid,
                                         Values(check_score, "scores", opts.duplicates, opts.match))
@@ -4249,8 +4284,10 @@ def records_rankings(records, source, truth, opts, line_of=None):
                     f.tokens is not None for f in opts.filters):
                 fail(where, "no token counts for the budget: the record has no %s and --lengths "
                             "is not given%s"
-                     % (" or ".join(fields["tokens"]), fields_hint(keys, "tokens", "the first record's")), qid)
-            ranked.update(judge_run({qid: (docids, scores)}, own, opts, loc(where, found["retrieved"][0])))
+                     % (" or ".join(fields["tokens"]),
+                        fields_hint(keys, "tokens", "the first record's")), qid)
+            at = loc(where, found["retrieved"][0])
+            ranked.update(judge_run({qid: (docids, scores)}, own, opts, at))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
     if not ranked and keys:
@@ -4277,9 +4314,10 @@ def fold_labels(qrels, separator, source=""):
         for label, grade in labels.items():
             doc = label.split(separator, 1)[0]
             if doc in docs and docs[doc] != grade:
-                fail(source, "labels %s (grade %d) and %s (grade %d) are one document %s once cut at "
-                     "%s, with different grades" % (show(first[doc]), docs[doc], show(label), grade,
-                                                    show(doc), show(separator)), qid)
+                fail(source, "labels %s (grade %d) and %s (grade %d) are one document %s once "
+                     "cut at %s, with different grades"
+                     % (show(first[doc]), docs[doc], show(label), grade, show(doc),
+                        show(separator)), qid)
             docs[doc] = grade
             first.setdefault(doc, label)
         folded[qid] = docs
@@ -4709,7 +4747,8 @@ def groups_from_lines(lines, source, what="group"):
 
 
 def groups_from_json(obj, source, root, what="group"):
-    """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...} (what: see groups_from_lines)."""
+    """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...} (what: see
+    groups_from_lines)."""
     check_object(obj, loc(source, root), "%s names to query IDs" % what)
     if not obj:
         nothing_in(loc(source, root), what + "s", "the object holds no " + what)
@@ -4718,7 +4757,8 @@ def groups_from_json(obj, source, root, what="group"):
         check_id(name, loc(source, root), what=what + " name")
         where = loc(source, _join(root, name))
         if not isinstance(qids, list):
-            fail(where, "expected a list of query IDs, not %s %s" % (type(qids).__name__, show(qids)))
+            fail(where, "expected a list of query IDs, not %s %s"
+                 % (type(qids).__name__, show(qids)))
         if not qids:
             fail(where, "%s %s is empty" % (what, show(name)))
         members = groups[name] = {}
@@ -4730,7 +4770,8 @@ def groups_from_json(obj, source, root, what="group"):
 
 def _add_member(members, qid, name, where, what="group"):
     if qid in members:
-        fail(where, "query %s is listed twice in %s %s (first at %s)" % (show(qid), what, show(name), members[qid]))
+        fail(where, "query %s is listed twice in %s %s (first at %s)"
+             % (show(qid), what, show(name), members[qid]))
     members[qid] = where
 
 
@@ -4884,22 +4925,26 @@ def lengths_from_json(obj, source):
     values = set(map(type, obj.values()))
     # a key that is no string (a library's dict): check_id words it
     with contextlib.suppress(TypeError):
-        if values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT and _plain_ids(list(obj), obj):
+        if (values == {int} and 0 <= min(obj.values()) and max(obj.values()) < INT_LIMIT
+                and _plain_ids(list(obj), obj)):
             # every count an int in range, every ID printable: checked at once, in C
             return dict(obj)
-    return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc)) for doc, count in obj.items()}
+    return {check_id(doc, source, what="ID"): check_count(count, loc(source, doc))
+            for doc, count in obj.items()}
 
 
 def record_scores(field, docids, scores, where, qid):
-    """The scores of a record's scores list, parallel to its ranking's IDs (AutoRAG's retrieve_scores)."""
+    """The scores of a record's scores list, parallel to its ranking's IDs (AutoRAG's
+    retrieve_scores)."""
     name, values = field
     if scores is not None:
-        fail(loc(where, name), "the ranking gives its scores already (an object of IDs to scores): leave out one "
-             "of the two", qid)
+        fail(loc(where, name), "the ranking gives its scores already (an object of IDs to "
+             "scores): leave out one of the two", qid)
     if not isinstance(values, list) or len(values) != len(docids):
-        fail(loc(where, name), "expected a list of %d scores, one per ranked ID, not %s" % (len(docids), show(values)),
-             qid)
-    return [check_score(value, "%s[%d]" % (loc(where, name), i), qid) for i, value in enumerate(values)]
+        fail(loc(where, name), "expected a list of %d scores, one per ranked ID, not %s"
+             % (len(docids), show(values)), qid)
+    return [check_score(value, "%s[%d]" % (loc(where, name), i), qid)
+            for i, value in enumerate(values)]
 
 
 def record_lengths(field, docids, where, qid):
@@ -4943,7 +4988,8 @@ def evidence_entry(entry, where, qid, match="id"):
                  "mixed nesting: expected an ID like the first, not list %s"
                  % show(entry[nested]), qid)
         return (tuple((doc,) for doc in _checked(entry, where, qid, match)),)
-    return tuple(tuple(tuple(_checked(slot, at, qid, match)) for at, slot in _evidence_lists(members, place_, qid, "slot"))
+    return tuple(tuple(tuple(_checked(slot, at, qid, match))
+                       for at, slot in _evidence_lists(members, place_, qid, "slot"))
                  for place_, members in sets)
 
 
@@ -4971,7 +5017,8 @@ def _evidence_lists(value, where, qid, what):
         if not isinstance(member, list):
             fail("%s[%d]" % (where, i),
                  "mixed nesting: expected %s (a list) like the first, not %s %s"
-                 % ("a slot" if what == "slot" else "an evidence set", type(member).__name__, show(member)), qid)
+                 % ("a slot" if what == "slot" else "an evidence set", type(member).__name__,
+                    show(member)), qid)
         if not member:
             fail("%s[%d]" % (where, i), "the %s is empty" % what, qid)
     return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
@@ -4983,17 +5030,20 @@ def evidence_from_json(obj, source, root, match="id"):
     if not obj:
         nothing_in(loc(source, root), "evidence", "the object holds no query")
     return {check_id(qid, loc(source, root), what="query ID"):
-            evidence_entry(entry, loc(source, _join(root, qid)), qid, match) for qid, entry in obj.items()}
+            evidence_entry(entry, loc(source, _join(root, qid)), qid, match)
+            for qid, entry in obj.items()}
 
 
 def evidence_from_lines(lines, source):
     """{qid: evidence sets} of (number, line) pairs QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    for number, where, (qid, set_name, slot_name, doc) in column_lines(lines, source, "QID SET SLOT DOCID"):
+    rows = column_lines(lines, source, "QID SET SLOT DOCID")
+    for number, where, (qid, set_name, slot_name, doc) in rows:
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
-            fail(where, "document %s is listed twice in one slot (first at line %d)" % (show(doc), slot[doc]), qid)
+            fail(where, "document %s is listed twice in one slot (first at line %d)"
+                 % (show(doc), slot[doc]), qid)
         slot[doc] = number
     if not named:
         nothing_in(source, "evidence", "the file has no QID SET SLOT DOCID lines")
@@ -5013,8 +5063,10 @@ def fold_evidence(evidence, separator, source=""):
     for qid, sets in evidence.items():
         blank = blank_once_cut([d for s in sets for slot in s for d in slot], separator)
         if blank is not None:
-            fail(source, "evidence ID %s is blank once cut at %s" % (show(blank), show(separator)), qid)
-        folded[qid] = tuple(tuple(tuple(dict.fromkeys(d.split(separator, 1)[0] for d in slot)) for slot in s)
+            fail(source, "evidence ID %s is blank once cut at %s"
+                 % (show(blank), show(separator)), qid)
+        folded[qid] = tuple(tuple(tuple(dict.fromkeys(d.split(separator, 1)[0] for d in slot))
+                                  for slot in s)
                             for s in sets)
     return folded
 
@@ -5033,9 +5085,10 @@ def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
     came from records), and evidence sets that do not name exactly the labeled queries."""
     wanted = [s.name for s in specs if MEASURES[s.base].evidence]
     if wanted and evidence is None:
-        raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a JSON Lines "
-                        "record's evidence field%s" % (", ".join(wanted), "s" if len(wanted) == 1 else "",
-                                                       _role_hint(keys, "evidence")))
+        raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a "
+                        "JSON Lines record's evidence field%s"
+                        % (", ".join(wanted), "s" if len(wanted) == 1 else "",
+                           _role_hint(keys, "evidence")))
     if evidence is not None:
         check_evidence(evidence, qrels, where)
 
@@ -5070,7 +5123,8 @@ def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
     where = loc(source, root)
     if not isinstance(value, list):
-        fail(where, "expected a list of query IDs, not %s %s" % (type(value).__name__, show(value)))
+        fail(where, "expected a list of query IDs, not %s %s"
+             % (type(value).__name__, show(value)))
     if not value:
         nothing_in(where, "queries", "the list of questions without an answer is empty")
     first = {}
@@ -5288,9 +5342,10 @@ class Evidence(Role):
 
     def records(records, source, known):
         opts = known.opts
-        evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]), qid,
-                                        opts.match)
-                    for where, qid, found in json_records(records, opts.fields) if "evidence" in found}
+        evidence = {qid: evidence_entry(found["evidence"][1], loc(where, found["evidence"][0]),
+                                        qid, opts.match)
+                    for where, qid, found in json_records(records, opts.fields)
+                    if "evidence" in found}
         if not evidence:
             nothing_in(source, "evidence",
                        "no record has " + " or ".join((opts.fields or JSONL_FIELDS)["evidence"]))
@@ -5388,13 +5443,15 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     whose, ours = approved or (None, {})
     approved = ours.get("labels") and approved  # we have no labels (agreement only): none to equal
     if approved and "evidence" in extras and truth.evidence is not None:
-        check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose, "evidence sets",
-                          ours["evidence"])
+        check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose,
+                          "evidence sets", ours["evidence"])
     if approved and theirs is not None:
-        check_same_labels(theirs, truth.labels, "%s: qrels" % source, whose, ours_at=ours["labels"])
+        check_same_labels(theirs, truth.labels, "%s: qrels" % source, whose,
+                          ours_at=ours["labels"])
     elif approved and "evidence" in extras:  # standing in for its labels
-        check_same_labels(evidence_labels_of(extras["evidence"]), truth.labels, "%s: evidence" % source, whose,
-                          "labels (its evidence sets)", ours["labels"])
+        check_same_labels(evidence_labels_of(extras["evidence"]), truth.labels,
+                          "%s: evidence" % source, whose, "labels (its evidence sets)",
+                          ours["labels"])
     return ranked
 
 
@@ -5646,7 +5703,8 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     read; flag: see load_truth.  In seed mode a fixture's "groups" and "no_answer" are ignored,
     as the seed script ignored every other key."""
     config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
-    fixture, groups, baseline, lengths = config.fixture, config.groups, config.baseline, config.lengths
+    fixture, groups, baseline = config.fixture, config.groups, config.baseline
+    lengths = config.lengths
     truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds, flag)
     inline = None
     if "groups" in extras and not seed_mode:
@@ -5673,7 +5731,8 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     groups = check_groups(groups, known, config.max_group_drop)
     if lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
-        maps = [ranked for _, ranked, _ in loaded] + [r for r in approved if not isinstance(r, Saved)]
+        maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
+                                                      if not isinstance(r, Saved)]
         truth = truth._replace(counts_digest=weigh_later(maps, truth, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
 
@@ -5713,7 +5772,8 @@ def load_truth(plan, seed_mode, kinds, flag="--"):
     (labeled with nothing, so that their rankings are read), checked against one another.
     flag: how a message names an option: "--" (--qrels), or "" a library call's keyword."""
     config, opts = plan.config, plan.opts._replace(seed_mode=seed_mode)
-    fixture, qrels, evidence, no_answer = config.fixture, config.qrels, config.evidence, config.no_answer
+    fixture, qrels, evidence = config.fixture, config.qrels, config.evidence
+    no_answer = config.no_answer
     truth, loaded = Truth(None, None, None if config.lengths is None else LATER, {}), []
     if no_answer is not None:
         truth = truth._replace(no_answer=dict.fromkeys(load(no_answer, "no_answer"),
@@ -5750,7 +5810,8 @@ def label_files(qrels, truth, opts, kinds):
         if extras.get(key) and getattr(truth, key):
             given_twice(place(qrels[0]), "the records give " + key.replace("_", "-"), flag)
     return merged_labels([(place(qrels[0]), labels)] + [
-        (place(path), load(path, "labels", Known(truth, opts), kinds)[0]) for path in qrels[1:]]), extras
+        (place(path), load(path, "labels", Known(truth, opts), kinds)[0])
+        for path in qrels[1:]]), extras
 
 
 def check_truth(plan, truth, extras, where):
@@ -5766,7 +5827,8 @@ def check_truth(plan, truth, extras, where):
         empty = [q for q, grades in labels.items() if not grades]
         fail(place(where), "Abstain needs questions without an answer, and no record says "
                            "\"answerable\": false%s"
-             % (": " + say_no_answer(empty) if empty else _role_hint(extras["keys"], "answerable")))
+             % (": " + say_no_answer(empty) if empty
+                else _role_hint(extras["keys"], "answerable")))
 
 
 def evaluate_runs(plan, inputs):
@@ -6205,7 +6267,8 @@ def evaluate(qrels, runs, k=DEFAULT_K):
     """
     k = check_cutoff(k)
     labels = qrels_from_json(qrels, None, "qrels")
-    ranked = judge_run(rankings_from_json(runs, None, "runs", None), Truth(labels), Reading(), None, "runs")
+    ranked = judge_run(rankings_from_json(runs, None, "runs", None), Truth(labels), Reading(),
+                       None, "runs")
     judged, skipped, zeroed = judge_queries(labels, ranked)
     return seed_result(run_evaluation(judged, seed_specs(k), skipped, zeroed), k)
 
@@ -6220,10 +6283,11 @@ def seed_result(result, k):
 
 
 def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judged_only=False,
-              missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-              explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0, groups=None,
-              evidence=None, lengths=None, no_answer=None, power=False, clusters=None, min_mean=None, min_query=None,
-              gate_on="mean", empty_labels="error"):
+              missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None,
+              match="id", explain=False, unjudged_bounds=False, duplicates="error", ties=False,
+              ci=False, seed=0, groups=None, evidence=None, lengths=None, no_answer=None,
+              power=False, clusters=None, min_mean=None, min_query=None, gate_on="mean",
+              empty_labels="error"):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -6241,33 +6305,36 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
 
 def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1, depth=None,
                  judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
-                 chunk_separator=None, match="id", explain=False, unjudged_bounds=False, duplicates="error",
-                 ties=False, ci=False, seed=0, permutations=10000, max_mean_drop=None, max_query_drop=None,
-                 groups=None, max_group_drop=None, evidence=None, lengths=None, no_answer=None, replicates=None,
-                 gate_on="mean", power=False, clusters=None, min_mean=None, min_query=None,
-                 empty_labels="error"):
+                 chunk_separator=None, match="id", explain=False, unjudged_bounds=False,
+                 duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
+                 max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
+                 evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
+                 power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error"):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
     --replicate); gate_on: "mean", "interval" or "noninferiority" (see --gate-on).
 
-    >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "R@1")["comparison"]["R@1"]["lost"]
+    >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]},
+    ...              "R@1")["comparison"]["R@1"]["lost"]
     ['q1']
     """
     return _library_call(locals(), {"candidate": candidate})["candidate"]
 
 
-def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None, judged_only=False,
-               missing_run="error", unlabeled="error", no_relevant="error", chunk_separator=None, match="id",
-               explain=False, unjudged_bounds=False, duplicates="error", ties=False, ci=False, seed=0,
-               permutations=10000, max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
-               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean", power=False,
-               clusters=None, min_mean=None, min_query=None, empty_labels="error"):
+def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, depth=None,
+               judged_only=False, missing_run="error", unlabeled="error", no_relevant="error",
+               chunk_separator=None, match="id", explain=False, unjudged_bounds=False,
+               duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
+               max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
+               evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
+               power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error"):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
 
-    >>> score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}}, "R@1")["runs"]["b"]["measures"]
+    >>> score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}},
+    ...            "R@1")["runs"]["b"]["measures"]
     {'R@1': 0.0}
     """
     return {"runs": _library_call(locals(), _named_runs(runs), "runs.")}
@@ -6302,7 +6369,8 @@ def read_run(path, *, fields=None, match="id"):
 def _read(path, role, fields, match):
     """What the library's reader of a role reads, with fields and match checked as --fields and
     --match are."""
-    opts, kinds = Reading(fields=fields_table(fields), match=_checked_library_options({"match": match})["match"]), []
+    match = _checked_library_options({"match": match})["match"]
+    opts, kinds = Reading(fields=fields_table(fields), match=match), []
     with one_reading():
         value = load(_path(path), role, Known(opts=opts), kinds)
     check_fields_read(opts.fields, kinds)
@@ -6325,8 +6393,8 @@ def _library_call(keywords, runs, root=""):
     """{name: result} of a library call's JSON-shaped runs {name: run}, read and evaluated as
     the command line's files are; keywords: its own, as given (its locals(): the labels, the
     baseline JSON or None, the other inputs and the options)."""
-    config = configure({n: v for n, v in keywords.items() if n not in ("run", "runs", "candidate")},
-                       keywords=True)
+    options = {n: v for n, v in keywords.items() if n not in ("run", "runs", "candidate")}
+    config = configure(options, keywords=True)
     plan, replicates = make_plan(config), config.replicate
     if replicates is not None and not isinstance(replicates, (list, tuple)):
         raise EvalError("replicates must be a list of runs, not %s" % show(replicates))
