@@ -5497,6 +5497,40 @@ class LibraryApiTest(unittest.TestCase):
                 writer.join(5)
             self.assertEqual(rre.KEPT, {})  # nothing of the pipe outlives its call
 
+    def test_a_value_is_read_by_the_reader_of_its_role_as_a_file_is(self):
+        """One loader: load reads a library call's Value with its role's reader, folded as a file
+        is, and names it as the call's keyword."""
+        opts = rre.Reading(separator="#")
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, "q.json")
+            path.write_text(json.dumps({"q1": {"d1#1": 2, "d1#2": 2, "d2": 0}}))
+            for role in ("labels", "evidence", "no_answer", "groups", "clusters"):
+                self.assertTrue(callable(rre.READERS[role].value), role)
+            self.assertEqual(rre.load(rre.Value("qrels", {"q1": {"d1#1": 2, "d1#2": 2, "d2": 0}}),
+                                      "labels", rre.Known(opts=opts)),
+                             rre.load(str(path), "labels", rre.Known(opts=opts)))
+        merged = rre.load(rre.Value("qrels", [{"q1": ["d1#1"]}, {"q2": ["d1#2"]}]), "labels",
+                          rre.Known(opts=opts))
+        self.assertEqual(merged, ({"q1": {"d1": 1}, "q2": {"d1": 1}}, {}))
+        for value, message in (([{"q1": ["a#1"]}, {"q1": ["a#2"]}],
+                                "^qrels\\[1\\]: query 'q1': document 'a' is labeled in qrels\\[0\\] "
+                                "already"),
+                               ({"q1": ["#1"]}, "^qrels: query 'q1': label '#1' is blank once cut")):
+            with self.subTest(value=value), self.assertRaisesRegex(rre.EvalError, message):
+                rre.load(rre.Value("qrels", value), "labels", rre.Known(opts=opts))
+
+    def test_a_saved_result_for_a_candidate_is_refused_in_the_words_of_the_call(self):
+        saved = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")
+        for call, message in ((lambda: rre.score_run({"q1": ["d1"]}, saved), "run: a saved result"),
+                              (lambda: rre.score_runs({"q1": ["d1"]}, {"a": saved}),
+                               "runs.a: a saved result")):
+            with self.subTest(message=message), self.assertRaisesRegex(
+                    rre.EvalError, "^%s stands for a baseline's run \\(baseline or replicates\\), "
+                                   "not for a candidate's: score its run$" % message):
+                call()
+        self.assertEqual(rre.compare_runs({"q1": ["d1"]}, saved, {"q1": ["d1"]}, "R@1")
+                         ["comparison"]["R@1"]["delta"], 0.0)
+
 
 # --- Query groups, several runs, the plot, statistics at scale ---
 
