@@ -5270,9 +5270,8 @@ class Labels(Role):
         """Labels {qid: labels}, or a list of them, each folded, then merged."""
         if not isinstance(obj, list):
             return qrels_from_json(obj, None, name, known.opts.match), {}
-        names = ["%s[%d]" % (name, i) for i in range(len(obj))]
-        return merged_labels([(at, load(Value(at, one), "labels", known)[0])
-                              for at, one in zip(names, obj)]), {}
+        parts = [Value("%s[%d]" % (name, i), one) for i, one in enumerate(obj)]
+        return merged_labels([(part, load(part, "labels", known)[0]) for part in parts]), {}
 
     def fold(read, separator, source):
         labels, extras = read
