@@ -144,6 +144,12 @@ def load_tests(loader, tests, ignore):
     return tests
 
 
+def unrendered(call, *args, **keywords):
+    """A library call's result as the formatters read it: its breaches Breach records."""
+    with unittest.mock.patch.object(rre, "jsonable", lambda result: result):
+        return call(*args, **keywords)
+
+
 def cli(*args, stdin=None):
     """Run main([...]) in-process; return (status, stdout, stderr)."""
     out, err, saved = io.StringIO(), io.StringIO(), sys.stdin
@@ -1980,10 +1986,10 @@ class ReplicateTest(ReplicateFilesTestCase):
         noise, unstable = rre.replicate_noise(baseline, [result(0.59092)], specs)
         self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
         self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
-        gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
+        gates = rre.Gates({"max_mean_drop": {"nDCG@10": 0.01}}, noise=noise, unstable=unstable, replicates=1)
         self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
         breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
-        self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
+        self.assertEqual((breach.rule["noise"], breach.rule["replicates"]), (noise["nDCG@10"], 1))
         self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
                                                   "0.01 + noise 0.0300 among the baseline and 1 replicate)")
         self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
@@ -5588,7 +5594,7 @@ class ReportFormatsTest(TempDirTestCase):
         qrels = {"q%02d" % i: ["d"] for i in range(14)}
         base = {q: ["d"] for q in qrels}
         cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
-        result = rre.compare_runs(qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
+        result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
         text = rre.format_markdown(result)
         self.assertIn("**28 gate breaches**", text)  # two means, 14 and 12 queries: 5 of each shown
         worst = [line.split("|")[1:3] for line in text.splitlines() if re.match(r"\| R\S* \| q", line)]
@@ -5607,13 +5613,13 @@ class ReportFormatsTest(TempDirTestCase):
         base = {q: ["d"] for q in qrels}
         cand = dict({q: ["x", "d"] for q in qrels}, q5=["d"])  # five queries drop, by 0.5 (RR) and 1 (R@1)
         groups = {"g%d" % i: ["q%d" % i] for i in range(6)}
-        result = rre.compare_runs(qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1, groups=groups,
-                                  max_group_drop=0.1)
+        result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1,
+                            groups=groups, max_group_drop=0.1)
         table = rre.format_table(result)
         self.assertNotIn("more queries dropped", table)  # five of five: no count line
         self.assertIn("shown, of the regressed queries: RR all 5, R@1 all 5\n", table)  # NumRel lost nothing
         self.assertEqual(len([line for line in table.splitlines() if "group 'g" in line]), 10)  # every group's
-        single = rre.compare_runs({"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
+        single = unrendered(rre.compare_runs, {"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
         self.assertIn("**1 gate breach**\n", rre.format_markdown(single))
 
     def test_report_parts_appear_only_when_they_have_something_to_say(self):
@@ -5631,8 +5637,8 @@ class ReportFormatsTest(TempDirTestCase):
             self.assertIn("(few): fewer than 5 queries", rre.format_runs(several, fmt))
 
     def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
-        result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
-                                  unlabeled="skip", max_mean_drop=0.1)
+        result = unrendered(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]},
+                            {"q1": ["x"], "q3": ["z"]}, "RR", unlabeled="skip", max_mean_drop=0.1)
         text = rre.format_markdown(result)
         self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
         notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
@@ -7149,7 +7155,7 @@ class FloorTest(TempDirTestCase):
             with self.subTest(gate_on=gate_on, floor=floor):
                 result = rre.score_run(qrels, same, "RR", min_mean={"RR": floor}, gate_on=gate_on)
                 self.assertEqual(bool(result["breaches"]), fails)
-        one = rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": 0.5}, gate_on="interval")
+        one = unrendered(rre.score_run, {"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": 0.5}, gate_on="interval")
         self.assertIn("cannot decide on 1 query", rre.breach_text(one["breaches"][0]))
 
     def test_power_says_when_the_set_cannot_tell(self):
@@ -7431,7 +7437,7 @@ class StructureTest(unittest.TestCase):
     def test_every_option_list_comes_from_the_table(self):
         self.assertEqual(rre.Config._fields, tuple(o.name for o in rre.OPTIONS))
         self.assertEqual(rre.Config()._asdict(), {o.name: o.default for o in rre.OPTIONS})
-        self.assertEqual(rre.GATES, ["max_mean_drop", "max_query_drop", "max_group_drop"])
+        self.assertEqual(sorted(rre.GATES), sorted(o.name for o in rre.OPTIONS if o.kind in ("limit", "floors")))
         self.assertEqual(list(rre.recorded_options(rre.Config())), [
             "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "match", "duplicates",
             "chunk_separator", "seed", "permutations"])  # the manifest's order: value options, then the seeds
