@@ -2952,7 +2952,8 @@ def mean_intervals(per_query, specs, plan):
 
 
 # The gates of one comparison: their limits {gate: {measure: limit}} (--max-mean-drop's and
-# --max-query-drop's, or --max-group-drop's for a group's means), what a mean gate reads
+# --max-query-drop's, or --max-group-drop's for a group's means; of a result, its floors'),
+# what a mean gate reads
 # ("mean", "interval" or "noninferiority") and what the baseline's replicates say: noise
 # {measure: the largest minus the smallest mean} (None without replicates), unstable
 # {measure: [qid, ...]} (exempt from the per-query gate), and how many replicates there are.
@@ -2961,10 +2962,10 @@ Gates = namedtuple("Gates", "limits gate_on noise unstable replicates",
 
 # A gate's breach: the measure, the query (None for a mean), the baseline's value and the
 # candidate's (the baseline's None for a floor), how far it dropped (None for a floor), the
-# Gate, its limit, what else it compared {key: value} (noise, replicates, interval), and the
-# group (None but for a group's mean).  breach_json gives it as JSON holds it.
-Breach = namedtuple("Breach", "measure query baseline candidate drop gate limit rule group",
-                    defaults=(NOTHING, None))
+# Gate, its limit, and what else it compared {key: value} (noise, replicates, interval; the
+# group, last, of a group's mean).  jsonable gives it as JSON holds it.
+Breach = namedtuple("Breach", "measure query baseline candidate drop gate limit rule",
+                    defaults=(NOTHING,))
 
 
 def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
@@ -2996,9 +2997,9 @@ def same_queries(baseline, other, where, what):
 def gate_breaches(baseline, candidate, comparison, specs, gates):
     """The breaches of a comparison's gates (see Gates): measure by measure, each gate's check
     (see GATES) in the order of the limits."""
+    seen = (baseline, candidate, {name: row["ci95"] for name, row in comparison.items()}, gates)
     breaches = []
     for spec in specs:
-        seen = (baseline, candidate, comparison[spec.name], gates)
         for name, limits in gates.limits.items():
             if spec.name in limits:
                 breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
@@ -3012,101 +3013,73 @@ def fell(row):
 
 
 def mean_breaches(gate, name, limit, seen):
-    """The breach of a mean gate by a measure's comparison row, in a list (or none).
+    """The breach of a mean gate, in a list (or none); seen: (the baseline's result, None for a
+    floor; the candidate's; {measure: the interval of its change, or of its mean}; Gates).
 
-    The gate allows its limit plus the measure's noise.  Read as "mean" it fails when the
-    mean dropped by more; as "interval", when the whole 95% interval of the change lies
-    below -(limit + noise); as "noninferiority", unless the whole interval lies above it (the
-    candidate shown no worse).  Both fail on fewer than 2 queries: an interval of one query
-    says nothing, and a gate never passes on too little.
+    A drop gate allows the mean's change down to -(limit + the measure's noise), a floor the mean
+    down to its limit.  Read as "mean" (or with no interval: a sum, a geometric mean) it fails
+    below that; as "interval", when the whole 95% interval lies below; as "noninferiority",
+    unless the whole interval lies at or above (the candidate shown no worse).  Both fail on
+    fewer than 2 queries: an interval of one query says nothing, and a gate never passes on too
+    little.
     """
-    baseline, candidate, row, gates = seen
-    before, after = row["baseline"], row["candidate"]
-    queries = sum(1 for values in candidate["per_query"].values() if name in values)
-    noise = gates.noise[name] if gates.noise is not None else 0.0
-    extra = {} if gates.noise is None else {"noise": noise, "replicates": gates.replicates}
-    if gates.gate_on != "mean":
-        bound = row["ci95"][1 if gates.gate_on == "interval" else 0]
-        if queries >= 2 and bound >= -(limit + noise) - 1e-12:
-            return []
-        extra.update(gate_on=gates.gate_on, ci95=list(row["ci95"]), queries=queries)
-    elif before - after <= limit + noise + 1e-12:
-        return []
-    return [Breach(name, None, before, after, before - after, gate, limit, extra)]
+    baseline, candidate, intervals, gates = seen
+    before, after, interval = None, candidate["measures"][name], intervals.get(name)
+    value, least, rule = after, limit, {}
+    if baseline is not None:
+        noise = gates.noise[name] if gates.noise is not None else 0.0
+        before = baseline["measures"][name]
+        value, least = after - before, -(limit + noise)
+    if gates.noise is not None:
+        rule = {"noise": noise, "replicates": gates.replicates}
+    queries = sum(1 for row in candidate["per_query"].values() if name in row)
+    if gates.gate_on == "mean" or interval is None:
+        failed = value < least - 1e-12
+    else:
+        failed = queries < 2 or interval[1 if gates.gate_on == "interval" else 0] < least - 1e-12
+        rule.update(gate_on=gates.gate_on, ci95=list(interval), queries=queries)
+    drop = None if before is None else before - after
+    return [Breach(name, None, before, after, drop, gate, limit, rule)] if failed else []
 
 
 def query_breaches(gate, name, limit, seen):
-    """Each stable query whose value of a measure dropped by more than the limit, largest drop
-    first."""
-    baseline, candidate, row, gates = seen
+    """Each query whose value of a measure (with a baseline: its change) is below what the gate
+    allows (-limit; a floor: the limit), lowest first, but the unstable ones (see Gates)."""
+    baseline, candidate, _, gates = seen
     exempt = set(gates.unstable[name]) if gates.unstable else ()
-    steady = {"replicates": gates.replicates} if gates.noise is not None else {}
-    breaches = []
-    for q, change in fell(row).items():
-        before, after = baseline["per_query"][q][name], candidate["per_query"][q][name]
-        if -change > limit + 1e-12 and q not in exempt:
-            breaches.append(Breach(name, q, before, after, before - after, gate, limit, steady))
-    return breaches
-
-
-def mean_floor_breaches(gate, name, floor, seen):
-    """The breach of a mean floor (see check_floors), in a list (or none); seen: (the result,
-    its intervals, --gate-on)."""
-    result, intervals, gate_on = seen
-    value, ci = result["measures"][name], intervals.get(name)
-    queries = sum(1 for row in result["per_query"].values() if name in row)
-    # a sum's or a geometric mean's floor reads the value
-    rule = {}
-    if gate_on == "mean" or ci is None:
-        failed = value < floor - 1e-12
-    else:
-        failed = queries < 2 or ci[1 if gate_on == "interval" else 0] < floor - 1e-12
-        rule = {"gate_on": gate_on, "ci95": list(ci), "queries": queries}
-    return [Breach(name, None, None, value, None, gate, floor, rule)] if failed else []
-
-
-def query_floor_breaches(gate, name, floor, seen):
-    """Each query whose value of a measure is below its floor, lowest first."""
-    per_query = seen[0]["per_query"]
-    below = sorted((row[name], i, q) for i, (q, row) in enumerate(per_query.items())
-                   if name in row and row[name] < floor - 1e-12)
-    return [Breach(name, q, None, value, None, gate, floor) for value, _, q in below]
+    least = limit if baseline is None else -limit
+    found = []
+    for i, (q, row) in enumerate(candidate["per_query"].items()):
+        before = None if baseline is None or name not in row else baseline["per_query"][q][name]
+        value = row.get(name, math.inf) - (0.0 if before is None else before)
+        if value < least - 1e-12 and q not in exempt:
+            found.append((value, i, q, before, row[name]))
+    rule = {} if gates.noise is None else {"replicates": gates.replicates}
+    return [Breach(name, q, before, after, None if before is None else before - after, gate,
+                   limit, rule) for _, _, q, before, after in sorted(found)]
 
 
 # Every gate, once: its option's name, what it needs besides its limit ("baseline";
 # "groups", and a baseline; None: a floor), what it reads ("mean": a mean, a group's for
 # "groups"; "query": each query's value), its check(gate, measure, limit, seen), which
-# returns its breaches (seen: a comparison's (baseline, candidate, row, Gates), or a
-# floor's (result, intervals, --gate-on)), and its flag.  Its OPTIONS row reads its limit:
-# one, or one per measure (see gate_limits).
+# returns its breaches (see mean_breaches), and its flag.  Its OPTIONS row reads its limit:
+# one, or one per measure (see gate_limits).  The floors first: they add their measures.
 Gate = namedtuple("Gate", "name needs scope check flag")
 GATES = {row[0]: Gate(*row, "--" + row[0].replace("_", "-")) for row in (
+    ("min_mean", None, "mean", mean_breaches),
+    ("min_query", None, "query", query_breaches),
     ("max_mean_drop", "baseline", "mean", mean_breaches),
     ("max_query_drop", "baseline", "query", query_breaches),
-    ("max_group_drop", "groups", "mean", mean_breaches),
-    ("min_mean", None, "mean", mean_floor_breaches),
-    ("min_query", None, "query", query_floor_breaches))}
+    ("max_group_drop", "groups", "mean", mean_breaches))}
 
 
 def jsonable(result):
-    """A result as JSON holds it: its breaches (Breach records) as objects (see breach_json)."""
+    """A result as JSON holds it: each breach an object of its fields, the gate as its flag, and
+    what else it compared."""
     if "breaches" not in result:
         return result
-    return dict(result, breaches=[breach_json(b) for b in result["breaches"]])
-
-
-def breach_json(b):
-    """A Breach as JSON holds it: its fields but the rule, the gate as its flag, what else it
-    compared, then the group of a group's."""
-    record = dict(zip(Breach._fields[:7], b), gate=b.gate.flag, **b.rule)
-    if b.group is not None:
-        record["group"] = b.group
-    return record
-
-
-def either(flags):
-    """'A', 'A or B', 'A, B or C'."""
-    return " or ".join(filter(None, [", ".join(flags[:-1]), flags[-1]]))
+    return dict(result, breaches=[dict(zip(Breach._fields[:-1], b), gate=b.gate.flag, **b.rule)
+                                  for b in result["breaches"]])
 
 
 def check_floors(plan, result):
@@ -3134,9 +3107,9 @@ def check_floors(plan, result):
         elif ci and config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
             result["warnings"].append(
                 undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
+    seen = (None, result, intervals, Gates(floors, config.gate_on))
     for name, limits in floors.items():
         for measure, floor in limits.items():
-            seen = (result, intervals, config.gate_on)
             out += GATES[name].check(GATES[name], measure, floor, seen)
     result["floors"] = floors
     result.setdefault("breaches", []).extend(out)
@@ -3313,7 +3286,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.gates["max_group_drop"])
         if base is not None:
-            breaches += [b._replace(group=name) for b in _group_comparison(
+            breaches += [b._replace(rule=dict(b.rule, group=name)) for b in _group_comparison(
                 block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
@@ -5458,9 +5431,7 @@ def _checked_library_options(options):
             checked[name] = value and floats
             ok = value is None or isinstance(value, dict) and all(
                 isinstance(n, str) and x is not None and x >= least for n, x in floats.items())
-            rule = "{measure: number}, as {\"R@5\": 0.8}"
-            if option.kind == "limit":
-                rule = "a number >= 0, or {measure: number >= 0}, as {\"R@5\": 0.5}"
+            rule = "{measure: number%s}, as {\"R@5\": 0.8}" % (" >= 0" if least == 0 else "")
         else:  # text
             ok, rule = value is None or isinstance(value, str), "a string"
         if not ok:
@@ -5548,21 +5519,17 @@ def gate_limits(config, specs):
     """({gate: {measure: limit}} of every gate in GATES, the specs with the measures floors add):
     a plain limit holds for every measure; a floor, or a limit per measure, for the measure it
     names (see check_limit)."""
-    gates, plain = {}, {}
+    gates = {}
+    # the floors first: a floor measures what it names, asked for or not
     for name in GATES:
         given, gates[name] = getattr(config, name), {}
-        if isinstance(given, dict):
-            given = given.items()
         if isinstance(given, float):
-            plain[name] = given
+            gates[name] = dict.fromkeys((s.name for s in specs), given)
             continue
-        for text, limit in given or ():
+        for text, limit in given.items() if isinstance(given, dict) else given or ():
             spec = parse_measures([text])[0]
             check_limit(spec, name, gates[name], specs, config.gate_on)
-            # a floor measures what it names, asked for or not
             gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
-    for name, limit in plain.items():
-        gates[name] = dict.fromkeys((s.name for s in specs), limit)
     return gates, specs
 
 
@@ -5614,11 +5581,11 @@ def gates_given(config):
     return [gate for name, gate in GATES.items() if getattr(config, name) not in (None, {})]
 
 
-def gate_lists(gates):
-    """The flags of these gates that need a baseline, then of their floors, as said in a
-    sentence: ('--max-mean-drop or --max-group-drop', '--min-mean')."""
-    drops = [gate.flag for gate in gates if gate.needs]
-    return either(drops), either([gate.flag for gate in gates if not gate.needs])
+def said(gates, needs=True):
+    """The flags of these gates that need a baseline (needs False: of the floors) as a sentence
+    names them: '--max-mean-drop, --max-query-drop or --max-group-drop'."""
+    flags = [gate.flag for gate in gates if bool(gate.needs) == needs]
+    return " or ".join(filter(None, [", ".join(flags[:-1]), flags[-1]]))
 
 
 def check_options(config):
@@ -5634,7 +5601,7 @@ def check_options(config):
     means = [gate for gate in GATES.values() if gate.scope == "mean"]
     if config.gate_on != "mean" and not set(means) & set(given):
         raise EvalError("--gate-on %s needs %s, or %s: it says how a mean gate reads the change, "
-                        "or a floor the mean" % (config.gate_on, *gate_lists(means)))
+                        "or a floor the mean" % (config.gate_on, said(means), said(means, False)))
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
@@ -7123,7 +7090,7 @@ def breach_text(b):
             _number(b.rule["noise"], 4), _replicates(b.rule["replicates"]))
     if b.drop is None:
         return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
-                "nothing, and fails" % (b.measure, show(b.group), allowed))
+                "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
     if "gate_on" not in b.rule:
         rule = "drop %s > %s" % (_number(b.drop, 4), allowed)
     elif b.rule["queries"] < 2:
@@ -7163,8 +7130,8 @@ def _breach_where(b):
     """Where a breach of a gate with a baseline is: a query, a group's mean, or the mean."""
     if b.query is not None:
         return "query " + show(b.query)
-    if b.group is not None:
-        return "group %s mean" % show(b.group)
+    if "group" in b.rule:
+        return "group %s mean" % show(b.rule["group"])
     return "mean"
 
 
@@ -7210,8 +7177,8 @@ def junit_cases(result, limits):
         if not gate.needs:
             cases.update(((gate, measure, None, None), []) for measure in limits[name])
     for b in result["breaches"]:
-        query = b.query if b.gate.scope == "query" else None
-        cases.setdefault((b.gate, b.measure, b.group, query), []).append(b)
+        query = b.query
+        cases.setdefault((b.gate, b.measure, b.rule.get("group"), query), []).append(b)
         if query is not None:
             cases[b.gate, b.measure, None, None].append(b)
     return cases
@@ -7722,7 +7689,7 @@ def check_usage(config):
     named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
     if config.junit is not None and not gates_given(config):
         raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
-                        "floor: %s" % gate_lists(GATES.values()))
+                        "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
