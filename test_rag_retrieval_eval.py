@@ -2490,6 +2490,124 @@ class NothingToGateTest(TempDirTestCase):
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
 
 
+class GateRegistryTest(TempDirTestCase):
+    """Issue 49, item 1: gates are records of one registry (GATES), breaches records rendered once;
+    a drop limit per measure (MEASURE=X,..., or {measure: X}) is read as the floors' are, and
+    a plain X still means every measure.  Candidate vs baseline (see ComparisonTest): RR falls
+    by 1/3 (q3 by 1, q1 by 0.5), R@3 by 1/3 (q3 by 1)."""
+
+    def runs(self):
+        return self.write("cand.json", fixture(CAND_RUNS)), self.write("base.json", fixture(BASE_RUNS))
+
+    def compare(self, *args):
+        cand, base = self.runs()
+        return cli(cand, "--baseline", base, "-m", "RR,R@3", *args)
+
+    def test_the_registry_is_the_options_tables_gates(self):
+        self.assertEqual(sorted(rre.GATES), sorted(o.name for o in rre.OPTIONS if o.kind in ("limit", "floors")))
+        for name, gate in rre.GATES.items():
+            self.assertEqual(gate.flag, "--" + name.replace("_", "-"))
+            self.assertEqual(gate.needs is None, rre.OPTION[name].kind == "floors", name)
+            self.assertIn(gate.scope, ("mean", "query"))
+        breach = rre.Breach("RR", "q1", 1.0, 0.5, 0.5, rre.GATES["max_query_drop"], 0.1, {"replicates": 2})
+        self.assertEqual(rre.jsonable({"breaches": [breach]})["breaches"], [
+            {"measure": "RR", "query": "q1", "baseline": 1.0, "candidate": 0.5, "drop": 0.5,
+             "gate": "--max-query-drop", "limit": 0.1, "replicates": 2}])
+
+    def test_a_limit_per_measure_gates_only_its_measures(self):
+        status, out, err = self.compare("--max-query-drop", "RR=0.6")
+        self.assertEqual(status, 1, err)
+        self.assertEqual([(b["measure"], b["query"], b["limit"]) for b in json.loads(out)["breaches"]],
+                         [("RR", "q3", 0.6)])  # q1 fell by 0.5; R@3's q3 is not gated
+        status, out, err = self.compare("--max-query-drop", "0.6")  # plain: every measure
+        self.assertEqual([(b["measure"], b["query"]) for b in json.loads(out)["breaches"]],
+                         [("RR", "q3"), ("R@3", "q3")])
+        status, out, err = self.compare("--max-mean-drop", "RR=0.4, R@3=0.3", "--max-query-drop", "R@3=1")
+        self.assertEqual((status, [(b["measure"], b["limit"]) for b in json.loads(out)["breaches"]]),
+                         (1, [("R@3", 0.3)]), err)
+        self.assertIn("gate failed: R@3 mean: 1.0000 -> 0.6667 (drop 0.3333 > --max-mean-drop 0.3)", err)
+        self.assertEqual(self.compare("--max-mean-drop", "RR=0.4,R@3=0.34")[0], 0)
+
+    def test_the_same_limit_for_every_measure_is_the_plain_limit_in_every_format(self):
+        for fmt in ("json", "table", "markdown", "csv"):
+            with self.subTest(fmt=fmt):
+                plain = self.compare("--max-query-drop", "0.6", "--max-mean-drop", "0.3", "--format", fmt)
+                each = self.compare("--max-query-drop", "R@3=0.6,RR=0.6", "--max-mean-drop", "RR=0.3,R@3=0.3",
+                                    "--format", fmt)
+                self.assertEqual(plain, each)
+                self.assertEqual(plain[0], 1)
+        table = self.compare("--max-query-drop", "RR=0.6", "--format", "table")[1]
+        self.assertIn("RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.6)", table)
+        self.assertNotIn("R@3 query", table)
+        markdown = self.compare("--max-mean-drop", "R@3=0.3", "--format", "markdown")[1]
+        self.assertIn("**1 gate breach**", markdown)
+
+    def test_junit_has_a_case_per_measure_with_a_limit(self):
+        xml = self.tmp / "j.xml"
+        status, out, err = self.compare("--max-query-drop", "RR=0.6", "--max-mean-drop", "R@3=0.5", "--junit", xml)
+        self.assertEqual(status, 1, err)
+        cases = {c.get("name"): c.find("failure") for c in ElementTree.parse(xml).getroot().iter("testcase")}
+        self.assertEqual(list(cases), ["RR every query (--max-query-drop 0.6)", "R@3 mean (--max-mean-drop 0.5)",
+                                       "RR query q3 (--max-query-drop 0.6)"])
+        self.assertIsNone(cases["R@3 mean (--max-mean-drop 0.5)"])
+        self.assertEqual(cases["RR query q3 (--max-query-drop 0.6)"].get("type"), "--max-query-drop")
+        plain = self.tmp / "p.xml"
+        self.compare("--max-query-drop", "0.6", "--junit", plain)
+        self.compare("--max-query-drop", "RR=0.6,R@3=0.6", "--junit", xml)
+        self.assertEqual(xml.read_text(), plain.read_text())
+
+    def test_several_runs_and_groups(self):
+        qrels, groups = self.write("q.json", GROUP_QRELS), self.write("g.json", GROUPS)
+        base, cand = self.write("b.json", BASE_GROUP_RUN), self.write("c.json", CAND_GROUP_RUN)
+        same = self.write("s.json", BASE_GROUP_RUN)
+        args = ("--qrels", qrels, "--run", same, "--run", cand, "--baseline", base, "--groups", groups)
+        status, out, err = cli(*args, "-m", "RR,R@1", "--max-group-drop", "RR=0.1")
+        runs = json.loads(out)["runs"]
+        self.assertEqual((status, runs[str(same)]["breaches"]), (1, []), err)
+        self.assertEqual([(b["measure"], b["group"], b["limit"]) for b in runs[str(cand)]["breaches"]],
+                         [("RR", "multi-hop", 0.1)])  # R@1 falls too, and has no limit
+        self.assertEqual(cli(*args, "-m", "RR,R@1", "--max-group-drop", "R@1=0.7")[0], 0)
+        plain = cli(*args, "-m", "RR,R@1", "--max-query-drop", "0.4", "--format", "table")
+        each = cli(*args, "-m", "RR,R@1", "--max-query-drop", "R@1=0.4,RR=0.4", "--format", "table")
+        self.assertEqual(plain, each)
+        self.assertEqual(plain[0], 1)
+
+    def test_the_library_takes_a_number_or_a_dict(self):
+        qrels = fixture({})["qrels"]
+        one = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop={"RR": 0.6})
+        self.assertEqual([(b["measure"], b["query"]) for b in one["breaches"]], [("RR", "q3")])
+        plain = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop=0.6, max_mean_drop=0.3)
+        each = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop={"RR": 0.6, "R@3": 0.6},
+                                max_mean_drop={"R@3": fractions.Fraction(3, 10), "RR": 0.3})
+        self.assertEqual(plain, each)
+        several = rre.score_runs(qrels, {"a": BASE_RUNS, "b": CAND_RUNS}, "RR,R@3", baseline=BASE_RUNS,
+                                 max_mean_drop={"R@3": 0.3}, power=True)["runs"]
+        self.assertEqual([[b["measure"] for b in r["breaches"]] for r in several.values()], [[], ["R@3"]])
+        self.assertEqual([name for name, p in several["b"]["power"].items() if "queries_for" in p], ["R@3"])
+        self.assertEqual(json.loads(json.dumps(one)), one)  # breaches are JSON's objects
+
+    def test_refusals(self):
+        cand, base = self.runs()
+        for args, fragments in (
+                (["--max-query-drop", "P@5=0.5"], ["--max-query-drop gives a limit for P@5, which is not measured"]),
+                (["--max-mean-drop", "RR=0.5,RR=0.4"], ["--max-mean-drop gives RR twice: give each measure one limit"]),
+                (["--max-mean-drop", "RR=x"], ["a limit is MEASURE=X, as R@5=0.8, not 'RR=x'"]),
+                (["--max-mean-drop", "RR=-0.1"], ["a drop limit must be a number >= 0, not '-0.1'"]),
+                (["--max-mean-drop", "=0.1"], ["a limit is MEASURE=X"]),
+                (["--max-group-drop", "RR=0.1"], ["--max-group-drop needs query groups"])):
+            with self.subTest(args=args):
+                rejected(self, *cli(cand, "--baseline", base, "-m", "RR,R@3", *args), *fragments)
+        rejected(self, *cli(cand, "-m", "RR", "--max-query-drop", "RR=0.1"),
+                 "--max-query-drop needs --baseline")
+        qrels = fixture({})["qrels"]
+        for value in ({"RR": -1}, {"RR": "0.1"}, {1: 0.1}, [0.1], "RR=0.1"):
+            with self.subTest(value=value), self.assertRaises(rre.EvalError) as raised:
+                rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR", max_query_drop=value)
+            self.assertIn("max_query_drop must be", str(raised.exception))
+        with self.assertRaisesRegex(rre.EvalError, "gives a limit for P@5, which is not measured"):
+            rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR", max_mean_drop={"P@5": 0.1})
+
+
 class ClustersTest(TempDirTestCase):
     """Section 23: queries that share a source are one unit of the sign-flip test and the bootstrap."""
 
