@@ -3090,7 +3090,7 @@ def check_floors(plan, result):
     says whether the interval holds the floor; without it, a warning names each floor that it
     holds while the mean decides: a coin toss."""
     config, per_query, out = plan.config, result["per_query"], []
-    floors = {name: plan.gates[name] for name, gate in GATES.items() if gate.needs is None}
+    floors = gates_of(plan, None)
     if not any(floors.values()):
         return
     # only a mean floor reads an interval: a --min-query alone draws no bootstrap
@@ -7080,59 +7080,55 @@ def power_lines(block, flag, what=""):
 
 def breach_text(b):
     """One gate breach: what dropped, from what to what, past which limit (plus the noise among
-    the baseline's replicates); under --gate-on interval, the interval that lies past it.  A
-    floor's: what is below it."""
+    the baseline's replicates), or, for a floor, what is below it; under --gate-on interval,
+    the interval that lies past it."""
     allowed = "%s %s" % (b.gate.flag, b.limit)
-    if not b.gate.needs:
-        return _floor_text(b, allowed)
     if "noise" in b.rule:
         allowed += " + noise %s among the baseline and %s" % (
             _number(b.rule["noise"], 4), _replicates(b.rule["replicates"]))
-    if b.drop is None:
+    if b.gate.needs and b.drop is None:
         return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
                 "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
-    if "gate_on" not in b.rule:
+    if "gate_on" in b.rule and b.rule["queries"] < 2:
+        rule = "--gate-on %s cannot decide on %s, and fails: %s" % (
+            b.rule["gate_on"], n_queries(b.rule["queries"]), allowed)
+    elif "gate_on" in b.rule:
+        rule = _interval_rule(b, allowed)
+    elif b.gate.needs:
         rule = "drop %s > %s" % (_number(b.drop, 4), allowed)
-    elif b.rule["queries"] < 2:
-        rule = _undecided(b, allowed)
     else:
-        verb, shown = ("lies below", "") if b.rule["gate_on"] == "interval" else (
-            "does not lie above", ": not shown to be no worse")
-        low, high = b.rule["ci95"]
-        rule = "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
-            _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
+        rule = "below " + allowed
     if b.query is not None and "replicates" in b.rule:
         rule += "; the same in the baseline and %s" % _replicates(b.rule["replicates"])
-    return "%s %s: %s -> %s (%s)" % (b.measure, _breach_where(b), _number(b.baseline, 4),
-                                     _number(b.candidate, 4), rule)
+    values = _number(b.candidate, 4)
+    if b.gate.needs:
+        values = "%s -> %s" % (_number(b.baseline, 4), values)
+    where = _where(b.gate, b.measure, b.query, b.rule.get("group"))
+    return "%s %s: %s (%s)" % (b.measure, where, values, rule)
 
 
-def _floor_text(b, allowed):
-    """A floor's breach: the value below it, or the interval that lies below it."""
-    rule = "below " + allowed
-    if "gate_on" in b.rule and b.rule["queries"] < 2:
-        rule = _undecided(b, allowed)
-    elif "gate_on" in b.rule:
-        verb = "lies below" if b.rule["gate_on"] == "interval" else "does not lie at or above"
-        low, high = b.rule["ci95"]
-        rule = "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
-    what = aggregate_word(b.measure) if b.query is None else "query " + show(b.query)
-    return "%s %s: %s (%s)" % (b.measure, what, _number(b.candidate, 4), rule)
+def _interval_rule(b, allowed):
+    """The interval that lies past a gate read by it: of the change, or of a floor's mean."""
+    low, high = b.rule["ci95"]
+    below = b.rule["gate_on"] == "interval"
+    if not b.gate.needs:
+        verb = "lies below" if below else "does not lie at or above"
+        return "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
+    verb, shown = ("lies below", "") if below else ("does not lie above", ": not shown to be no worse")
+    return "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
+        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
 
 
-def _undecided(b, allowed):
-    """A gate read by an interval that fewer than 2 queries cannot give."""
-    return "--gate-on %s cannot decide on %s, and fails: %s" % (
-        b.rule["gate_on"], n_queries(b.rule["queries"]), allowed)
-
-
-def _breach_where(b):
-    """Where a breach of a gate with a baseline is: a query, a group's mean, or the mean."""
-    if b.query is not None:
-        return "query " + show(b.query)
-    if "group" in b.rule:
-        return "group %s mean" % show(b.rule["group"])
-    return "mean"
+def _where(gate, measure, query=None, group=None, quote=show):
+    """Where a gate checks a measure: a query, a group's mean, every query (a per-query gate's
+    JUnit case), or the mean (a floor's: the sum or geometric mean of a measure aggregated so)."""
+    if query is not None:
+        return "query " + quote(query)
+    if group is not None:
+        return "group %s mean" % quote(group)
+    if gate.scope == "query":
+        return "every query"
+    return "mean" if gate.needs else aggregate_word(measure)
 
 
 def format_junit(runs, labels, limits):
@@ -7150,7 +7146,8 @@ def format_junit(runs, labels, limits):
                                        failures=str(failed), errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             limit = limits[gate.name][measure]
-            title = "%s %s (%s %s)" % (measure, _case_what(gate, measure, group, query), gate.flag, limit)
+            where = _where(gate, measure, query, group, str)
+            title = "%s %s (%s %s)" % (measure, where, gate.flag, limit)
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
                                           name=title)
             if found:
@@ -7177,23 +7174,10 @@ def junit_cases(result, limits):
         if not gate.needs:
             cases.update(((gate, measure, None, None), []) for measure in limits[name])
     for b in result["breaches"]:
-        query = b.query
-        cases.setdefault((b.gate, b.measure, b.rule.get("group"), query), []).append(b)
-        if query is not None:
+        cases.setdefault((b.gate, b.measure, b.rule.get("group"), b.query), []).append(b)
+        if b.query is not None:
             cases[b.gate, b.measure, None, None].append(b)
     return cases
-
-
-def _case_what(gate, measure, group, query):
-    """What a JUnit case checks: a query, a group's mean, every query, or the mean (a floor's:
-    the sum or geometric mean of a measure aggregated so)."""
-    if query is not None:
-        return "query %s" % query
-    if group is not None:
-        return "group %s mean" % group
-    if gate.scope == "query":
-        return "every query"
-    return "mean" if gate.needs else aggregate_word(measure)
 
 
 def _replicates(n):
