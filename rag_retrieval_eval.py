@@ -223,9 +223,11 @@ OPTIONS = (
     Option("permutations", 10000, "count", "N", 1, "recorded",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
     Option("max_mean_drop", None, "limit", "X", None, "plan",
-           "with --baseline: exit 1 when a measure's mean drops by more than X"),
+           "with --baseline: exit 1 when a measure's mean drops by more than X (or per measure: "
+           "MEASURE=X,...)"),
     Option("max_query_drop", None, "limit", "X", None, "plan",
-           "with --baseline: exit 1 when any query's value of a measure drops by more than X"),
+           "with --baseline: exit 1 when any query's value of a measure drops by more than X (or "
+           "per measure: MEASURE=X,...)"),
     Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
            "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with "
            "--gate-on, when its 95%% interval lies below X, or does not lie at or above it)"),
@@ -250,7 +252,7 @@ OPTIONS = (
            "bootstrap draw clusters, not queries"),
     Option("max_group_drop", None, "limit", "X", None, "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
-           "by more than X"),
+           "by more than X (or per measure: MEASURE=X,...)"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
            "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
@@ -2174,7 +2176,8 @@ NAME_BREAKS = ", \t\n"  # what separates -m's names
 
 
 def parse_floors(text, what="a floor"):
-    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives X)."""
+    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives
+    X); what: what it is, as a refusal names it."""
     floors = []
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
@@ -3084,7 +3087,7 @@ def jsonable(result):
 
 def check_floors(plan, result):
     """Add to a result its floors (--min-mean, --min-query) and their breaches, when it has some:
-    each mean below its floor, read as --gate-on says (see mean_floor_breaches: "interval" fails
+    each mean below its floor, read as --gate-on says (see mean_breaches: "interval" fails
     when the whole 95% interval lies below it, "noninferiority" unless the whole interval lies at
     or above it), then each query below one, lowest first.  With --power, a mean floor's entry
     says whether the interval holds the floor; without it, a warning names each floor that it
@@ -3133,7 +3136,8 @@ def power(per_query, specs, base=None, limits=NOTHING):
     """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (README: "How fine a gate can be"):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
     the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a
-    gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2)
+    gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
+    baseline, sd is sqrt(2)
     times that of the run's own values ("paired": false): the paired spread when a second run
     spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
     count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n),
@@ -3286,8 +3290,10 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.gates["max_group_drop"])
         if base is not None:
-            breaches += [b._replace(rule=dict(b.rule, group=name)) for b in _group_comparison(
-                block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
+            approved = [base] + list(replicates)
+            mine = _group_comparison(block, rows, specs, approved, plan, where)
+            breaches += [b._replace(rule=dict(b.rule, group=name))
+                         for b in mine + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks, breaches
@@ -5606,8 +5612,9 @@ def check_options(config):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
     if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
-        raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
-                        "run's per_query" % ("--format trec" if config.format == "trec" else "--per-query"))
+        flag = "--format trec" if config.format == "trec" else "--per-query"
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
+                        "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     if config.chunk_separator and config.match != "id":
@@ -7114,7 +7121,8 @@ def _interval_rule(b, allowed):
     if not b.gate.needs:
         verb = "lies below" if below else "does not lie at or above"
         return "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
-    verb, shown = ("lies below", "") if below else ("does not lie above", ": not shown to be no worse")
+    verb, shown = ("lies below", "") if below else (
+        "does not lie above", ": not shown to be no worse")
     return "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
         _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
 
@@ -7132,8 +7140,8 @@ def _where(gate, measure, query=None, group=None, quote=show):
 
 
 def format_junit(runs, labels, limits):
-    """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per run,
-    a testcase per measure and gate given (per group for a group's gate; for a per-query gate,
+    """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per
+    run, a testcase per measure and gate given (per group for a group's gate; for a per-query gate,
     besides, one per breached query), and in each breached one a failure holding its line.
     limits: {gate: {measure: limit}} (Plan.gates)."""
     # here, not above: the import costs every other start a few ms
@@ -7142,8 +7150,9 @@ def format_junit(runs, labels, limits):
     for name, result in runs.items():
         cases = junit_cases(result, limits)
         failed = sum(1 for found in cases.values() if found)
-        suite = ElementTree.SubElement(suites, "testsuite", name=labels[name], tests=str(len(cases)),
-                                       failures=str(failed), errors="0", skipped="0", time="0")
+        suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
+                                       tests=str(len(cases)), failures=str(failed), errors="0",
+                                       skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             limit = limits[gate.name][measure]
             where = _where(gate, measure, query, group, str)
@@ -7157,7 +7166,8 @@ def format_junit(runs, labels, limits):
     for key in ("tests", "failures"):
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n%s\n' % ElementTree.tostring(suites, encoding="unicode")
+    text = ElementTree.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n%s\n' % text
 
 
 def junit_cases(result, limits):
