@@ -3000,7 +3000,7 @@ def same_queries(baseline, other, where, what):
 def gate_breaches(baseline, candidate, comparison, specs, gates):
     """The breaches of a comparison's gates (see Gates): measure by measure, each gate's check
     (see GATES) in the order of the limits."""
-    seen = (baseline, candidate, {name: row["ci95"] for name, row in comparison.items()}, gates)
+    seen = (baseline, candidate, comparison, gates)
     breaches = []
     for spec in specs:
         for name, limits in gates.limits.items():
@@ -3017,7 +3017,8 @@ def fell(row):
 
 def mean_breaches(gate, name, limit, seen):
     """The breach of a mean gate, in a list (or none); seen: (the baseline's result, None for a
-    floor; the candidate's; {measure: the interval of its change, or of its mean}; Gates).
+    floor; the candidate's; the comparison rows {measure: row}, a floor's holding "ci95", the
+    interval of the mean; Gates).
 
     A drop gate allows the mean's change down to -(limit + the measure's noise), a floor the mean
     down to its limit.  Read as "mean" (or with no interval: a sum, a geometric mean) it fails
@@ -3026,8 +3027,8 @@ def mean_breaches(gate, name, limit, seen):
     fewer than 2 queries: an interval of one query says nothing, and a gate never passes on too
     little.
     """
-    baseline, candidate, intervals, gates = seen
-    before, after, interval = None, candidate["measures"][name], intervals.get(name)
+    baseline, candidate, rows, gates = seen
+    before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
     value, least, rule = after, limit, {}
     if baseline is not None:
         noise = gates.noise[name] if gates.noise is not None else 0.0
@@ -3110,7 +3111,8 @@ def check_floors(plan, result):
         elif ci and config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
             result["warnings"].append(
                 undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
-    seen = (None, result, intervals, Gates(floors, config.gate_on))
+    rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
+    seen = (None, result, rows, Gates(floors, config.gate_on))
     for name, limits in floors.items():
         for measure, floor in limits.items():
             out += GATES[name].check(GATES[name], measure, floor, seen)
