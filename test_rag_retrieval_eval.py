@@ -5600,7 +5600,7 @@ class LibraryApiTest(unittest.TestCase):
         """Each option but the outputs reaches the library, as a keyword of the calls it concerns
         (deleting power from score_runs once passed every test)."""
         elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate"}
-        comparing = {"max_mean_drop", "max_query_drop", "max_group_drop", "permutations"}
+        comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere  # the rest: arguments
         for function, expected in ((rre.score_run, wanted - comparing),
                                    (rre.compare_runs, wanted | {"replicates"}),
