@@ -2508,7 +2508,6 @@ class GateRegistryTest(TempDirTestCase):
         for name, gate in rre.GATES.items():
             self.assertEqual(gate.flag, "--" + name.replace("_", "-"))
             self.assertEqual(gate.needs is None, rre.OPTION[name].kind == "floors", name)
-            self.assertIn(gate.scope, ("mean", "query"))
         breach = rre.Breach("RR", "q1", 1.0, 0.5, 0.5, rre.GATES["max_query_drop"], 0.1, {"replicates": 2})
         self.assertEqual(rre.jsonable({"breaches": [breach]})["breaches"], [
             {"measure": "RR", "query": "q1", "baseline": 1.0, "candidate": 0.5, "drop": 0.5,
