@@ -29,7 +29,8 @@ Map: the sections in pipeline order, each calling only into those above it.
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
-  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results,
+  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
+                   option, needs and check), Breach (a gate's breach, a record), group_results,
                    check_floors, power and blind_warnings (how fine a gate can be)
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
@@ -5529,23 +5530,23 @@ def gate_limits(config, specs):
     names (see check_limit)."""
     gates = {}
     # the floors first: a floor measures what it names, asked for or not
-    for name in GATES:
+    for name, gate in GATES.items():
         given, gates[name] = getattr(config, name), {}
         if isinstance(given, float):
             gates[name] = dict.fromkeys((s.name for s in specs), given)
             continue
         for text, limit in given.items() if isinstance(given, dict) else given or ():
             spec = parse_measures([text])[0]
-            check_limit(spec, name, gates[name], specs, config.gate_on)
+            check_limit(spec, gate, gates[name], specs, config.gate_on)
             gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     return gates, specs
 
 
-def check_limit(spec, name, limits, specs, gate_on):
-    """Refuse a second floor or limit of a gate (name) for a measure, a limit for one not
+def check_limit(spec, gate, limits, specs, gate_on):
+    """Refuse a second floor or limit of a Gate for a measure, a limit for one not
     measured (specs), and a floor on a text, which is no number, or on a sum's or a geometric
     mean's mean read by an interval (--gate-on), which only arithmetic means have."""
-    gate, aggregate = GATES[name], MEASURES[spec.base].aggregate
+    aggregate = MEASURES[spec.base].aggregate
     if spec.name in limits:
         raise EvalError("%s gives %s twice: give each measure one %s"
                         % (gate.flag, spec.name, "limit" if gate.needs else "floor"))
