@@ -2566,10 +2566,19 @@ class GateRegistryTest(TempDirTestCase):
         self.assertEqual([(b["measure"], b["group"], b["limit"]) for b in runs[str(cand)]["breaches"]],
                          [("RR", "multi-hop", 0.1)])  # R@1 falls too, and has no limit
         self.assertEqual(cli(*args, "-m", "RR,R@1", "--max-group-drop", "R@1=0.7")[0], 0)
-        plain = cli(*args, "-m", "RR,R@1", "--max-query-drop", "0.4", "--format", "table")
-        each = cli(*args, "-m", "RR,R@1", "--max-query-drop", "R@1=0.4,RR=0.4", "--format", "table")
-        self.assertEqual(plain, each)
-        self.assertEqual(plain[0], 1)
+        for fmt in ("json", "table", "markdown"):
+            with self.subTest(fmt=fmt):
+                plain = cli(*args, "-m", "RR,R@1", "--max-query-drop", "0.4", "--max-group-drop", "0.1",
+                            "--max-mean-drop", "0.05", "--format", fmt)
+                each = cli(*args, "-m", "RR,R@1", "--max-query-drop", "R@1=0.4,RR=0.4", "--max-group-drop",
+                           "RR=0.1,R@1=0.1", "--max-mean-drop", "RR=0.05,R@1=0.05", "--format", fmt)
+                self.assertEqual(plain, each)
+                self.assertEqual(plain[0], 1)
+        xml, plain_xml = self.tmp / "each.xml", self.tmp / "plain.xml"
+        cli(*args, "-m", "RR,R@1", "--max-group-drop", "0.1", "--junit", plain_xml)
+        cli(*args, "-m", "RR,R@1", "--max-group-drop", "R@1=0.1,RR=0.1", "--junit", xml)
+        self.assertEqual(xml.read_text(), plain_xml.read_text())
+        self.assertIn("RR group multi-hop mean (--max-group-drop 0.1)", xml.read_text())
 
     def test_the_library_takes_a_number_or_a_dict(self):
         qrels = fixture({})["qrels"]
