@@ -3053,15 +3053,17 @@ def query_breaches(gate, name, limit, seen):
     baseline, candidate, _, gates = seen
     exempt = set(gates.unstable[name]) if gates.unstable else ()
     least = limit if baseline is None else -limit
+    rule = {} if gates.noise is None else {"replicates": gates.replicates}
     found = []
     for i, (q, row) in enumerate(candidate["per_query"].items()):
-        before = None if baseline is None or name not in row else baseline["per_query"][q][name]
-        value = row.get(name, math.inf) - (0.0 if before is None else before)
-        if value < least - 1e-12 and q not in exempt:
-            found.append((value, i, q, before, row[name]))
-    rule = {} if gates.noise is None else {"replicates": gates.replicates}
-    return [Breach(name, q, before, after, None if before is None else before - after, gate,
-                   limit, rule) for _, _, q, before, after in sorted(found)]
+        if name not in row or q in exempt:
+            continue
+        before = None if baseline is None else baseline["per_query"][q][name]
+        drop = None if before is None else before - row[name]
+        value = row[name] if before is None else row[name] - before
+        if value < least - 1e-12:
+            found.append((value, i, Breach(name, q, before, row[name], drop, gate, limit, rule)))
+    return [breach for _, _, breach in sorted(found)]
 
 
 # Every gate, once: its option's name, what it needs besides its limit ("baseline";
