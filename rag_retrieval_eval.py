@@ -29,7 +29,8 @@ Map: the sections in pipeline order, each calling only into those above it.
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
-  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, Gates, group_results,
+  Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
+                   option, needs and check), Breach (a gate's breach, a record), group_results,
                    check_floors, power and blind_warnings (how fine a gate can be)
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
@@ -223,9 +224,11 @@ OPTIONS = (
     Option("permutations", 10000, "count", "N", 1, "recorded",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
     Option("max_mean_drop", None, "limit", "X", None, "plan",
-           "with --baseline: exit 1 when a measure's mean drops by more than X"),
+           "with --baseline: exit 1 when a measure's mean drops by more than X (or per measure: "
+           "MEASURE=X,...)"),
     Option("max_query_drop", None, "limit", "X", None, "plan",
-           "with --baseline: exit 1 when any query's value of a measure drops by more than X"),
+           "with --baseline: exit 1 when any query's value of a measure drops by more than X (or "
+           "per measure: MEASURE=X,...)"),
     Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
            "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with "
            "--gate-on, when its 95%% interval lies below X, or does not lie at or above it)"),
@@ -250,7 +253,7 @@ OPTIONS = (
            "bootstrap draw clusters, not queries"),
     Option("max_group_drop", None, "limit", "X", None, "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
-           "by more than X"),
+           "by more than X (or per measure: MEASURE=X,...)"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
            "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
@@ -306,10 +309,6 @@ HELP_GROUPS = {"fixture": "inputs", "measure":
 # library call's keywords.  An input's field holds what names the input: its file names on the
 # command line, the JSON-shaped value itself in a library call.
 Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
-# --max-mean-drop ...: exit 1 when exceeded
-GATES = [option.name for option in OPTIONS if option.kind == "limit"]
-# --min-mean ...: exit 1 when below
-FLOORS = [option.name for option in OPTIONS if option.kind == "floors"]
 
 
 # === Errors ===
@@ -2177,17 +2176,26 @@ def split_names(text, separators=","):
 NAME_BREAKS = ", \t\n"  # what separates -m's names
 
 
-def parse_floors(text):
-    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives X)."""
+def parse_floors(text, what="a floor"):
+    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives
+    X); what: what it is, as a refusal names it."""
     floors = []
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
         number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
         finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))  # 1e400: no floor
         if not (equals and name.strip() and finite):
-            raise EvalError("a floor is MEASURE=X, as R@5=0.8, not %s" % show(item))
+            raise EvalError("%s is MEASURE=X, as R@5=0.8, not %s" % (what, show(item)))
         floors.append((name.strip(), float(value)))
     return floors
+
+
+def parse_limits(text):
+    """A gate's limit (see parse_limit), or one per measure: [(measure, X), ...] of
+    'MEASURE=X,...', as a floor's (see parse_floors)."""
+    if "=" not in text:
+        return parse_limit(text)
+    return [(name, parse_limit(repr(limit))) for name, limit in parse_floors(text, "a limit")]
 
 
 def parse_measures(texts):
@@ -2947,13 +2955,21 @@ def mean_intervals(per_query, specs, plan):
     return {s.name: out[s.name] for s in specs if s.name in out}
 
 
-# The gates of one comparison: the flag and limit of its mean gate (--max-mean-drop, or
-# --max-group-drop for a group's means), the per-query limit, what the mean gate reads
-# ("mean" or "interval") and what the baseline's replicates say: noise {measure: the
-# largest minus the smallest mean} (None without replicates), unstable {measure: [qid,
-# ...]} (exempt from the per-query gate), and how many replicates there are.
-Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
-                   defaults=("--max-mean-drop", None, None, "mean", None, None, 0))
+# The gates of one comparison: their limits {gate: {measure: limit}} (--max-mean-drop's and
+# --max-query-drop's, or --max-group-drop's for a group's means; of a result, its floors'),
+# what a mean gate reads
+# ("mean", "interval" or "noninferiority") and what the baseline's replicates say: noise
+# {measure: the largest minus the smallest mean} (None without replicates), unstable
+# {measure: [qid, ...]} (exempt from the per-query gate), and how many replicates there are.
+Gates = namedtuple("Gates", "limits gate_on noise unstable replicates",
+                   defaults=(NOTHING, "mean", None, None, 0))
+
+# A gate's breach: the measure, the query (None for a mean), the baseline's value and the
+# candidate's (the baseline's None for a floor), how far it dropped (None for a floor), the
+# Gate, its limit, and what else it compared {key: value} (noise, replicates, interval; the
+# group, last, of a group's mean).  jsonable gives it as JSON holds it.
+Breach = namedtuple("Breach", "measure query baseline candidate drop gate limit rule",
+                    defaults=(NOTHING,))
 
 
 def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
@@ -2983,21 +2999,14 @@ def same_queries(baseline, other, where, what):
 
 
 def gate_breaches(baseline, candidate, comparison, specs, gates):
-    """The breaches of the gates (see Gates): a mean gate (see mean_breach) per measure, then
-    each stable query whose value dropped by more than the per-query limit, largest drop first."""
+    """The breaches of a comparison's gates (see Gates): measure by measure, each gate's check
+    (see GATES) in the order of the limits."""
+    seen = (baseline, candidate, comparison, gates)
     breaches = []
     for spec in specs:
-        name, row = spec.name, comparison[spec.name]
-        if gates.mean is not None:
-            queries = sum(1 for values in candidate["per_query"].values() if name in values)
-            breaches += filter(None, [mean_breach(spec, row, queries, gates)])
-        if gates.query is not None:
-            exempt = set(gates.unstable[name]) if gates.unstable else ()
-            steady = {"replicates": gates.replicates} if gates.noise is not None else {}
-            breaches += [_breach(name, q, (baseline["per_query"][q][name], candidate["per_query"][q][name]),
-                                 "--max-query-drop", gates.query, **steady)
-                         for q, d in fell(row).items()
-                         if -d > gates.query + 1e-12 and q not in exempt]
+        for name, limits in gates.limits.items():
+            if spec.name in limits:
+                breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
     return breaches
 
 
@@ -3007,63 +3016,110 @@ def fell(row):
     return row.get("regressed", row.get("changed"))
 
 
-def mean_breach(spec, row, queries, gates):
-    """The breach of a mean gate by a measure's comparison row over so many queries, or None.
+def mean_breaches(gate, name, limit, seen):
+    """The breach of a mean gate, in a list (or none); seen: (the baseline's result, None for a
+    floor; the candidate's; the comparison rows {measure: row}, a floor's holding "ci95", the
+    interval of the mean; Gates).
 
-    The gate allows its limit plus the measure's noise.  Read as "mean" it fails when the
-    mean dropped by more; as "interval", when the whole 95% interval of the change lies
-    below -(limit + noise); as "noninferiority", unless the whole interval lies above it (the
-    candidate shown no worse).  Both fail on fewer than 2 queries: an interval of one query
-    says nothing, and a gate never passes on too little.
+    A drop gate allows the mean's change down to -(limit + the measure's noise), a floor the mean
+    down to its limit.  Read as "mean" (or with no interval: a sum, a geometric mean) it fails
+    below that; as "interval", when the whole 95% interval lies below; as "noninferiority",
+    unless the whole interval lies at or above (the candidate shown no worse).  Both fail on
+    fewer than 2 queries: an interval of one query says nothing, and a gate never passes on too
+    little.
     """
-    before, after = row["baseline"], row["candidate"]
-    noise = gates.noise[spec.name] if gates.noise is not None else 0.0
-    allowed = gates.mean + noise
-    extra = {} if gates.noise is None else {"noise": noise, "replicates": gates.replicates}
-    if gates.gate_on != "mean":
-        bound = row["ci95"][1 if gates.gate_on == "interval" else 0]
-        if queries >= 2 and bound >= -allowed - 1e-12:
-            return None
-        extra.update(gate_on=gates.gate_on, ci95=list(row["ci95"]), queries=queries)
-    elif before - after <= allowed + 1e-12:
-        return None
-    return _breach(spec.name, None, (before, after), gates.flag, gates.mean, **extra)
+    baseline, candidate, rows, gates = seen
+    before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
+    value, least, rule = after, limit, {}
+    if baseline is not None:
+        noise = gates.noise[name] if gates.noise is not None else 0.0
+        before = baseline["measures"][name]
+        value, least = after - before, -(limit + noise)
+    if gates.noise is not None:
+        rule = {"noise": noise, "replicates": gates.replicates}
+    queries = sum(1 for row in candidate["per_query"].values() if name in row)
+    if gates.gate_on == "mean" or interval is None:
+        failed = value < least - 1e-12
+    else:
+        failed = queries < 2 or interval[1 if gates.gate_on == "interval" else 0] < least - 1e-12
+        rule.update(gate_on=gates.gate_on, ci95=list(interval), queries=queries)
+    drop = None if before is None else before - after
+    return [Breach(name, None, before, after, drop, gate, limit, rule)] if failed else []
+
+
+def query_breaches(gate, name, limit, seen):
+    """Each query whose value of a measure (with a baseline: its change) is below what the gate
+    allows (-limit; a floor: the limit), lowest first, but the unstable ones (see Gates)."""
+    baseline, candidate, _, gates = seen
+    exempt = set(gates.unstable[name]) if gates.unstable else ()
+    least = limit if baseline is None else -limit
+    rule = {} if gates.noise is None else {"replicates": gates.replicates}
+    found = []
+    for i, (q, row) in enumerate(candidate["per_query"].items()):
+        if name not in row or q in exempt:
+            continue
+        before = None if baseline is None else baseline["per_query"][q][name]
+        drop = None if before is None else before - row[name]
+        value = row[name] if before is None else row[name] - before
+        if value < least - 1e-12:
+            found.append((value, i, Breach(name, q, before, row[name], drop, gate, limit, rule)))
+    return [breach for _, _, breach in sorted(found)]
+
+
+# Every gate, once: its option's name, what it needs besides its limit ("baseline";
+# "groups", and a baseline; None: a floor), what it reads ("mean": a mean, a group's for
+# "groups"; "query": each query's value), its check(gate, measure, limit, seen), which
+# returns its breaches (see mean_breaches), and its flag.  Its OPTIONS row reads its limit:
+# one, or one per measure (see gate_limits).  The floors first: they add their measures.
+Gate = namedtuple("Gate", "name needs scope check flag")
+GATES = {row[0]: Gate(*row, "--" + row[0].replace("_", "-")) for row in (
+    ("min_mean", None, "mean", mean_breaches),
+    ("min_query", None, "query", query_breaches),
+    ("max_mean_drop", "baseline", "mean", mean_breaches),
+    ("max_query_drop", "baseline", "query", query_breaches),
+    ("max_group_drop", "groups", "mean", mean_breaches))}
+
+
+def jsonable(result):
+    """A result as JSON holds it: each breach an object of its fields, the gate as its flag, and
+    what else it compared."""
+    if "breaches" not in result:
+        return result
+    return dict(result, breaches=[dict(zip(Breach._fields[:-1], b), gate=b.gate.flag, **b.rule)
+                                  for b in result["breaches"]])
 
 
 def check_floors(plan, result):
     """Add to a result its floors (--min-mean, --min-query) and their breaches, when it has some:
-    each mean below its floor, read as --gate-on says (see mean_breach: "interval" fails when the
-    whole 95% interval lies below it, "noninferiority" unless the whole interval lies at or above
-    it), then each query below one, lowest first.  With --power, a mean floor's entry says whether
-    the interval holds the floor; without it, a warning names each floor that it holds while the
-    mean decides: a coin toss."""
+    each mean below its floor, read as --gate-on says (see mean_breaches: "interval" fails
+    when the whole 95% interval lies below it, "noninferiority" unless the whole interval lies at
+    or above it), then each query below one, lowest first.  With --power, a mean floor's entry
+    says whether the interval holds the floor; without it, a warning names each floor that it
+    holds while the mean decides: a coin toss."""
     config, per_query, out = plan.config, result["per_query"], []
-    floors, gate_on = plan.floors, config.gate_on
+    floors = gates_of(plan, None)
     if not any(floors.values()):
         return
     # only a mean floor reads an interval: a --min-query alone draws no bootstrap
     intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
         per_query, plan.specs, plan)
     for name, floor in floors["min_mean"].items():
-        value, ci = result["measures"][name], intervals.get(name)
+        ci = intervals.get(name)
         queries = sum(1 for row in per_query.values() if name in row)
         if config.power and ci:
-            result["power"][name]["floor"] = {"limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
-                                              "resolved": not ci[0] <= floor <= ci[1], "gate_on": gate_on}
-        elif ci and gate_on == "mean" and ci[0] <= floor <= ci[1]:  # a coin toss: said
+            result["power"][name]["floor"] = {
+                "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
+                "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
+        # a coin toss: said
+        elif ci and config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
             result["warnings"].append(
                 undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
-        if gate_on == "mean" or ci is None:  # a sum's or a geometric mean's floor reads the value
-            if value < floor - 1e-12:
-                out.append(_breach(name, None, (None, value), "--min-mean", floor))
-        elif queries < 2 or ci[1 if gate_on == "interval" else 0] < floor - 1e-12:
-            out.append(_breach(name, None, (None, value), "--min-mean", floor, gate_on=gate_on, ci95=list(ci),
-                               queries=queries))
-    for name, floor in floors["min_query"].items():
-        below = sorted((row[name], i, q) for i, (q, row) in enumerate(per_query.items())
-                       if name in row and row[name] < floor - 1e-12)
-        out += [_breach(name, q, (None, v), "--min-query", floor) for v, _, q in below]
-    result["floors"] = dict(floors)
+    rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
+    seen = (None, result, rows, Gates(floors, config.gate_on))
+    for name, limits in floors.items():
+        for measure, floor in limits.items():
+            out += GATES[name].check(GATES[name], measure, floor, seen)
+    result["floors"] = floors
     result.setdefault("breaches", []).extend(out)
 
 
@@ -3081,11 +3137,12 @@ def undecided_text(prefix, name, limit, interval):
 Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
 
 
-def power(per_query, specs, base=None, limit=None):
+def power(per_query, specs, base=None, limits=NOTHING):
     """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (README: "How fine a gate can be"):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
     the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a
-    gate's limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2)
+    gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
+    baseline, sd is sqrt(2)
     times that of the run's own values ("paired": false): the paired spread when a second run
     spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
     count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n),
@@ -3093,7 +3150,7 @@ def power(per_query, specs, base=None, limit=None):
     nor for a limit of 0, which no number of queries resolves.
 
     >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
-    >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
+    >>> power(after, [Spec("R@1", "R", 1)], before, {"R@1": 0.1})
     {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
     """
     out = {}
@@ -3108,28 +3165,30 @@ def power(per_query, specs, base=None, limit=None):
         out[name] = {"paired": base is not None, "n": len(values), "sd": sd, "mde": mde}
         if summed:
             out[name]["of"] = "sum"
-        if limit is not None:
+        if name in limits:
+            limit = limits[name]
             out[name]["queries_for"] = {str(limit): None if sd is None or summed or not limit else
                                         math.ceil((Z_POWER * sd / limit) ** 2)}
     return out
 
 
-def blind_warnings(result, specs, config):
+def blind_warnings(result, specs, plan):
     """The warnings --power gives of a --max-mean-drop finer than the smallest change the set
     detects (see power), given without it: a gate that cannot see passes what it cannot see.
 
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
     >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
     >>> block = {"per_query": after, "baseline_per_query": before}
-    >>> blind_warnings(block, [Spec("R@1", "R", 1)], Config(max_mean_drop=0.1))[0][-36:]
+    >>> plan = make_plan(Config(measure=["R@1"], max_mean_drop=0.1))
+    >>> blind_warnings(block, plan.specs, plan)[0][-36:]
     'change is 0.7004 (--power says more)'
     """
-    limit, base = config.max_mean_drop, result.get("baseline_per_query")
-    if config.power or limit is None or base is None:
+    limits, base = plan.gates["max_mean_drop"], result.get("baseline_per_query")
+    if plan.config.power or not limits or base is None:
         return []
-    return [finer_text("--max-mean-drop", limit, name, p["mde"]) + " (--power says more)"
-            for name, p in power(result["per_query"], specs, base, limit).items()
-            if p["mde"] is not None and limit < p["mde"]]
+    return [finer_text("--max-mean-drop", limits[name], name, p["mde"]) + " (--power says more)"
+            for name, p in power(result["per_query"], specs, base, limits).items()
+            if p["mde"] is not None and name in limits and limits[name] < p["mde"]]
 
 
 def finer_text(flag, limit, name, mde):
@@ -3234,10 +3293,12 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.ci and base is None:
             block["ci95"] = mean_intervals(rows, specs, plan)
         if plan.config.power:
-            block["power"] = power(rows, specs, base, plan.config.max_group_drop)
+            block["power"] = power(rows, specs, base, plan.gates["max_group_drop"])
         if base is not None:
-            breaches += [dict(b, group=name) for b in _group_comparison(
-                block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
+            approved = [base] + list(replicates)
+            mine = _group_comparison(block, rows, specs, approved, plan, where)
+            breaches += [b._replace(rule=dict(b.rule, group=name))
+                         for b in mine + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks, breaches
@@ -3250,8 +3311,9 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{q: pq[q] for q in rows} for pq in approved]
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
-    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan, where, Gates(
-        "--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None, len(theirs) - 1))
+    gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
+    candidate = {"per_query": rows, "measures": block["measures"]}
+    out = compare(theirs[0], candidate, specs, plan, where, gates)
     if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
@@ -3263,18 +3325,17 @@ def _group_comparison(block, rows, specs, approved, plan, where):
 def _nothing_to_gate(specs, plan):
     """A group gate's breaches when none of the group's queries is scored by any measure (all
     are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
-    if specs or plan.config.max_group_drop is None:
+    if specs:
         return []
-    return [_breach(s.name, None, (None, None), "--max-group-drop", plan.config.max_group_drop, queries=0)
-            for s in plan.specs]
+    return [Breach(name, None, None, None, None, GATES[gate], limit, {"queries": 0})
+            for gate, limits in gates_of(plan, "groups").items()
+            for name, limit in limits.items()]
 
 
-def _breach(name, qid, values, gate, limit, **rule):
-    """A breach record of (the baseline's value, the candidate's); rule: what else the gate
-    compared (noise, replicates, interval)."""
-    before, after = values
-    return dict({"measure": name, "query": qid, "baseline": before, "candidate": after,
-                 "drop": None if before is None else before - after, "gate": gate, "limit": limit}, **rule)
+def gates_of(plan, needs):
+    """The limits {gate: {measure: limit}} of the plan's gates that need this ("baseline": a
+    comparison's; "groups": a group comparison's)."""
+    return {name: plan.gates[name] for name, gate in GATES.items() if gate.needs == needs}
 
 
 # === Diagnostics ===
@@ -5458,9 +5519,9 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
 
 # What one evaluation asks for: its Config, and what make_plan derives of it: the measures'
 # specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
-# --plot), the clusters {qid: cluster} once their file is read (else None), and the floors
-# {"min_mean": {measure: X}, "min_query": {measure: X}}.
-Plan = namedtuple("Plan", "config specs opts policies curves clusters floors alone",
+# --plot), the clusters {qid: cluster} once their file is read (else None), and the gates'
+# limits {gate: {measure: X}}, of every gate in GATES (see gate_limits).
+Plan = namedtuple("Plan", "config specs opts policies curves clusters gates alone",
                   defaults=(None, NOTHING, ()))
 
 
@@ -5507,19 +5568,21 @@ def _checked_library_options(options):
             ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
         elif option.kind == "cutoff":
             ok, checked[name] = True, value if value is None else check_cutoff(value)
-        elif option.kind == "limit":
+        elif option.kind == "limit" and not isinstance(value, dict):
             checked[name] = value if value is None else _number_at_least_zero(value)
             ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
         elif option.kind == "choice":
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
         elif option.kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
-        elif option.kind == "floors":  # each a float (JSON has no numpy number, no Fraction)
+        # each a float (JSON has no numpy number, no Fraction); a drop limit's >= 0
+        elif option.kind in ("floors", "limit"):
             floats = {n: _real(x) for n, x in value.items()} if isinstance(value, dict) else {}
+            least = 0 if option.kind == "limit" else -math.inf
             checked[name] = value and floats
             ok = value is None or isinstance(value, dict) and all(
-                isinstance(n, str) and x is not None for n, x in floats.items())
-            rule = "{measure: number}, as {\"R@5\": 0.8}"
+                isinstance(n, str) and x is not None and x >= least for n, x in floats.items())
+            rule = "{measure: number%s}, as {\"R@5\": 0.8}" % (" >= 0" if least == 0 else "")
         else:  # text
             ok, rule = value is None or isinstance(value, str), "a string"
         if not ok:
@@ -5549,7 +5612,8 @@ def configure(values, *, keywords=False):
     command line's parser could not have produced it, and converted as it converts it."""
     if not keywords:
         fields = values["fields"] and merged_fields(pair for named in values["fields"] for pair in named.items())
-        floors = {n: values[n] and [pair for given in values[n] for pair in given] for n in FLOORS}
+        floors = {o.name: values[o.name] and [pair for given in values[o.name] for pair in given]
+                  for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
     values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
     inputs = [o.name for o in OPTIONS if o.stage == "input"]
@@ -5579,15 +5643,8 @@ def make_plan(config):
                         "prints it per query" % texts[0])
     if config.k or not specs:
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
-    floors, asked = {n: {} for n in FLOORS}, set(specs)  # {measure: X}: computed, asked for or not
-    for name in FLOORS:
-        given = getattr(config, name) or ()
-        for text, limit in given.items() if isinstance(given, dict) else given:
-            spec = parse_measures([text])[0]
-            if spec.name in floors[name]:
-                raise EvalError("--%s gives %s twice: give each measure one floor" % (name.replace("_", "-"), spec.name))
-            check_floor(spec, name, config.gate_on)
-            floors[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
+    asked = set(specs)
+    gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
     gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
@@ -5606,16 +5663,43 @@ def make_plan(config):
                    abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
-                floors=floors, alone={s.name for s in specs if s not in asked})
+                gates=gates, alone={s.name for s in specs if s not in asked})
 
 
-def check_floor(spec, name, gate_on):
-    """Refuse a floor (name: min_mean or min_query) on a text, which is no number, or on a sum's or
-    a geometric mean's mean read by an interval (--gate-on), which only arithmetic means have."""
+def gate_limits(config, specs):
+    """({gate: {measure: limit}} of every gate in GATES, the specs with the measures floors add):
+    a plain limit holds for every measure; a floor, or a limit per measure, for the measure it
+    names (see check_limit)."""
+    gates = {}
+    # the floors first: a floor measures what it names, asked for or not
+    for name, gate in GATES.items():
+        given, gates[name] = getattr(config, name), {}
+        if isinstance(given, float):
+            gates[name] = dict.fromkeys((s.name for s in specs), given)
+            continue
+        for text, limit in given.items() if isinstance(given, dict) else given or ():
+            spec = parse_measures([text])[0]
+            check_limit(spec, gate, gates[name], specs, config.gate_on)
+            gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
+    return gates, specs
+
+
+def check_limit(spec, gate, limits, specs, gate_on):
+    """Refuse a second floor or limit of a Gate for a measure, a limit for one not
+    measured (specs), and a floor on a text, which is no number, or on a sum's or a geometric
+    mean's mean read by an interval (--gate-on), which only arithmetic means have."""
     aggregate = MEASURES[spec.base].aggregate
+    if spec.name in limits:
+        raise EvalError("%s gives %s twice: give each measure one %s"
+                        % (gate.flag, spec.name, "limit" if gate.needs else "floor"))
+    if gate.needs and spec not in specs:
+        raise EvalError("%s gives a limit for %s, which is not measured: add it to -m"
+                        % (gate.flag, spec.name))
+    if gate.needs:
+        return
     if aggregate == "text":
         raise EvalError("%s is no number: it has no floor" % spec.name)
-    if aggregate != "mean" and gate_on != "mean" and name == "min_mean":
+    if aggregate != "mean" and gate_on != "mean" and gate.scope == "mean":
         raise EvalError("--gate-on %s reads the 95%% interval of a mean, and %s is a %s, which has"
                         " none: floor it under --gate-on mean"
                         % (gate_on, spec.name, aggregate_word(spec.name)))
@@ -5643,26 +5727,39 @@ def check_agreement(config, agreeing, specs):
                         "label measure" % unread[0].replace("_", "-"))
 
 
+def gates_given(config):
+    """The gates a Config gives a limit of (a floor of no measure, {}, is none)."""
+    return [gate for name, gate in GATES.items() if getattr(config, name) not in (None, {})]
+
+
+def said(gates, needs=True):
+    """The flags of these gates that need a baseline (needs False: of the floors) as a sentence
+    names them: '--max-mean-drop, --max-query-drop or --max-group-drop'."""
+    flags = [gate.flag for gate in gates if bool(gate.needs) == needs]
+    return " or ".join(filter(None, [", ".join(flags[:-1]), flags[-1]]))
+
+
 def check_options(config):
     """Refuse options whose effect would be silently lost."""
-    for name in GATES:
-        if getattr(config, name) is not None and config.baseline is None:
-            raise EvalError("--%s needs --baseline: a gate compares against an approved run"
-                            % name.replace("_", "-"))
+    given = gates_given(config)
+    for gate in given:
+        if gate.needs and config.baseline is None:
+            raise EvalError("%s needs --baseline: a gate compares against an approved run"
+                            % gate.flag)
     if config.replicate and config.baseline is None:
         raise EvalError("--replicate needs --baseline: a replicate is another run of the "
                         "approved configuration")
-    if config.gate_on != "mean" and config.max_mean_drop is None and config.max_group_drop is None and not (
-            config.min_mean):
-        raise EvalError("--gate-on %s needs --max-mean-drop or --max-group-drop, or "
-                        "--min-mean: it says how a mean gate reads the change, or a "
-                        "floor the mean" % config.gate_on)
+    means = [gate for gate in GATES.values() if gate.scope == "mean"]
+    if config.gate_on != "mean" and not set(means) & set(given):
+        raise EvalError("--gate-on %s needs %s, or %s: it says how a mean gate reads the change, "
+                        "or a floor the mean" % (config.gate_on, said(means), said(means, False)))
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
     if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
-        raise EvalError("%s holds one run: for several, --format csv has a row per query, json each "
-                        "run's per_query" % ("--format trec" if config.format == "trec" else "--per-query"))
+        flag = "--format trec" if config.format == "trec" else "--per-query"
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
+                        "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     if config.chunk_separator and config.match != "id":
@@ -5859,15 +5956,15 @@ def evaluate_loaded(plan, inputs, digests, ranked, places):
         result.update(comparison)
     if inputs.groups is not None:
         result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
-        if breaches:  # of --max-group-drop, after the others
-            result["breaches"] += breaches
+        result.get("breaches", []).extend(breaches)
     if plan.config.power:
-        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
+        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"),
+                                plan.gates["max_mean_drop"])
     if plan.clusters is not None:  # how many units the tests drew
         result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
     result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
                                       coverage_warning(result.get("coverage"), specs)) if w]
-    result["warnings"] += blind_warnings(result, specs, plan.config)
+    result["warnings"] += blind_warnings(result, specs, plan)
     result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
     if opts.ties:
         result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
@@ -6204,8 +6301,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
         lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
         kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
-    out = compare(base, result, specs, plan, approved.place, Gates(
-        "--max-mean-drop", config.max_mean_drop, config.max_query_drop, config.gate_on, noise, unstable, len(replicas)))
+    gates = Gates(gates_of(plan, "baseline"), config.gate_on, noise, unstable, len(replicas))
+    out = compare(base, result, specs, plan, approved.place, gates)
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
     out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
     if replicas:
@@ -6407,7 +6504,7 @@ def _library_call(keywords, runs, root=""):
     plan = plan._replace(config=_named_inputs(config, runs, root))
     inputs = load_inputs(plan, flag="")
     results = evaluate_runs(with_clusters(plan, inputs), inputs)
-    return {name: results[root + name] for name in runs}
+    return {name: jsonable(results[root + name]) for name in runs}
 
 
 def _named_inputs(config, runs, root):
@@ -6428,7 +6525,7 @@ def format_json(result):
     """The JSON text of a result (as json.dumps with indent 2 writes it), in pieces: json.dumps
     holds every small chunk of the encoder at once, more memory than the whole evaluation
     with --explain at msmarco-dev size."""
-    chunks = json.JSONEncoder(indent=2).iterencode(result)
+    chunks = json.JSONEncoder(indent=2).iterencode(jsonable(result))
     for batch in iter(lambda: list(islice(chunks, 8192)), []):
         yield "".join(batch)
 
@@ -6526,14 +6623,15 @@ def _breach_lines(result, each=BREACHES_SHOWN):
     """The breach lines a report shows: every mean and group breach, and of each measure's
     per-query breaches the largest ``each``, then how many more (JSON holds them all)."""
     lines = []
-    for (measure, per_query), breaches in groupby(result.get("breaches", []), lambda b: (b["measure"], b["query"]
-                                                                                       is not None)):
+    by_measure = groupby(result.get("breaches", []), lambda b: (b.measure, b.query is not None))
+    for (measure, per_query), breaches in by_measure:
         breaches = list(breaches)
         lines += [breach_text(b) for b in (breaches[:each] if per_query else breaches)]
         if per_query and len(breaches) > each:
+            first = breaches[0]
+            went = "dropped by more than" if first.gate.needs else "below"
             lines.append("%s: %d more queries %s %s %s (all of them in the JSON output)"
-                         % (measure, len(breaches) - each, "below" if breaches[0]["drop"] is None else
-                            "dropped by more than", breaches[0]["gate"], breaches[0]["limit"]))
+                         % (measure, len(breaches) - each, went, first.gate.flag, first.limit))
     return lines
 
 
@@ -7144,75 +7242,107 @@ def power_lines(block, flag, what=""):
 
 def breach_text(b):
     """One gate breach: what dropped, from what to what, past which limit (plus the noise among
-    the baseline's replicates); under --gate-on interval, the interval that lies past it."""
-    allowed = "%s %s" % (b["gate"], b["limit"])
-    if b["gate"] in ("--min-mean", "--min-query"):
-        rule = ("below " + allowed if b.get("gate_on") is None else
-                "--gate-on %s cannot decide on %s, and fails: %s"
-                % (b["gate_on"], n_queries(b["queries"]), allowed) if b["queries"] < 2 else "95%% CI [%s, %s] %s %s" % (
-                    _number(b["ci95"][0], 4), _number(b["ci95"][1], 4), "lies below" if b["gate_on"] == "interval"
-                    else "does not lie at or above", allowed))
-        what = aggregate_word(b["measure"]) if b["query"] is None else "query " + show(b["query"])
-        return "%s %s: %s (%s)" % (b["measure"], what, _number(b["candidate"], 4), rule)
-    if "noise" in b:
-        allowed += " + noise %s among the baseline and %s" % (_number(b["noise"], 4), _replicates(b["replicates"]))
-    if b["drop"] is None:
-        return "%s group %s mean: no query of the group is scored by it: %s cannot decide on nothing, and fails" % (
-            b["measure"], show(b["group"]), allowed)
-    if b.get("gate_on") is None:
-        rule = "drop %s > %s" % (_number(b["drop"], 4), allowed)
-    elif b["queries"] < 2:
-        rule = "--gate-on %s cannot decide on %s, and fails: %s" % (b["gate_on"], n_queries(b["queries"]), allowed)
+    the baseline's replicates), or, for a floor, what is below it; under --gate-on interval,
+    the interval that lies past it."""
+    allowed = "%s %s" % (b.gate.flag, b.limit)
+    if "noise" in b.rule:
+        allowed += " + noise %s among the baseline and %s" % (
+            _number(b.rule["noise"], 4), _replicates(b.rule["replicates"]))
+    if b.gate.needs and b.drop is None:
+        return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
+                "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
+    if "gate_on" in b.rule and b.rule["queries"] < 2:
+        rule = "--gate-on %s cannot decide on %s, and fails: %s" % (
+            b.rule["gate_on"], n_queries(b.rule["queries"]), allowed)
+    elif "gate_on" in b.rule:
+        rule = _interval_rule(b, allowed)
+    elif b.gate.needs:
+        rule = "drop %s > %s" % (_number(b.drop, 4), allowed)
     else:
-        verb, shown = ("lies below", "") if b["gate_on"] == "interval" else ("does not lie above",
-                                                                            ": not shown to be no worse")
-        rule = "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
-            _signed(b["ci95"][0]), _signed(b["ci95"][1]), verb, allowed, shown, _number(b["drop"], 4))
-    if b["query"] is not None and "replicates" in b:
-        rule += "; the same in the baseline and %s" % _replicates(b["replicates"])
-    return "%s %s: %s -> %s (%s)" % (
-        b["measure"], "query " + show(b["query"]) if b["query"] is not None else
-        "group %s mean" % show(b["group"]) if "group" in b else "mean",
-        _number(b["baseline"], 4), _number(b["candidate"], 4), rule)
+        rule = "below " + allowed
+    if b.query is not None and "replicates" in b.rule:
+        rule += "; the same in the baseline and %s" % _replicates(b.rule["replicates"])
+    values = _number(b.candidate, 4)
+    if b.gate.needs:
+        values = "%s -> %s" % (_number(b.baseline, 4), values)
+    where = _where(b.gate, b.measure, b.query, b.rule.get("group"))
+    return "%s %s: %s (%s)" % (b.measure, where, values, rule)
 
 
-def format_junit(runs, labels, gates):
-    """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per run,
-    a testcase per measure and gate given (per group for --max-group-drop; for --max-query-drop,
-    besides, one per breached query), and in each breached one a failure holding its line."""
+def _interval_rule(b, allowed):
+    """The interval that lies past a gate read by it: of the change, or of a floor's mean."""
+    low, high = b.rule["ci95"]
+    below = b.rule["gate_on"] == "interval"
+    if not b.gate.needs:
+        verb = "lies below" if below else "does not lie at or above"
+        return "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
+    verb, shown = ("lies below", "") if below else (
+        "does not lie above", ": not shown to be no worse")
+    return "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
+        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
+
+
+def _where(gate, measure, query=None, group=None, quote=show):
+    """Where a gate checks a measure: a query, a group's mean, every query (a per-query gate's
+    JUnit case), or the mean (a floor's: the sum or geometric mean of a measure aggregated so)."""
+    if query is not None:
+        return "query " + quote(query)
+    if group is not None:
+        return "group %s mean" % quote(group)
+    if gate.scope == "query":
+        return "every query"
+    return "mean" if gate.needs else aggregate_word(measure)
+
+
+def format_junit(runs, labels, limits):
+    """JUnit XML of the gates' checks, as CI servers read it (README: "In CI"): a testsuite per
+    run, a testcase per measure and gate given (per group for a group's gate; for a per-query gate,
+    besides, one per breached query), and in each breached one a failure holding its line.
+    limits: {gate: {measure: limit}} (Plan.gates)."""
     # here, not above: the import costs every other start a few ms
     from xml.etree import ElementTree
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
-        cases = {}
-        for measure in result.get("comparison", {}):
-            for gate, limit in gates.items():
-                for group in result.get("groups", {}) if gate == "--max-group-drop" else [None]:
-                    if limit is not None:
-                        cases[gate, measure, group, None] = []
-        floors = {"--" + n.replace("_", "-"): limits for n, limits in result.get("floors", {}).items()}
-        cases.update(((gate, measure, None, None), []) for gate, limits in floors.items() for measure in limits)
-        for b in result["breaches"]:
-            query = b["query"] if b["gate"] in ("--max-query-drop", "--min-query") else None
-            cases.setdefault((b["gate"], b["measure"], b.get("group"), query), []).append(b)
-            if query is not None:
-                cases[b["gate"], b["measure"], None, None].append(b)
-        suite = ElementTree.SubElement(suites, "testsuite", name=labels[name], tests=str(len(cases)), failures=str(
-            sum(1 for found in cases.values() if found)), errors="0", skipped="0", time="0")
+        cases = junit_cases(result, limits)
+        failed = sum(1 for found in cases.values() if found)
+        suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
+                                       tests=str(len(cases)), failures=str(failed), errors="0",
+                                       skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
-            what = "query %s" % query if query is not None else "group %s mean" % group if group is not None else (
-                "every query" if gate in ("--max-query-drop", "--min-query") else
-                aggregate_word(measure) if gate == "--min-mean" else "mean")
-            limit = floors[gate][measure] if gate in floors else gates[gate]
+            limit = limits[gate.name][measure]
+            where = _where(gate, measure, query, group, str)
+            title = "%s %s (%s %s)" % (measure, where, gate.flag, limit)
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
-                                          name="%s %s (%s %s)" % (measure, what, gate, limit))
+                                          name=title)
             if found:
                 lines = [breach_text(b) for b in found]
-                ElementTree.SubElement(case, "failure", message=lines[0], type=gate).text = "\n".join(lines)
+                failure = ElementTree.SubElement(case, "failure", message=lines[0], type=gate.flag)
+                failure.text = "\n".join(lines)
     for key in ("tests", "failures"):
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n%s\n' % ElementTree.tostring(suites, encoding="unicode")
+    text = ElementTree.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n%s\n' % text
+
+
+def junit_cases(result, limits):
+    """{(Gate, measure, group, query): [its Breach, ...]} of a result: a case per measure and
+    gate with a baseline, in the comparison's order (per group for a group's gate), then per
+    floor and measure; then one per breached query of a per-query gate."""
+    cases = {}
+    for measure in result.get("comparison", {}):
+        for name, gate in GATES.items():
+            groups = result.get("groups", {}) if gate.needs == "groups" else [None]
+            if gate.needs and measure in limits[name]:
+                cases.update(((gate, measure, group, None), []) for group in groups)
+    for name, gate in GATES.items():
+        if not gate.needs:
+            cases.update(((gate, measure, None, None), []) for measure in limits[name])
+    for b in result["breaches"]:
+        cases.setdefault((b.gate, b.measure, b.rule.get("group"), b.query), []).append(b)
+        if b.query is not None:
+            cases[b.gate, b.measure, None, None].append(b)
+    return cases
 
 
 def _replicates(n):
@@ -7556,7 +7686,7 @@ def _argument(option):
         "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"}, "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
-        "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limit)},
+        "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limits)},
         "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
@@ -7706,10 +7836,9 @@ def check_usage(config):
             if config.run else ""))
     check_options(config)
     named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
-    if config.junit is not None and all(getattr(config, o) is None for o in GATES) and not any(
-            getattr(config, o) for o in FLOORS):
-        raise EvalError("--junit reports the gates' checks: give --max-mean-drop, --max-query-drop or "
-                        "--max-group-drop (with --baseline), or a floor: --min-mean or --min-query")
+    if config.junit is not None and not gates_given(config):
+        raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
+                        "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
@@ -7821,8 +7950,7 @@ def _main(argv):
     if config.summary is not None:
         summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, config.per_query)
         status = status if _append(config.summary, summary) else 3
-    junit = config.junit and [format_junit(runs, labels, {"--" + name.replace("_", "-"): getattr(config, name)
-                                                          for name in GATES})]
+    junit = config.junit and [format_junit(runs, labels, make_plan(config).gates)]
     for path, written, what in ((config.plot, svg and [svg], "the plot"), (config.pool, pool, "the pool"),
                                 (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status

@@ -144,6 +144,12 @@ def load_tests(loader, tests, ignore):
     return tests
 
 
+def unrendered(call, *args, **keywords):
+    """A library call's result as the formatters read it: its breaches Breach records."""
+    with unittest.mock.patch.object(rre, "jsonable", lambda result: result):
+        return call(*args, **keywords)
+
+
 def cli(*args, stdin=None):
     """Run main([...]) in-process; return (status, stdout, stderr)."""
     out, err, saved = io.StringIO(), io.StringIO(), sys.stdin
@@ -1980,10 +1986,10 @@ class ReplicateTest(ReplicateFilesTestCase):
         noise, unstable = rre.replicate_noise(baseline, [result(0.59092)], specs)
         self.assertAlmostEqual(noise["nDCG@10"], 0.03, places=12)
         self.assertEqual(unstable, {"nDCG@10": ["a", "b"]})
-        gates = rre.Gates(mean=0.01, noise=noise, unstable=unstable, replicates=1)
+        gates = rre.Gates({"max_mean_drop": {"nDCG@10": 0.01}}, noise=noise, unstable=unstable, replicates=1)
         self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
         breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
-        self.assertEqual((breach["noise"], breach["replicates"]), (noise["nDCG@10"], 1))
+        self.assertEqual((breach.rule["noise"], breach.rule["replicates"]), (noise["nDCG@10"], 1))
         self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
                                                   "0.01 + noise 0.0300 among the baseline and 1 replicate)")
         self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
@@ -2482,6 +2488,132 @@ class NothingToGateTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
                                "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
+
+
+class GateRegistryTest(TempDirTestCase):
+    """Issue 49, item 1: gates are records of one registry (GATES), breaches records rendered once;
+    a drop limit per measure (MEASURE=X,..., or {measure: X}) is read as the floors' are, and
+    a plain X still means every measure.  Candidate vs baseline (see ComparisonTest): RR falls
+    by 1/3 (q3 by 1, q1 by 0.5), R@3 by 1/3 (q3 by 1)."""
+
+    def runs(self):
+        return self.write("cand.json", fixture(CAND_RUNS)), self.write("base.json", fixture(BASE_RUNS))
+
+    def compare(self, *args):
+        cand, base = self.runs()
+        return cli(cand, "--baseline", base, "-m", "RR,R@3", *args)
+
+    def test_the_registry_is_the_options_tables_gates(self):
+        self.assertEqual(sorted(rre.GATES), sorted(o.name for o in rre.OPTIONS if o.kind in ("limit", "floors")))
+        for name, gate in rre.GATES.items():
+            self.assertEqual(gate.flag, "--" + name.replace("_", "-"))
+            self.assertEqual(gate.needs is None, rre.OPTION[name].kind == "floors", name)
+        breach = rre.Breach("RR", "q1", 1.0, 0.5, 0.5, rre.GATES["max_query_drop"], 0.1, {"replicates": 2})
+        self.assertEqual(rre.jsonable({"breaches": [breach]})["breaches"], [
+            {"measure": "RR", "query": "q1", "baseline": 1.0, "candidate": 0.5, "drop": 0.5,
+             "gate": "--max-query-drop", "limit": 0.1, "replicates": 2}])
+
+    def test_a_limit_per_measure_gates_only_its_measures(self):
+        status, out, err = self.compare("--max-query-drop", "RR=0.6")
+        self.assertEqual(status, 1, err)
+        self.assertEqual([(b["measure"], b["query"], b["limit"]) for b in json.loads(out)["breaches"]],
+                         [("RR", "q3", 0.6)])  # q1 fell by 0.5; R@3's q3 is not gated
+        status, out, err = self.compare("--max-query-drop", "0.6")  # plain: every measure
+        self.assertEqual([(b["measure"], b["query"]) for b in json.loads(out)["breaches"]],
+                         [("RR", "q3"), ("R@3", "q3")])
+        status, out, err = self.compare("--max-mean-drop", "RR=0.4, R@3=0.3", "--max-query-drop", "R@3=1")
+        self.assertEqual((status, [(b["measure"], b["limit"]) for b in json.loads(out)["breaches"]]),
+                         (1, [("R@3", 0.3)]), err)
+        self.assertIn("gate failed: R@3 mean: 1.0000 -> 0.6667 (drop 0.3333 > --max-mean-drop 0.3)", err)
+        self.assertEqual(self.compare("--max-mean-drop", "RR=0.4,R@3=0.34")[0], 0)
+
+    def test_the_same_limit_for_every_measure_is_the_plain_limit_in_every_format(self):
+        for fmt in ("json", "table", "markdown", "csv"):
+            with self.subTest(fmt=fmt):
+                plain = self.compare("--max-query-drop", "0.6", "--max-mean-drop", "0.3", "--format", fmt)
+                each = self.compare("--max-query-drop", "R@3=0.6,RR=0.6", "--max-mean-drop", "RR=0.3,R@3=0.3",
+                                    "--format", fmt)
+                self.assertEqual(plain, each)
+                self.assertEqual(plain[0], 1)
+        table = self.compare("--max-query-drop", "RR=0.6", "--format", "table")[1]
+        self.assertIn("RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.6)", table)
+        self.assertNotIn("R@3 query", table)
+        markdown = self.compare("--max-mean-drop", "R@3=0.3", "--format", "markdown")[1]
+        self.assertIn("**1 gate breach**", markdown)
+
+    def test_junit_has_a_case_per_measure_with_a_limit(self):
+        xml = self.tmp / "j.xml"
+        status, out, err = self.compare("--max-query-drop", "RR=0.6", "--max-mean-drop", "R@3=0.5", "--junit", xml)
+        self.assertEqual(status, 1, err)
+        cases = {c.get("name"): c.find("failure") for c in ElementTree.parse(xml).getroot().iter("testcase")}
+        self.assertEqual(list(cases), ["RR every query (--max-query-drop 0.6)", "R@3 mean (--max-mean-drop 0.5)",
+                                       "RR query q3 (--max-query-drop 0.6)"])
+        self.assertIsNone(cases["R@3 mean (--max-mean-drop 0.5)"])
+        self.assertEqual(cases["RR query q3 (--max-query-drop 0.6)"].get("type"), "--max-query-drop")
+        plain = self.tmp / "p.xml"
+        self.compare("--max-query-drop", "0.6", "--junit", plain)
+        self.compare("--max-query-drop", "RR=0.6,R@3=0.6", "--junit", xml)
+        self.assertEqual(xml.read_text(), plain.read_text())
+
+    def test_several_runs_and_groups(self):
+        qrels, groups = self.write("q.json", GROUP_QRELS), self.write("g.json", GROUPS)
+        base, cand = self.write("b.json", BASE_GROUP_RUN), self.write("c.json", CAND_GROUP_RUN)
+        same = self.write("s.json", BASE_GROUP_RUN)
+        args = ("--qrels", qrels, "--run", same, "--run", cand, "--baseline", base, "--groups", groups)
+        status, out, err = cli(*args, "-m", "RR,R@1", "--max-group-drop", "RR=0.1")
+        runs = json.loads(out)["runs"]
+        self.assertEqual((status, runs[str(same)]["breaches"]), (1, []), err)
+        self.assertEqual([(b["measure"], b["group"], b["limit"]) for b in runs[str(cand)]["breaches"]],
+                         [("RR", "multi-hop", 0.1)])  # R@1 falls too, and has no limit
+        self.assertEqual(cli(*args, "-m", "RR,R@1", "--max-group-drop", "R@1=0.7")[0], 0)
+        for fmt in ("json", "table", "markdown"):
+            with self.subTest(fmt=fmt):
+                plain = cli(*args, "-m", "RR,R@1", "--max-query-drop", "0.4", "--max-group-drop", "0.1",
+                            "--max-mean-drop", "0.05", "--format", fmt)
+                each = cli(*args, "-m", "RR,R@1", "--max-query-drop", "R@1=0.4,RR=0.4", "--max-group-drop",
+                           "RR=0.1,R@1=0.1", "--max-mean-drop", "RR=0.05,R@1=0.05", "--format", fmt)
+                self.assertEqual(plain, each)
+                self.assertEqual(plain[0], 1)
+        xml, plain_xml = self.tmp / "each.xml", self.tmp / "plain.xml"
+        cli(*args, "-m", "RR,R@1", "--max-group-drop", "0.1", "--junit", plain_xml)
+        cli(*args, "-m", "RR,R@1", "--max-group-drop", "R@1=0.1,RR=0.1", "--junit", xml)
+        self.assertEqual(xml.read_text(), plain_xml.read_text())
+        self.assertIn("RR group multi-hop mean (--max-group-drop 0.1)", xml.read_text())
+
+    def test_the_library_takes_a_number_or_a_dict(self):
+        qrels = fixture({})["qrels"]
+        one = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop={"RR": 0.6})
+        self.assertEqual([(b["measure"], b["query"]) for b in one["breaches"]], [("RR", "q3")])
+        plain = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop=0.6, max_mean_drop=0.3)
+        each = rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR,R@3", max_query_drop={"RR": 0.6, "R@3": 0.6},
+                                max_mean_drop={"R@3": fractions.Fraction(3, 10), "RR": 0.3})
+        self.assertEqual(plain, each)
+        several = rre.score_runs(qrels, {"a": BASE_RUNS, "b": CAND_RUNS}, "RR,R@3", baseline=BASE_RUNS,
+                                 max_mean_drop={"R@3": 0.3}, power=True)["runs"]
+        self.assertEqual([[b["measure"] for b in r["breaches"]] for r in several.values()], [[], ["R@3"]])
+        self.assertEqual([name for name, p in several["b"]["power"].items() if "queries_for" in p], ["R@3"])
+        self.assertEqual(json.loads(json.dumps(one)), one)  # breaches are JSON's objects
+
+    def test_refusals(self):
+        cand, base = self.runs()
+        for args, fragments in (
+                (["--max-query-drop", "P@5=0.5"], ["--max-query-drop gives a limit for P@5, which is not measured"]),
+                (["--max-mean-drop", "RR=0.5,RR=0.4"], ["--max-mean-drop gives RR twice: give each measure one limit"]),
+                (["--max-mean-drop", "RR=x"], ["a limit is MEASURE=X, as R@5=0.8, not 'RR=x'"]),
+                (["--max-mean-drop", "RR=-0.1"], ["a drop limit must be a number >= 0, not '-0.1'"]),
+                (["--max-mean-drop", "=0.1"], ["a limit is MEASURE=X"]),
+                (["--max-group-drop", "RR=0.1"], ["--max-group-drop needs query groups"])):
+            with self.subTest(args=args):
+                rejected(self, *cli(cand, "--baseline", base, "-m", "RR,R@3", *args), *fragments)
+        rejected(self, *cli(cand, "-m", "RR", "--max-query-drop", "RR=0.1"),
+                 "--max-query-drop needs --baseline")
+        qrels = fixture({})["qrels"]
+        for value in ({"RR": -1}, {"RR": "0.1"}, {1: 0.1}, [0.1], "RR=0.1"):
+            with self.subTest(value=value), self.assertRaises(rre.EvalError) as raised:
+                rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR", max_query_drop=value)
+            self.assertIn("max_query_drop must be", str(raised.exception))
+        with self.assertRaisesRegex(rre.EvalError, "gives a limit for P@5, which is not measured"):
+            rre.compare_runs(qrels, BASE_RUNS, CAND_RUNS, "RR", max_mean_drop={"P@5": 0.1})
 
 
 class ClustersTest(TempDirTestCase):
@@ -5476,7 +5608,7 @@ class LibraryApiTest(unittest.TestCase):
         """Each option but the outputs reaches the library, as a keyword of the calls it concerns
         (deleting power from score_runs once passed every test)."""
         elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate"}
-        comparing = {"max_mean_drop", "max_query_drop", "max_group_drop", "permutations"}
+        comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere  # the rest: arguments
         for function, expected in ((rre.score_run, wanted - comparing),
                                    (rre.compare_runs, wanted | {"replicates"}),
@@ -5622,7 +5754,7 @@ class ReportFormatsTest(TempDirTestCase):
         qrels = {"q%02d" % i: ["d"] for i in range(14)}
         base = {q: ["d"] for q in qrels}
         cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
-        result = rre.compare_runs(qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
+        result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
         text = rre.format_markdown(result)
         self.assertIn("**28 gate breaches**", text)  # two means, 14 and 12 queries: 5 of each shown
         worst = [line.split("|")[1:3] for line in text.splitlines() if re.match(r"\| R\S* \| q", line)]
@@ -5641,13 +5773,13 @@ class ReportFormatsTest(TempDirTestCase):
         base = {q: ["d"] for q in qrels}
         cand = dict({q: ["x", "d"] for q in qrels}, q5=["d"])  # five queries drop, by 0.5 (RR) and 1 (R@1)
         groups = {"g%d" % i: ["q%d" % i] for i in range(6)}
-        result = rre.compare_runs(qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1, groups=groups,
-                                  max_group_drop=0.1)
+        result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1,
+                            groups=groups, max_group_drop=0.1)
         table = rre.format_table(result)
         self.assertNotIn("more queries dropped", table)  # five of five: no count line
         self.assertIn("shown, of the regressed queries: RR all 5, R@1 all 5\n", table)  # NumRel lost nothing
         self.assertEqual(len([line for line in table.splitlines() if "group 'g" in line]), 10)  # every group's
-        single = rre.compare_runs({"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
+        single = unrendered(rre.compare_runs, {"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
         self.assertIn("**1 gate breach**\n", rre.format_markdown(single))
 
     def test_report_parts_appear_only_when_they_have_something_to_say(self):
@@ -5665,8 +5797,8 @@ class ReportFormatsTest(TempDirTestCase):
             self.assertIn("(few): fewer than 5 queries", rre.format_runs(several, fmt))
 
     def test_markdown_lists_notes_and_leaves_breaches_to_their_block(self):
-        result = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]}, {"q1": ["x"], "q3": ["z"]}, "RR",
-                                  unlabeled="skip", max_mean_drop=0.1)
+        result = unrendered(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]},
+                            {"q1": ["x"], "q3": ["z"]}, "RR", unlabeled="skip", max_mean_drop=0.1)
         text = rre.format_markdown(result)
         self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
         notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
@@ -7183,7 +7315,7 @@ class FloorTest(TempDirTestCase):
             with self.subTest(gate_on=gate_on, floor=floor):
                 result = rre.score_run(qrels, same, "RR", min_mean={"RR": floor}, gate_on=gate_on)
                 self.assertEqual(bool(result["breaches"]), fails)
-        one = rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": 0.5}, gate_on="interval")
+        one = unrendered(rre.score_run, {"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": 0.5}, gate_on="interval")
         self.assertIn("cannot decide on 1 query", rre.breach_text(one["breaches"][0]))
 
     def test_power_says_when_the_set_cannot_tell(self):
@@ -7465,7 +7597,7 @@ class StructureTest(unittest.TestCase):
     def test_every_option_list_comes_from_the_table(self):
         self.assertEqual(rre.Config._fields, tuple(o.name for o in rre.OPTIONS))
         self.assertEqual(rre.Config()._asdict(), {o.name: o.default for o in rre.OPTIONS})
-        self.assertEqual(rre.GATES, ["max_mean_drop", "max_query_drop", "max_group_drop"])
+        self.assertEqual(sorted(rre.GATES), sorted(o.name for o in rre.OPTIONS if o.kind in ("limit", "floors")))
         self.assertEqual(list(rre.recorded_options(rre.Config())), [
             "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "match", "duplicates",
             "chunk_separator", "seed", "permutations"])  # the manifest's order: value options, then the seeds
