@@ -143,7 +143,8 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
 # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")
 # what each role gives
-ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking", "evidence": "evidence sets",
+ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
+         "evidence": "evidence sets",
          "tokens": "token counts", "scores": "scores", "answerable": "answerability"}
 # a --fields path: keys joined by '.', '[]' for each
 _PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")
@@ -208,7 +209,8 @@ OPTIONS = (
            "only the first N ranked documents of each query count (trec_eval -M)"),
     Option("judged_only", False, "flag", None, None, "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
-    *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
+    *(Option(name, choices[0], "choice", None, choices, "value",
+             "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
     # plan, not value: the manifest's no_answer digest records what it changes
     Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
@@ -278,8 +280,8 @@ OPTIONS = (
            "also the lowest and highest mean over all orders of tied scores"),
     Option("ci", False, "flag", None, None, "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
-    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"), "output",
-           "output format (default json)"),
+    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"),
+           "output", "output format (default json)"),
     Option("per_query", False, "flag", None, None, "output",
            "with --format table or markdown, add a row per query"),
     Option("summary", None, "file", "FILE", None, "output",
@@ -300,12 +302,14 @@ OPTION = {option.name: option for option in OPTIONS}
 # --help's groups of OPTIONS, each from the option that opens it to the next group's.
 HELP_GROUPS = {"fixture": "inputs", "measure":
                "measures, and which queries and documents they read",
-               "baseline": "comparison and gates", "fields": "RAG logs and diagnostics", "format": "output"}
+               "baseline": "comparison and gates", "fields": "RAG logs and diagnostics",
+               "format": "output"}
 # Every option's value, a field per OPTIONS row under its name, the table's default unless
 # given: the one options argument, made by configure from the parsed command line or from a
 # library call's keywords.  An input's field holds what names the input: its file names on the
 # command line, the JSON-shaped value itself in a library call.
-Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
+Config = namedtuple("Config", [option.name for option in OPTIONS],
+                    defaults=[option.default for option in OPTIONS])
 # --max-mean-drop ...: exit 1 when exceeded
 GATES = [option.name for option in OPTIONS if option.kind == "limit"]
 # --min-mean ...: exit 1 when below
@@ -413,7 +417,8 @@ def skipped_text(skipped, whose=""):
 def no_record_has(source, what, role, fields, keys):
     """Refuse records of which none has a role's field, naming the first record's keys."""
     nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
-                                                     fields_hint(keys, role, "the first record's")))
+                                                     fields_hint(keys, role,
+                                                                 "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
@@ -452,14 +457,16 @@ def _printable(text):
 def check_id(value, where, query=None, what="document ID"):
     """Return ``value`` if it is a non-blank string that can be printed, else raise EvalError."""
     if not isinstance(value, str):
-        fail(where, "%s must be a string, not %s %s" % (what, type(value).__name__, show(value)), query)
+        fail(where, "%s must be a string, not %s %s" % (what, type(value).__name__, show(value)),
+             query)
     if not value.strip():
         fail(where, "%s %s is blank" % (what, show(value)), query)
     bad = None if _printable(value) else _UNPRINTABLE.search(value)
     if bad:
         kind = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
         texts = "; texts, not IDs, are read with --match text or --match contains" if bad.group().isspace() else ""
-        fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind, show(bad.group()),
+        fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind,
+                                                                       show(bad.group()),
                                                                        texts), query)
     return value
 
@@ -479,7 +486,8 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     rag_retrieval_eval.EvalError: runs.q1[1]: document 'd1' appears twice (first at runs.q1[0])
     """
     if not isinstance(ids, list):
-        fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)), query)
+        fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)),
+             query)
     try:  # join() refuses non-strings, the set finds repeats
         unique = set(ids)
         if (duplicates == "first" or len(unique) == len(ids)) and _plain_ids(ids, unique):
@@ -501,7 +509,8 @@ def _plain_ids(ids, unique):
     a TypeError when one is not a string.  unique: a set (or dict) of them, which finds ""
     at once, where a list is scanned."""
     joined = "".join(ids)  # split() finds any whitespace at all
-    return "" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
+    return "" not in unique and (joined.split() == [joined]
+                                 or not any(map(str.isspace, ids))) and _printable(joined)
 
 
 def normalized(text):
@@ -528,7 +537,8 @@ def check_grade(value, where, query=None):
     if type(value) is int and -INT_LIMIT <= value < INT_LIMIT:
         return value
     if value is None:  # a --pool record not yet filled in
-        fail(where, "the grade is still to be given (null): fill it in, or leave the document out", query)
+        fail(where, "the grade is still to be given (null): fill it in, or leave the document out",
+             query)
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         fail(where, "grade %s is not an integer" % show(value), query)
     grade = _integral(value)
@@ -539,7 +549,9 @@ def check_grade(value, where, query=None):
 
 def check_score(value, where, query=None):
     """A finite score of any real number type (numpy's, Decimal too) but bool, as a float."""
-    if type(value) is not float and isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, bool):
+    if type(value) is not float and isinstance(value,
+                                               (numbers.Real,
+                                                Decimal)) and not isinstance(value, bool):
         try:
             value = float(value)
         except (OverflowError, ValueError):
@@ -626,7 +638,8 @@ def fields_table(named):
     table = dict(JSONL_FIELDS)
     for role, key in named.items():
         if role not in ROLES:
-            raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
+            raise EvalError("--fields: unknown role %s; roles: %s"
+                            % (show(role), ", ".join(ROLES)))
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty "
                             "string, not %s" % (role, show(key)))
@@ -653,7 +666,8 @@ def fields_table(named):
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel evidence filtered ranked tied", defaults=(None, (), 0, None, None, 0, False))
+                              "num_nonrel evidence filtered ranked tied",
+                    defaults=(None, (), 0, None, None, 0, False))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -691,7 +705,8 @@ LATER = "token counts read once every ranking is"
 # lengths {ranked ID: token count}, None, or LATER: a file read once every ranking is (see
 # weigh_later), whose counts_digest (see lengths_digest) is set once it is read;
 # no_answer {qid: where it is said to have no answer, or None}.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", defaults=(None, None, NOTHING, None))
+Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest",
+                   defaults=(None, None, NOTHING, None))
 
 # How rankings are read: what make_plan derives of the Config for the readers.  fields: the JSON
 # Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first"; gain_orders:
@@ -706,8 +721,8 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", d
 # documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
                                 "gain_orders filters abstain seed_mode match top_k agree",
-                     defaults=(1, None, None, False, False, None, "error", (), NOTHING, frozenset(), False, "id",
-                               None, None))
+                     defaults=(1, None, None, False, False, None, "error", (), NOTHING,
+                               frozenset(), False, "id", None, None))
 
 
 def least_relevant(level):
@@ -730,8 +745,8 @@ def judge(ranks, num_ret, labels, level=1, evidence=None, ranked=0):
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
                   sorted([g for g in grades if g > 0], reverse=True), None,
-                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence, None,
-                  ranked)
+                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]),
+                  evidence, None, ranked)
 
 
 def at_level(q, level):
@@ -747,27 +762,21 @@ def at_level(q, level):
     else:
         rel_ranks, num_rel = sorted(set(q.judged_ranks).difference(q.unjudged_ranks)), graded
     bounds = q.bounds and tuple(at_level(b, level) for b in q.bounds)
-    return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel, bounds=bounds)
+    return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel,
+                      bounds=bounds)
 
 
 def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
     query's evidence sets (folded), or None."""
-    folded, bounds, removed = 0, None, 0
+    folded, bounds, removed, several = 0, None, 0, 0
     tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
-    if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
+    if opts.duplicates == "first" and len(docids) > len(docset if docset is not None
+                                                        else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
-    several = 0
-    if opts.separator or opts.match == "contains":  # a document keeps the rank, and the score, of its first item
-        if scores is not None:
-            ordered = sorted(zip(scores, docids), reverse=True)
-            docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
-        targets, several = documents(docids, labels, opts)
-        if scores is not None:
-            first_score = dict(reversed([(d, x) for d, x in zip(targets, scores) if d is not None]))
-        docids = list(dict.fromkeys(d for d in targets if d is not None))
-        folded = len(targets) - len(docids)
-        if scores is not None and opts.ties:
+    if opts.separator or opts.match == "contains":
+        docids, first_score, folded, several = first_items(docids, scores, labels, opts)
+        if first_score is not None and opts.ties:
             bounds = rank_scored(docids, [first_score[d] for d in docids], labels, opts.depth,
                                  None, (None,) + opts.gain_orders)[2]
         scores = None
@@ -777,19 +786,49 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset,
                                              opts.ties and (None,) + opts.gain_orders)
     top = opts.agree and _top(docids, scores, min(opts.agree, num_ret))
-    if opts.judged_only:  # trec_eval -J, after -M: only labeled documents graded >= 0 count
+    # trec_eval -J, after -M: only labeled documents graded >= 0 count
+    if opts.judged_only:
         ranks, *bounds = [_judged_only(found, labels) for found in (ranks,) + (bounds or ())]
         num_ret, bounds = len(ranks), tuple(bounds) or None
-    if bounds:  # under --judged-only an order keeps as many documents as it has judged within --depth
-        bounds = tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level) for b in bounds)
+    if bounds:
+        bounds = _judged_bounds(bounds, num_ret, labels, opts)
     evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
-    sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
+    sample = ()
+    if not ranks and docids:
+        sample = tuple(docids[:3]) if scores is None else (max(docids),)
     judged = judge(ranks, num_ret, labels, opts.level, evidence, len(docids))
-    if bounds or tied:  # tied with one order only, else: what no order bounds (not_bounded) is still exact
+    # tied with one order only, else: what no order bounds (not_bounded) is still exact
+    if bounds or tied:
         judged = judged._replace(bounds=bounds, tied=tied)
-    seen = opts.top_k and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret)), None)
+    seen = opts.top_k
+    if seen:
+        shown = "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret))
+        seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
+
+
+def _judged_bounds(bounds, num_ret, labels, opts):
+    """The Judged record of each order's ranks: under --judged-only an order keeps as many
+    documents as it has judged within --depth."""
+    return tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level)
+                 for b in bounds)
+
+
+def first_items(docids, scores, labels, opts):
+    """A ranking of items cut (--chunk-separator) or matched (--match contains) to documents, a
+    document at the rank, and with the score, of its first item: its document IDs, their scores
+    {doc: score} (None for a list), how many items folded into an earlier one's document, and
+    how many ranked texts held more than one label."""
+    first_score = None
+    if scores is not None:
+        ordered = sorted(zip(scores, docids), reverse=True)
+        docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
+    targets, several = documents(docids, labels, opts)
+    if scores is not None:
+        first_score = dict(reversed([(d, x) for d, x in zip(targets, scores) if d is not None]))
+    docids = list(dict.fromkeys(d for d in targets if d is not None))
+    return docids, first_score, len(targets) - len(docids), several
 
 
 def _top(docids, scores, k):
@@ -807,7 +846,8 @@ def _top(docids, scores, k):
         # run files list by score: else list so, stably
         if not all(map(ge, scores, islice(scores, 1, None))):
             order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-            docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__, order))
+            docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__,
+                                                                            order))
         m = min(k, len(scores))
         while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
             m += 1
@@ -917,13 +957,21 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     for s, ids in _tied_ids(docids, scores, tied_at).items():
         for doc in tied_at[s]:
             ranks[doc] += len(ids) - bisect_right(ids, doc)
-    bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order) for order in orders)
-                   ) if orders and groups else None
+    bounds = None
+    if orders and groups:
+        bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order)
+                                           for order in orders))
     if num_ret < n:
-        ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
-                          for found in (ranks,) + (bounds or ())]
-        bounds = tuple(bounds) or None
+        ranks, bounds = _within_depth(num_ret, ranks, bounds)
     return ranks, num_ret, bounds
+
+
+def _within_depth(num_ret, ranks, bounds):
+    """The ranks, and each order's bounds, of the documents ranked within the first num_ret
+    (--depth)."""
+    ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
+                      for found in (ranks,) + (bounds or ())]
+    return ranks, tuple(bounds) or None
 
 
 def _tied_ids(docids, scores, wanted):
@@ -1027,12 +1075,14 @@ def judge_run(rankings, truth, opts, source, root=None):
             blank = blank_once_cut(docids, opts.separator)
             if blank is not None:
                 fail(source if root is None else loc(source, _join(root, qid)),
-                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
+                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)),
+                     qid)
         labels = truth.labels.get(qid)
         if labels is None and not opts.agree:
             ranked[qid] = None
             continue
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None, evidence_of(truth, qid))
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
+                                              evidence_of(truth, qid))
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -1057,12 +1107,14 @@ def with_filters(ranking, items, truth, opts, query):
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
     return with_kept(ranking, documents_kept)._replace(judged=ranking.judged._replace(filtered=filtered),
-                                                       pending=(query, waiting) if waiting else None)
+                                                       pending=(query, waiting) if waiting
+                                                       else None)
 
 
 def with_kept(ranking, kept):
     """The Ranking whose seen (for --explain) adds {Filter: the documents it kept}."""
-    return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
+    return ranking._replace(seen=ranking.seen[:2]
+                            + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
 
 
 def filtered_judged(plain, items, truth, opts, query):
@@ -1079,7 +1131,8 @@ def filtered_judged(plain, items, truth, opts, query):
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
             if query.listed:
-                fail(query.where, "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
+                fail(query.where,
+                     "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
         if ranking_filter.tokens is None:
             kept = list(kept)
@@ -1091,7 +1144,8 @@ def filtered_judged(plain, items, truth, opts, query):
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
         elif ranking_filter.tokens is not None:
             # a prefix stops at the reach
-            waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
+            waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None
+                                           else
                                            _through_reach(kept, reach, labels, opts))
         if opts.top_k and ranking_filter in out:
             documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
@@ -1115,17 +1169,19 @@ def budget_judged(plain, kept, budget, opts, query):
     counted = _counter(query.labels, opts)
     cut = len({counted(item) for item in kept} - {None})
     return plain._replace(
-        rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
+        rel_ranks=[r for r in plain.rel_ranks if r <= cut],
+        gains=[(r, g) for r, g in plain.gains if r <= cut],
         judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
-        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None, ranked=len(kept),
-        evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
+        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None,
+        ranked=len(kept), evidence=plain.evidence
+        and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
 
 
 def judge_items(items, opts, query, ties=False):
     """The Judged record of a filtered ranking's items (score, ID) in rank order."""
     plain = opts._replace(filters=NOTHING, ties=ties, top_k=None)
-    return judge_ranking([d for _, d in items], None if query.listed else [x for x, _ in items], query.labels, plain,
-                         None, query.sets).judged
+    return judge_ranking([d for _, d in items], None if query.listed else [x for x, _ in items],
+                         query.labels, plain, None, query.sets).judged
 
 
 def within_depth(items, opts, labels=None):
@@ -1285,7 +1341,8 @@ def _example(*ranked_grades, labels=None, num_ret=None):
     ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades.update(labels or {})
-    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, len(ranked_grades))
+    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None,
+                 len(ranked_grades))
 
 
 @measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
@@ -1311,7 +1368,8 @@ def context_precision(q, k):
 
 
 @measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE, filtered=context_precision)
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE,
+         filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
 
@@ -1513,8 +1571,8 @@ INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with comp
 
 
 @measure("infAP", "none", ("infAP", ""), params=(),
-         ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
 
@@ -1536,7 +1594,8 @@ def inferred_ap(q, k):
 
 
 @measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1554,7 +1613,8 @@ def set_recall(q, k):
 
 
 @measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1581,7 +1641,8 @@ def interpolated_precision(q, level):
     cut = math.floor(level * q.num_rel + 0.5)
     if cut > len(q.rel_ranks) or not q.rel_ranks:
         return 0.0
-    return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
+    return max(found / rank
+               for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
 
 
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
@@ -1600,8 +1661,8 @@ def r_precision_multiple(q, multiple):
 
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
-         unjudged="a relevant label moves a document to another coefficient", losable=False, evidence=False,
-         domain=ANSWERABLE)
+         unjudged="a relevant label moves a document to another coefficient", losable=False,
+         evidence=False, domain=ANSWERABLE)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others missed.
 
@@ -1647,7 +1708,8 @@ def _trec_gains(q, gains):
     if table.get(0):
         ranked = sorted(ranked + [(r, table[0]) for r in _zero_ranks(q)])
     labeled = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
-    ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0), reverse=True)
+    ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0),
+                   reverse=True)
     return [(r, g) for r, g in ranked if g != 0], ideal
 
 
@@ -1674,13 +1736,15 @@ def normalized_gain(q, k, *, gains=None):
     total, got = 0.0, 0.0
     for rank, gain in ranked:
         got += gain
-        total += gain / math.log2(2 + (cost[rank] if rank < len(cost) else cost[-1] + rank - len(ideal)) - got)
+        total += gain / math.log2(2
+                                  + (cost[rank] if rank < len(cost) else cost[-1]
+                                     + rank - len(ideal)) - got)
     return total / sum(ideal) if ideal else 0.0
 
 
 @measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole ranking's if missed.
 
@@ -1700,8 +1764,8 @@ def ndcg_at_relevant(q, k, *, gains=None):
 
 
 @measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -1713,10 +1777,13 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     if not q.num_rel:
         return 0.0
     ranked, ideal = _trec_gains(q, gains)
-    best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1) if (ideal + [0.0])[t] != ideal[t - 1]]
+    best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1)
+                                   if (ideal + [0.0])[t] != ideal[t - 1]]
     dcg = list(accumulate(gain / math.log2(rank + 1) for rank, gain in ranked))
-    values = [(dcg[bisect_right(ranked, (t, math.inf)) - 1] if ranked and ranked[0][0] <= t else 0.0) / best[t]
-              for t in at] + ([(dcg[-1] if dcg else 0.0) / best[-1]] if ideal and q.num_ret > len(ideal) + 1 else [])
+    values = [(dcg[bisect_right(ranked, (t, math.inf)) - 1] if ranked and ranked[0][0] <= t
+               else 0.0) / best[t]
+              for t in at] + ([(dcg[-1] if dcg else 0.0) / best[-1]] if ideal
+                              and q.num_ret > len(ideal) + 1 else [])
     return sum(values) / len(values) if values else 0.0
 
 
@@ -1732,14 +1799,16 @@ def relative_precision(q, k):
 
 
 @measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
 @measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -1779,7 +1848,8 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, evidence=False, domain=ANSWERABLE)
+         unjudged="it is what unjudged documents leave open", losable=False, evidence=False,
+         domain=ANSWERABLE)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the ranking.
 
@@ -1796,8 +1866,8 @@ def rbp_residual(q, k, *, p=0.8):
 
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
-         ties="it reads where unjudged documents are, which the orders by grade do not bound", unjudged=NOT_PLAIN,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         ties="it reads where unjudged documents are, which the orders by grade do not bound",
+         unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -1808,7 +1878,8 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -1818,7 +1889,8 @@ def relevance_string(q, k):
     '2-0.>'
     """
     marks = ["-"] * min(10 if k is None else k, q.num_ret)
-    for rank, mark in chain(((r, "0") for r in q.judged_ranks), ((r, ">" if g > 9 else str(g)) for r, g in q.gains),
+    for rank, mark in chain(((r, "0") for r in q.judged_ranks),
+                            ((r, ">" if g > 9 else str(g)) for r, g in q.gains),
                             ((r, ".") for r in q.unjudged_ranks)):
         if rank <= len(marks):
             marks[rank - 1] = mark
@@ -1833,7 +1905,8 @@ _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
 @measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
+         domain=ANSWERABLE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
 
@@ -1841,11 +1914,13 @@ def evidence_recall(q, k):
     (0.5, 1.0)
     """
     cut = _cut(k)
-    return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
+    return max(len([r for r in ranks if r <= cut]) / len(ranks)
+               for ranks in q.evidence) if q.evidence else 0.0
 
 
 @measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
+         domain=ANSWERABLE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -1856,7 +1931,8 @@ def evidence_success(q, k):
 
 
 @measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
+         domain=ANSWERABLE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
 
@@ -1889,7 +1965,8 @@ def abstain(q, k):
 # IDs in rank order (after --depth, --duplicates and folding), as far as the largest cutoff reads.
 NO_LABELS = "it reads no labels: it compares the ranking with the baseline's"
 AGREE_TIES = "it compares two orders, and no order of tied documents by grade bounds it"
-_AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False, domain=AGREEMENT)
+_AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False,
+                  domain=AGREEMENT)
 
 
 @measure("Overlap", "required", ("", ""), **_AGREEMENT)
@@ -1984,13 +2061,15 @@ def parse_measure(text):
     'P(rel=2)@10'
     """
     match = _NAME.fullmatch(text.strip())
-    registered = match and MEASURES.get({n.lower(): n for n in MEASURES}.get(match.group(1).lower()))
+    registered = match and MEASURES.get({n.lower(): n
+                                         for n in MEASURES}.get(match.group(1).lower()))
     if not registered:
         unclosed = "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text
         raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
                         + (": its parameter list is not closed" if unclosed else ""))
     _, params, at, cut = match.groups()
-    rel, gains, ranking, args = _parse_params(params, registered, text) if params is not None else (None,) * 3 + ((),)
+    rel, gains, ranking, args = _parse_params(params, registered,
+                                              text) if params is not None else (None,) * 3 + ((),)
     label = registered.name + _params_text(rel, gains, ranking, args)
     fractional = registered.cutoff in ("level", "multiple")
     if not at:
@@ -2014,7 +2093,8 @@ def _fractional_spec(text, registered, label, cut):
     a whole number prints with one decimal, as IPrec@1.0 always has."""
     value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
     if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
-        raise EvalError("%s: %s" % (show(text), "the recall level is a number from 0 to 1, as 0.5" if
+        raise EvalError("%s: %s" % (show(text),
+                                    "the recall level is a number from 0 to 1, as 0.5" if
                                     registered.cutoff == "level" else "the multiple of R is a "
                                                                       "number above 0, as 0.2"))
     shown = "%.1f" % value if value == int(value) else repr(value)
@@ -2032,7 +2112,8 @@ def _parse_params(text, registered, name):
     """(rel, gains, Filter or None, args) of a measure's comma-separated parameters: 'rel=2',
     'gains={0:0,1:1,2:3}', 'thresh=0.45', 'tokens=2000', 'overhead=50', 'pack=skip', and the
     measure's own (its function's keywords: 'p=0.9', 'a=2', 'levels={0.25,0.5}')."""
-    values, own = {}, {k: v for k, v in (registered.func.__kwdefaults__ or {}).items() if k != "gains"}
+    values, own = {}, {k: v for k, v in (registered.func.__kwdefaults__ or {}).items()
+                       if k != "gains"}
     for item in split_names(text):
         key, equals, value = item.partition("=")
         key = key.strip()
@@ -2060,14 +2141,16 @@ def _parse_params(text, registered, name):
 def _count_param(key):
     def parse(value, name):
         if not value.isdigit() or not value.isascii() or len(value) > 19 or int(value) >= INT_LIMIT:
-            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s" % (show(name), key, show(value)))
+            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
+                            % (show(name), key, show(value)))
         return int(value)
     return parse
 
 
 def _gains_param(value, name):
     match = _GAINS.fullmatch(value)
-    pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()] if match else None
+    pairs = [pair.split(":") for pair in match.group(1).split(",")
+             if pair.strip()] if match else None
     try:
         gains = {int(g): float(v) for g, v in pairs}
     except (TypeError, ValueError):
@@ -2131,7 +2214,8 @@ def _number_param(key):
 
 
 _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
-                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"), "pack": _pack_param,
+                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
+                 "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
                  "levels": _levels_param}
 
@@ -2145,7 +2229,9 @@ def _params_text(rel, gains, ranking=None, args=()):
     """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)', '(p=0.9)'
     or '': how a measure's parameters are printed, in this order; defaults are left out."""
     params = ["rel=%d" % rel] if rel is not None else []
-    params += ["%s=%s" % (key, "{%s}" % ",".join(map(_number_text, value)) if isinstance(value, tuple) else
+    params += ["%s=%s" % (key,
+                          "{%s}" % ",".join(map(_number_text, value)) if isinstance(value, tuple)
+                          else
                            _number_text(value)) for key, value in args]
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
@@ -2216,21 +2302,25 @@ def parse_measures(texts):
 # trec_eval's measures in the order it prints them, each with the parameters it takes by default
 # (None: it takes none); its nicknames; its names, each our measure (and whether it is cut at k).
 TREC_CUTS = "5,10,15,20,30,100,200,500,1000"
-TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
-              "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
+TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None,
+              "map": None, "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
               "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
               "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
               "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
-              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None, "ndcg_rel": None,
+              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None,
+              "ndcg_rel": None,
               "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS,
-              "success": "1,5,10", "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
-              "set_F": None, "num_nonrel_judged_ret": None, "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
+              "success": "1,5,10", "set_P": None, "set_relative_P": None, "set_recall": None,
+              "set_map": None,
+              "set_F": None, "num_nonrel_judged_ret": None, "rbp": None, "rbp_resid": None,
+              "unj": "5,10,20"}
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
-                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-                          "set_relative_P", "set_map", "set_F"]}
+                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
+                          "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
 TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}  # where trec_eval's default is not ours
 TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
-              **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values() if m.trec[1]}}
+              **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values()
+                 if m.trec[1]}}
 
 
 def trec_specs(text, docs=0):
@@ -2264,7 +2354,8 @@ def trec_specs(text, docs=0):
 def _trec_params(name, base, params, docs):
     """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
     own, items = MEASURES[base].func.__kwdefaults__ or {}, params.split(",") if params else []
-    pairs = dict(item.partition("=")[::2] for item in items) if all("=" in item for item in items) else None
+    pairs = dict(item.partition("=")[::2] for item in items) if all("=" in item
+                                                                    for item in items) else None
     ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
     if "weights" in own and len(items) == 4:
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
@@ -2272,11 +2363,14 @@ def _trec_params(name, base, params, docs):
         ours = ["levels={%s}" % params]
     elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
-        ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
+        ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains
+                                                                  else [])
     elif items:
-        raise EvalError("trec_eval's %s takes %s, not %s" % (name, "4 coefficients" if "weights" in own else
-                                                             "gains as 1=3,2=9" if "gains" in own else "no parameters",
-                                                             show(params)))
+        raise EvalError("trec_eval's %s takes %s, not %s" % (name,
+                                                             "4 coefficients" if "weights" in own
+                                                             else
+                                                             "gains as 1=3,2=9" if "gains" in own
+                                                             else "no parameters", show(params)))
     return "(%s)" % ",".join(ours) if ours else ""
 
 
@@ -2325,7 +2419,8 @@ def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
     uncut, pattern = MEASURES[spec.base].trec
-    trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args if uncut in TREC_ARGS else ()
+    trec_args = parse_measure("%s(%s)"
+                              % (spec.base, TREC_ARGS[uncut])).args if uncut in TREC_ARGS else ()
     if spec.rel is not None or spec.gains is not None or spec.filter is not None or spec.args != trec_args:
         return name  # RBP is rbp only with trec_eval's p
     label = uncut if spec.k is None else pattern.format(k=spec.k)
@@ -2364,7 +2459,8 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
         empty = [q for q in no_rel if not qrels[q]]
         fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
                         "see --no-relevant%s"
-             % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
+             % (_count(no_rel, ""), level, first_few(no_rel),
+                "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
                "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
@@ -2379,12 +2475,14 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies say."""
     bad = []
     if missing and policies["missing_run"] == "error":
-        labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing if q in no_answer]
+        labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
+                                                                           if q in no_answer]
         if labeled:
             bad.append("%s no ranking (%s)" % (_count(labeled, "labeled"), first_few(labeled)))
         if unanswered:  # its right ranking may be empty, but it must be there
             bad.append("%s without an answer %s no ranking (%s)" % (
-                n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have", first_few(unanswered)))
+                n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have",
+                first_few(unanswered)))
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
@@ -2494,11 +2592,14 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     result = {"queries": len(per_query) - unanswered}
     if no_answer:
         result["no_answer_queries"] = unanswered
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped,
+                  zeroed=zeroed)
     own_levels = [s for s in specs if s.rel is not None]
     if own_levels:  # scored 0 for want of a relevant label at the measure's own level
-        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items() if q not in no_answer
-                                                      and not at_level(j, s.rel).num_rel) for s in own_levels}
+        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items()
+                                                      if q not in no_answer
+                                                      and not at_level(j, s.rel).num_rel)
+                                          for s in own_levels}
     return result
 
 
@@ -2512,7 +2613,8 @@ def check_domains(judged, specs, no_answer, where):
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
                 "without an answer" if abstaining else "with an answer"), (
                 ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
-                "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
+                "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer
+                else "")))
 
 
 def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
@@ -2528,7 +2630,8 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
                 and s.name not in loose and MEASURES[s.base].ties != ORDER_FREE]
         for side, values in enumerate((best, worst)):
-            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine, no_answer).items():
+            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine,
+                                        no_answer).items():
                 values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
     out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
@@ -2553,7 +2656,8 @@ def if_relevant(q, base, k):
     """
     n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
-    return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added), num_rel=q.num_rel + len(added)), k)
+    return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added),
+                                          num_rel=q.num_rel + len(added)), k)
 
 
 def unjudged_bounds(judged, specs):
@@ -2577,7 +2681,8 @@ def floors_in_order(j):
     ranking has ties only where j has (a budget's rankings are not bounded)."""
     if not j.filtered:
         return j.bounds
-    return tuple(b._replace(filtered={f: fj.bounds[i] if fj.bounds else fj for f, fj in j.filtered.items()})
+    return tuple(b._replace(filtered={f: fj.bounds[i] if fj.bounds else fj
+                                      for f, fj in j.filtered.items()})
                  for i, b in enumerate(j.bounds))
 
 
@@ -2602,7 +2707,8 @@ def not_bounded(specs, opts):
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
+    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
+           and s.k is not None
            and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # RelString@k has no mean
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
@@ -2611,8 +2717,10 @@ def plot_cutoffs(specs, top=None):
     """The k at which curves are drawn: 1 .. top, by default the largest requested cutoff of a
     curve (sampled past PLOT_POINTS), the requested cutoffs always among them."""
     top = top or max(s.k for s in curve_specs(specs).values())
-    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
-    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
+    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs
+                                                     if s.k in range(1, top + 1)}
+    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS)
+           for i in range(PLOT_POINTS + 1)
            if top > PLOT_POINTS}
     return sorted(ks)
 
@@ -2659,7 +2767,9 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     hits = 0
     for start in range(0, permutations, FLIP_ROUND):
         draws = min(FLIP_ROUND, permutations - start)
-        hits += flip_hits(blocks, [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks], reach)
+        hits += flip_hits(blocks,
+                          [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks],
+                          reach)
     return (hits + 1) / (permutations + 1)
 
 
@@ -2750,7 +2860,8 @@ def flip_blocks(moved):
     values = [round(d * scale) for d in moved]
     sizes = sorted(map(abs, values))
     sizes = [0] * (-len(sizes) % 8) + sizes
-    return [sizes[i:i + 8] for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
+    return [sizes[i:i + 8]
+            for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
 
 
 def flip_table(block):
@@ -2857,13 +2968,15 @@ def _packed_columns(fixed):
     """(table, field, lows, n) for fast_bootstrap_sums: see there."""
     n, columns = len(fixed[0][0]), len(fixed)
     lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    field = max((max(ints) - low).bit_length() for (ints, _),
+                low in zip(fixed, lows)) + n.bit_length()
     packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
               for row in zip(*(ints for ints, _ in fixed))]
     shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
     packed = [shared.setdefault(v, v) for v in packed]
     bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits)
+                                                                     % n), field, lows, n
 
 
 bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
@@ -2942,8 +3055,10 @@ def mean_intervals(per_query, specs, plan):
     for mine in domains(specs):
         means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
         qids = [q for q, row in per_query.items() if mine[0].name in row]
-        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids] for name in means],
-                                                  plan.config.seed, clusters=cluster_rows(qids, plan.clusters))))
+        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids]
+                                                   for name in means],
+                                                  plan.config.seed,
+                                                  clusters=cluster_rows(qids, plan.clusters))))
     return {s.name: out[s.name] for s in specs if s.name in out}
 
 
@@ -3100,8 +3215,10 @@ def power(per_query, specs, base=None, limit=None):
     # RelString has no spread
     for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
         name = spec.name
-        values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
-        sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None
+        values = [row[name] - (base[q][name] if base is not None else 0.0)
+                  for q, row in per_query.items() if name in row]
+        sd = statistics.stdev(values) * (1.0 if base is not None
+                                         else math.sqrt(2)) if len(values) > 1 else None
         summed = MEASURES[spec.base].aggregate == "sum"
         mde = None if sd is None else Z_POWER * sd * math.sqrt(len(values)) if summed else Z_POWER * sd / math.sqrt(
             len(values))
@@ -3149,7 +3266,8 @@ def replicate_noise(baseline, replicates, specs):
     ({'R@1': 0.5}, {'R@1': ['q1']})
     """
     results = [baseline] + list(replicates)
-    noise = {s.name: max(r["measures"][s.name] for r in results) - min(r["measures"][s.name] for r in results)
+    noise = {s.name: max(r["measures"][s.name] for r in results) - min(r["measures"][s.name]
+                                                                       for r in results)
              for s in specs}
     unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
                     r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
@@ -3174,7 +3292,8 @@ def paired_by_domain(baseline, candidate, specs, plan):
                 [cand[q][n] for q in qids] for n in means],
             clusters=cluster_rows(qids, plan.clusters))
         pvalues += [None] * (len(mine) - tested)
-        paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
+        paired.update((s.name, (qids, d, p, interval))
+                      for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
@@ -3189,7 +3308,8 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
-    row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
+    row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p,
+           "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
     if p is None:
@@ -3219,7 +3339,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     # rows in evaluation order: the sums of the queries alone
     order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
-        rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
+        rows = {q: per_query[q]
+                for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
@@ -3237,7 +3358,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
             block["power"] = power(rows, specs, base, plan.config.max_group_drop)
         if base is not None:
             breaches += [dict(b, group=name) for b in _group_comparison(
-                block, rows, specs, [base] + list(replicates), plan, where) + _nothing_to_gate(specs, plan)]
+                block, rows, specs, [base] + list(replicates), plan, where)
+                         + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks, breaches
@@ -3251,7 +3373,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan, where, Gates(
-        "--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None, len(theirs) - 1))
+        "--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None,
+        len(theirs) - 1))
     if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
@@ -3265,7 +3388,8 @@ def _nothing_to_gate(specs, plan):
     are without an answer, and Abstain is not asked for): a gate never passes on nothing."""
     if specs or plan.config.max_group_drop is None:
         return []
-    return [_breach(s.name, None, (None, None), "--max-group-drop", plan.config.max_group_drop, queries=0)
+    return [_breach(s.name, None, (None, None), "--max-group-drop", plan.config.max_group_drop,
+                    queries=0)
             for s in plan.specs]
 
 
@@ -3287,7 +3411,8 @@ def coverage(baseline, candidate, specs):
     unlabeled documents is measured against labels that were never made for it.
     """
     name = coverage_measure(specs)
-    means = [judged if isinstance(judged, float) else mean_judged(judged, name) for judged in (baseline, candidate)]
+    means = [judged if isinstance(judged, float) else mean_judged(judged, name)
+             for judged in (baseline, candidate)]
     return {"measure": name, "baseline": means[0], "candidate": means[1]}
 
 
@@ -3310,7 +3435,8 @@ def mean_judged(judged, name):
 
 def deduplicated(ranked, judged):
     """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates first)."""
-    return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None and ranked[q].deduplicated}
+    return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None
+            and ranked[q].deduplicated}
 
 
 def coverage_warning(cover, specs):
@@ -3318,7 +3444,8 @@ def coverage_warning(cover, specs):
     if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
         return ("warning: the labels judge %.0f%% of the candidate's documents within %s against "
                 "%.0f%% of the baseline's: its scores are measured against labels that do not "
-                "cover it" % (100 * cover["candidate"], coverage_cutoff(specs), 100 * cover["baseline"]))
+                "cover it"
+                % (100 * cover["candidate"], coverage_cutoff(specs), 100 * cover["baseline"]))
     return None
 
 
@@ -3326,11 +3453,13 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
     """Refuse a baseline (or replicate) whose labels, or evidence sets, differ: a label fix
     must not pass as a retrieval change.  A query without labels in one is the same as one
     absent from it: a question without an answer has none, and a log's record for it gives none."""
-    differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if (ours.get(q) or {}) != (theirs.get(q) or {})]
+    differ = [q for q in dict.fromkeys(list(ours) + list(theirs))
+              if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
         fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only "
                     "on fixed labels"
-             % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)), first_few(differ)))
+             % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)),
+                first_few(differ)))
 
 
 def id_mismatch(ranked, qrels, match="id"):
@@ -3356,7 +3485,8 @@ def id_mismatch(ranked, qrels, match="id"):
             len(missed), n_queries(len(judged)), cause)
     if everywhere:
         return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
-                "run and the labels use the same IDs?" % ", ".join(text_name(d, match) for _, d in sample[:2]))
+                "run and the labels use the same IDs?"
+                % ", ".join(text_name(d, match) for _, d in sample[:2]))
     return None
 
 
@@ -3372,14 +3502,16 @@ def _mismatch_causes(sample, qrels, missed, match):
     guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
                     "ranked and labeled IDs differ in letter case"))
     # texts
-    guesses.append((sum(1 for q, d in sample if " " in d and any(label in d for label in qrels[q])),
+    guesses.append((sum(1 for q, d in sample if " " in d
+                        and any(label in d for label in qrels[q])),
                     "ranked entries hold labeled texts inside them: try --match contains"))
     if prefix:
         guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
     theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
-    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]), "ranked IDs start with %s and labeled IDs "
+    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]),
+                       "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
 
@@ -3408,18 +3540,22 @@ def lengths_digest(lengths):
     result"): sha256 of the lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's
     other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and the
     fast reader hashes the lines as it reads them."""
-    return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__, lengths.items())).encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__,
+                                                  lengths.items())).encode("utf-8")).hexdigest()
 
 
 def truth_digests(truth):
     """{input: digest} of the truth as evaluated: the labels (lines QID<TAB>DOCID<TAB>GRADE), and
     when given the evidence sets (QID<TAB>SET<TAB>SLOT<TAB>DOCID, sets and slots counted from 1),
     the token counts (see lengths_digest) and the questions without an answer (QID)."""
-    digests = {"labels": sorted_digest("%s\t%s\t%d\n" % (q, d, g) for q, grades in truth.labels.items()
+    digests = {"labels": sorted_digest("%s\t%s\t%d\n" % (q, d, g)
+                                       for q, grades in truth.labels.items()
                                        for d, g in grades.items())}
     if truth.evidence is not None:
-        digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d) for q, sets in truth.evidence.items()
-                                            for i, one in enumerate(sets, 1) for j, slot in enumerate(one, 1)
+        digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d)
+                                            for q, sets in truth.evidence.items()
+                                            for i, one in enumerate(sets, 1)
+                                            for j, slot in enumerate(one, 1)
                                             for d in slot)
     if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
         digests["lengths"] = truth.counts_digest if truth.lengths is LATER else lengths_digest(truth.lengths)
@@ -3431,7 +3567,8 @@ def truth_digests(truth):
 def recorded_options(config):
     """The options a result's manifest records: those that change a per-query value (stage
     "value"), then the statistics' seeds (stage "recorded")."""
-    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS if o.stage == stage}
+    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
+            if o.stage == stage}
 
 
 def manifest(plan, digests, labels, judged):
@@ -3457,17 +3594,21 @@ def check_saved(saved, plan, truth, whose):
     theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
     for key, what in _WHAT.items():
         if theirs.get(key) != ours.get(key):
-            fail(where, "%s changed since %s was saved: score its run again" % (what, whose) if key in theirs and
+            fail(where,
+                 "%s changed since %s was saved: score its run again" % (what, whose)
+                 if key in theirs and
                  key in ours else "%s was saved with %s, and none are given now: give them, or "
                                   "score its run again"
                  % (whose, what) if key in theirs else "%s was saved without %s, which "
                                                        "are given now: score its run "
                                                        "again with them" % (whose, what))
     for name, value in recorded_options(plan.config).items():
-        if OPTION[name].stage == "value" and theirs["options"].get(name, OPTION[name].default) != value:
+        if OPTION[name].stage == "value" and theirs["options"].get(name,
+                                                                   OPTION[name].default) != value:
             fail(where, "%s was saved with %s, and %s is given now: give the same, or "
                         "score its run again" % (
-                whose, option_text(name, theirs["options"].get(name, OPTION[name].default)), option_text(name, value)))
+                whose, option_text(name, theirs["options"].get(name, OPTION[name].default)),
+                option_text(name, value)))
     missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
     if missing:
         fail(where, "%s has no %s (it holds %s): score its run again with them" % (
@@ -3480,11 +3621,13 @@ def check_manifest(made, where):
     if not isinstance(made, dict):
         fail(where, "has no manifest: it was saved by an older version, or edited; "
                     "score its run again")
-    for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"), ("measures", list, "a list"),
-                            ("options", dict, "an object"), *((key, str, "a digest") for key in _WHAT if key in made),
+    for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"),
+                            ("measures", list, "a list"), ("options", dict, "an object"),
+                            *((key, str, "a digest") for key in _WHAT if key in made),
                             ("label_coverage", dict, "an object")):
         if (key in made or key != "label_coverage") and not isinstance(made.get(key), kind):
-            fail(loc(where, "manifest." + key), "expected %s, not %s" % (what, show(made.get(key))))
+            fail(loc(where, "manifest." + key),
+                 "expected %s, not %s" % (what, show(made.get(key))))
     for name, value in made.get("label_coverage", {}).items():
         _saved_number(made, ("label_coverage", name), where)
 
@@ -3513,8 +3656,10 @@ def check_self_consistent(obj, result, where):
     for name, mean in result["measures"].items():
         saved = _saved_number(obj, ("measures", name), where)
         if abs(saved - mean) > 1e-9 * max(1.0, abs(mean)):
-            fail(loc(where, "measures." + name), "%s is not the %s of its per-query values, %s: the result was "
-                 "edited; score its run again" % (show(saved), "sum" if type(mean) is int else "mean", show(mean)))
+            fail(loc(where, "measures." + name),
+                 "%s is not the %s of its per-query values, %s: the result was "
+                 "edited; score its run again"
+                 % (show(saved), "sum" if type(mean) is int else "mean", show(mean)))
 
 
 def _saved_row(row, specs, where, qid):
@@ -3529,15 +3674,18 @@ def _saved_lists(obj, key, names, where):
     """A saved result's "skipped" or "zeroed": {policy: [qid, ...]}."""
     lists = obj.get(key)
     if not isinstance(lists, dict) or set(lists) != set(names) or not all(
-            isinstance(qids, list) and all(isinstance(q, str) for q in qids) for qids in lists.values()):
-        fail(loc(where, key), "expected {%s} of query ID lists, not %s" % (", ".join(names), show(lists)))
+            isinstance(qids, list) and all(isinstance(q, str) for q in qids)
+            for qids in lists.values()):
+        fail(loc(where, key),
+             "expected {%s} of query ID lists, not %s" % (", ".join(names), show(lists)))
     return lists
 
 
 def option_text(name, value):
     """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
     flag = "--" + name.replace("_", "-")
-    return flag if value is True else "no " + flag if value in (None, False) else "%s %s" % (flag, value)
+    return flag if value is True else "no " + flag if value in (None,
+                                                                False) else "%s %s" % (flag, value)
 
 
 # === Readers ===
@@ -7357,7 +7505,8 @@ class _Parser(argparse.ArgumentParser):
         if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files, flags: ours
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
-        raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
+        raise EvalError("%s (see --help)"
+                        % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):
         return [line] if line.strip() else []  # an argument file's blank line is no argument
@@ -7376,7 +7525,8 @@ def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
     the spellings fill theirs)."""
     rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
-    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18 else "  %s\n%21s%s" % (names, "", doc)
+    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18 else "  %s\n%21s%s"
+                     % (names, "", doc)
                      for names, doc in rows)
 
 
@@ -7384,7 +7534,8 @@ def measure_help():
 def build_parser(defaults=True):
     """The parser of OPTIONS; with defaults False, the namespace holds only the options given.
     Built once: argparse asks the terminal its size for every option (80% of a small main())."""
-    parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = _Parser(prog="rag_retrieval_eval.py",
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
                      argument_default=argparse.SUPPRESS, usage=USAGE, fromfile_prefix_chars="@")
     group = parser
@@ -7403,10 +7554,12 @@ def _argument(option):
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
-        "names": {"action": "append"}, "flag": {"action": "store_true"}, "choice": {"choices": option.values},
+        "names": {"action": "append"}, "flag": {"action": "store_true"},
+        "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limit)},
-        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
+        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest,
+                                                         option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
@@ -7445,14 +7598,17 @@ def trec_eval_main(flags, files):
                             "%s.%s" % (name, params, name, chosen[name]))
             chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
-        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
-                      format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
+        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
+                      no_relevant="zero",
+                      format="trec", missing_run="zero" if "-c" in given else "skip",
+                      judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
                       depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
         # the collection's size, which utility reads
         docs = parse_cutoff(given.get("-N", "0"), 0, "-N")
         specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}  # "map." is map
-        names = list(dict.fromkeys(s.name for found in specs.values() for s in found)) or ["NumRet"]
+        names = list(dict.fromkeys(s.name for found in specs.values()
+                                   for s in found)) or ["NumRet"]
         result, _, _ = compute(configure(dict(values, measure=names)))
     except EvalError as exc:
         _say("error: %s" % exc)
@@ -7486,12 +7642,14 @@ def _trec_rows(text):
 def format_trec_eval(result, specs, runid, per_query):
     """trec_eval's layout: with per_query each query's lines (by query ID), then the summary."""
     # utility_2,-1,0,0 as typed
-    labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name] else trec_label(spec.name)
+    labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name]
+              else trec_label(spec.name)
               for (name, params), found in specs.items() for spec in found}
     lines = []
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
-        lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values() for spec in found
+        lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
+                  for spec in found
                   if MEASURES[spec.base].aggregate != "geometric"]  # as trec_eval, a summary only
     for (name, _), found in specs.items():
         lines += (["%-22s\tall\t%s" % ("runid", runid)] if name == "runid" else
@@ -7502,7 +7660,8 @@ def format_trec_eval(result, specs, runid, per_query):
 
 
 def _trec_line(spec, qid, value, labels):
-    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
+    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(MEASURES[spec.base].aggregate,
+                                                                     "%-22s\t%s\t%6.4f")
     return layout % (labels[spec.name], qid, value)
 
 
@@ -7539,7 +7698,8 @@ def parse_command_line(argv):
     than --format json, whose stdout keeps the seed script's bytes."""
     config = configure(vars(build_parser().parse_args(argv)))
     given = set(vars(build_parser(defaults=False).parse_args(argv)))
-    seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"} and config.format == "json"
+    seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"}
+                 and config.format == "json"
                  and len(config.k or ()) <= 1)
     check_usage(config)
     return config, seed_mode
@@ -7609,7 +7769,8 @@ def check_output_path(flag, path):
     """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
     if not path:
         raise EvalError("%s '' is empty: give a file name%s" % (flag, (
-            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
+            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)"
+            if flag == "--summary" else "")))
     if path in STDIN_NAMES:
         raise EvalError("%s %s: standard output holds the main output; "
                         "give %s a file" % (flag, path, flag))
