@@ -348,7 +348,8 @@ def text_name(doc, match="id"):
 
     >>> text_name("Paris is the capital of France.", "text")
     "t:557be7eca214 'Paris is the capital of France.'"
-    >>> text_name("x" * 40, "text").endswith("x'"), text_name("x" * 41, "text").endswith("x'")  # 40 shown whole
+    >>> # 40 characters are shown whole
+    >>> text_name("x" * 40, "text").endswith("x'"), text_name("x" * 41, "text").endswith("x'")
     (True, False)
     """
     if match == "id":
@@ -388,7 +389,8 @@ def given_twice(where, what, flag, them="them", query=None):
 
 
 def nothing_in(where, what, why):
-    """Refuse an input that gives nothing to read, as in 'no groups: the file has no QID GROUP lines'."""
+    """Refuse an input that gives nothing to read, as in 'no groups: the file has no QID GROUP
+    lines'."""
     fail(where, "no %s: %s" % (what, why))
 
 
@@ -464,7 +466,9 @@ def check_id(value, where, query=None, what="document ID"):
     bad = None if _printable(value) else _UNPRINTABLE.search(value)
     if bad:
         kind = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
-        texts = "; texts, not IDs, are read with --match text or --match contains" if bad.group().isspace() else ""
+        texts = ""
+        if bad.group().isspace():
+            texts = "; texts, not IDs, are read with --match text or --match contains"
         fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind,
                                                                        show(bad.group()),
                                                                        texts), query)
@@ -475,8 +479,9 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     """Validate a ranked list of document IDs and return it.
 
     IDs must be non-blank, printable strings and none may appear twice; an empty list is a valid
-    (empty) ranking.  duplicates: None refuses a repeat; "error" refuses it too, naming --duplicates
-    first; "first" lets it through (the ranking then keeps each document's first place).
+    (empty) ranking.  duplicates: None refuses a repeat; "error" refuses it too, naming
+    --duplicates first; "first" lets it through (the ranking then keeps each document's first
+    place).
 
     >>> check_ids(["d1", "d2"])
     ['d1', 'd2']
@@ -578,7 +583,8 @@ def check_cutoff(value):
 
 
 def parse_cutoff(text, minimum=1, what="cutoff"):
-    """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
+    """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are
+    refused)."""
     digits = text.strip()
     number = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
     if number is not None and number >= minimum:
@@ -654,9 +660,10 @@ def fields_table(named):
         other = next((r for r in table if r != role and set(keys) & set(table[r])
                       and {r, role} != shared), None)
         if other is not None:
-            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives one role; "
-                            "name the other role's field too" % (show(next(iter(set(keys) & set(table[other])))),
-                                                                 ROLES[role], ROLES[other]))
+            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives "
+                            "one role; name the other role's field too"
+                            % (show(next(iter(set(keys) & set(table[other])))), ROLES[role],
+                               ROLES[other]))
     return table
 
 
@@ -665,8 +672,9 @@ def fields_table(named):
 # What every measure needs of one query, and nothing more: the ranks (1-based,
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
-Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel evidence filtered ranked tied",
+Judged = namedtuple("Judged",
+                    "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
+                    "num_nonrel evidence filtered ranked tied",
                     defaults=(None, (), 0, None, None, 0, False))
 Judged.__doc__ = """One query's judged ranking.
 
@@ -862,7 +870,8 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     evidence ID is labeled, or under --judged-only (which removes the unlabeled ones); ranking:
     (docids, scores or None).
 
-    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, (["d4", "d2", "d5", "d3"], None), {}, Reading())
+    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, (["d4", "d2", "d5", "d3"], None),
+    ...                {}, Reading())
     ((2, 4), (inf,))
     """
     ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
@@ -1046,7 +1055,8 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
     highest gain first, and a labeled document whose gain is below an
     unlabeled one's (0) after the unlabeled ones; the worst order the reverse.
 
-    >>> _best_and_worst_ranks({"a": 1, "b": 2}, {(1, 3): ["a", "b"]}, {"a": 1, "b": 2}, ((2, -1.0),))
+    >>> _best_and_worst_ranks({"a": 1, "b": 2}, {(1, 3): ["a", "b"]}, {"a": 1, "b": 2},
+    ...                       ((2, -1.0),))
     ({'a': 1, 'b': 3}, {'a': 3, 'b': 1})
     """
     value = labels.__getitem__ if gains is None else partial(_gain, dict(gains), labels)
@@ -1106,9 +1116,9 @@ def with_filters(ranking, items, truth, opts, query):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
-    return with_kept(ranking, documents_kept)._replace(judged=ranking.judged._replace(filtered=filtered),
-                                                       pending=(query, waiting) if waiting
-                                                       else None)
+    judged = ranking.judged._replace(filtered=filtered)
+    return with_kept(ranking, documents_kept)._replace(
+        judged=judged, pending=(query, waiting) if waiting else None)
 
 
 def with_kept(ranking, kept):
@@ -1217,9 +1227,15 @@ def _counter(labels, opts, judged=True):
     claimed = set()
 
     def document(item):
-        doc = (item[1].split(opts.separator, 1)[0] if opts.separator else
-               _claim(item[1], labels, claimed)[0] if opts.match == "contains" else item[1])
-        return doc if doc is None or not (judged and opts.judged_only) or labels.get(doc, -1) >= 0 else None
+        if opts.separator:
+            doc = item[1].split(opts.separator, 1)[0]
+        elif opts.match == "contains":
+            doc = _claim(item[1], labels, claimed)[0]
+        else:
+            doc = item[1]
+        if doc is None or not (judged and opts.judged_only) or labels.get(doc, -1) >= 0:
+            return doc
+        return None
     return document
 
 
@@ -1240,7 +1256,8 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The budget weighs the items in turn, until one does not
     fit (packing a prefix) or until it keeps the document its measures look at last (the
-    budget's reach in opts.filters): an item it weighs needs a count, and no other does.  The README's example ("Token budgets"):
+    budget's reach in opts.filters): an item it weighs needs a count, and no other does.  The
+    README's example ("Token budgets"):
 
     >>> items = [(None, "d%d" % i) for i in range(1, 6)]
     >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
@@ -1320,7 +1337,8 @@ def measure(name, cutoff, trec, **record):
                         "AGREEMENT), and nothing else" % name)
 
     def register(func):
-        doc = func.__doc__.strip().splitlines()[0]
+        # the help's line: the summary, which may be wrapped
+        doc = " ".join(func.__doc__.strip().split("\n\n")[0].split())
         MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, doc=doc, **facts)
         return func
     return register
@@ -1332,7 +1350,8 @@ def _found(q, k):
 
 
 def _cut(k):
-    """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is none."""
+    """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is
+    none."""
     return sys.maxsize if k is None else k
 
 
@@ -1360,7 +1379,8 @@ def context_precision(q, k):
     """P with a floor or a budget: relevant documents within k / the documents left within k,
     0 when none is left: the share of the context that is relevant.
 
-    >>> context_precision(_example(1, None, num_ret=2), 10), precision(_example(1, None, num_ret=2), 10)
+    >>> one = _example(1, None, num_ret=2)
+    >>> context_precision(one, 10), precision(one, 10)
     (0.5, 0.1)
     """
     left = q.num_ret if k is None else min(k, q.num_ret)
@@ -1448,7 +1468,8 @@ def ndcg_with_gains(q, k, gains):
     parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
     grades below 1 not listed gain nothing.  The ideal orders every label by its gain.
 
-    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)  # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)
     0.646301
     """
     def gain(grade):
@@ -1468,7 +1489,8 @@ def ndcg_with_gains(q, k, gains):
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
-    >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)   # R = 3: ranks 1 and 3 are within 3
+    >>> # R = 3: ranks 1 and 3 are within 3
+    >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)
     0.6666666666666666
     """
     return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
@@ -1549,7 +1571,8 @@ def bpref(q, k):
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def gm_average_precision(q, k):
-    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them (trec_eval's gm_map).
+    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them (trec_eval's
+    gm_map).
 
     A query's value is its AP; a mean rewards consistency, as one near 0 pulls it down.
 
@@ -1574,9 +1597,11 @@ INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with comp
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
          losable=False, evidence=False, domain=ANSWERABLE)
 def inferred_ap(q, k):
-    """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
+    """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's
+    m_infap.c).
 
-    >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)   # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
+    >>> # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
+    >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)
     0.8125
     """
     if not q.num_rel:
@@ -1664,7 +1689,8 @@ def r_precision_multiple(q, multiple):
          unjudged="a relevant label moves a document to another coefficient", losable=False,
          evidence=False, domain=ANSWERABLE)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
-    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others missed.
+    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others
+    missed.
 
     weights={a,b,c,d} (1, -1, 0, 0); others missed are of a collection of docs documents
     (trec_eval's utility, whose -N is docs).
@@ -1673,13 +1699,15 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     -1.0
     """
     (a, b, c, d), found = weights, len(q.rel_ranks)
-    return a * found + b * (q.num_ret - found) + c * (q.num_rel - found) + d * (docs + found - q.num_ret - q.num_rel)
+    return (a * found + b * (q.num_ret - found) + c * (q.num_rel - found)
+            + d * (docs + found - q.num_ret - q.num_rel))
 
 
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
-    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0, or levels={...} (11pt_avg).
+    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0, or levels={...}
+    (11pt_avg).
 
     >>> interpolated_precision_mean(_example(1, None), None, levels=(0.5, 1.0))
     1.0
@@ -1690,19 +1718,22 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 @measure("BinG", "none", ("binG", ""),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def binary_g(q, k):
-    """Binary G: per relevant retrieved document, 1 / log2(2 + documents not relevant above it); / R.
+    """Binary G: per relevant retrieved document, 1 / log2(2 + documents not relevant above it);
+    / R.
 
     >>> binary_g(_example(0, 1, labels={"x": 1}), None)   # (1 / log2(3)) / 2
     0.31546487678572877
     """
-    return sum(1.0 / math.log2(2 + rank - found) for found, rank in enumerate(q.rel_ranks, 1)) / q.num_rel if (
-        q.rel_ranks) else 0.0
+    if not q.rel_ranks:
+        return 0.0
+    return sum(1.0 / math.log2(2 + rank - found)
+               for found, rank in enumerate(q.rel_ranks, 1)) / q.num_rel
 
 
 def _trec_gains(q, gains):
-    """trec_eval's gains of one query (gain_init.c): ([(rank, gain)] of the retrieved documents whose
-    gain is not 0, the ideal ranking's positive gains, best first); a grade's gain is the grade
-    unless gains says otherwise; unjudged documents gain 0."""
+    """trec_eval's gains of one query (gain_init.c): ([(rank, gain)] of the retrieved documents
+    whose gain is not 0, the ideal ranking's positive gains, best first); a grade's gain is the
+    grade unless gains says otherwise; unjudged documents gain 0."""
     table = gains or {}
     ranked = [(r, table.get(g, float(g))) for r, g in q.gains]
     if table.get(0):
@@ -1721,7 +1752,8 @@ def _ideal_dcg(ideal):
 @measure("G", "none", ("G", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def normalized_gain(q, k, *, gains=None):
-    """G: per retrieved document, gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
+    """G: per retrieved document, gain / log2(2 + the ideal's gain so far - its own so far);
+    / ideal gain.
 
     The ideal's gain counts 1 at least a rank (trec_eval's G; gains= as nDCG's).
 
@@ -1746,11 +1778,13 @@ def normalized_gain(q, k, *, gains=None):
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
          losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg_at_relevant(q, k, *, gains=None):
-    """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole ranking's if missed.
+    """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
+    ranking's if missed.
 
     (trec_eval's ndcg_rel; gains= as nDCG's.)
 
-    >>> round(ndcg_at_relevant(_example(0, 1, labels={"x": 1}), None), 6)   # (1/log2(3)) / (1 + 1/log2(3)) twice
+    >>> # (1/log2(3)) / (1 + 1/log2(3)) twice
+    >>> round(ndcg_at_relevant(_example(0, 1, labels={"x": 1}), None), 6)
     0.386853
     """
     ranked, ideal = _trec_gains(q, gains)
@@ -1769,9 +1803,11 @@ def ndcg_at_relevant(q, k, *, gains=None):
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
-    The whole ranking's nDCG counts too when it runs 2 or more ranks past the ideal, as trec_eval's does.
+    The whole ranking's nDCG counts too when it runs 2 or more ranks past the ideal, as
+    trec_eval's does.
 
-    >>> round(ndcg_at_r_levels(_example(0, 2, 1), None), 6)   # ideal 2 1: (0 / 2 + (2/log2(3)) / (2 + 1/log2(3))) / 2
+    >>> # ideal 2 1: (0 / 2 + (2/log2(3)) / (2 + 1/log2(3))) / 2
+    >>> round(ndcg_at_r_levels(_example(0, 2, 1), None), 6)
     0.239812
     """
     if not q.num_rel:
@@ -1790,7 +1826,8 @@ def ndcg_at_r_levels(q, k, *, gains=None):
 @measure("RelP", "required", ("", "relative_P_{k}"),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def relative_precision(q, k):
-    """Relative precision: relevant documents within k / min(k, R), the most there can be; 0 if R is 0.
+    """Relative precision: relevant documents within k / min(k, R), the most there can be; 0 if
+    R is 0.
 
     >>> relative_precision(_example(1, None, 1), 10)
     1.0
@@ -1828,7 +1865,8 @@ def nonrelevant_retrieved_count(q, k):
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
-    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is RBP(p=0.9).
+    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is
+    RBP(p=0.9).
 
     Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside: by their range
     and 0's, as trec_eval's (its least and greatest gain start at 0).
@@ -1851,9 +1889,11 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
          unjudged="it is what unjudged documents leave open", losable=False, evidence=False,
          domain=ANSWERABLE)
 def rbp_residual(q, k, *, p=0.8):
-    """RBP's residual: what RBP could still gain from unjudged documents and ranks past the ranking.
+    """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
+    ranking.
 
-    Unjudged: no label, or a negative grade; 0 when none is (trec_eval's rbp_resid: RBPResid(p=0.9)).
+    Unjudged: no label, or a negative grade; 0 when none is (trec_eval's rbp_resid:
+    RBPResid(p=0.9)).
 
     >>> round(rbp_residual(_example(1, None), None), 6)   # 1 - 0.2 * 1
     0.8
@@ -1908,7 +1948,8 @@ _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
          ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
          domain=ANSWERABLE)
 def evidence_recall(q, k):
-    """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
+    """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within
+    k.
 
     >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
     (0.5, 1.0)
@@ -1934,7 +1975,8 @@ def evidence_success(q, k):
          ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
          domain=ANSWERABLE)
 def evidence_rr(q, k):
-    """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
+    """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
+    (within k), else 0.
 
     >>> evidence_rr(_EVIDENCE_EXAMPLE, None), evidence_rr(_EVIDENCE_EXAMPLE, 3)
     (0.25, 0.0)
@@ -1950,7 +1992,8 @@ def evidence_rr(q, k):
 @measure("Abstain", "none", ("", ""), params=("thresh",),
          ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
 def abstain(q, k):
-    """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X or more), else 0.
+    """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X
+    or more), else 0.
 
     --depth and --judged-only do not change it: what was retrieved reaches the model.
 
@@ -1971,9 +2014,11 @@ _AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False,
 
 @measure("Overlap", "required", ("", ""), **_AGREEMENT)
 def overlap(pair, k):
-    """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against an exact run, ANN recall.
+    """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against
+    an exact run, ANN recall.
 
-    >>> overlap((tuple("abcd"), tuple("bade")), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
+    >>> abcd, bade = tuple("abcd"), tuple("bade")
+    >>> overlap((abcd, bade), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
     (0.6666666666666666, 1.0, 0.0)
     """
     run, base = set(pair[0][:k]), set(pair[1][:k])
@@ -1982,7 +2027,8 @@ def overlap(pair, k):
 
 @measure("Jaccard", "required", ("", ""), **_AGREEMENT)
 def jaccard(pair, k):
-    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's; 1 when both are empty.
+    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's; 1 when both are
+    empty.
 
     >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
     (0.5, 1.0)
@@ -1993,13 +2039,16 @@ def jaccard(pair, k):
 
 @measure("RBO", "optional", ("", ""), **_AGREEMENT)
 def rank_biased_overlap(pair, k, *, p=0.9):
-    """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al. 2010, eq. 32.
+    """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al.
+    2010, eq. 32.
 
-    1 when the shorter is the longer's beginning (identical: both empty too), 0 when one only is empty.
-    Ranks past rbo_depth(p) are not read: together they move the value by less than 1e-18.
+    1 when the shorter is the longer's beginning (identical: both empty too), 0 when one only is
+    empty.  Ranks past rbo_depth(p) are not read: together they move the value by less than
+    1e-18.
 
-    >>> [round(rank_biased_overlap((tuple(a), tuple(b)), k), 5) for a, b, k in (("abcd", "bade", None),
-    ...     ("abcd", "bade", 3), ("abc", "axbyc", None), ("axbyc", "abc", None), ("abc", "axbyc", 3))]
+    >>> [round(rank_biased_overlap((tuple(a), tuple(b)), k), 5)
+    ...  for a, b, k in (("abcd", "bade", None), ("abcd", "bade", 3), ("abc", "axbyc", None),
+    ...                  ("axbyc", "abc", None), ("abc", "axbyc", 3))]
     [0.69075, 0.63, 0.81622, 0.81622, 0.685]
     """
     cut = rbo_depth(p) if k is None else min(k, rbo_depth(p))
@@ -2023,7 +2072,8 @@ def rank_biased_overlap(pair, k, *, p=0.9):
 
 def rbo_depth(p):
     """The depth past which RBO(p) reads no rank: what deeper ranks add or extrapolate, at most
-    p**depth / (1 - p) (the weights of those depths, each times an overlap of at most 1), is below 1e-18.
+    p**depth / (1 - p) (the weights of those depths, each times an overlap of at most 1), is
+    below 1e-18.
 
     >>> rbo_depth(0.9), rbo_depth(0.5)
     (416, 61)
@@ -2032,14 +2082,16 @@ def rbo_depth(p):
 
 
 def agreement_reach(spec):
-    """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than rbo_depth."""
+    """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than
+    rbo_depth."""
     p = dict(MEASURES[spec.base].func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
     return min(depth for depth in (spec.k, p and rbo_depth(p)) if depth)
 
 
 @lru_cache(maxsize=64)
 def _rbo_tails(p, n):
-    """[0] + [the sum of p**d / d for d from i to n, for i in 1..n]: what a document at depth i adds to RBO's sum."""
+    """[0] + [the sum of p**d / d for d from i to n, for i in 1..n]: what a document at depth i
+    adds to RBO's sum."""
     return [0.0] + list(accumulate(p ** d / d for d in range(n, 0, -1)))[::-1]
 
 
@@ -2064,12 +2116,13 @@ def parse_measure(text):
     registered = match and MEASURES.get({n.lower(): n
                                          for n in MEASURES}.get(match.group(1).lower()))
     if not registered:
-        unclosed = "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text
-        raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
-                        + (": its parameter list is not closed" if unclosed else ""))
+        if "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text:
+            raise EvalError("%s: its parameter list is not closed" % show(text))
+        raise EvalError("unknown measure %s" % show(text))
     _, params, at, cut = match.groups()
-    rel, gains, ranking, args = _parse_params(params, registered,
-                                              text) if params is not None else (None,) * 3 + ((),)
+    rel, gains, ranking, args = None, None, None, ()
+    if params is not None:
+        rel, gains, ranking, args = _parse_params(params, registered, text)
     label = registered.name + _params_text(rel, gains, ranking, args)
     fractional = registered.cutoff in ("level", "multiple")
     if not at:
@@ -2089,8 +2142,8 @@ def parse_measure(text):
 
 
 def _fractional_spec(text, registered, label, cut):
-    """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2: above 0);
-    a whole number prints with one decimal, as IPrec@1.0 always has."""
+    """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2:
+    above 0); a whole number prints with one decimal, as IPrec@1.0 always has."""
     value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
     if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
         raise EvalError("%s: %s" % (show(text),
@@ -2140,7 +2193,8 @@ def _parse_params(text, registered, name):
 
 def _count_param(key):
     def parse(value, name):
-        if not value.isdigit() or not value.isascii() or len(value) > 19 or int(value) >= INT_LIMIT:
+        digits = value.isdigit() and value.isascii() and len(value) <= 19
+        if not digits or int(value) >= INT_LIMIT:
             raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
                             % (show(name), key, show(value)))
         return int(value)
@@ -2226,20 +2280,29 @@ def _number_text(value):
 
 
 def _params_text(rel, gains, ranking=None, args=()):
-    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)', '(p=0.9)'
-    or '': how a measure's parameters are printed, in this order; defaults are left out."""
-    params = ["rel=%d" % rel] if rel is not None else []
-    params += ["%s=%s" % (key,
-                          "{%s}" % ",".join(map(_number_text, value)) if isinstance(value, tuple)
-                          else
-                           _number_text(value)) for key, value in args]
+    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)',
+    '(p=0.9)' or '': how a measure's parameters are printed, in this order; defaults are left
+    out."""
+    params = []
+    if rel is not None:
+        params.append("rel=%d" % rel)
+    for key, value in args:
+        if isinstance(value, tuple):
+            shown = "{%s}" % ",".join(map(_number_text, value))
+        else:
+            shown = _number_text(value)
+        params.append("%s=%s" % (key, shown))
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
     if ranking is not None:
-        params += ["thresh=" + _number_text(ranking.thresh)] if ranking.thresh is not None else []
-        params += ["tokens=%d" % ranking.tokens] if ranking.tokens is not None else []
-        params += ["overhead=%d" % ranking.overhead] if ranking.overhead else []
-        params += ["pack=skip"] if ranking.pack == "skip" else []
+        if ranking.thresh is not None:
+            params.append("thresh=" + _number_text(ranking.thresh))
+        if ranking.tokens is not None:
+            params.append("tokens=%d" % ranking.tokens)
+        if ranking.overhead:
+            params.append("overhead=%d" % ranking.overhead)
+        if ranking.pack == "skip":
+            params.append("pack=skip")
     return "(%s)" % ",".join(params) if params else ""
 
 
@@ -2264,7 +2327,8 @@ NAME_BREAKS = ", \t\n"  # what separates -m's names
 
 
 def parse_floors(text):
-    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives X)."""
+    """[(measure, X), ...] of a floor's 'MEASURE=X,...' ('RBO(p=0.5)=0.8': the last '=' gives
+    X)."""
     floors = []
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
@@ -2280,8 +2344,12 @@ def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
     for text in _trec_joined(t for group in texts for t in split_names(group)):
-        try:  # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
-            found = trec_specs(text.strip()) if text.strip() in TREC_ARGS else [parse_measure(text)]
+        # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
+        try:
+            if text.strip() in TREC_ARGS:
+                found = trec_specs(text.strip())
+            else:
+                found = [parse_measure(text)]
         except EvalError as exc:
             found = trec_specs(text.strip())
             # runid, num_q: lines of trec_eval's layout
@@ -2308,12 +2376,10 @@ TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "n
               "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
               "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
               "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None,
-              "ndcg_rel": None,
-              "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS,
-              "success": "1,5,10", "set_P": None, "set_relative_P": None, "set_recall": None,
-              "set_map": None,
-              "set_F": None, "num_nonrel_judged_ret": None, "rbp": None, "rbp_resid": None,
-              "unj": "5,10,20"}
+              "ndcg_rel": None, "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS,
+              "relative_P": TREC_CUTS, "success": "1,5,10", "set_P": None, "set_relative_P": None,
+              "set_recall": None, "set_map": None, "set_F": None, "num_nonrel_judged_ret": None,
+              "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
                   "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
                           "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
@@ -2353,9 +2419,11 @@ def trec_specs(text, docs=0):
 
 def _trec_params(name, base, params, docs):
     """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
-    own, items = MEASURES[base].func.__kwdefaults__ or {}, params.split(",") if params else []
-    pairs = dict(item.partition("=")[::2] for item in items) if all("=" in item
-                                                                    for item in items) else None
+    own = MEASURES[base].func.__kwdefaults__ or {}
+    items = params.split(",") if params else []
+    pairs = None
+    if all("=" in item for item in items):
+        pairs = dict(item.partition("=")[::2] for item in items)
     ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
     if "weights" in own and len(items) == 4:
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
@@ -2363,14 +2431,17 @@ def _trec_params(name, base, params, docs):
         ours = ["levels={%s}" % params]
     elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
-        ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains
-                                                                  else [])
+        if "p" in pairs:
+            ours = ["p=" + pairs["p"]]
+        if gains:
+            ours.append("gains={%s}" % gains)
     elif items:
-        raise EvalError("trec_eval's %s takes %s, not %s" % (name,
-                                                             "4 coefficients" if "weights" in own
-                                                             else
-                                                             "gains as 1=3,2=9" if "gains" in own
-                                                             else "no parameters", show(params)))
+        takes = "no parameters"
+        if "weights" in own:
+            takes = "4 coefficients"
+        elif "gains" in own:
+            takes = "gains as 1=3,2=9"
+        raise EvalError("trec_eval's %s takes %s, not %s" % (name, takes, show(params)))
     return "(%s)" % ",".join(ours) if ours else ""
 
 
@@ -2419,10 +2490,13 @@ def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
     uncut, pattern = MEASURES[spec.base].trec
-    trec_args = parse_measure("%s(%s)"
-                              % (spec.base, TREC_ARGS[uncut])).args if uncut in TREC_ARGS else ()
-    if spec.rel is not None or spec.gains is not None or spec.filter is not None or spec.args != trec_args:
-        return name  # RBP is rbp only with trec_eval's p
+    trec_args = ()
+    if uncut in TREC_ARGS:
+        trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
+    # RBP is rbp only with trec_eval's p
+    if (spec.rel is not None or spec.gains is not None or spec.filter is not None
+            or spec.args != trec_args):
+        return name
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
 
