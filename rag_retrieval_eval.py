@@ -425,9 +425,11 @@ def no_record_has(source, what, role, fields, keys):
 
 def fields_hint(keys, role=None, whose="the record's"):
     """What to do when records hold no field for a role: their keys, and --fields."""
+    field, example = "the fields", "relevant=KEY,retrieved=KEY"
+    if role:
+        field, example = "its field", "%s=KEY" % role
     return "; %s keys: %s; name %s with --fields %s" % (
-        whose, first_few(list(keys), 8) or "none", "its field" if role else "the fields",
-        "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
+        whose, first_few(list(keys), 8) or "none", field, example)
 
 
 def _role_hint(keys, role):
@@ -1035,7 +1037,9 @@ def _claim(text, labels, claimed):
     inside = [label for label in labels if label in text]
     free = next((label for label in inside if label not in claimed), None)
     claimed.add(free)
-    return (free if free is not None else None if inside else text), len(inside)
+    if free is None and not inside:
+        return text, 0
+    return free, len(inside)
 
 
 def blank_once_cut(ids, separator):
@@ -1074,7 +1078,9 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
 def _gain(gains, labels, doc):
     """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
     grade = labels[doc]
-    return gains.get(grade, float(grade) if grade >= 1 else 0.0) if grade >= 0 else 0.0
+    if grade < 0:
+        return 0.0
+    return gains.get(grade, float(grade) if grade >= 1 else 0.0)
 
 
 def judge_run(rankings, truth, opts, source, root=None):
@@ -1816,10 +1822,13 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1)
                                    if (ideal + [0.0])[t] != ideal[t - 1]]
     dcg = list(accumulate(gain / math.log2(rank + 1) for rank, gain in ranked))
-    values = [(dcg[bisect_right(ranked, (t, math.inf)) - 1] if ranked and ranked[0][0] <= t
-               else 0.0) / best[t]
-              for t in at] + ([(dcg[-1] if dcg else 0.0) / best[-1]] if ideal
-                              and q.num_ret > len(ideal) + 1 else [])
+    values = []
+    for t in at:
+        # the gains ranked at t or above
+        within = bisect_right(ranked, (t, math.inf))
+        values.append((dcg[within - 1] if within else 0.0) / best[t])
+    if ideal and q.num_ret > len(ideal) + 1:
+        values.append((dcg[-1] if dcg else 0.0) / best[-1])
     return sum(values) / len(values) if values else 0.0
 
 
@@ -2476,7 +2485,8 @@ def seed_specs(k):
 
 
 def spellings(spec):
-    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'], ['IPrec@r'] or ['RprecMult@m']."""
+    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'], ['IPrec@r'] or
+    ['RprecMult@m']."""
     shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"],
               "level": ["%s@r"], "multiple": ["%s@m"]}[spec.cutoff]
     return [shape % spec.name for shape in shapes]
@@ -2546,7 +2556,8 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
 
 
 def _refuse_differing_queries(missing, extra, policies, where, no_answer):
-    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies say."""
+    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
+    say."""
     bad = []
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
@@ -2576,7 +2587,8 @@ def _count(ids, adjective):
 def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
-    func = MEASURES[spec.base].func if spec.filter is None else MEASURES[spec.base].filtered or MEASURES[spec.base].func
+    measure = MEASURES[spec.base]
+    func = measure.func if spec.filter is None else measure.filtered or measure.func
     keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
     if keywords:
         func = partial(_with_args, func, keywords)
@@ -2621,7 +2633,8 @@ def agrees(spec):
 
 
 def domains(specs):
-    """The specs in groups scored on the same queries: the answerable ones', the others', the agreement ones'."""
+    """The specs in groups scored on the same queries: the answerable ones', the others', the
+    agreement ones'."""
     return [mine for mine in ([s for s in specs if MEASURES[s.base].domain == d] for d in (
         ANSWERABLE, UNANSWERABLE, AGREEMENT)) if mine]
 
@@ -2684,11 +2697,12 @@ def check_domains(judged, specs, no_answer, where):
     for abstaining, count in ((True, len(unanswered)), (False, len(judged) - len(unanswered))):
         names = [s.name for s in specs if answers(s) != abstaining]
         if names and not count:
+            hint = ""
+            if abstaining and not no_answer:
+                hint = (": give them with --no-answer FILE, a fixture's \"no_answer\" or records "
+                        "with \"answerable\": false%s" % _role_hint(None, "answerable"))
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
-                "without an answer" if abstaining else "with an answer"), (
-                ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
-                "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer
-                else "")))
+                "without an answer" if abstaining else "with an answer"), hint))
 
 
 def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
@@ -2724,9 +2738,10 @@ def if_relevant(q, base, k):
     RR(@k), SetP, SetR, SetF) if every unjudged document where it looks (no label, or a negative
     grade; within k, the whole ranking without k) were relevant: the most the missing labels add.
 
-    >>> j = _example(None, 1, 0, None, labels={"x": 1})   # R 2: d2 relevant, d3 judged non-relevant
-    >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None), if_relevant(j, "SetP", None)
-    (0.6666666666666666, 0.6666666666666666, 1.0, 0.75)
+    >>> # R 2: d2 relevant, d3 judged non-relevant
+    >>> j = _example(None, 1, 0, None, labels={"x": 1})
+    >>> [if_relevant(j, b, k) for b, k in (("R", 3), ("P", 3), ("RR", None), ("SetP", None))]
+    [0.6666666666666666, 0.6666666666666666, 1.0, 0.75]
     """
     n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
@@ -2773,9 +2788,11 @@ def not_bounded(specs, opts):
         elif s.filter is not None and s.filter.tokens is not None:
             loose[s.name] = "the orders of tied items under a token budget are not tried"
         elif opts.match == "contains" and fact != ORDER_FREE:
-            loose[s.name] = "under --match contains, the labels ranked texts claim depend on the order of tied texts"
+            loose[s.name] = ("under --match contains, the labels ranked texts claim depend on "
+                             "the order of tied texts")
         elif fact == RETRIEVED_COUNTED and opts.judged_only and opts.depth is not None:
-            loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
+            loose[s.name] = ("under --judged-only with --depth, how many documents count depends "
+                             "on the order")
     return loose
 
 
@@ -2800,7 +2817,8 @@ def plot_cutoffs(specs, top=None):
 
 
 def curves(judged, specs):
-    """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at plot_cutoffs(specs)."""
+    """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at
+    plot_cutoffs(specs)."""
     families = curve_specs(specs)
     ks = plot_cutoffs(specs) if families else ()
     out = {label: [] for label in families}
@@ -2819,8 +2837,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     The share of sign assignments whose |sum| is at least the observed |sum|, the observed one
     included.  Zero differences cannot change the statistic, so only the nonzero ones are flipped:
     exactly, all 2**n assignments, up to EXACT_LIMIT of them; above that ``permutations`` seeded
-    draws (see flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND at a time:
-    rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
+    draws (see flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND at a
+    time: rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
 
     >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
     0.5
@@ -2926,8 +2944,10 @@ def flip_blocks(moved):
     equal statistics are equal whatever the order of addition.
 
     >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
-    >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
-    ([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]], True)
+    >>> [[v / 2 ** 52 for v in block] for block in blocks]
+    [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]]
+    >>> reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
+    True
     """
     exponent = math.frexp(math.fsum(map(abs, moved)))[1]  # the sum of |d| is below 2**exponent
     scale = 2.0 ** (54 - exponent)
@@ -3148,8 +3168,8 @@ Gates = namedtuple("Gates", "flag mean query gate_on noise unstable replicates",
 def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """The comparison block and gate breaches of two results on the same labels.
 
-    Per measure: means, delta, sign-flip p (and Holm's across measures), a bootstrap interval of the
-    mean delta, the queries that improved and regressed (largest change first) and, for
+    Per measure: means, delta, sign-flip p (and Holm's across measures), a bootstrap interval of
+    the mean delta, the queries that improved and regressed (largest change first) and, for
     R/RR/Success, the queries "lost": a hit before, nothing relevant found now.  Also "ci95": with
     ci, the candidate's mean_intervals from the same resamples (else empty).
     """
@@ -3163,7 +3183,8 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
 
 
 def same_queries(baseline, other, where, what):
-    """Refuse two results evaluated on different queries: a mean over other queries is no comparison."""
+    """Refuse two results evaluated on different queries: a mean over other queries is no
+    comparison."""
     if set(other["per_query"]) != set(baseline["per_query"]):
         odd = [q for q in dict.fromkeys(list(other["per_query"]) + list(baseline["per_query"]))
                if (q in other["per_query"]) != (q in baseline["per_query"])]
@@ -3273,17 +3294,19 @@ Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
 def power(per_query, specs, base=None, limit=None):
     """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (README: "How fine a gate can be"):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
-    the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a
-    gate's limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2)
+    the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries
+    a gate's limit X would need, ceil((Z_POWER * sd / X) ** 2).  Without a baseline, sd is sqrt(2)
     times that of the run's own values ("paired": false): the paired spread when a second run
     spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
-    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n),
-    and no number of queries is given, as more queries make that change larger, not easier to see;
-    nor for a limit of 0, which no number of queries resolves.
+    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd *
+    sqrt(n), and no number of queries is given, as more queries make that change larger, not easier
+    to see; nor for a limit of 0, which no number of queries resolves.
 
-    >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
-    >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
-    {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
+    >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
+    >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
+    >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)  # doctest: +NORMALIZE_WHITESPACE
+    {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963,
+             'queries_for': {'0.1': 99}}}
     """
     out = {}
     # RelString has no spread
@@ -3291,11 +3314,12 @@ def power(per_query, specs, base=None, limit=None):
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0)
                   for q, row in per_query.items() if name in row]
-        sd = statistics.stdev(values) * (1.0 if base is not None
-                                         else math.sqrt(2)) if len(values) > 1 else None
         summed = MEASURES[spec.base].aggregate == "sum"
-        mde = None if sd is None else Z_POWER * sd * math.sqrt(len(values)) if summed else Z_POWER * sd / math.sqrt(
-            len(values))
+        sd = mde = None
+        if len(values) > 1:
+            sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2))
+            root = math.sqrt(len(values))
+            mde = Z_POWER * sd * root if summed else Z_POWER * sd / root
         out[name] = {"paired": base is not None, "n": len(values), "sd": sd, "mde": mde}
         if summed:
             out[name]["of"] = "sum"
@@ -3378,7 +3402,8 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     delta is a change of sums, and so is its interval: the mean's times the queries (whole
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
-    (qids, diffs, p, interval), before, after = paired, baseline["measures"][spec.name], candidate["measures"][spec.name]
+    qids, diffs, p, interval = paired
+    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
@@ -3409,7 +3434,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     over the evaluated queries it holds (of the measures that score one of them), its
     intervals under --ci and, with a baseline, its comparison, with Holm's correction over
     groups x measures, and with replicates ([their per_query]) the noise of the group's means."""
-    blocks, breaches, base, per_query = {}, [], result.get("baseline_per_query"), result["per_query"]
+    blocks, breaches = {}, []
+    base, per_query = result.get("baseline_per_query"), result["per_query"]
     # rows in evaluation order: the sums of the queries alone
     order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
@@ -3491,7 +3517,8 @@ def coverage(baseline, candidate, specs):
 
 
 def coverage_cutoff(specs):
-    """The k of the Judged@k that the label-coverage warning reads: the largest cutoff asked for, else 10."""
+    """The k of the Judged@k that the label-coverage warning reads: the largest cutoff asked for,
+    else 10."""
     return max([s.k for s in specs if type(s.k) is int] or [10])
 
 
@@ -3508,7 +3535,8 @@ def mean_judged(judged, name):
 
 
 def deduplicated(ranked, judged):
-    """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates first)."""
+    """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates
+    first)."""
     return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None
             and ranked[q].deduplicated}
 
@@ -3565,7 +3593,8 @@ def id_mismatch(ranked, qrels, match="id"):
 
 
 def _mismatch_causes(sample, qrels, missed, match):
-    """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change tried."""
+    """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change
+    tried."""
     labels = {d for docs in qrels.values() for d in docs}
     prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
@@ -3612,8 +3641,8 @@ def sorted_digest(lines):
 def lengths_digest(lengths):
     """The digest of token counts {ID: count} as a manifest gives it (README: "Keep the approved
     result"): sha256 of the lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's
-    other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and the
-    fast reader hashes the lines as it reads them."""
+    other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and
+    the fast reader hashes the lines as it reads them."""
     return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__,
                                                   lengths.items())).encode("utf-8")).hexdigest()
 
@@ -3631,8 +3660,10 @@ def truth_digests(truth):
                                             for i, one in enumerate(sets, 1)
                                             for j, slot in enumerate(one, 1)
                                             for d in slot)
-    if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
-        digests["lengths"] = truth.counts_digest if truth.lengths is LATER else lengths_digest(truth.lengths)
+    # a file's digest, taken as it was read; a library call's counts
+    if truth.lengths is not None:
+        digests["lengths"] = (truth.counts_digest if truth.lengths is LATER
+                              else lengths_digest(truth.lengths))
     if truth.no_answer:
         digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
     return digests
@@ -3664,25 +3695,24 @@ _WHAT = {"labels": "the labels", "evidence": "the evidence sets", "lengths": "th
 
 def check_saved(saved, plan, truth, whose):
     """Refuse a saved result (its manifest checked for shape) made on other truth, other options
-    that change a per-query value, or without a measure asked for (README: "Keep the approved result")."""
+    that change a per-query value, or without a measure asked for (README: "Keep the approved
+    result")."""
     theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
     for key, what in _WHAT.items():
-        if theirs.get(key) != ours.get(key):
-            fail(where,
-                 "%s changed since %s was saved: score its run again" % (what, whose)
-                 if key in theirs and
-                 key in ours else "%s was saved with %s, and none are given now: give them, or "
-                                  "score its run again"
-                 % (whose, what) if key in theirs else "%s was saved without %s, which "
-                                                       "are given now: score its run "
-                                                       "again with them" % (whose, what))
+        if theirs.get(key) == ours.get(key):
+            continue
+        if key in theirs and key in ours:
+            fail(where, "%s changed since %s was saved: score its run again" % (what, whose))
+        if key in theirs:
+            fail(where, "%s was saved with %s, and none are given now: give them, or score its "
+                        "run again" % (whose, what))
+        fail(where, "%s was saved without %s, which are given now: score its run again with "
+                    "them" % (whose, what))
     for name, value in recorded_options(plan.config).items():
-        if OPTION[name].stage == "value" and theirs["options"].get(name,
-                                                                   OPTION[name].default) != value:
-            fail(where, "%s was saved with %s, and %s is given now: give the same, or "
-                        "score its run again" % (
-                whose, option_text(name, theirs["options"].get(name, OPTION[name].default)),
-                option_text(name, value)))
+        before = theirs["options"].get(name, OPTION[name].default)
+        if OPTION[name].stage == "value" and before != value:
+            fail(where, "%s was saved with %s, and %s is given now: give the same, or score its "
+                        "run again" % (whose, option_text(name, before), option_text(name, value)))
     missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
     if missing:
         fail(where, "%s has no %s (it holds %s): score its run again with them" % (
@@ -3758,8 +3788,11 @@ def _saved_lists(obj, key, names, where):
 def option_text(name, value):
     """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
     flag = "--" + name.replace("_", "-")
-    return flag if value is True else "no " + flag if value in (None,
-                                                                False) else "%s %s" % (flag, value)
+    if value is True:
+        return flag
+    if value in (None, False):
+        return "no " + flag
+    return "%s %s" % (flag, value)
 
 
 # === Readers ===
@@ -7615,7 +7648,8 @@ def build_parser(defaults=True):
     group = parser
     for option in OPTIONS:
         flags, keywords = _argument(option)
-        group = parser.add_argument_group(HELP_GROUPS[option.name]) if option.name in HELP_GROUPS else group
+        if option.name in HELP_GROUPS:
+            group = parser.add_argument_group(HELP_GROUPS[option.name])
         group.add_argument(*flags, help=option.help, **keywords)
     if defaults:
         parser.set_defaults(**Config()._asdict())
@@ -7637,8 +7671,11 @@ def _argument(option):
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
-    flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
-    return flags, keywords
+    if option.kind == "positional":
+        return [option.name], keywords
+    if option.kind == "names":
+        return ["-m", flag], keywords
+    return [flag], keywords
 
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
@@ -7722,14 +7759,18 @@ def format_trec_eval(result, specs, runid, per_query):
     lines = []
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
+        # a geometric mean is, as in trec_eval, a summary only
         lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
-                  for spec in found
-                  if MEASURES[spec.base].aggregate != "geometric"]  # as trec_eval, a summary only
+                  for spec in found if MEASURES[spec.base].aggregate != "geometric"]
     for (name, _), found in specs.items():
-        lines += (["%-22s\tall\t%s" % ("runid", runid)] if name == "runid" else
-                  ["%-22s\tall\t%d" % ("num_q", result["queries"])] if name == "num_q" else
-                  [_trec_line(spec, "all", result["measures"][spec.name], labels) for spec in found
-                   if MEASURES[spec.base].aggregate != "text"])  # a query's only
+        if name == "runid":
+            lines.append("%-22s\tall\t%s" % ("runid", runid))
+        elif name == "num_q":
+            lines.append("%-22s\tall\t%d" % ("num_q", result["queries"]))
+        else:
+            # a text (RelString) is a query's only
+            lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
+                      for spec in found if MEASURES[spec.base].aggregate != "text"]
     return "\n".join(lines)
 
 
@@ -7827,7 +7868,9 @@ def check_stdin_once(paths):
 
 def _listed(value):
     """The paths an option gives: none, one, or (a repeatable option's) a list."""
-    return value if isinstance(value, list) else [] if value is None else [value]
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 def _same_file(one, other):
@@ -7840,7 +7883,8 @@ def _same_file(one, other):
 
 
 def check_output_path(flag, path):
-    """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
+    """Refuse, before any work, a --summary or --plot path that cannot be written; create
+    nothing."""
     if not path:
         raise EvalError("%s '' is empty: give a file name%s" % (flag, (
             " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)"
@@ -7849,10 +7893,15 @@ def check_output_path(flag, path):
         raise EvalError("%s %s: standard output holds the main output; "
                         "give %s a file" % (flag, path, flag))
     folder = os.path.dirname(os.path.abspath(path))
-    problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
-               "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
-               "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
-               "its directory is not writable" if not os.access(folder, os.W_OK) else None)
+    problem = None
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
+        problem = "it names a directory"
+    elif not os.path.isdir(folder):
+        problem = "its directory %s does not exist" % place(folder)
+    elif os.path.exists(path) and not os.access(path, os.W_OK):
+        problem = "it is not writable"
+    elif not os.access(folder, os.W_OK):
+        problem = "its directory is not writable"
     if problem:
         raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
 
