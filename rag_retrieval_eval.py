@@ -144,8 +144,8 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")
 # what each role gives
 ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
-         "evidence": "evidence sets",
-         "tokens": "token counts", "scores": "scores", "answerable": "answerability"}
+         "evidence": "evidence sets", "tokens": "token counts", "scores": "scores",
+         "answerable": "answerability"}
 # a --fields path: keys joined by '.', '[]' for each
 _PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")
 ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
@@ -418,9 +418,9 @@ def skipped_text(skipped, whose=""):
 
 def no_record_has(source, what, role, fields, keys):
     """Refuse records of which none has a role's field, naming the first record's keys."""
-    nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
-                                                     fields_hint(keys, role,
-                                                                 "the first record's")))
+    names = " or ".join((fields or JSONL_FIELDS)[role])
+    nothing_in(source, what, "no record has %s%s"
+               % (names, fields_hint(keys, role, "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
@@ -471,9 +471,8 @@ def check_id(value, where, query=None, what="document ID"):
         texts = ""
         if bad.group().isspace():
             texts = "; texts, not IDs, are read with --match text or --match contains"
-        fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind,
-                                                                       show(bad.group()),
-                                                                       texts), query)
+        fail(where, "%s %s holds %s (%s): IDs are printable text%s"
+             % (what, show(value), kind, show(bad.group()), texts), query)
     return value
 
 
@@ -516,8 +515,8 @@ def _plain_ids(ids, unique):
     a TypeError when one is not a string.  unique: a set (or dict) of them, which finds ""
     at once, where a list is scanned."""
     joined = "".join(ids)  # split() finds any whitespace at all
-    return "" not in unique and (joined.split() == [joined]
-                                 or not any(map(str.isspace, ids))) and _printable(joined)
+    return ("" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids)))
+            and _printable(joined))
 
 
 def normalized(text):
@@ -556,9 +555,8 @@ def check_grade(value, where, query=None):
 
 def check_score(value, where, query=None):
     """A finite score of any real number type (numpy's, Decimal too) but bool, as a float."""
-    if type(value) is not float and isinstance(value,
-                                               (numbers.Real,
-                                                Decimal)) and not isinstance(value, bool):
+    if (type(value) is not float and isinstance(value, (numbers.Real, Decimal))
+            and not isinstance(value, bool)):
         try:
             value = float(value)
         except (OverflowError, ValueError):
@@ -856,8 +854,8 @@ def _top(docids, scores, k):
         # run files list by score: else list so, stably
         if not all(map(ge, scores, islice(scores, 1, None))):
             order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-            docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__,
-                                                                            order))
+            docids = list(map(docids.__getitem__, order))
+            scores = list(map(scores.__getitem__, order))
         m = min(k, len(scores))
         while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
             m += 1
@@ -1129,8 +1127,9 @@ def with_filters(ranking, items, truth, opts, query):
 
 def with_kept(ranking, kept):
     """The Ranking whose seen (for --explain) adds {Filter: the documents it kept}."""
-    return ranking._replace(seen=ranking.seen[:2]
-                            + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
+    if not kept:
+        return ranking
+    return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},))
 
 
 def filtered_judged(plain, items, truth, opts, query):
@@ -1160,9 +1159,9 @@ def filtered_judged(plain, items, truth, opts, query):
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
         elif ranking_filter.tokens is not None:
             # a prefix stops at the reach
-            waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None
-                                           else
-                                           _through_reach(kept, reach, labels, opts))
+            if ranking_filter.pack != "skip" and reach is not None:
+                kept = _through_reach(kept, reach, labels, opts)
+            waiting[ranking_filter] = list(kept)
         if opts.top_k and ranking_filter in out:
             documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
     return out, waiting, documents_kept
@@ -1774,9 +1773,9 @@ def normalized_gain(q, k, *, gains=None):
     total, got = 0.0, 0.0
     for rank, gain in ranked:
         got += gain
-        total += gain / math.log2(2
-                                  + (cost[rank] if rank < len(cost) else cost[-1]
-                                     + rank - len(ideal)) - got)
+        # the ideal's cost so far; past its end, 1 a rank
+        so_far = cost[rank] if rank < len(cost) else cost[-1] + rank - len(ideal)
+        total += gain / math.log2(2 + so_far - got)
     return total / sum(ideal) if ideal else 0.0
 
 
@@ -2154,11 +2153,12 @@ def _fractional_spec(text, registered, label, cut):
     """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2:
     above 0); a whole number prints with one decimal, as IPrec@1.0 always has."""
     value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
-    if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
-        raise EvalError("%s: %s" % (show(text),
-                                    "the recall level is a number from 0 to 1, as 0.5" if
-                                    registered.cutoff == "level" else "the multiple of R is a "
-                                                                      "number above 0, as 0.2"))
+    if registered.cutoff == "level":
+        valid, rule = 0 <= value <= 1, "the recall level is a number from 0 to 1, as 0.5"
+    else:
+        valid, rule = 0 < value < INT_LIMIT, "the multiple of R is a number above 0, as 0.2"
+    if not valid:
+        raise EvalError("%s: %s" % (show(text), rule))
     shown = "%.1f" % value if value == int(value) else repr(value)
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
@@ -2944,18 +2944,15 @@ def flip_blocks(moved):
     equal statistics are equal whatever the order of addition.
 
     >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
-    >>> [[v / 2 ** 52 for v in block] for block in blocks]
-    [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]]
-    >>> reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
-    True
+    >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
+    ([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]], True)
     """
     exponent = math.frexp(math.fsum(map(abs, moved)))[1]  # the sum of |d| is below 2**exponent
     scale = 2.0 ** (54 - exponent)
     values = [round(d * scale) for d in moved]
     sizes = sorted(map(abs, values))
     sizes = [0] * (-len(sizes) % 8) + sizes
-    return [sizes[i:i + 8]
-            for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
+    return [sizes[i:i + 8] for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
 
 
 def flip_table(block):
@@ -3062,15 +3059,13 @@ def _packed_columns(fixed):
     """(table, field, lows, n) for fast_bootstrap_sums: see there."""
     n, columns = len(fixed[0][0]), len(fixed)
     lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _),
-                low in zip(fixed, lows)) + n.bit_length()
+    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
     packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
               for row in zip(*(ints for ints, _ in fixed))]
     shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
     packed = [shared.setdefault(v, v) for v in packed]
     bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits)
-                                                                     % n), field, lows, n
+    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
 
 
 bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
@@ -3364,8 +3359,8 @@ def replicate_noise(baseline, replicates, specs):
     ({'R@1': 0.5}, {'R@1': ['q1']})
     """
     results = [baseline] + list(replicates)
-    noise = {s.name: max(r["measures"][s.name] for r in results) - min(r["measures"][s.name]
-                                                                       for r in results)
+    noise = {s.name: max(r["measures"][s.name] for r in results)
+                     - min(r["measures"][s.name] for r in results)
              for s in specs}
     unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
                     r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
@@ -3457,9 +3452,8 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.config.max_group_drop)
         if base is not None:
-            breaches += [dict(b, group=name) for b in _group_comparison(
-                block, rows, specs, [base] + list(replicates), plan, where)
-                         + _nothing_to_gate(specs, plan)]
+            found = _group_comparison(block, rows, specs, [base] + list(replicates), plan, where)
+            breaches += [dict(b, group=name) for b in found + _nothing_to_gate(specs, plan)]
     if base is not None:
         holm_over(row for block in blocks.values() for row in block["comparison"].values())
     return blocks, breaches
@@ -3643,8 +3637,8 @@ def lengths_digest(lengths):
     result"): sha256 of the lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's
     other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and
     the fast reader hashes the lines as it reads them."""
-    return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__,
-                                                  lengths.items())).encode("utf-8")).hexdigest()
+    lines = "".join(map("%s\t%d\n".__mod__, lengths.items()))
+    return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def truth_digests(truth):
@@ -7632,9 +7626,8 @@ def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
     the spellings fill theirs)."""
     rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
-    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18 else "  %s\n%21s%s"
-                     % (names, "", doc)
-                     for names, doc in rows)
+    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18
+                     else "  %s\n%21s%s" % (names, "", doc) for names, doc in rows)
 
 
 @lru_cache(maxsize=2)
@@ -7710,9 +7703,8 @@ def trec_eval_main(flags, files):
             chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
         values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
-                      no_relevant="zero",
-                      format="trec", missing_run="zero" if "-c" in given else "skip",
-                      judged_only="-J" in given,
+                      no_relevant="zero", format="trec",
+                      missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
                       depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
         # the collection's size, which utility reads
@@ -7775,8 +7767,8 @@ def format_trec_eval(result, specs, runid, per_query):
 
 
 def _trec_line(spec, qid, value, labels):
-    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(MEASURES[spec.base].aggregate,
-                                                                     "%-22s\t%s\t%6.4f")
+    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(
+        MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
     return layout % (labels[spec.name], qid, value)
 
 
@@ -7814,8 +7806,7 @@ def parse_command_line(argv):
     config = configure(vars(build_parser().parse_args(argv)))
     given = set(vars(build_parser(defaults=False).parse_args(argv)))
     seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"}
-                 and config.format == "json"
-                 and len(config.k or ()) <= 1)
+                 and config.format == "json" and len(config.k or ()) <= 1)
     check_usage(config)
     return config, seed_mode
 
