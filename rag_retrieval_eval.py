@@ -877,8 +877,10 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
     if not (opts.judged_only or ids <= labels.keys()):
         wanted = dict.fromkeys(ids, 1)
-        ranks = (rank_listed(docids, wanted, opts.depth) if scores is None else
-                 rank_scored(docids, scores, wanted, opts.depth, docset))[0]
+        if scores is None:
+            ranks = rank_listed(docids, wanted, opts.depth)[0]
+        else:
+            ranks = rank_scored(docids, scores, wanted, opts.depth, docset)[0]
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
@@ -1962,9 +1964,10 @@ def evidence_recall(q, k):
     >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
     (0.5, 1.0)
     """
+    if not q.evidence:
+        return 0.0
     cut = _cut(k)
-    return max(len([r for r in ranks if r <= cut]) / len(ranks)
-               for ranks in q.evidence) if q.evidence else 0.0
+    return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
 @measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
@@ -2212,8 +2215,9 @@ def _count_param(key):
 
 def _gains_param(value, name):
     match = _GAINS.fullmatch(value)
-    pairs = [pair.split(":") for pair in match.group(1).split(",")
-             if pair.strip()] if match else None
+    pairs = None
+    if match:
+        pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()]
     try:
         gains = {int(g): float(v) for g, v in pairs}
     except (TypeError, ValueError):
@@ -2571,11 +2575,12 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
-        fail(where, "query sets differ: %s; see --missing-run "
-                    "and --unlabeled%s" % ("; ".join(bad), (
-            " (a run of every query, as BEIR writes, is scored on the labeled ones with "
-            "--unlabeled skip)"
-            if extra and policies["unlabeled"] == "error" else "")))
+        hint = ""
+        if extra and policies["unlabeled"] == "error":
+            hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
+                    "--unlabeled skip)")
+        fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
+             % ("; ".join(bad), hint))
 
 
 def _count(ids, adjective):
@@ -2722,12 +2727,15 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
                                         no_answer).items():
                 values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
-    out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
-                        {"low": min(means[0][s.name], means[1][s.name]),
-                         "high": max(means[0][s.name], means[1][s.name])}
-                        # RelString has no mean
-                        for s in specs if s.name in means[0] or s.name in loose},
-           "queries": [q for q in judged if best[q] != worst[q]]}
+    bounds = {}
+    for s in specs:
+        if s.name in loose:
+            bounds[s.name] = {"low": None, "high": None}
+        # RelString has no mean
+        elif s.name in means[0]:
+            pair = means[0][s.name], means[1][s.name]
+            bounds[s.name] = {"low": min(pair), "high": max(pair)}
+    out = {"measures": bounds, "queries": [q for q in judged if best[q] != worst[q]]}
     if loose:
         out["not_bounded"] = loose
     return out
@@ -3319,8 +3327,11 @@ def power(per_query, specs, base=None, limit=None):
         if summed:
             out[name]["of"] = "sum"
         if limit is not None:
-            out[name]["queries_for"] = {str(limit): None if sd is None or summed or not limit else
-                                        math.ceil((Z_POWER * sd / limit) ** 2)}
+            # no number of queries resolves a sum's change, or a limit of 0
+            needed = None
+            if sd is not None and not summed and limit:
+                needed = math.ceil((Z_POWER * sd / limit) ** 2)
+            out[name]["queries_for"] = {str(limit): needed}
     return out
 
 
@@ -7716,19 +7727,27 @@ def trec_eval_main(flags, files):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
-    missing = result["skipped"]["missing_run"]
-    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 "
-             "(10 stops; -c scores them 0)" % (n_queries(len(missing)), first_few(missing),
-                                              result["queries"])] if missing else []
-    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring: unsaid
-    if "relstring" in asked and "-q" not in given:
-        said.append("relstring is a query's line, and no mean: give -q to print it")
-    for line in said:
-        _say("note: " + line)
+    _say_trec_notes(said, result, measures, given)
     # a gzip run is read through again for it
     runid = _runid(files[1]) if "runid" in chosen else None
     text = format_trec_eval(result, specs, runid, "-q" in given)
     return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
+
+
+def _say_trec_notes(said, result, measures, given):
+    """Say the notes of trec_eval's form on stderr: the ones said, the labeled queries that are
+    not ranked (trec_eval 9 leaves them out, 10 stops), a relstring without -q."""
+    missing = result["skipped"]["missing_run"]
+    if missing:
+        said.append("%s labeled, not ranked (%s): the means are over the %d ranked, as in "
+                    "trec_eval 9 (10 stops; -c scores them 0)"
+                    % (n_queries(len(missing)), first_few(missing), result["queries"]))
+    # all_trec's relstring: unsaid
+    asked = [text.partition(".")[0] for text in measures]
+    if "relstring" in asked and "-q" not in given:
+        said.append("relstring is a query's line, and no mean: give -q to print it")
+    for line in said:
+        _say("note: " + line)
 
 
 def _trec_rows(text):
@@ -7956,8 +7975,10 @@ def _main(argv):
 def unshown(config):
     """The note on what --format trec has no place for: --ci's intervals, --ties' bounds."""
     lost = [flag for flag in ("ci", "ties") if getattr(config, flag) and config.format == "trec"]
+    if not lost:
+        return []
     return ["note: --format trec has no place for --%s: use json, table, markdown or csv"
-            % " or --".join(lost)] if lost else []
+            % " or --".join(lost)]
 
 
 def _say(line):
