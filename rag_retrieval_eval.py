@@ -99,36 +99,53 @@ PROG = "rag_retrieval_eval"
 # chosen where it is defined (x = fast_x if FAST_PATHS else reference_x).  A fast
 # reader that cannot vouch for an input (a line it does not know, an error, an odd
 # layout) declines, and the reference decides and words any message.
-FAST_PATHS = True  # False: every twin is the reference; no output changes
+# False: every twin is the reference; no output changes
+FAST_PATHS = True
 DEFAULT_K = 3
-INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
+# grades and cutoffs are 64-bit integers, as in trec_eval
+INT_LIMIT = 2 ** 63
 # the default of a mapping argument: empty, and no call can change it
 NOTHING = MappingProxyType({})
 
 # Statistics and diagnostics
-EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
-MIN_GEO_MEAN = 0.00001  # trec_eval's floor of a value whose log a geometric mean takes
-BOOTSTRAP = 1000  # resamples for every bootstrap interval
-BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
-BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
-BOOTSTRAP_WORDS = 4096  # random words the fast bootstrap draws at once (one resample's, when more)
-FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
-COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
-PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
-SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
-BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
+# up to this many nonzero differences the sign-flip test enumerates all
+EXACT_LIMIT = 16
+# trec_eval's floor of a value whose log a geometric mean takes
+MIN_GEO_MEAN = 0.00001
+# resamples for every bootstrap interval
+BOOTSTRAP = 1000
+# a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
+BOOTSTRAP_BITS = 62
+# resamples are drawn in rounds, each seeded on its own
+BOOTSTRAP_ROUNDS = 8
+# random words the fast bootstrap draws at once (one resample's, when more)
+BOOTSTRAP_WORDS = 4096
+# sign-flip draws made at once: memory stays flat whatever --permutations is
+FLIP_ROUND = 8192
+# a share of judged documents this much smaller earns a warning
+COVERAGE_GAP = 0.1
+# curves over k: every k up to this; past it, about as many again, spread evenly
+PLOT_POINTS = 20
+# a group mean over fewer queries is flagged in reports: noise, not signal
+SMALL_GROUP = 5
+# per-query breaches a report shows of each measure (JSON lists all)
+BREACHES_SHOWN = 5
 # unjudged=BOUNDED: --help and reasons say it so
 ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"
-SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
+# chunk suffixes the mismatch hint tries
+SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
+# bins of per-query changes in the reports
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
              ("0 .. +0.1", lambda d: 0 < d < 0.1), ("+0.1 .. +0.5", lambda d: 0.1 <= d < 0.5),
-             (">= +0.5", lambda d: d >= 0.5)]  # bins of per-query changes in the reports
+             (">= +0.5", lambda d: d >= 0.5)]
 
 # Inputs
-FIXTURE_KEYS = ("qrels", "runs")  # a fixture is {"qrels": {...}, "runs": {...}}, in this order
+# a fixture is {"qrels": {...}, "runs": {...}}, in this order
+FIXTURE_KEYS = ("qrels", "runs")
 QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID GRADE)"}
-TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
+# BEIR's and MTEB's qrels/test.tsv
+TSV_HEADER = ["query-id", "corpus-id", "score"]
 # JSON Lines: one query a record, under the field names of the tools that write them
 # (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
 # --fields ROLE=KEY names them when a log uses others.
@@ -137,9 +154,12 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
                 # retrieval_gt: AutoRAG's AND-of-OR lists
                 "evidence": ("evidence", "retrieval_gt"),
-                "tokens": ("tokens",),  # a list parallel to the ranking's IDs
-                "scores": ("retrieve_scores", "retrieved_scores", "scores"),  # parallel to the IDs
-                "answerable": ("answerable",)}  # false: the corpus holds no answer
+                # a list parallel to the ranking's IDs
+                "tokens": ("tokens",),
+                # parallel to the IDs
+                "scores": ("retrieve_scores", "retrieved_scores", "scores"),
+                # false: the corpus holds no answer
+                "answerable": ("answerable",)}
 # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")
 # what each role gives
@@ -148,10 +168,14 @@ ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
          "answerable": "answerability"}
 # a --fields path: keys joined by '.', '[]' for each
 _PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")
-ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
-MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
-BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
-STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
+# what separates TREC columns: C's isspace(), as in trec_eval
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+# a TREC text line this long is a missing line break, not data
+MAX_LINE = 1 << 20
+# bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
+BLOCK = 64 << 10
+# read once, however named
+STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 # files RAG tools write that are not text: their first bytes, and how to get JSON Lines
 BINARY_FORMATS = (
     (b"PAR1", "a Parquet file (AutoRAG's, pandas')",
@@ -330,12 +354,14 @@ def show(value, limit=60):
     """A value as it goes into a one-line message: repr'd (escapes included) and cut short."""
     try:
         text = repr(value)
-    except ValueError:  # an integer past Python's digit limit
+    # an integer past Python's digit limit
+    except ValueError:
         text = "an integer of over 4300 digits"
     if len(text) <= limit or not isinstance(value, str):
         return text if len(text) <= limit else text[:limit - 3] + "..."
     cut = limit
-    while len(repr(value[:cut])) > limit - 3:  # a text is cut inside its quotes, which stay closed
+    # a text is cut inside its quotes, which stay closed
+    while len(repr(value[:cut])) > limit - 3:
         cut -= 1
     text = repr(value[:cut])
     return text[:-1] + "..." + text[-1]
@@ -452,7 +478,8 @@ def _printable(text):
     >>> _printable("d 1"), _printable("d\\x001"), _printable("d\\u2028")
     (True, False, False)
     """
-    if text.isascii():  # the common case, in C: five times faster than the pattern
+    # the common case, in C: five times faster than the pattern
+    if text.isascii():
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) == len(data)
     return not _UNPRINTABLE.search(text)
@@ -494,7 +521,8 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     if not isinstance(ids, list):
         fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)),
              query)
-    try:  # join() refuses non-strings, the set finds repeats
+    # join() refuses non-strings, the set finds repeats
+    try:
         unique = set(ids)
         if (duplicates == "first" or len(unique) == len(ids)) and _plain_ids(ids, unique):
             return ids
@@ -514,7 +542,8 @@ def _plain_ids(ids, unique):
     """Whether strings are all valid IDs (none blank, all printable), checked at once in C;
     a TypeError when one is not a string.  unique: a set (or dict) of them, which finds ""
     at once, where a list is scanned."""
-    joined = "".join(ids)  # split() finds any whitespace at all
+    # split() finds any whitespace at all
+    joined = "".join(ids)
     return ("" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids)))
             and _printable(joined))
 
@@ -542,7 +571,8 @@ def check_grade(value, where, query=None):
     """An integer grade; bools, floats (even 1.0) and integers past 64 bits are refused."""
     if type(value) is int and -INT_LIMIT <= value < INT_LIMIT:
         return value
-    if value is None:  # a --pool record not yet filled in
+    # a --pool record not yet filled in
+    if value is None:
         fail(where, "the grade is still to be given (null): fill it in, or leave the document out",
              query)
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
@@ -763,7 +793,8 @@ def at_level(q, level):
     >>> at_level(judge({"a": 1, "b": 2}, 2, {"a": 1, "b": 2, "c": 0}), 2)[:5:4]
     ([2], 1)
     """
-    least, graded = least_relevant(level), q.num_rel + q.num_nonrel  # labels graded >= 0
+    # labels graded >= 0
+    least, graded = least_relevant(level), q.num_rel + q.num_nonrel
     if least:
         rel_ranks = [r for r, g in q.gains if g >= least]
         num_rel = len([g for g in q.ideal if g >= least])
@@ -857,7 +888,8 @@ def _top(docids, scores, k):
             docids = list(map(docids.__getitem__, order))
             scores = list(map(scores.__getitem__, order))
         m = min(k, len(scores))
-        while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
+        # a tie at the cut is sorted whole
+        while m < len(scores) and scores[m] == scores[m - 1]:
             m += 1
         # sorted: ties only
         top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))
@@ -927,7 +959,8 @@ def rank_listed(docids, labels, depth=None):
     if len(labels) > 8:
         return {d: i + 1 for i, d in enumerate(docids[:num_ret]) if d in labels}, num_ret
     ranks = {}
-    for doc in labels:  # a few labels: a C scan each beats hashing the ranking
+    # a few labels: a C scan each beats hashing the ranking
+    for doc in labels:
         try:
             ranks[doc] = docids.index(doc, 0, num_ret) + 1
         except ValueError:
@@ -1022,7 +1055,8 @@ def documents(ids, labels, opts):
             holders.setdefault(i, []).append(label)
             at = joined.find(label, starts[i]) if i + 1 < len(ids) else -1
     out, claimed = list(ids), set()
-    for i in sorted(holders):  # in rank order, as _claim takes them
+    # in rank order, as _claim takes them
+    for i in sorted(holders):
         out[i] = next((label for label in holders[i] if label not in claimed), None)
         claimed.add(out[i])
     return out, sum(len(inside) > 1 for inside in holders.values())
@@ -1068,7 +1102,8 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
     best, worst = dict(ranks), dict(ranks)
     for (first, size), docs in groups.items():
         docs = sorted(docs, key=value, reverse=True)
-        below = {d for d in docs if value(d) < unlabeled}  # after the unlabeled documents
+        # after the unlabeled documents
+        below = {d for d in docs if value(d) < unlabeled}
         for i, doc in enumerate(docs):
             best[doc] = first + i + (size - len(docs) if doc in below else 0)
             worst[doc] = first + size - 1 - best[doc] + first
@@ -1153,7 +1188,8 @@ def filtered_judged(plain, items, truth, opts, query):
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
         if ranking_filter.tokens is None:
             kept = list(kept)
-            out[ranking_filter] = judge_items(kept, opts, query, opts.ties)  # ties whole
+            # ties whole
+            out[ranking_filter] = judge_items(kept, opts, query, opts.ties)
         else:
             kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if ranking_filter.tokens is not None and truth.lengths is not LATER:
@@ -1285,7 +1321,8 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
         if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
             total += count + budget.overhead
-            brought.add(counted(item))  # what the measures will see
+            # what the measures will see
+            brought.add(counted(item))
         elif budget.pack == "prefix":
             break
     return kept
@@ -1459,7 +1496,8 @@ def ndcg(q, k, *, gains=None):
     if gains is not None:
         return ndcg_with_gains(q, k, gains)
     ideal = q.ideal if k is None else q.ideal[:k]
-    best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))  # g / log2(i + 2)
+    # g / log2(i + 2)
+    best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))
     if best <= 0:
         return 0.0
     return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
@@ -1485,9 +1523,11 @@ def ndcg_with_gains(q, k, gains):
     for rank, grade in sorted(q.gains + [(r, 0) for r in _zero_ranks(q)]):
         if gain(grade) != 0 and (k is None or rank <= k):
             dcg += gain(grade) / math.log2(rank + 1)
-    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
+    # every label graded >= 0
+    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
     ideal = sorted(map(gain, graded), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # gains <= 2**53
+    # gains <= 2**53
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
     return dcg / best if best > 0 else 0.0
 
 
@@ -1597,7 +1637,8 @@ def gm_bpref(q, k):
     return bpref(q, None)
 
 
-INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
+# trec_eval's smoothing: infAP is not AP even with complete labels
+INFAP_EPSILON = 0.00001
 
 
 @measure("infAP", "none", ("infAP", ""), params=(),
@@ -1614,7 +1655,8 @@ def inferred_ap(q, k):
     if not q.num_rel:
         return 0.0
     nonrel, total = _judged_nonrel_ranks(q), 0.0
-    for found, rank in enumerate(q.rel_ranks):  # found: relevant documents above this one
+    # found: relevant documents above this one
+    for found, rank in enumerate(q.rel_ranks):
         if rank == 1:
             total += 1.0
             continue
@@ -1768,7 +1810,8 @@ def normalized_gain(q, k, *, gains=None):
     0.63093
     """
     ranked, ideal = _trec_gains(q, gains)
-    if sum(ideal) + q.num_ret >= 2 ** 53:  # its sums would lose their units (trec_eval: "Can't")
+    # its sums would lose their units (trec_eval: "Can't")
+    if sum(ideal) + q.num_ret >= 2 ** 53:
         raise EvalError("G: the gains of a query add up past 2**53, where floats lose their "
                         "units: give smaller ones, as G(gains={%d:1})" % max(q.ideal))
     cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
@@ -2071,9 +2114,11 @@ def rank_biased_overlap(pair, k, *, p=0.9):
     # such a document adds tail[depth] to the first sum, and tail falls with depth: the smaller of
     # its two tails
     tail, at = _rbo_tails(p, n), dict(zip(long, range(1, n + 1)))
-    found = list(map(at.get, short, repeat(0)))  # its rank in long, or 0 (tail[0] is 0)
+    # its rank in long, or 0 (tail[0] is 0)
+    found = list(map(at.get, short, repeat(0)))
     mine, theirs = tail[1:s + 1], list(map(tail.__getitem__, found))
-    deeper = list(map(lt, mine, theirs))  # found higher in long: its depth is its rank in short
+    # found higher in long: its depth is its rank in short
+    deeper = list(map(lt, mine, theirs))
     x_l = s - found.count(0)
     x_s = x_l - sum(map(s.__lt__, found))
     extra = x_s / s * sum((d - s) / d * p ** d for d in range(s + 1, n + 1))
@@ -2112,7 +2157,8 @@ def _rbo_tails(p, n):
 # its order (Utility(a=2), RBP(p=0.9)), or ().
 Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
-_NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
+# Name(params)@cutoff
+_NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)
 
 
 def parse_measure(text):
@@ -2146,7 +2192,8 @@ def parse_measure(text):
     if fractional:
         return _fractional_spec(text, registered, label, cut)
     try:
-        k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
+        # 'R@ 5' is refused like 'R @5'
+        k = parse_cutoff(cut if cut == cut.strip() else "")
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
     return Spec("%s@%d" % (label, k), registered.name, k, rel, gains, ranking, args)
@@ -2166,7 +2213,8 @@ def _fractional_spec(text, registered, label, cut):
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
-_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"  # 1e-05, as printed
+# 1e-05, as printed
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
@@ -2195,7 +2243,8 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows
+    # RBP's p past 1 overflows
+    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT
     if not (0 < p < 1 if agree else 0 <= p <= 1):
         raise EvalError("%s: p is a number %s, as 0.9"
                         % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
@@ -2224,7 +2273,8 @@ def _gains_param(value, name):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
-    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float loses its units: sums go wrong
+    # past it a float loses its units: sums go wrong
+    if max(map(abs, gains.values())) > 2 ** 53:
         raise EvalError("%s: a gain is at most 2**53 in size" % show(name))
     return tuple(sorted(gains.items()))
 
@@ -2261,7 +2311,8 @@ def _weights_param(value, name):
         numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
     except EvalError:
         numbers = ()
-    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:  # a query's sum of them stays finite
+    # a query's sum of them stays finite
+    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:
         raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: "
                         "relevant retrieved, others retrieved, relevant missed, others missed, "
                         "as in {1,-1,0,0}" % show(name))
@@ -2271,7 +2322,8 @@ def _weights_param(value, name):
 def _number_param(key):
     def parse(value, name):
         number = value[1:] if value[:1] in "+-" else value
-        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or  # not 1e-310, not 1e400
+        # not 1e-310, not 1e400
+        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or
                                                sys.float_info.min <= float(number) < math.inf)
         if not held:
             raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
@@ -2336,7 +2388,8 @@ def split_names(text, separators=","):
     return [name for name in names + [text[start:]] if name or separators == ","] or [""]
 
 
-NAME_BREAKS = ", \t\n"  # what separates -m's names
+# what separates -m's names
+NAME_BREAKS = ", \t\n"
 
 
 def parse_floors(text):
@@ -2346,7 +2399,8 @@ def parse_floors(text):
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
         number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
-        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))  # 1e400: no floor
+        # 1e400: no floor
+        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))
         if not (equals and name.strip() and finite):
             raise EvalError("a floor is MEASURE=X, as R@5=0.8, not %s" % show(item))
         floors.append((name.strip(), float(value)))
@@ -2396,7 +2450,8 @@ TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "n
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
                   "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
                           "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
-TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}  # where trec_eval's default is not ours
+# where trec_eval's default is not ours
+TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}
 TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
               **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values()
                  if m.trec[1]}}
@@ -2412,7 +2467,8 @@ def trec_specs(text, docs=0):
     name, dot, params = text.partition(".")
     if name not in TREC_NAMES and not dot and "_" in text:
         name, dot, params = text.rpartition("_")
-        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5; num_rel_rett is no num_rel
+        # P_5; num_rel_rett is no num_rel
+        name = name if TREC_NAMES.get(name, (0, 0))[1] else None
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
@@ -2421,7 +2477,8 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
-        if not all(map(math.isfinite, values)):  # P.nan, recall.-inf, ndcg_cut.1e400
+        # P.nan, recall.-inf, ndcg_cut.1e400
+        if not all(map(math.isfinite, values)):
             raise ValueError(params)
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
@@ -2442,7 +2499,8 @@ def _trec_params(name, base, params, docs):
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
-    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
+    # ndcg.1=3,2=9; rbp_resid.p=0.5
+    elif own.keys() & {"gains", "p"} and pairs is not None:
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         if "p" in pairs:
             ours = ["p=" + pairs["p"]]
@@ -2568,7 +2626,8 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
                                                                            if q in no_answer]
         if labeled:
             bad.append("%s no ranking (%s)" % (_count(labeled, "labeled"), first_few(labeled)))
-        if unanswered:  # its right ranking may be empty, but it must be there
+        # its right ranking may be empty, but it must be there
+        if unanswered:
             bad.append("%s without an answer %s no ranking (%s)" % (
                 n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have",
                 first_few(unanswered)))
@@ -2687,7 +2746,8 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped,
                   zeroed=zeroed)
     own_levels = [s for s in specs if s.rel is not None]
-    if own_levels:  # scored 0 for want of a relevant label at the measure's own level
+    # scored 0 for want of a relevant label at the measure's own level
+    if own_levels:
         result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items()
                                                       if q not in no_answer
                                                       and not at_level(j, s.rel).num_rel)
@@ -2808,7 +2868,8 @@ def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
            and s.k is not None
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # RelString@k has no mean
+           # RelString@k has no mean
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"]
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -2857,7 +2918,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     """
     moved = [d for d in diffs if d]
     if len(moved) <= EXACT_LIMIT:
-        reach = abs(sum(moved)) - 1e-9  # float sums in another order may differ in the last bits
+        # float sums in another order may differ in the last bits
+        reach = abs(sum(moved)) - 1e-9
         sums = [0.0]
         for d in moved:
             sums = [x + d for x in sums] + [x - d for x in sums]
@@ -3012,7 +3074,8 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
-    if clusters is not None and n:  # sums of the exact integers; the sizes in a last column
+    # sums of the exact integers; the sizes in a last column
+    if clusters is not None and n:
         fixed = [([sum(ints[i] for i in c) for c in clusters], scale) for ints, scale in fixed] + [
             ([len(c) for c in clusters], 1.0)]
         diffs = [[math.fsum(column[i] for i in c) for c in clusters] for column in diffs]
@@ -3291,7 +3354,8 @@ def undecided_text(prefix, name, limit, interval):
         prefix, name, limit, interval)
 
 
-Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
+# z(0.975) + z(0.80): a two-sided test at 5% with 80% power
+Z_POWER = 2.8015852
 
 
 def power(per_query, specs, base=None, limit=None):
@@ -3385,7 +3449,8 @@ def paired_by_domain(baseline, candidate, specs, plan):
     queries at once: one bootstrap).  Agreement measures, 1 by construction, are not tested."""
     cand, base, config = candidate["per_query"], baseline["per_query"], plan.config
     paired, means_ci, drawn = {}, {}, {}
-    for mine in domains(specs):  # the agreement measures last
+    # the agreement measures last
+    for mine in domains(specs):
         drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
@@ -3418,7 +3483,8 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
     if p is None:
-        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))  # none improved on 1
+        # none improved on 1
+        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))
     if p is None or alone:
         row["p_holm"] = None
     if MEASURES[spec.base].losable:
@@ -3480,7 +3546,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan, where, Gates(
         "--max-group-drop", plan.config.max_group_drop, None, plan.config.gate_on, noise, None,
         len(theirs) - 1))
-    if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+    # the same intervals as mean_intervals, from the comparison's resamples
+    if plan.config.ci:
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
     if len(theirs) > 1:
@@ -3581,9 +3648,11 @@ def id_mismatch(ranked, qrels, match="id"):
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
     # only misses carry a sample
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]
-    if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
+    # a healthy run misses a few queries
+    if not sample or 10 * len(missed) < len(judged):
         return None
-    if not any(qrels.values()):  # every query is labeled with nothing: nothing to match
+    # every query is labeled with nothing: nothing to match
+    if not any(qrels.values()):
         return None
     best, cause = max(_mismatch_causes(sample, qrels, missed, match))
     everywhere = len(missed) == len(judged)
@@ -3601,7 +3670,8 @@ def _mismatch_causes(sample, qrels, missed, match):
     """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change
     tried."""
     labels = {d for docs in qrels.values() for d in docs}
-    prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
+    # that of every label
+    prefix = os.path.commonprefix([min(labels), max(labels)])
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
     guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
                 "ranked IDs look like chunks of labeled documents: try "
@@ -3631,7 +3701,8 @@ def _mismatch_causes(sample, qrels, missed, match):
 # it stands for the baseline run it was made from, as long as the truth, those options and the
 # queries are the same and it holds every measure asked for.
 
-Saved = namedtuple("Saved", "result source")  # a saved result where a baseline's run would be
+# a saved result where a baseline's run would be
+Saved = namedtuple("Saved", "result source")
 
 
 def sorted_digest(lines):
@@ -3747,7 +3818,8 @@ def _saved_number(obj, path, where, root=()):
     for key in path:
         obj = obj.get(key) if isinstance(obj, dict) else None
     number = not isinstance(obj, bool) and isinstance(obj, (int, float))
-    if not number or not abs(obj) <= sys.float_info.max:  # NaN compares false too
+    # NaN compares false too
+    if not number or not abs(obj) <= sys.float_info.max:
         fail("%s: %s" % (where, ".".join(root + path)), "expected a %snumber, not %s" % (
             "finite " if number else "", show(obj)))
     return obj
@@ -7614,19 +7686,23 @@ class _Parser(argparse.ArgumentParser):
         extra = message.partition("unrecognized arguments: ")[2].split()
         ours = ["%s for %s" % (TREC_FLAGS_OURS[a[:2]], a)
                 for a in extra if a[:2] in TREC_FLAGS_OURS]
-        if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files, flags: ours
+        # trec_eval's files, flags: ours
+        if ours or any(not a.startswith("-") for a in extra):
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
         raise EvalError("%s (see --help)"
                         % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):
-        return [line] if line.strip() else []  # an argument file's blank line is no argument
+        # an argument file's blank line is no argument
+        return [line] if line.strip() else []
 
     def _read_args_from_files(self, arg_strings):
-        try:  # argparse's reading of @FILE: what goes wrong there is the user's
+        # argparse's reading of @FILE: what goes wrong there is the user's
+        try:
             return super()._read_args_from_files(arg_strings)
-        except (RecursionError, UnicodeError) as exc:  # the deepest call says it, naming its files
+        # the deepest call says it, naming its files
+        except (RecursionError, UnicodeError) as exc:
             looped = isinstance(exc, RecursionError)
             why = "names itself, or a file naming it" if looped else "is no UTF-8 text"
             raise EvalError("argument file %s %s" % (
@@ -7684,8 +7760,9 @@ def _argument(option):
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
+# each flag's option of ours
 TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
-                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}  # ours
+                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}
 
 
 def trec_eval_form(argv):
@@ -7705,13 +7782,15 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        check_stdin_once(files)  # - -
+        # QRELS and RUN both '-'
+        check_stdin_once(files)
         chosen, said = {}, []
         for name, params in (row for text in measures for row in _trec_rows(text)):
             if params and chosen.get(name, params) not in ("", params):
                 said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, "
                             "%s.%s" % (name, params, name, chosen[name]))
-            chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
+            # as trec_eval: the first parameters given
+            chosen[name] = chosen.get(name) or params
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
         values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
                       no_relevant="zero", format="trec",
@@ -7720,7 +7799,8 @@ def trec_eval_main(flags, files):
                       depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
         # the collection's size, which utility reads
         docs = parse_cutoff(given.get("-N", "0"), 0, "-N")
-        specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}  # "map." is map
+        # "map." is map
+        specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}
         names = list(dict.fromkeys(s.name for found in specs.values()
                                    for s in found)) or ["NumRet"]
         result, _, _ = compute(configure(dict(values, measure=names)))
@@ -7731,7 +7811,8 @@ def trec_eval_main(flags, files):
     # a gzip run is read through again for it
     runid = _runid(files[1]) if "runid" in chosen else None
     text = format_trec_eval(result, specs, runid, "-q" in given)
-    return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
+    # -m relstring without -q: nothing, as trec_eval
+    return _print(text, 0) if text else 0
 
 
 def _say_trec_notes(said, result, measures, given):
@@ -7795,17 +7876,20 @@ def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
     with open_input(path) as stream:
-        if is_json(stream, place(path)):  # JSON and JSON Lines hold no TREC line, so no tag
+        # JSON and JSON Lines hold no TREC line, so no tag
+        if is_json(stream, place(path)):
             return ""
         if isinstance(stream, gzip.GzipFile):
             tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
-                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines; the next's start
+                # whole lines; the next's start
+                done, _, tail = (tail + block).rpartition(b"\n")
                 fields = _last_fields(done, True) or fields
             fields = _last_fields(tail, True) or fields
         else:
             end, size, fields = stream.seek(0, io.SEEK_END), 65536, None
-            while fields is None:  # a line longer than the tail: read further back
+            # a line longer than the tail: read further back
+            while fields is None:
                 stream.seek(max(0, end - size))
                 fields, size = _last_fields(stream.read(), size >= end), size * 16
     return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
@@ -7922,7 +8006,8 @@ def main(argv=None):
     try:
         with one_reading():
             return _main(argv)
-    except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
+    # a user's mistake is an EvalError, answered in _main: this is ours
+    except Exception:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             traceback.print_exc()
         _say("internal error: this is a bug of %s %s, not a problem with your input: please "
@@ -8008,10 +8093,12 @@ def _append(path, text):
                 text = ("" if summary.read(1) == b"\n" else "\n") + text
             data, done = (text + "\n\n").encode("utf-8"), 0
             try:
-                while done < len(data):  # a raw write may take part of it
+                # a raw write may take part of it
+                while done < len(data):
                     done += summary.write(data[done:])
             except OSError:
-                with contextlib.suppress(OSError):  # a device such as /dev/full cannot be cut
+                # a device such as /dev/full cannot be cut
+                with contextlib.suppress(OSError):
                     summary.truncate(start)
                 raise
         return True
@@ -8035,7 +8122,8 @@ def write_file(path, pieces, what):
             os.replace(temporary, target)
         return True
     except OSError as exc:
-        with contextlib.suppress(OSError, TypeError):  # TypeError: no temporary was made
+        # TypeError: no temporary was made
+        with contextlib.suppress(OSError, TypeError):
             os.remove(temporary)
         _say("error: cannot write %s %s: %s" % (what, place(path), exc.strerror or exc))
         return False
@@ -8090,7 +8178,8 @@ def _run_script():
     signal.signal(signal.SIGTERM, _terminated)
     try:
         status = main()
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback
+    # Ctrl-C, or SIGTERM: one line, no traceback
+    except KeyboardInterrupt as exc:
         terminated = exc.args == ("terminated",)
         _say("terminated" if terminated else "interrupted")
         status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
