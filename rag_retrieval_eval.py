@@ -1618,8 +1618,8 @@ def bpref(q, k):
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def gm_average_precision(q, k):
-    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them (trec_eval's
-    gm_map).
+    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
+    (trec_eval's gm_map).
 
     A query's value is its AP; a mean rewards consistency, as one near 0 pulls it down.
 
@@ -1645,8 +1645,8 @@ INFAP_EPSILON = 0.00001
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
          losable=False, evidence=False, domain=ANSWERABLE)
 def inferred_ap(q, k):
-    """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's
-    m_infap.c).
+    """infAP: inferred average precision over a sampled pool
+    (Yilmaz and Aslam; trec_eval's m_infap.c).
 
     >>> # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
     >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)
@@ -1738,8 +1738,8 @@ def r_precision_multiple(q, multiple):
          unjudged="a relevant label moves a document to another coefficient", losable=False,
          evidence=False, domain=ANSWERABLE)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
-    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others
-    missed.
+    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
+    + d * others missed.
 
     weights={a,b,c,d} (1, -1, 0, 0); others missed are of a collection of docs documents
     (trec_eval's utility, whose -N is docs).
@@ -1755,8 +1755,8 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
-    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0, or levels={...}
-    (11pt_avg).
+    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
+    or levels={...} (11pt_avg).
 
     >>> interpolated_precision_mean(_example(1, None), None, levels=(0.5, 1.0))
     1.0
@@ -1767,8 +1767,8 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 @measure("BinG", "none", ("binG", ""),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def binary_g(q, k):
-    """Binary G: per relevant retrieved document, 1 / log2(2 + documents not relevant above it);
-    / R.
+    """Binary G: per relevant retrieved document,
+    1 / log2(2 + documents not relevant above it); / R.
 
     >>> binary_g(_example(0, 1, labels={"x": 1}), None)   # (1 / log2(3)) / 2
     0.31546487678572877
@@ -1801,8 +1801,8 @@ def _ideal_dcg(ideal):
 @measure("G", "none", ("G", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def normalized_gain(q, k, *, gains=None):
-    """G: per retrieved document, gain / log2(2 + the ideal's gain so far - its own so far);
-    / ideal gain.
+    """G: per retrieved document,
+    gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
 
     The ideal's gain counts 1 at least a rank (trec_eval's G; gains= as nDCG's).
 
@@ -1879,8 +1879,8 @@ def ndcg_at_r_levels(q, k, *, gains=None):
 @measure("RelP", "required", ("", "relative_P_{k}"),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def relative_precision(q, k):
-    """Relative precision: relevant documents within k / min(k, R), the most there can be; 0 if
-    R is 0.
+    """Relative precision: relevant documents within k / min(k, R), the most there can be;
+    0 if R is 0.
 
     >>> relative_precision(_example(1, None, 1), 10)
     1.0
@@ -1918,8 +1918,8 @@ def nonrelevant_retrieved_count(q, k):
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
-    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is
-    RBP(p=0.9).
+    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
+    trec_eval's rbp is RBP(p=0.9).
 
     Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside: by their range
     and 0's, as trec_eval's (its least and greatest gain start at 0).
@@ -2001,8 +2001,8 @@ _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
          ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
          domain=ANSWERABLE)
 def evidence_recall(q, k):
-    """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within
-    k.
+    """Evidence recall: the largest share, over the evidence sets,
+    of a set's slots filled within k.
 
     >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
     (0.5, 1.0)
@@ -2081,8 +2081,8 @@ def overlap(pair, k):
 
 @measure("Jaccard", "required", ("", ""), **_AGREEMENT)
 def jaccard(pair, k):
-    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's; 1 when both are
-    empty.
+    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's;
+    1 when both are empty.
 
     >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
     (0.5, 1.0)
