@@ -100,36 +100,53 @@ PROG = "rag_retrieval_eval"
 # chosen where it is defined (x = fast_x if FAST_PATHS else reference_x).  A fast
 # reader that cannot vouch for an input (a line it does not know, an error, an odd
 # layout) declines, and the reference decides and words any message.
-FAST_PATHS = True  # False: every twin is the reference; no output changes
+# False: every twin is the reference; no output changes
+FAST_PATHS = True
 DEFAULT_K = 3
-INT_LIMIT = 2 ** 63  # grades and cutoffs are 64-bit integers, as in trec_eval
+# grades and cutoffs are 64-bit integers, as in trec_eval
+INT_LIMIT = 2 ** 63
 # the default of a mapping argument: empty, and no call can change it
 NOTHING = MappingProxyType({})
 
 # Statistics and diagnostics
-EXACT_LIMIT = 16  # up to this many nonzero differences the sign-flip test enumerates all
-MIN_GEO_MEAN = 0.00001  # trec_eval's floor of a value whose log a geometric mean takes
-BOOTSTRAP = 1000  # resamples for every bootstrap interval
-BOOTSTRAP_BITS = 62  # a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
-BOOTSTRAP_ROUNDS = 8  # resamples are drawn in rounds, each seeded on its own
-BOOTSTRAP_WORDS = 4096  # random words the fast bootstrap draws at once (one resample's, when more)
-FLIP_ROUND = 8192  # sign-flip draws made at once: memory stays flat whatever --permutations is
-COVERAGE_GAP = 0.1  # a share of judged documents this much smaller earns a warning
-PLOT_POINTS = 20  # curves over k: every k up to this; past it, about as many again, spread evenly
-SMALL_GROUP = 5  # a group mean over fewer queries is flagged in reports: noise, not signal
-BREACHES_SHOWN = 5  # per-query breaches a report shows of each measure (JSON lists all)
+# up to this many nonzero differences the sign-flip test enumerates all
+EXACT_LIMIT = 16
+# trec_eval's floor of a value whose log a geometric mean takes
+MIN_GEO_MEAN = 0.00001
+# resamples for every bootstrap interval
+BOOTSTRAP = 1000
+# a value in a bootstrap sum is rounded to 2**-62 of the largest |value|
+BOOTSTRAP_BITS = 62
+# resamples are drawn in rounds, each seeded on its own
+BOOTSTRAP_ROUNDS = 8
+# random words the fast bootstrap draws at once (one resample's, when more)
+BOOTSTRAP_WORDS = 4096
+# sign-flip draws made at once: memory stays flat whatever --permutations is
+FLIP_ROUND = 8192
+# a share of judged documents this much smaller earns a warning
+COVERAGE_GAP = 0.1
+# curves over k: every k up to this; past it, about as many again, spread evenly
+PLOT_POINTS = 20
+# a group mean over fewer queries is flagged in reports: noise, not signal
+SMALL_GROUP = 5
+# per-query breaches a report shows of each measure (JSON lists all)
+BREACHES_SHOWN = 5
 # unjudged=BOUNDED: --help and reasons say it so
 ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"
-SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")  # chunk suffixes the mismatch hint tries
+# chunk suffixes the mismatch hint tries
+SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
+# bins of per-query changes in the reports
 HISTOGRAM = [("<= -0.5", lambda d: d <= -0.5), ("-0.5 .. -0.1", lambda d: -0.5 < d <= -0.1),
              ("-0.1 .. 0", lambda d: -0.1 < d < 0), ("unchanged", lambda d: d == 0),
              ("0 .. +0.1", lambda d: 0 < d < 0.1), ("+0.1 .. +0.5", lambda d: 0.1 <= d < 0.5),
-             (">= +0.5", lambda d: d >= 0.5)]  # bins of per-query changes in the reports
+             (">= +0.5", lambda d: d >= 0.5)]
 
 # Inputs
-FIXTURE_KEYS = ("qrels", "runs")  # a fixture is {"qrels": {...}, "runs": {...}}, in this order
+# a fixture is {"qrels": {...}, "runs": {...}}, in this order
+FIXTURE_KEYS = ("qrels", "runs")
 QRELS_WIDTHS = {4: "4 columns (QID ITER DOCID GRADE)", 3: "3 columns (QID DOCID GRADE)"}
-TSV_HEADER = ["query-id", "corpus-id", "score"]  # BEIR's and MTEB's qrels/test.tsv
+# BEIR's and MTEB's qrels/test.tsv
+TSV_HEADER = ["query-id", "corpus-id", "score"]
 # JSON Lines: one query a record, under the field names of the tools that write them
 # (ours, Ragas', LlamaIndex's); other fields (the question, the answer) are ignored.
 # --fields ROLE=KEY names them when a log uses others.
@@ -138,20 +155,28 @@ JSONL_FIELDS = {"query": ("query_id", "qid", "id"),
                 "retrieved": ("retrieved", "retrieved_context_ids", "retrieved_ids"),
                 # retrieval_gt: AutoRAG's AND-of-OR lists
                 "evidence": ("evidence", "retrieval_gt"),
-                "tokens": ("tokens",),  # a list parallel to the ranking's IDs
-                "scores": ("retrieve_scores", "retrieved_scores", "scores"),  # parallel to the IDs
-                "answerable": ("answerable",)}  # false: the corpus holds no answer
+                # a list parallel to the ranking's IDs
+                "tokens": ("tokens",),
+                # parallel to the IDs
+                "scores": ("retrieve_scores", "retrieved_scores", "scores"),
+                # false: the corpus holds no answer
+                "answerable": ("answerable",)}
 # EmbeddingQAFinetuneDataset's JSON: labels under relevant_docs
 LLAMAINDEX_DATASET = ("queries", "relevant_docs")
 # what each role gives
-ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking", "evidence": "evidence sets",
-         "tokens": "token counts", "scores": "scores", "answerable": "answerability"}
+ROLES = {"query": "query ID", "relevant": "labels", "retrieved": "ranking",
+         "evidence": "evidence sets", "tokens": "token counts", "scores": "scores",
+         "answerable": "answerability"}
 # a --fields path: keys joined by '.', '[]' for each
 _PATH = re.compile(r"[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*")
-ASCII_SPACE = " \t\n\r\x0b\x0c"  # what separates TREC columns: C's isspace(), as in trec_eval
-MAX_LINE = 1 << 20  # a TREC text line this long is a missing line break, not data
-BLOCK = 64 << 10  # bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
-STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # read once, however named
+# what separates TREC columns: C's isspace(), as in trec_eval
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+# a TREC text line this long is a missing line break, not data
+MAX_LINE = 1 << 20
+# bytes per read: a block's tokens stay in the CPU cache (1 MB: ~1.6x slower)
+BLOCK = 64 << 10
+# read once, however named
+STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 # files RAG tools write that are not text: their first bytes, and how to get JSON Lines
 BINARY_FORMATS = (
     (b"PAR1", "a Parquet file (AutoRAG's, pandas')",
@@ -209,7 +234,8 @@ OPTIONS = (
            "only the first N ranked documents of each query count (trec_eval -M)"),
     Option("judged_only", False, "flag", None, None, "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
-    *(Option(name, choices[0], "choice", None, choices, "value", "%s: %s (default first)" % (case, ", ".join(choices)))
+    *(Option(name, choices[0], "choice", None, choices, "value",
+             "%s: %s (default first)" % (case, ", ".join(choices)))
       for name, (choices, case) in POLICIES.items()),
     # plan, not value: the manifest's no_answer digest records what it changes
     Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
@@ -281,8 +307,8 @@ OPTIONS = (
            "also the lowest and highest mean over all orders of tied scores"),
     Option("ci", False, "flag", None, None, "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
-    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"), "output",
-           "output format (default json)"),
+    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"),
+           "output", "output format (default json)"),
     Option("per_query", False, "flag", None, None, "output",
            "with --format table or markdown, add a row per query"),
     Option("summary", None, "file", "FILE", None, "output",
@@ -303,12 +329,14 @@ OPTION = {option.name: option for option in OPTIONS}
 # --help's groups of OPTIONS, each from the option that opens it to the next group's.
 HELP_GROUPS = {"fixture": "inputs", "measure":
                "measures, and which queries and documents they read",
-               "baseline": "comparison and gates", "fields": "RAG logs and diagnostics", "format": "output"}
+               "baseline": "comparison and gates", "fields": "RAG logs and diagnostics",
+               "format": "output"}
 # Every option's value, a field per OPTIONS row under its name, the table's default unless
 # given: the one options argument, made by configure from the parsed command line or from a
 # library call's keywords.  An input's field holds what names the input: its file names on the
 # command line, the JSON-shaped value itself in a library call.
-Config = namedtuple("Config", [option.name for option in OPTIONS], defaults=[option.default for option in OPTIONS])
+Config = namedtuple("Config", [option.name for option in OPTIONS],
+                    defaults=[option.default for option in OPTIONS])
 
 
 # === Errors ===
@@ -325,12 +353,14 @@ def show(value, limit=60):
     """A value as it goes into a one-line message: repr'd (escapes included) and cut short."""
     try:
         text = repr(value)
-    except ValueError:  # an integer past Python's digit limit
+    # an integer past Python's digit limit
+    except ValueError:
         text = "an integer of over 4300 digits"
     if len(text) <= limit or not isinstance(value, str):
         return text if len(text) <= limit else text[:limit - 3] + "..."
     cut = limit
-    while len(repr(value[:cut])) > limit - 3:  # a text is cut inside its quotes, which stay closed
+    # a text is cut inside its quotes, which stay closed
+    while len(repr(value[:cut])) > limit - 3:
         cut -= 1
     text = repr(value[:cut])
     return text[:-1] + "..." + text[-1]
@@ -343,7 +373,8 @@ def text_name(doc, match="id"):
 
     >>> text_name("Paris is the capital of France.", "text")
     "t:557be7eca214 'Paris is the capital of France.'"
-    >>> text_name("x" * 40, "text").endswith("x'"), text_name("x" * 41, "text").endswith("x'")  # 40 shown whole
+    >>> # 40 characters are shown whole
+    >>> text_name("x" * 40, "text").endswith("x'"), text_name("x" * 41, "text").endswith("x'")
     (True, False)
     """
     if match == "id":
@@ -383,7 +414,8 @@ def given_twice(where, what, flag, them="them", query=None):
 
 
 def nothing_in(where, what, why):
-    """Refuse an input that gives nothing to read, as in 'no groups: the file has no QID GROUP lines'."""
+    """Refuse an input that gives nothing to read, as in 'no groups: the file has no QID GROUP
+    lines'."""
     fail(where, "no %s: %s" % (what, why))
 
 
@@ -411,15 +443,18 @@ def skipped_text(skipped, whose=""):
 
 def no_record_has(source, what, role, fields, keys):
     """Refuse records of which none has a role's field, naming the first record's keys."""
-    nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
-                                                     fields_hint(keys, role, "the first record's")))
+    names = " or ".join((fields or JSONL_FIELDS)[role])
+    nothing_in(source, what, "no record has %s%s"
+               % (names, fields_hint(keys, role, "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
     """What to do when records hold no field for a role: their keys, and --fields."""
+    field, example = "the fields", "relevant=KEY,retrieved=KEY"
+    if role:
+        field, example = "its field", "%s=KEY" % role
     return "; %s keys: %s; name %s with --fields %s" % (
-        whose, first_few(list(keys), 8) or "none", "its field" if role else "the fields",
-        "%s=KEY" % role if role else "relevant=KEY,retrieved=KEY")
+        whose, first_few(list(keys), 8) or "none", field, example)
 
 
 def _role_hint(keys, role):
@@ -442,7 +477,8 @@ def _printable(text):
     >>> _printable("d 1"), _printable("d\\x001"), _printable("d\\u2028")
     (True, False, False)
     """
-    if text.isascii():  # the common case, in C: five times faster than the pattern
+    # the common case, in C: five times faster than the pattern
+    if text.isascii():
         data = text.encode("ascii")
         return len(data.translate(None, _ASCII_CONTROLS)) == len(data)
     return not _UNPRINTABLE.search(text)
@@ -451,15 +487,18 @@ def _printable(text):
 def check_id(value, where, query=None, what="document ID"):
     """Return ``value`` if it is a non-blank string that can be printed, else raise EvalError."""
     if not isinstance(value, str):
-        fail(where, "%s must be a string, not %s %s" % (what, type(value).__name__, show(value)), query)
+        fail(where, "%s must be a string, not %s %s" % (what, type(value).__name__, show(value)),
+             query)
     if not value.strip():
         fail(where, "%s %s is blank" % (what, show(value)), query)
     bad = None if _printable(value) else _UNPRINTABLE.search(value)
     if bad:
         kind = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
-        texts = "; texts, not IDs, are read with --match text or --match contains" if bad.group().isspace() else ""
-        fail(where, "%s %s holds %s (%s): IDs are printable text%s" % (what, show(value), kind, show(bad.group()),
-                                                                       texts), query)
+        texts = ""
+        if bad.group().isspace():
+            texts = "; texts, not IDs, are read with --match text or --match contains"
+        fail(where, "%s %s holds %s (%s): IDs are printable text%s"
+             % (what, show(value), kind, show(bad.group()), texts), query)
     return value
 
 
@@ -467,8 +506,9 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     """Validate a ranked list of document IDs and return it.
 
     IDs must be non-blank, printable strings and none may appear twice; an empty list is a valid
-    (empty) ranking.  duplicates: None refuses a repeat; "error" refuses it too, naming --duplicates
-    first; "first" lets it through (the ranking then keeps each document's first place).
+    (empty) ranking.  duplicates: None refuses a repeat; "error" refuses it too, naming
+    --duplicates first; "first" lets it through (the ranking then keeps each document's first
+    place).
 
     >>> check_ids(["d1", "d2"])
     ['d1', 'd2']
@@ -478,8 +518,10 @@ def check_ids(ids, where="ids", query=None, duplicates=None):
     rag_retrieval_eval.EvalError: runs.q1[1]: document 'd1' appears twice (first at runs.q1[0])
     """
     if not isinstance(ids, list):
-        fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)), query)
-    try:  # join() refuses non-strings, the set finds repeats
+        fail(where, "expected a list of document IDs, not %s %s" % (type(ids).__name__, show(ids)),
+             query)
+    # join() refuses non-strings, the set finds repeats
+    try:
         unique = set(ids)
         if (duplicates == "first" or len(unique) == len(ids)) and _plain_ids(ids, unique):
             return ids
@@ -499,8 +541,10 @@ def _plain_ids(ids, unique):
     """Whether strings are all valid IDs (none blank, all printable), checked at once in C;
     a TypeError when one is not a string.  unique: a set (or dict) of them, which finds ""
     at once, where a list is scanned."""
-    joined = "".join(ids)  # split() finds any whitespace at all
-    return "" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids))) and _printable(joined)
+    # split() finds any whitespace at all
+    joined = "".join(ids)
+    return ("" not in unique and (joined.split() == [joined] or not any(map(str.isspace, ids)))
+            and _printable(joined))
 
 
 def normalized(text):
@@ -526,8 +570,10 @@ def check_grade(value, where, query=None):
     """An integer grade; bools, floats (even 1.0) and integers past 64 bits are refused."""
     if type(value) is int and -INT_LIMIT <= value < INT_LIMIT:
         return value
-    if value is None:  # a --pool record not yet filled in
-        fail(where, "the grade is still to be given (null): fill it in, or leave the document out", query)
+    # a --pool record not yet filled in
+    if value is None:
+        fail(where, "the grade is still to be given (null): fill it in, or leave the document out",
+             query)
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         fail(where, "grade %s is not an integer" % show(value), query)
     grade = _integral(value)
@@ -538,7 +584,8 @@ def check_grade(value, where, query=None):
 
 def check_score(value, where, query=None):
     """A finite score of any real number type (numpy's, Decimal too) but bool, as a float."""
-    if type(value) is not float and isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, bool):
+    if (type(value) is not float and isinstance(value, (numbers.Real, Decimal))
+            and not isinstance(value, bool)):
         try:
             value = float(value)
         except (OverflowError, ValueError):
@@ -565,7 +612,8 @@ def check_cutoff(value):
 
 
 def parse_cutoff(text, minimum=1, what="cutoff"):
-    """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are refused)."""
+    """An integer written on the command line: ASCII digits only ('1.5', '1e3', '+3' are
+    refused)."""
     digits = text.strip()
     number = int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
     if number is not None and number >= minimum:
@@ -625,7 +673,8 @@ def fields_table(named):
     table = dict(JSONL_FIELDS)
     for role, key in named.items():
         if role not in ROLES:
-            raise EvalError("--fields: unknown role %s; roles: %s" % (show(role), ", ".join(ROLES)))
+            raise EvalError("--fields: unknown role %s; roles: %s"
+                            % (show(role), ", ".join(ROLES)))
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty "
                             "string, not %s" % (role, show(key)))
@@ -640,9 +689,10 @@ def fields_table(named):
         other = next((r for r in table if r != role and set(keys) & set(table[r])
                       and {r, role} != shared), None)
         if other is not None:
-            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives one role; "
-                            "name the other role's field too" % (show(next(iter(set(keys) & set(table[other])))),
-                                                                 ROLES[role], ROLES[other]))
+            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives "
+                            "one role; name the other role's field too"
+                            % (show(next(iter(set(keys) & set(table[other])))), ROLES[role],
+                               ROLES[other]))
     return table
 
 
@@ -651,8 +701,10 @@ def fields_table(named):
 # What every measure needs of one query, and nothing more: the ranks (1-based,
 # after --depth) of the retrieved documents that carry a label.  Unlabeled
 # documents only push labeled ones down, so they are counted, never kept.
-Judged = namedtuple("Judged", "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                              "num_nonrel evidence filtered ranked tied", defaults=(None, (), 0, None, None, 0, False))
+Judged = namedtuple("Judged",
+                    "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
+                    "num_nonrel evidence filtered ranked tied",
+                    defaults=(None, (), 0, None, None, 0, False))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -690,7 +742,8 @@ LATER = "token counts read once every ranking is"
 # lengths {ranked ID: token count}, None, or LATER: a file read once every ranking is (see
 # weigh_later), whose counts_digest (see lengths_digest) is set once it is read;
 # no_answer {qid: where it is said to have no answer, or None}.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", defaults=(None, None, NOTHING, None))
+Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest",
+                   defaults=(None, None, NOTHING, None))
 
 # How rankings are read: what make_plan derives of the Config for the readers.  fields: the JSON
 # Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first"; gain_orders:
@@ -705,8 +758,8 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest", d
 # documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
                                 "gain_orders filters abstain seed_mode match top_k agree",
-                     defaults=(1, None, None, False, False, None, "error", (), NOTHING, frozenset(), False, "id",
-                               None, None))
+                     defaults=(1, None, None, False, False, None, "error", (), NOTHING,
+                               frozenset(), False, "id", None, None))
 
 
 def least_relevant(level):
@@ -729,8 +782,8 @@ def judge(ranks, num_ret, labels, level=1, evidence=None, ranked=0):
     return Judged([r for r, g in judged if g >= least], [(r, g) for r, g in judged if g > 0],
                   [r for r, _ in judged], num_ret, len([g for g in grades if g >= least]),
                   sorted([g for g in grades if g > 0], reverse=True), None,
-                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]), evidence, None,
-                  ranked)
+                  [r for r, g in judged if g < 0], len([g for g in grades if 0 <= g < least]),
+                  evidence, None, ranked)
 
 
 def at_level(q, level):
@@ -739,34 +792,29 @@ def at_level(q, level):
     >>> at_level(judge({"a": 1, "b": 2}, 2, {"a": 1, "b": 2, "c": 0}), 2)[:5:4]
     ([2], 1)
     """
-    least, graded = least_relevant(level), q.num_rel + q.num_nonrel  # labels graded >= 0
+    # labels graded >= 0
+    least, graded = least_relevant(level), q.num_rel + q.num_nonrel
     if least:
         rel_ranks = [r for r, g in q.gains if g >= least]
         num_rel = len([g for g in q.ideal if g >= least])
     else:
         rel_ranks, num_rel = sorted(set(q.judged_ranks).difference(q.unjudged_ranks)), graded
     bounds = q.bounds and tuple(at_level(b, level) for b in q.bounds)
-    return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel, bounds=bounds)
+    return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel,
+                      bounds=bounds)
 
 
 def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
     query's evidence sets (folded), or None."""
-    folded, bounds, removed = 0, None, 0
+    folded, bounds, removed, several = 0, None, 0, 0
     tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
-    if opts.duplicates == "first" and len(docids) > len(docset if docset is not None else set(docids)):
+    if opts.duplicates == "first" and len(docids) > len(docset if docset is not None
+                                                        else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
-    several = 0
-    if opts.separator or opts.match == "contains":  # a document keeps the rank, and the score, of its first item
-        if scores is not None:
-            ordered = sorted(zip(scores, docids), reverse=True)
-            docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
-        targets, several = documents(docids, labels, opts)
-        if scores is not None:
-            first_score = dict(reversed([(d, x) for d, x in zip(targets, scores) if d is not None]))
-        docids = list(dict.fromkeys(d for d in targets if d is not None))
-        folded = len(targets) - len(docids)
-        if scores is not None and opts.ties:
+    if opts.separator or opts.match == "contains":
+        docids, first_score, folded, several = first_items(docids, scores, labels, opts)
+        if first_score is not None and opts.ties:
             bounds = rank_scored(docids, [first_score[d] for d in docids], labels, opts.depth,
                                  None, (None,) + opts.gain_orders)[2]
         scores = None
@@ -776,19 +824,49 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         ranks, num_ret, bounds = rank_scored(docids, scores, labels, opts.depth, docset,
                                              opts.ties and (None,) + opts.gain_orders)
     top = opts.agree and _top(docids, scores, min(opts.agree, num_ret))
-    if opts.judged_only:  # trec_eval -J, after -M: only labeled documents graded >= 0 count
+    # trec_eval -J, after -M: only labeled documents graded >= 0 count
+    if opts.judged_only:
         ranks, *bounds = [_judged_only(found, labels) for found in (ranks,) + (bounds or ())]
         num_ret, bounds = len(ranks), tuple(bounds) or None
-    if bounds:  # under --judged-only an order keeps as many documents as it has judged within --depth
-        bounds = tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level) for b in bounds)
+    if bounds:
+        bounds = _judged_bounds(bounds, num_ret, labels, opts)
     evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts, docset)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
-    sample = () if ranks or not docids else tuple(docids[:3]) if scores is None else (max(docids),)
+    sample = ()
+    if not ranks and docids:
+        sample = tuple(docids[:3]) if scores is None else (max(docids),)
     judged = judge(ranks, num_ret, labels, opts.level, evidence, len(docids))
-    if bounds or tied:  # tied with one order only, else: what no order bounds (not_bounded) is still exact
+    # tied with one order only, else: what no order bounds (not_bounded) is still exact
+    if bounds or tied:
         judged = judged._replace(bounds=bounds, tied=tied)
-    seen = opts.top_k and (ranks, "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret)), None)
+    seen = opts.top_k
+    if seen:
+        shown = "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret))
+        seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
+
+
+def _judged_bounds(bounds, num_ret, labels, opts):
+    """The Judged record of each order's ranks: under --judged-only an order keeps as many
+    documents as it has judged within --depth."""
+    return tuple(judge(b, len(b) if opts.judged_only else num_ret, labels, opts.level)
+                 for b in bounds)
+
+
+def first_items(docids, scores, labels, opts):
+    """A ranking of items cut (--chunk-separator) or matched (--match contains) to documents, a
+    document at the rank, and with the score, of its first item: its document IDs, their scores
+    {doc: score} (None for a list), how many items folded into an earlier one's document, and
+    how many ranked texts held more than one label."""
+    first_score = None
+    if scores is not None:
+        ordered = sorted(zip(scores, docids), reverse=True)
+        docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
+    targets, several = documents(docids, labels, opts)
+    if scores is not None:
+        first_score = dict(reversed([(d, x) for d, x in zip(targets, scores) if d is not None]))
+    docids = list(dict.fromkeys(d for d in targets if d is not None))
+    return docids, first_score, len(targets) - len(docids), several
 
 
 def _top(docids, scores, k):
@@ -806,9 +884,11 @@ def _top(docids, scores, k):
         # run files list by score: else list so, stably
         if not all(map(ge, scores, islice(scores, 1, None))):
             order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-            docids, scores = list(map(docids.__getitem__, order)), list(map(scores.__getitem__, order))
+            docids = list(map(docids.__getitem__, order))
+            scores = list(map(scores.__getitem__, order))
         m = min(k, len(scores))
-        while m < len(scores) and scores[m] == scores[m - 1]:  # a tie at the cut is sorted whole
+        # a tie at the cut is sorted whole
+        while m < len(scores) and scores[m] == scores[m - 1]:
             m += 1
         # sorted: ties only
         top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))
@@ -821,14 +901,17 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     evidence ID is labeled, or under --judged-only (which removes the unlabeled ones); ranking:
     (docids, scores or None).
 
-    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, (["d4", "d2", "d5", "d3"], None), {}, Reading())
+    >>> evidence_ranks(((("d1", "d2"), ("d3",)), (("d9",),)), {}, (["d4", "d2", "d5", "d3"], None),
+    ...                {}, Reading())
     ((2, 4), (inf,))
     """
     ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
     if not (opts.judged_only or ids <= labels.keys()):
         wanted = dict.fromkeys(ids, 1)
-        ranks = (rank_listed(docids, wanted, opts.depth) if scores is None else
-                 rank_scored(docids, scores, wanted, opts.depth, docset))[0]
+        if scores is None:
+            ranks = rank_listed(docids, wanted, opts.depth)[0]
+        else:
+            ranks = rank_scored(docids, scores, wanted, opts.depth, docset)[0]
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
@@ -875,7 +958,8 @@ def rank_listed(docids, labels, depth=None):
     if len(labels) > 8:
         return {d: i + 1 for i, d in enumerate(docids[:num_ret]) if d in labels}, num_ret
     ranks = {}
-    for doc in labels:  # a few labels: a C scan each beats hashing the ranking
+    # a few labels: a C scan each beats hashing the ranking
+    for doc in labels:
         try:
             ranks[doc] = docids.index(doc, 0, num_ret) + 1
         except ValueError:
@@ -916,13 +1000,21 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     for s, ids in _tied_ids(docids, scores, tied_at).items():
         for doc in tied_at[s]:
             ranks[doc] += len(ids) - bisect_right(ids, doc)
-    bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order) for order in orders)
-                   ) if orders and groups else None
+    bounds = None
+    if orders and groups:
+        bounds = tuple(chain.from_iterable(_best_and_worst_ranks(ranks, groups, labels, order)
+                                           for order in orders))
     if num_ret < n:
-        ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
-                          for found in (ranks,) + (bounds or ())]
-        bounds = tuple(bounds) or None
+        ranks, bounds = _within_depth(num_ret, ranks, bounds)
     return ranks, num_ret, bounds
+
+
+def _within_depth(num_ret, ranks, bounds):
+    """The ranks, and each order's bounds, of the documents ranked within the first num_ret
+    (--depth)."""
+    ranks, *bounds = [{d: r for d, r in found.items() if r <= num_ret}
+                      for found in (ranks,) + (bounds or ())]
+    return ranks, tuple(bounds) or None
 
 
 def _tied_ids(docids, scores, wanted):
@@ -962,7 +1054,8 @@ def documents(ids, labels, opts):
             holders.setdefault(i, []).append(label)
             at = joined.find(label, starts[i]) if i + 1 < len(ids) else -1
     out, claimed = list(ids), set()
-    for i in sorted(holders):  # in rank order, as _claim takes them
+    # in rank order, as _claim takes them
+    for i in sorted(holders):
         out[i] = next((label for label in holders[i] if label not in claimed), None)
         claimed.add(out[i])
     return out, sum(len(inside) > 1 for inside in holders.values())
@@ -977,7 +1070,9 @@ def _claim(text, labels, claimed):
     inside = [label for label in labels if label in text]
     free = next((label for label in inside if label not in claimed), None)
     claimed.add(free)
-    return (free if free is not None else None if inside else text), len(inside)
+    if free is None and not inside:
+        return text, 0
+    return free, len(inside)
 
 
 def blank_once_cut(ids, separator):
@@ -997,7 +1092,8 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
     highest gain first, and a labeled document whose gain is below an
     unlabeled one's (0) after the unlabeled ones; the worst order the reverse.
 
-    >>> _best_and_worst_ranks({"a": 1, "b": 2}, {(1, 3): ["a", "b"]}, {"a": 1, "b": 2}, ((2, -1.0),))
+    >>> _best_and_worst_ranks({"a": 1, "b": 2}, {(1, 3): ["a", "b"]}, {"a": 1, "b": 2},
+    ...                       ((2, -1.0),))
     ({'a': 1, 'b': 3}, {'a': 3, 'b': 1})
     """
     value = labels.__getitem__ if gains is None else partial(_gain, dict(gains), labels)
@@ -1005,7 +1101,8 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
     best, worst = dict(ranks), dict(ranks)
     for (first, size), docs in groups.items():
         docs = sorted(docs, key=value, reverse=True)
-        below = {d for d in docs if value(d) < unlabeled}  # after the unlabeled documents
+        # after the unlabeled documents
+        below = {d for d in docs if value(d) < unlabeled}
         for i, doc in enumerate(docs):
             best[doc] = first + i + (size - len(docs) if doc in below else 0)
             worst[doc] = first + size - 1 - best[doc] + first
@@ -1015,7 +1112,9 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
 def _gain(gains, labels, doc):
     """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
     grade = labels[doc]
-    return gains.get(grade, float(grade) if grade >= 1 else 0.0) if grade >= 0 else 0.0
+    if grade < 0:
+        return 0.0
+    return gains.get(grade, float(grade) if grade >= 1 else 0.0)
 
 
 def judge_run(rankings, truth, opts, source, root=None):
@@ -1026,12 +1125,14 @@ def judge_run(rankings, truth, opts, source, root=None):
             blank = blank_once_cut(docids, opts.separator)
             if blank is not None:
                 fail(source if root is None else loc(source, _join(root, qid)),
-                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)), qid)
+                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)),
+                     qid)
         labels = truth.labels.get(qid)
         if labels is None and not opts.agree:
             ranked[qid] = None
             continue
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None, evidence_of(truth, qid))
+        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
+                                              evidence_of(truth, qid))
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -1055,13 +1156,16 @@ def with_filters(ranking, items, truth, opts, query):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
-    return with_kept(ranking, documents_kept)._replace(judged=ranking.judged._replace(filtered=filtered),
-                                                       pending=(query, waiting) if waiting else None)
+    judged = ranking.judged._replace(filtered=filtered)
+    return with_kept(ranking, documents_kept)._replace(
+        judged=judged, pending=(query, waiting) if waiting else None)
 
 
 def with_kept(ranking, kept):
     """The Ranking whose seen (for --explain) adds {Filter: the documents it kept}."""
-    return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},)) if kept else ranking
+    if not kept:
+        return ranking
+    return ranking._replace(seen=ranking.seen[:2] + ({**(ranking.seen[2] or {}), **kept},))
 
 
 def filtered_judged(plain, items, truth, opts, query):
@@ -1078,11 +1182,13 @@ def filtered_judged(plain, items, truth, opts, query):
     for ranking_filter, kept in zip(filters, tee(items, len(filters))):
         if ranking_filter.thresh is not None:
             if query.listed:
-                fail(query.where, "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
+                fail(query.where,
+                     "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
         if ranking_filter.tokens is None:
             kept = list(kept)
-            out[ranking_filter] = judge_items(kept, opts, query, opts.ties)  # ties whole
+            # ties whole
+            out[ranking_filter] = judge_items(kept, opts, query, opts.ties)
         else:
             kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if ranking_filter.tokens is not None and truth.lengths is not LATER:
@@ -1090,8 +1196,9 @@ def filtered_judged(plain, items, truth, opts, query):
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
         elif ranking_filter.tokens is not None:
             # a prefix stops at the reach
-            waiting[ranking_filter] = list(kept if ranking_filter.pack == "skip" or reach is None else
-                                           _through_reach(kept, reach, labels, opts))
+            if ranking_filter.pack != "skip" and reach is not None:
+                kept = _through_reach(kept, reach, labels, opts)
+            waiting[ranking_filter] = list(kept)
         if opts.top_k and ranking_filter in out:
             documents_kept[ranking_filter] = _documents_in(kept, labels, opts)
     return out, waiting, documents_kept
@@ -1114,17 +1221,19 @@ def budget_judged(plain, kept, budget, opts, query):
     counted = _counter(query.labels, opts)
     cut = len({counted(item) for item in kept} - {None})
     return plain._replace(
-        rel_ranks=[r for r in plain.rel_ranks if r <= cut], gains=[(r, g) for r, g in plain.gains if r <= cut],
+        rel_ranks=[r for r in plain.rel_ranks if r <= cut],
+        gains=[(r, g) for r, g in plain.gains if r <= cut],
         judged_ranks=[r for r in plain.judged_ranks if r <= cut], num_ret=cut, bounds=None,
-        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None, ranked=len(kept),
-        evidence=plain.evidence and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
+        unjudged_ranks=[r for r in plain.unjudged_ranks if r <= cut], filtered=None,
+        ranked=len(kept), evidence=plain.evidence
+        and tuple(tuple(r if r <= cut else math.inf for r in s) for s in plain.evidence))
 
 
 def judge_items(items, opts, query, ties=False):
     """The Judged record of a filtered ranking's items (score, ID) in rank order."""
     plain = opts._replace(filters=NOTHING, ties=ties, top_k=None)
-    return judge_ranking([d for _, d in items], None if query.listed else [x for x, _ in items], query.labels, plain,
-                         None, query.sets).judged
+    return judge_ranking([d for _, d in items], None if query.listed else [x for x, _ in items],
+                         query.labels, plain, None, query.sets).judged
 
 
 def within_depth(items, opts, labels=None):
@@ -1160,9 +1269,15 @@ def _counter(labels, opts, judged=True):
     claimed = set()
 
     def document(item):
-        doc = (item[1].split(opts.separator, 1)[0] if opts.separator else
-               _claim(item[1], labels, claimed)[0] if opts.match == "contains" else item[1])
-        return doc if doc is None or not (judged and opts.judged_only) or labels.get(doc, -1) >= 0 else None
+        if opts.separator:
+            doc = item[1].split(opts.separator, 1)[0]
+        elif opts.match == "contains":
+            doc = _claim(item[1], labels, claimed)[0]
+        else:
+            doc = item[1]
+        if doc is None or not (judged and opts.judged_only) or labels.get(doc, -1) >= 0:
+            return doc
+        return None
     return document
 
 
@@ -1183,7 +1298,8 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
     every item that still fits.  The budget weighs the items in turn, until one does not
     fit (packing a prefix) or until it keeps the document its measures look at last (the
-    budget's reach in opts.filters): an item it weighs needs a count, and no other does.  The README's example ("Token budgets"):
+    budget's reach in opts.filters): an item it weighs needs a count, and no other does.  The
+    README's example ("Token budgets"):
 
     >>> items = [(None, "d%d" % i) for i in range(1, 6)]
     >>> lengths = {"d1": 300, "d2": 900, "d3": 400, "d4": 100, "d5": 200}
@@ -1204,7 +1320,8 @@ def within_budget(items, budget, lengths, opts=Reading(), query=None):
         if total + count + budget.overhead <= budget.tokens:
             kept.append(item)
             total += count + budget.overhead
-            brought.add(counted(item))  # what the measures will see
+            # what the measures will see
+            brought.add(counted(item))
         elif budget.pack == "prefix":
             break
     return kept
@@ -1263,7 +1380,8 @@ def measure(name, cutoff, trec, **record):
                         "AGREEMENT), and nothing else" % name)
 
     def register(func):
-        doc = func.__doc__.strip().splitlines()[0]
+        # the help's line: the summary, which may be wrapped
+        doc = " ".join(func.__doc__.strip().split("\n\n")[0].split())
         MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, doc=doc, **facts)
         return func
     return register
@@ -1275,7 +1393,8 @@ def _found(q, k):
 
 
 def _cut(k):
-    """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is none."""
+    """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is
+    none."""
     return sys.maxsize if k is None else k
 
 
@@ -1284,7 +1403,8 @@ def _example(*ranked_grades, labels=None, num_ret=None):
     ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades.update(labels or {})
-    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None, len(ranked_grades))
+    return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None,
+                 len(ranked_grades))
 
 
 @measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
@@ -1302,7 +1422,8 @@ def context_precision(q, k):
     """P with a floor or a budget: relevant documents within k / the documents left within k,
     0 when none is left: the share of the context that is relevant.
 
-    >>> context_precision(_example(1, None, num_ret=2), 10), precision(_example(1, None, num_ret=2), 10)
+    >>> one = _example(1, None, num_ret=2)
+    >>> context_precision(one, 10), precision(one, 10)
     (0.5, 0.1)
     """
     left = q.num_ret if k is None else min(k, q.num_ret)
@@ -1310,7 +1431,8 @@ def context_precision(q, k):
 
 
 @measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE, filtered=context_precision)
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE,
+         filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
 
@@ -1373,7 +1495,8 @@ def ndcg(q, k, *, gains=None):
     if gains is not None:
         return ndcg_with_gains(q, k, gains)
     ideal = q.ideal if k is None else q.ideal[:k]
-    best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))  # g / log2(i + 2)
+    # g / log2(i + 2)
+    best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))
     if best <= 0:
         return 0.0
     return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
@@ -1389,7 +1512,8 @@ def ndcg_with_gains(q, k, gains):
     parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
     grades below 1 not listed gain nothing.  The ideal orders every label by its gain.
 
-    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)  # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)
     0.646301
     """
     def gain(grade):
@@ -1398,9 +1522,11 @@ def ndcg_with_gains(q, k, gains):
     for rank, grade in sorted(q.gains + [(r, 0) for r in _zero_ranks(q)]):
         if gain(grade) != 0 and (k is None or rank <= k):
             dcg += gain(grade) / math.log2(rank + 1)
-    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))  # every label graded >= 0
+    # every label graded >= 0
+    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
     ideal = sorted(map(gain, graded), reverse=True)[:k]
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)  # gains <= 2**53
+    # gains <= 2**53
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
     return dcg / best if best > 0 else 0.0
 
 
@@ -1409,7 +1535,8 @@ def ndcg_with_gains(q, k, gains):
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
-    >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)   # R = 3: ranks 1 and 3 are within 3
+    >>> # R = 3: ranks 1 and 3 are within 3
+    >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)
     0.6666666666666666
     """
     return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
@@ -1490,7 +1617,8 @@ def bpref(q, k):
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def gm_average_precision(q, k):
-    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them (trec_eval's gm_map).
+    """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
+    (trec_eval's gm_map).
 
     A query's value is its AP; a mean rewards consistency, as one near 0 pulls it down.
 
@@ -1508,22 +1636,26 @@ def gm_bpref(q, k):
     return bpref(q, None)
 
 
-INFAP_EPSILON = 0.00001  # trec_eval's smoothing: infAP is not AP even with complete labels
+# trec_eval's smoothing: infAP is not AP even with complete labels
+INFAP_EPSILON = 0.00001
 
 
 @measure("infAP", "none", ("infAP", ""), params=(),
-         ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def inferred_ap(q, k):
-    """infAP: inferred average precision over a sampled pool (Yilmaz and Aslam; trec_eval's m_infap.c).
+    """infAP: inferred average precision over a sampled pool
+    (Yilmaz and Aslam; trec_eval's m_infap.c).
 
-    >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)   # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
+    >>> # (1 + 1/4 + 3/4 * 3/3 * (1 + e) / (2 + 2e)) / 2
+    >>> round(inferred_ap(_example(1, 0, -1, 1), None), 6)
     0.8125
     """
     if not q.num_rel:
         return 0.0
     nonrel, total = _judged_nonrel_ranks(q), 0.0
-    for found, rank in enumerate(q.rel_ranks):  # found: relevant documents above this one
+    # found: relevant documents above this one
+    for found, rank in enumerate(q.rel_ranks):
         if rank == 1:
             total += 1.0
             continue
@@ -1535,7 +1667,8 @@ def inferred_ap(q, k):
 
 
 @measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1553,7 +1686,8 @@ def set_recall(q, k):
 
 
 @measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1580,7 +1714,8 @@ def interpolated_precision(q, level):
     cut = math.floor(level * q.num_rel + 0.5)
     if cut > len(q.rel_ranks) or not q.rel_ranks:
         return 0.0
-    return max(found / rank for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
+    return max(found / rank
+               for found, rank in enumerate(q.rel_ranks[max(cut, 1) - 1:], max(cut, 1)))
 
 
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
@@ -1599,10 +1734,11 @@ def r_precision_multiple(q, multiple):
 
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
-         unjudged="a relevant label moves a document to another coefficient", losable=False, evidence=False,
-         domain=ANSWERABLE)
+         unjudged="a relevant label moves a document to another coefficient", losable=False,
+         evidence=False, domain=ANSWERABLE)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
-    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed + d * others missed.
+    """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
+    + d * others missed.
 
     weights={a,b,c,d} (1, -1, 0, 0); others missed are of a collection of docs documents
     (trec_eval's utility, whose -N is docs).
@@ -1611,13 +1747,15 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     -1.0
     """
     (a, b, c, d), found = weights, len(q.rel_ranks)
-    return a * found + b * (q.num_ret - found) + c * (q.num_rel - found) + d * (docs + found - q.num_ret - q.num_rel)
+    return (a * found + b * (q.num_ret - found) + c * (q.num_rel - found)
+            + d * (docs + found - q.num_ret - q.num_rel))
 
 
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
-    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0, or levels={...} (11pt_avg).
+    """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
+    or levels={...} (11pt_avg).
 
     >>> interpolated_precision_mean(_example(1, None), None, levels=(0.5, 1.0))
     1.0
@@ -1628,25 +1766,29 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 @measure("BinG", "none", ("binG", ""),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def binary_g(q, k):
-    """Binary G: per relevant retrieved document, 1 / log2(2 + documents not relevant above it); / R.
+    """Binary G: per relevant retrieved document,
+    1 / log2(2 + documents not relevant above it); / R.
 
     >>> binary_g(_example(0, 1, labels={"x": 1}), None)   # (1 / log2(3)) / 2
     0.31546487678572877
     """
-    return sum(1.0 / math.log2(2 + rank - found) for found, rank in enumerate(q.rel_ranks, 1)) / q.num_rel if (
-        q.rel_ranks) else 0.0
+    if not q.rel_ranks:
+        return 0.0
+    return sum(1.0 / math.log2(2 + rank - found)
+               for found, rank in enumerate(q.rel_ranks, 1)) / q.num_rel
 
 
 def _trec_gains(q, gains):
-    """trec_eval's gains of one query (gain_init.c): ([(rank, gain)] of the retrieved documents whose
-    gain is not 0, the ideal ranking's positive gains, best first); a grade's gain is the grade
-    unless gains says otherwise; unjudged documents gain 0."""
+    """trec_eval's gains of one query (gain_init.c): ([(rank, gain)] of the retrieved documents
+    whose gain is not 0, the ideal ranking's positive gains, best first); a grade's gain is the
+    grade unless gains says otherwise; unjudged documents gain 0."""
     table = gains or {}
     ranked = [(r, table.get(g, float(g))) for r, g in q.gains]
     if table.get(0):
         ranked = sorted(ranked + [(r, table[0]) for r in _zero_ranks(q)])
     labeled = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
-    ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0), reverse=True)
+    ideal = sorted((g for g in (table.get(grade, float(grade)) for grade in labeled) if g > 0),
+                   reverse=True)
     return [(r, g) for r, g in ranked if g != 0], ideal
 
 
@@ -1658,7 +1800,8 @@ def _ideal_dcg(ideal):
 @measure("G", "none", ("G", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def normalized_gain(q, k, *, gains=None):
-    """G: per retrieved document, gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
+    """G: per retrieved document,
+    gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
 
     The ideal's gain counts 1 at least a rank (trec_eval's G; gains= as nDCG's).
 
@@ -1666,26 +1809,31 @@ def normalized_gain(q, k, *, gains=None):
     0.63093
     """
     ranked, ideal = _trec_gains(q, gains)
-    if sum(ideal) + q.num_ret >= 2 ** 53:  # its sums would lose their units (trec_eval: "Can't")
+    # its sums would lose their units (trec_eval: "Can't")
+    if sum(ideal) + q.num_ret >= 2 ** 53:
         raise EvalError("G: the gains of a query add up past 2**53, where floats lose their "
                         "units: give smaller ones, as G(gains={%d:1})" % max(q.ideal))
     cost = list(accumulate((max(g, 1.0) for g in ideal), initial=0.0))
     total, got = 0.0, 0.0
     for rank, gain in ranked:
         got += gain
-        total += gain / math.log2(2 + (cost[rank] if rank < len(cost) else cost[-1] + rank - len(ideal)) - got)
+        # the ideal's cost so far; past its end, 1 a rank
+        so_far = cost[rank] if rank < len(cost) else cost[-1] + rank - len(ideal)
+        total += gain / math.log2(2 + so_far - got)
     return total / sum(ideal) if ideal else 0.0
 
 
 @measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg_at_relevant(q, k, *, gains=None):
-    """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole ranking's if missed.
+    """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
+    ranking's if missed.
 
     (trec_eval's ndcg_rel; gains= as nDCG's.)
 
-    >>> round(ndcg_at_relevant(_example(0, 1, labels={"x": 1}), None), 6)   # (1/log2(3)) / (1 + 1/log2(3)) twice
+    >>> # (1/log2(3)) / (1 + 1/log2(3)) twice
+    >>> round(ndcg_at_relevant(_example(0, 1, labels={"x": 1}), None), 6)
     0.386853
     """
     ranked, ideal = _trec_gains(q, gains)
@@ -1699,30 +1847,39 @@ def ndcg_at_relevant(q, k, *, gains=None):
 
 
 @measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER, losable=False,
-         evidence=False, domain=ANSWERABLE)
+         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
+         losable=False, evidence=False, domain=ANSWERABLE)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
-    The whole ranking's nDCG counts too when it runs 2 or more ranks past the ideal, as trec_eval's does.
+    The whole ranking's nDCG counts too when it runs 2 or more ranks past the ideal, as
+    trec_eval's does.
 
-    >>> round(ndcg_at_r_levels(_example(0, 2, 1), None), 6)   # ideal 2 1: (0 / 2 + (2/log2(3)) / (2 + 1/log2(3))) / 2
+    >>> # ideal 2 1: (0 / 2 + (2/log2(3)) / (2 + 1/log2(3))) / 2
+    >>> round(ndcg_at_r_levels(_example(0, 2, 1), None), 6)
     0.239812
     """
     if not q.num_rel:
         return 0.0
     ranked, ideal = _trec_gains(q, gains)
-    best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1) if (ideal + [0.0])[t] != ideal[t - 1]]
+    best, at = _ideal_dcg(ideal), [t for t in range(1, len(ideal) + 1)
+                                   if (ideal + [0.0])[t] != ideal[t - 1]]
     dcg = list(accumulate(gain / math.log2(rank + 1) for rank, gain in ranked))
-    values = [(dcg[bisect_right(ranked, (t, math.inf)) - 1] if ranked and ranked[0][0] <= t else 0.0) / best[t]
-              for t in at] + ([(dcg[-1] if dcg else 0.0) / best[-1]] if ideal and q.num_ret > len(ideal) + 1 else [])
+    values = []
+    for t in at:
+        # the gains ranked at t or above
+        within = bisect_right(ranked, (t, math.inf))
+        values.append((dcg[within - 1] if within else 0.0) / best[t])
+    if ideal and q.num_ret > len(ideal) + 1:
+        values.append((dcg[-1] if dcg else 0.0) / best[-1])
     return sum(values) / len(values) if values else 0.0
 
 
 @measure("RelP", "required", ("", "relative_P_{k}"),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
 def relative_precision(q, k):
-    """Relative precision: relevant documents within k / min(k, R), the most there can be; 0 if R is 0.
+    """Relative precision: relevant documents within k / min(k, R), the most there can be;
+    0 if R is 0.
 
     >>> relative_precision(_example(1, None, 1), 10)
     1.0
@@ -1731,14 +1888,16 @@ def relative_precision(q, k):
 
 
 @measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
 @measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -1758,7 +1917,8 @@ def nonrelevant_retrieved_count(q, k):
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
          ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
-    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures; trec_eval's rbp is RBP(p=0.9).
+    """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
+    trec_eval's rbp is RBP(p=0.9).
 
     Gains are grades (gains= as nDCG's), scaled into [0, 1] when one is outside: by their range
     and 0's, as trec_eval's (its least and greatest gain start at 0).
@@ -1778,11 +1938,14 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, evidence=False, domain=ANSWERABLE)
+         unjudged="it is what unjudged documents leave open", losable=False, evidence=False,
+         domain=ANSWERABLE)
 def rbp_residual(q, k, *, p=0.8):
-    """RBP's residual: what RBP could still gain from unjudged documents and ranks past the ranking.
+    """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
+    ranking.
 
-    Unjudged: no label, or a negative grade; 0 when none is (trec_eval's rbp_resid: RBPResid(p=0.9)).
+    Unjudged: no label, or a negative grade; 0 when none is (trec_eval's rbp_resid:
+    RBPResid(p=0.9)).
 
     >>> round(rbp_residual(_example(1, None), None), 6)   # 1 - 0.2 * 1
     0.8
@@ -1795,8 +1958,8 @@ def rbp_residual(q, k, *, p=0.8):
 
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
-         ties="it reads where unjudged documents are, which the orders by grade do not bound", unjudged=NOT_PLAIN,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         ties="it reads where unjudged documents are, which the orders by grade do not bound",
+         unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -1807,7 +1970,8 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False,
+         domain=ANSWERABLE)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -1817,7 +1981,8 @@ def relevance_string(q, k):
     '2-0.>'
     """
     marks = ["-"] * min(10 if k is None else k, q.num_ret)
-    for rank, mark in chain(((r, "0") for r in q.judged_ranks), ((r, ">" if g > 9 else str(g)) for r, g in q.gains),
+    for rank, mark in chain(((r, "0") for r in q.judged_ranks),
+                            ((r, ">" if g > 9 else str(g)) for r, g in q.gains),
                             ((r, ".") for r in q.unjudged_ranks)):
         if rank <= len(marks):
             marks[rank - 1] = mark
@@ -1832,19 +1997,24 @@ _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
 @measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
+         domain=ANSWERABLE)
 def evidence_recall(q, k):
-    """Evidence recall: the largest share, over the evidence sets, of a set's slots filled within k.
+    """Evidence recall: the largest share, over the evidence sets,
+    of a set's slots filled within k.
 
     >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
     (0.5, 1.0)
     """
+    if not q.evidence:
+        return 0.0
     cut = _cut(k)
-    return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence) if q.evidence else 0.0
+    return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
 @measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
+         domain=ANSWERABLE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -1855,9 +2025,11 @@ def evidence_success(q, k):
 
 
 @measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True, domain=ANSWERABLE)
+         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
+         domain=ANSWERABLE)
 def evidence_rr(q, k):
-    """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete (within k), else 0.
+    """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
+    (within k), else 0.
 
     >>> evidence_rr(_EVIDENCE_EXAMPLE, None), evidence_rr(_EVIDENCE_EXAMPLE, 3)
     (0.25, 0.0)
@@ -1873,7 +2045,8 @@ def evidence_rr(q, k):
 @measure("Abstain", "none", ("", ""), params=("thresh",),
          ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
 def abstain(q, k):
-    """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X or more), else 0.
+    """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X
+    or more), else 0.
 
     --depth and --judged-only do not change it: what was retrieved reaches the model.
 
@@ -1888,14 +2061,17 @@ def abstain(q, k):
 # IDs in rank order (after --depth, --duplicates and folding), as far as the largest cutoff reads.
 NO_LABELS = "it reads no labels: it compares the ranking with the baseline's"
 AGREE_TIES = "it compares two orders, and no order of tied documents by grade bounds it"
-_AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False, domain=AGREEMENT)
+_AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False,
+                  domain=AGREEMENT)
 
 
 @measure("Overlap", "required", ("", ""), **_AGREEMENT)
 def overlap(pair, k):
-    """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against an exact run, ANN recall.
+    """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against
+    an exact run, ANN recall.
 
-    >>> overlap((tuple("abcd"), tuple("bade")), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
+    >>> abcd, bade = tuple("abcd"), tuple("bade")
+    >>> overlap((abcd, bade), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
     (0.6666666666666666, 1.0, 0.0)
     """
     run, base = set(pair[0][:k]), set(pair[1][:k])
@@ -1904,7 +2080,8 @@ def overlap(pair, k):
 
 @measure("Jaccard", "required", ("", ""), **_AGREEMENT)
 def jaccard(pair, k):
-    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's; 1 when both are empty.
+    """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's;
+    1 when both are empty.
 
     >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
     (0.5, 1.0)
@@ -1915,13 +2092,16 @@ def jaccard(pair, k):
 
 @measure("RBO", "optional", ("", ""), **_AGREEMENT)
 def rank_biased_overlap(pair, k, *, p=0.9):
-    """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al. 2010, eq. 32.
+    """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al.
+    2010, eq. 32.
 
-    1 when the shorter is the longer's beginning (identical: both empty too), 0 when one only is empty.
-    Ranks past rbo_depth(p) are not read: together they move the value by less than 1e-18.
+    1 when the shorter is the longer's beginning (identical: both empty too), 0 when one only is
+    empty.  Ranks past rbo_depth(p) are not read: together they move the value by less than
+    1e-18.
 
-    >>> [round(rank_biased_overlap((tuple(a), tuple(b)), k), 5) for a, b, k in (("abcd", "bade", None),
-    ...     ("abcd", "bade", 3), ("abc", "axbyc", None), ("axbyc", "abc", None), ("abc", "axbyc", 3))]
+    >>> [round(rank_biased_overlap((tuple(a), tuple(b)), k), 5)
+    ...  for a, b, k in (("abcd", "bade", None), ("abcd", "bade", 3), ("abc", "axbyc", None),
+    ...                  ("axbyc", "abc", None), ("abc", "axbyc", 3))]
     [0.69075, 0.63, 0.81622, 0.81622, 0.685]
     """
     cut = rbo_depth(p) if k is None else min(k, rbo_depth(p))
@@ -1933,9 +2113,11 @@ def rank_biased_overlap(pair, k, *, p=0.9):
     # such a document adds tail[depth] to the first sum, and tail falls with depth: the smaller of
     # its two tails
     tail, at = _rbo_tails(p, n), dict(zip(long, range(1, n + 1)))
-    found = list(map(at.get, short, repeat(0)))  # its rank in long, or 0 (tail[0] is 0)
+    # its rank in long, or 0 (tail[0] is 0)
+    found = list(map(at.get, short, repeat(0)))
     mine, theirs = tail[1:s + 1], list(map(tail.__getitem__, found))
-    deeper = list(map(lt, mine, theirs))  # found higher in long: its depth is its rank in short
+    # found higher in long: its depth is its rank in short
+    deeper = list(map(lt, mine, theirs))
     x_l = s - found.count(0)
     x_s = x_l - sum(map(s.__lt__, found))
     extra = x_s / s * sum((d - s) / d * p ** d for d in range(s + 1, n + 1))
@@ -1945,7 +2127,8 @@ def rank_biased_overlap(pair, k, *, p=0.9):
 
 def rbo_depth(p):
     """The depth past which RBO(p) reads no rank: what deeper ranks add or extrapolate, at most
-    p**depth / (1 - p) (the weights of those depths, each times an overlap of at most 1), is below 1e-18.
+    p**depth / (1 - p) (the weights of those depths, each times an overlap of at most 1), is
+    below 1e-18.
 
     >>> rbo_depth(0.9), rbo_depth(0.5)
     (416, 61)
@@ -1954,14 +2137,16 @@ def rbo_depth(p):
 
 
 def agreement_reach(spec):
-    """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than rbo_depth."""
+    """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than
+    rbo_depth."""
     p = dict(MEASURES[spec.base].func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
     return min(depth for depth in (spec.k, p and rbo_depth(p)) if depth)
 
 
 @lru_cache(maxsize=64)
 def _rbo_tails(p, n):
-    """[0] + [the sum of p**d / d for d from i to n, for i in 1..n]: what a document at depth i adds to RBO's sum."""
+    """[0] + [the sum of p**d / d for d from i to n, for i in 1..n]: what a document at depth i
+    adds to RBO's sum."""
     return [0.0] + list(accumulate(p ** d / d for d in range(n, 0, -1)))[::-1]
 
 
@@ -1971,7 +2156,8 @@ def _rbo_tails(p, n):
 # its order (Utility(a=2), RBP(p=0.9)), or ().
 Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
-_NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)  # Name(params)@cutoff
+# Name(params)@cutoff
+_NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)
 
 
 def parse_measure(text):
@@ -1983,13 +2169,16 @@ def parse_measure(text):
     'P(rel=2)@10'
     """
     match = _NAME.fullmatch(text.strip())
-    registered = match and MEASURES.get({n.lower(): n for n in MEASURES}.get(match.group(1).lower()))
+    registered = match and MEASURES.get({n.lower(): n
+                                         for n in MEASURES}.get(match.group(1).lower()))
     if not registered:
-        unclosed = "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text
-        raise EvalError("%s%s" % ("unknown measure " if not unclosed else "", show(text))
-                        + (": its parameter list is not closed" if unclosed else ""))
+        if "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text:
+            raise EvalError("%s: its parameter list is not closed" % show(text))
+        raise EvalError("unknown measure %s" % show(text))
     _, params, at, cut = match.groups()
-    rel, gains, ranking, args = _parse_params(params, registered, text) if params is not None else (None,) * 3 + ((),)
+    rel, gains, ranking, args = None, None, None, ()
+    if params is not None:
+        rel, gains, ranking, args = _parse_params(params, registered, text)
     label = registered.name + _params_text(rel, gains, ranking, args)
     fractional = registered.cutoff in ("level", "multiple")
     if not at:
@@ -2002,25 +2191,29 @@ def parse_measure(text):
     if fractional:
         return _fractional_spec(text, registered, label, cut)
     try:
-        k = parse_cutoff(cut if cut == cut.strip() else "")  # 'R@ 5' is refused like 'R @5'
+        # 'R@ 5' is refused like 'R @5'
+        k = parse_cutoff(cut if cut == cut.strip() else "")
     except EvalError:
         raise EvalError("%s: cutoff must be a positive integer" % show(text)) from None
     return Spec("%s@%d" % (label, k), registered.name, k, rel, gains, ranking, args)
 
 
 def _fractional_spec(text, registered, label, cut):
-    """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2: above 0);
-    a whole number prints with one decimal, as IPrec@1.0 always has."""
+    """The Spec of a recall level (IPrec@0.25: from 0 to 1) or a multiple of R (RprecMult@0.2:
+    above 0); a whole number prints with one decimal, as IPrec@1.0 always has."""
     value = float(cut) if _DECIMAL.fullmatch(cut) else -1.0
-    if not (0 <= value <= 1 if registered.cutoff == "level" else 0 < value < INT_LIMIT):
-        raise EvalError("%s: %s" % (show(text), "the recall level is a number from 0 to 1, as 0.5" if
-                                    registered.cutoff == "level" else "the multiple of R is a "
-                                                                      "number above 0, as 0.2"))
+    if registered.cutoff == "level":
+        valid, rule = 0 <= value <= 1, "the recall level is a number from 0 to 1, as 0.5"
+    else:
+        valid, rule = 0 < value < INT_LIMIT, "the multiple of R is a number above 0, as 0.2"
+    if not valid:
+        raise EvalError("%s: %s" % (show(text), rule))
     shown = "%.1f" % value if value == int(value) else repr(value)
     return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
-_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"  # 1e-05, as printed
+# 1e-05, as printed
+_GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
@@ -2031,7 +2224,8 @@ def _parse_params(text, registered, name):
     """(rel, gains, Filter or None, args) of a measure's comma-separated parameters: 'rel=2',
     'gains={0:0,1:1,2:3}', 'thresh=0.45', 'tokens=2000', 'overhead=50', 'pack=skip', and the
     measure's own (its function's keywords: 'p=0.9', 'a=2', 'levels={0.25,0.5}')."""
-    values, own = {}, {k: v for k, v in (registered.func.__kwdefaults__ or {}).items() if k != "gains"}
+    values, own = {}, {k: v for k, v in (registered.func.__kwdefaults__ or {}).items()
+                       if k != "gains"}
     for item in split_names(text):
         key, equals, value = item.partition("=")
         key = key.strip()
@@ -2048,7 +2242,8 @@ def _parse_params(text, registered, name):
     if "thresh" in values or "tokens" in values:
         ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
                          values.get("pack", "prefix"))
-    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT  # RBP's p past 1 overflows
+    # RBP's p past 1 overflows
+    p, agree = values.get("p", 0.5), registered.domain == AGREEMENT
     if not (0 < p < 1 if agree else 0 <= p <= 1):
         raise EvalError("%s: p is a number %s, as 0.9"
                         % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
@@ -2058,22 +2253,27 @@ def _parse_params(text, registered, name):
 
 def _count_param(key):
     def parse(value, name):
-        if not value.isdigit() or not value.isascii() or len(value) > 19 or int(value) >= INT_LIMIT:
-            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s" % (show(name), key, show(value)))
+        digits = value.isdigit() and value.isascii() and len(value) <= 19
+        if not digits or int(value) >= INT_LIMIT:
+            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
+                            % (show(name), key, show(value)))
         return int(value)
     return parse
 
 
 def _gains_param(value, name):
     match = _GAINS.fullmatch(value)
-    pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()] if match else None
+    pairs = None
+    if match:
+        pairs = [pair.split(":") for pair in match.group(1).split(",") if pair.strip()]
     try:
         gains = {int(g): float(v) for g, v in pairs}
     except (TypeError, ValueError):
         gains = None
     if not gains or not all(map(math.isfinite, gains.values())) or len(gains) < len(pairs):
         raise EvalError("%s: gains are {grade: gain, ...}, as in {0:0,1:1,2:3}" % show(name))
-    if max(map(abs, gains.values())) > 2 ** 53:  # past it a float loses its units: sums go wrong
+    # past it a float loses its units: sums go wrong
+    if max(map(abs, gains.values())) > 2 ** 53:
         raise EvalError("%s: a gain is at most 2**53 in size" % show(name))
     return tuple(sorted(gains.items()))
 
@@ -2110,7 +2310,8 @@ def _weights_param(value, name):
         numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
     except EvalError:
         numbers = ()
-    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:  # a query's sum of them stays finite
+    # a query's sum of them stays finite
+    if len(numbers) != 4 or max(map(abs, numbers)) > 2 ** 53:
         raise EvalError("%s: weights are 4 numbers {a,b,c,d}, each at most 2**53 in size: "
                         "relevant retrieved, others retrieved, relevant missed, others missed, "
                         "as in {1,-1,0,0}" % show(name))
@@ -2120,7 +2321,8 @@ def _weights_param(value, name):
 def _number_param(key):
     def parse(value, name):
         number = value[1:] if value[:1] in "+-" else value
-        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or  # not 1e-310, not 1e400
+        # not 1e-310, not 1e400
+        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or
                                                sys.float_info.min <= float(number) < math.inf)
         if not held:
             raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
@@ -2130,7 +2332,8 @@ def _number_param(key):
 
 
 _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
-                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"), "pack": _pack_param,
+                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
+                 "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
                  "levels": _levels_param}
 
@@ -2141,18 +2344,29 @@ def _number_text(value):
 
 
 def _params_text(rel, gains, ranking=None, args=()):
-    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)', '(p=0.9)'
-    or '': how a measure's parameters are printed, in this order; defaults are left out."""
-    params = ["rel=%d" % rel] if rel is not None else []
-    params += ["%s=%s" % (key, "{%s}" % ",".join(map(_number_text, value)) if isinstance(value, tuple) else
-                           _number_text(value)) for key, value in args]
+    """'(rel=2)', '(gains={0:0,1:1,2:3})', '(thresh=0.45,tokens=2000,overhead=50,pack=skip)',
+    '(p=0.9)' or '': how a measure's parameters are printed, in this order; defaults are left
+    out."""
+    params = []
+    if rel is not None:
+        params.append("rel=%d" % rel)
+    for key, value in args:
+        if isinstance(value, tuple):
+            shown = "{%s}" % ",".join(map(_number_text, value))
+        else:
+            shown = _number_text(value)
+        params.append("%s=%s" % (key, shown))
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
     if ranking is not None:
-        params += ["thresh=" + _number_text(ranking.thresh)] if ranking.thresh is not None else []
-        params += ["tokens=%d" % ranking.tokens] if ranking.tokens is not None else []
-        params += ["overhead=%d" % ranking.overhead] if ranking.overhead else []
-        params += ["pack=skip"] if ranking.pack == "skip" else []
+        if ranking.thresh is not None:
+            params.append("thresh=" + _number_text(ranking.thresh))
+        if ranking.tokens is not None:
+            params.append("tokens=%d" % ranking.tokens)
+        if ranking.overhead:
+            params.append("overhead=%d" % ranking.overhead)
+        if ranking.pack == "skip":
+            params.append("pack=skip")
     return "(%s)" % ",".join(params) if params else ""
 
 
@@ -2173,7 +2387,8 @@ def split_names(text, separators=","):
     return [name for name in names + [text[start:]] if name or separators == ","] or [""]
 
 
-NAME_BREAKS = ", \t\n"  # what separates -m's names
+# what separates -m's names
+NAME_BREAKS = ", \t\n"
 
 
 def parse_floors(text, what="a floor"):
@@ -2183,7 +2398,8 @@ def parse_floors(text, what="a floor"):
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
         number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
-        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))  # 1e400: no floor
+        # 1e400: no floor
+        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))
         if not (equals and name.strip() and finite):
             raise EvalError("%s is MEASURE=X, as R@5=0.8, not %s" % (what, show(item)))
         floors.append((name.strip(), float(value)))
@@ -2202,8 +2418,12 @@ def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
     for text in _trec_joined(t for group in texts for t in split_names(group)):
-        try:  # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
-            found = trec_specs(text.strip()) if text.strip() in TREC_ARGS else [parse_measure(text)]
+        # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
+        try:
+            if text.strip() in TREC_ARGS:
+                found = trec_specs(text.strip())
+            else:
+                found = [parse_measure(text)]
         except EvalError as exc:
             found = trec_specs(text.strip())
             # runid, num_q: lines of trec_eval's layout
@@ -2224,21 +2444,24 @@ def parse_measures(texts):
 # trec_eval's measures in the order it prints them, each with the parameters it takes by default
 # (None: it takes none); its nicknames; its names, each our measure (and whether it is cut at k).
 TREC_CUTS = "5,10,15,20,30,100,200,500,1000"
-TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
-              "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
+TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None,
+              "map": None, "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
               "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
               "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
               "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
-              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None, "ndcg_rel": None,
-              "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS,
-              "success": "1,5,10", "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
-              "set_F": None, "num_nonrel_judged_ret": None, "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
+              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None,
+              "ndcg_rel": None, "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS,
+              "relative_P": TREC_CUTS, "success": "1,5,10", "set_P": None, "set_relative_P": None,
+              "set_recall": None, "set_map": None, "set_F": None, "num_nonrel_judged_ret": None,
+              "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
-                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-                          "set_relative_P", "set_map", "set_F"]}
-TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}  # where trec_eval's default is not ours
+                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
+                          "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
+# where trec_eval's default is not ours
+TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}
 TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
-              **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values() if m.trec[1]}}
+              **{m.trec[1].partition("_{")[0]: (m.name, True) for m in MEASURES.values()
+                 if m.trec[1]}}
 
 
 def trec_specs(text, docs=0):
@@ -2251,7 +2474,8 @@ def trec_specs(text, docs=0):
     name, dot, params = text.partition(".")
     if name not in TREC_NAMES and not dot and "_" in text:
         name, dot, params = text.rpartition("_")
-        name = name if TREC_NAMES.get(name, (0, 0))[1] else None  # P_5; num_rel_rett is no num_rel
+        # P_5; num_rel_rett is no num_rel
+        name = name if TREC_NAMES.get(name, (0, 0))[1] else None
     if name not in TREC_NAMES:
         return None
     base, cut = TREC_NAMES[name]
@@ -2260,7 +2484,8 @@ def trec_specs(text, docs=0):
         return [parse_measure(base + _trec_params(name, base, params, docs))]
     try:
         values = sorted({float(v) for v in (params or TREC_ORDER[name]).split(",")})
-        if not all(map(math.isfinite, values)):  # P.nan, recall.-inf, ndcg_cut.1e400
+        # P.nan, recall.-inf, ndcg_cut.1e400
+        if not all(map(math.isfinite, values)):
             raise ValueError(params)
     except ValueError:
         raise EvalError("trec_eval's %s takes numbers after its dot, as in %s.5,10, not %s"
@@ -2271,20 +2496,30 @@ def trec_specs(text, docs=0):
 
 def _trec_params(name, base, params, docs):
     """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
-    own, items = MEASURES[base].func.__kwdefaults__ or {}, params.split(",") if params else []
-    pairs = dict(item.partition("=")[::2] for item in items) if all("=" in item for item in items) else None
+    own = MEASURES[base].func.__kwdefaults__ or {}
+    items = params.split(",") if params else []
+    pairs = None
+    if all("=" in item for item in items):
+        pairs = dict(item.partition("=")[::2] for item in items)
     ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
     if "weights" in own and len(items) == 4:
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
-    elif own.keys() & {"gains", "p"} and pairs is not None:  # ndcg.1=3,2=9; rbp_resid.p=0.5
+    # ndcg.1=3,2=9; rbp_resid.p=0.5
+    elif own.keys() & {"gains", "p"} and pairs is not None:
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
-        ours = (["p=" + pairs["p"]] if "p" in pairs else ours) + (["gains={%s}" % gains] if gains else [])
+        if "p" in pairs:
+            ours = ["p=" + pairs["p"]]
+        if gains:
+            ours.append("gains={%s}" % gains)
     elif items:
-        raise EvalError("trec_eval's %s takes %s, not %s" % (name, "4 coefficients" if "weights" in own else
-                                                             "gains as 1=3,2=9" if "gains" in own else "no parameters",
-                                                             show(params)))
+        takes = "no parameters"
+        if "weights" in own:
+            takes = "4 coefficients"
+        elif "gains" in own:
+            takes = "gains as 1=3,2=9"
+        raise EvalError("trec_eval's %s takes %s, not %s" % (name, takes, show(params)))
     return "(%s)" % ",".join(ours) if ours else ""
 
 
@@ -2319,7 +2554,8 @@ def seed_specs(k):
 
 
 def spellings(spec):
-    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'], ['IPrec@r'] or ['RprecMult@m']."""
+    """How a measure is written: ['R@k'], ['RR', 'RR@k'], ['Rprec'], ['IPrec@r'] or
+    ['RprecMult@m']."""
     shapes = {"required": ["%s@k"], "optional": ["%s", "%s@k"], "none": ["%s"],
               "level": ["%s@r"], "multiple": ["%s@m"]}[spec.cutoff]
     return [shape % spec.name for shape in shapes]
@@ -2333,9 +2569,13 @@ def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
     uncut, pattern = MEASURES[spec.base].trec
-    trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args if uncut in TREC_ARGS else ()
-    if spec.rel is not None or spec.gains is not None or spec.filter is not None or spec.args != trec_args:
-        return name  # RBP is rbp only with trec_eval's p
+    trec_args = ()
+    if uncut in TREC_ARGS:
+        trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
+    # RBP is rbp only with trec_eval's p
+    if (spec.rel is not None or spec.gains is not None or spec.filter is not None
+            or spec.args != trec_args):
+        return name
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
 
@@ -2372,7 +2612,8 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
         empty = [q for q in no_rel if not qrels[q]]
         fail(places[0], "%s no relevant label at level %d (%s): incomplete labels, not a zero; "
                         "see --no-relevant%s"
-             % (_count(no_rel, ""), level, first_few(no_rel), "; or, " + say_no_answer(empty) if empty else ""))
+             % (_count(no_rel, ""), level, first_few(no_rel),
+                "; or, " + say_no_answer(empty) if empty else ""))
     skipped = {"missing_run": missing if policies["missing_run"] == "skip" else [],
                "unlabeled": extra,
                "no_relevant": no_rel if policies["no_relevant"] == "skip" else []}
@@ -2384,23 +2625,28 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
 
 
 def _refuse_differing_queries(missing, extra, policies, where, no_answer):
-    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies say."""
+    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
+    say."""
     bad = []
     if missing and policies["missing_run"] == "error":
-        labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing if q in no_answer]
+        labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
+                                                                           if q in no_answer]
         if labeled:
             bad.append("%s no ranking (%s)" % (_count(labeled, "labeled"), first_few(labeled)))
-        if unanswered:  # its right ranking may be empty, but it must be there
+        # its right ranking may be empty, but it must be there
+        if unanswered:
             bad.append("%s without an answer %s no ranking (%s)" % (
-                n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have", first_few(unanswered)))
+                n_queries(len(unanswered)), "has" if len(unanswered) == 1 else "have",
+                first_few(unanswered)))
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
     if bad:
-        fail(where, "query sets differ: %s; see --missing-run "
-                    "and --unlabeled%s" % ("; ".join(bad), (
-            " (a run of every query, as BEIR writes, is scored on the labeled ones with "
-            "--unlabeled skip)"
-            if extra and policies["unlabeled"] == "error" else "")))
+        hint = ""
+        if extra and policies["unlabeled"] == "error":
+            hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
+                    "--unlabeled skip)")
+        fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
+             % ("; ".join(bad), hint))
 
 
 def _count(ids, adjective):
@@ -2412,7 +2658,8 @@ def _count(ids, adjective):
 def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
-    func = MEASURES[spec.base].func if spec.filter is None else MEASURES[spec.base].filtered or MEASURES[spec.base].func
+    measure = MEASURES[spec.base]
+    func = measure.func if spec.filter is None else measure.filtered or measure.func
     keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
     if keywords:
         func = partial(_with_args, func, keywords)
@@ -2457,7 +2704,8 @@ def agrees(spec):
 
 
 def domains(specs):
-    """The specs in groups scored on the same queries: the answerable ones', the others', the agreement ones'."""
+    """The specs in groups scored on the same queries: the answerable ones', the others', the
+    agreement ones'."""
     return [mine for mine in ([s for s in specs if MEASURES[s.base].domain == d] for d in (
         ANSWERABLE, UNANSWERABLE, AGREEMENT)) if mine]
 
@@ -2502,11 +2750,15 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     result = {"queries": len(per_query) - unanswered}
     if no_answer:
         result["no_answer_queries"] = unanswered
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped,
+                  zeroed=zeroed)
     own_levels = [s for s in specs if s.rel is not None]
-    if own_levels:  # scored 0 for want of a relevant label at the measure's own level
-        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items() if q not in no_answer
-                                                      and not at_level(j, s.rel).num_rel) for s in own_levels}
+    # scored 0 for want of a relevant label at the measure's own level
+    if own_levels:
+        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items()
+                                                      if q not in no_answer
+                                                      and not at_level(j, s.rel).num_rel)
+                                          for s in own_levels}
     return result
 
 
@@ -2517,10 +2769,12 @@ def check_domains(judged, specs, no_answer, where):
     for abstaining, count in ((True, len(unanswered)), (False, len(judged) - len(unanswered))):
         names = [s.name for s in specs if answers(s) != abstaining]
         if names and not count:
+            hint = ""
+            if abstaining and not no_answer:
+                hint = (": give them with --no-answer FILE, a fixture's \"no_answer\" or records "
+                        "with \"answerable\": false%s" % _role_hint(None, "answerable"))
             fail(where, "%s: no query %s is left to evaluate%s" % (", ".join(names), (
-                "without an answer" if abstaining else "with an answer"), (
-                ": give them with --no-answer FILE, a fixture's \"no_answer\" or records with \"answerable\": "
-                "false%s" % _role_hint(None, "answerable") if abstaining and not no_answer else "")))
+                "without an answer" if abstaining else "with an answer"), hint))
 
 
 def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
@@ -2536,15 +2790,19 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
                 and s.name not in loose and MEASURES[s.base].ties != ORDER_FREE]
         for side, values in enumerate((best, worst)):
-            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine, no_answer).items():
+            for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine,
+                                        no_answer).items():
                 values[q].update(row)
     means = aggregated(best, specs), aggregated(worst, specs)
-    out = {"measures": {s.name: {"low": None, "high": None} if s.name in loose else
-                        {"low": min(means[0][s.name], means[1][s.name]),
-                         "high": max(means[0][s.name], means[1][s.name])}
-                        # RelString has no mean
-                        for s in specs if s.name in means[0] or s.name in loose},
-           "queries": [q for q in judged if best[q] != worst[q]]}
+    bounds = {}
+    for s in specs:
+        if s.name in loose:
+            bounds[s.name] = {"low": None, "high": None}
+        # RelString has no mean
+        elif s.name in means[0]:
+            pair = means[0][s.name], means[1][s.name]
+            bounds[s.name] = {"low": min(pair), "high": max(pair)}
+    out = {"measures": bounds, "queries": [q for q in judged if best[q] != worst[q]]}
     if loose:
         out["not_bounded"] = loose
     return out
@@ -2555,13 +2813,15 @@ def if_relevant(q, base, k):
     RR(@k), SetP, SetR, SetF) if every unjudged document where it looks (no label, or a negative
     grade; within k, the whole ranking without k) were relevant: the most the missing labels add.
 
-    >>> j = _example(None, 1, 0, None, labels={"x": 1})   # R 2: d2 relevant, d3 judged non-relevant
-    >>> if_relevant(j, "R", 3), if_relevant(j, "P", 3), if_relevant(j, "RR", None), if_relevant(j, "SetP", None)
-    (0.6666666666666666, 0.6666666666666666, 1.0, 0.75)
+    >>> # R 2: d2 relevant, d3 judged non-relevant
+    >>> j = _example(None, 1, 0, None, labels={"x": 1})
+    >>> [if_relevant(j, b, k) for b, k in (("R", 3), ("P", 3), ("RR", None), ("SetP", None))]
+    [0.6666666666666666, 0.6666666666666666, 1.0, 0.75]
     """
     n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
-    return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added), num_rel=q.num_rel + len(added)), k)
+    return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added),
+                                          num_rel=q.num_rel + len(added)), k)
 
 
 def unjudged_bounds(judged, specs):
@@ -2585,7 +2845,8 @@ def floors_in_order(j):
     ranking has ties only where j has (a budget's rankings are not bounded)."""
     if not j.filtered:
         return j.bounds
-    return tuple(b._replace(filtered={f: fj.bounds[i] if fj.bounds else fj for f, fj in j.filtered.items()})
+    return tuple(b._replace(filtered={f: fj.bounds[i] if fj.bounds else fj
+                                      for f, fj in j.filtered.items()})
                  for i, b in enumerate(j.bounds))
 
 
@@ -2602,16 +2863,20 @@ def not_bounded(specs, opts):
         elif s.filter is not None and s.filter.tokens is not None:
             loose[s.name] = "the orders of tied items under a token budget are not tried"
         elif opts.match == "contains" and fact != ORDER_FREE:
-            loose[s.name] = "under --match contains, the labels ranked texts claim depend on the order of tied texts"
+            loose[s.name] = ("under --match contains, the labels ranked texts claim depend on "
+                             "the order of tied texts")
         elif fact == RETRIEVED_COUNTED and opts.judged_only and opts.depth is not None:
-            loose[s.name] = "under --judged-only with --depth, how many documents count depends on the order"
+            loose[s.name] = ("under --judged-only with --depth, how many documents count depends "
+                             "on the order")
     return loose
 
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional") and s.k is not None
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"]  # RelString@k has no mean
+    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
+           and s.k is not None
+           # RelString@k has no mean
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"]
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -2619,14 +2884,17 @@ def plot_cutoffs(specs, top=None):
     """The k at which curves are drawn: 1 .. top, by default the largest requested cutoff of a
     curve (sampled past PLOT_POINTS), the requested cutoffs always among them."""
     top = top or max(s.k for s in curve_specs(specs).values())
-    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs if s.k in range(1, top + 1)}
-    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS) for i in range(PLOT_POINTS + 1)
+    ks = set(range(1, min(top, PLOT_POINTS) + 1)) | {s.k for s in specs
+                                                     if s.k in range(1, top + 1)}
+    ks |= {round(PLOT_POINTS + i * (top - PLOT_POINTS) / PLOT_POINTS)
+           for i in range(PLOT_POINTS + 1)
            if top > PLOT_POINTS}
     return sorted(ks)
 
 
 def curves(judged, specs):
-    """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at plot_cutoffs(specs)."""
+    """{'R@k': [(k, mean), ...]} of judged queries (those with an answer), at
+    plot_cutoffs(specs)."""
     families = curve_specs(specs)
     ks = plot_cutoffs(specs) if families else ()
     out = {label: [] for label in families}
@@ -2645,8 +2913,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     The share of sign assignments whose |sum| is at least the observed |sum|, the observed one
     included.  Zero differences cannot change the statistic, so only the nonzero ones are flipped:
     exactly, all 2**n assignments, up to EXACT_LIMIT of them; above that ``permutations`` seeded
-    draws (see flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND at a time:
-    rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
+    draws (see flip_blocks), and p = (hits + 1) / (draws + 1).  Draws are made FLIP_ROUND at a
+    time: rng.getrandbits(8 * draws) of each block in turn, a byte a draw.
 
     >>> sign_flip_p([0.5, 0.5])            # ++ and -- of 4 reach |1.0|
     0.5
@@ -2657,7 +2925,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     """
     moved = [d for d in diffs if d]
     if len(moved) <= EXACT_LIMIT:
-        reach = abs(sum(moved)) - 1e-9  # float sums in another order may differ in the last bits
+        # float sums in another order may differ in the last bits
+        reach = abs(sum(moved)) - 1e-9
         sums = [0.0]
         for d in moved:
             sums = [x + d for x in sums] + [x - d for x in sums]
@@ -2667,7 +2936,9 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     hits = 0
     for start in range(0, permutations, FLIP_ROUND):
         draws = min(FLIP_ROUND, permutations - start)
-        hits += flip_hits(blocks, [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks], reach)
+        hits += flip_hits(blocks,
+                          [rng.getrandbits(8 * draws).to_bytes(draws, "little") for _ in blocks],
+                          reach)
     return (hits + 1) / (permutations + 1)
 
 
@@ -2810,7 +3081,8 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
-    if clusters is not None and n:  # sums of the exact integers; the sizes in a last column
+    # sums of the exact integers; the sizes in a last column
+    if clusters is not None and n:
         fixed = [([sum(ints[i] for i in c) for c in clusters], scale) for ints, scale in fixed] + [
             ([len(c) for c in clusters], 1.0)]
         diffs = [[math.fsum(column[i] for i in c) for c in clusters] for column in diffs]
@@ -2950,8 +3222,10 @@ def mean_intervals(per_query, specs, plan):
     for mine in domains(specs):
         means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
         qids = [q for q, row in per_query.items() if mine[0].name in row]
-        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids] for name in means],
-                                                  plan.config.seed, clusters=cluster_rows(qids, plan.clusters))))
+        out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids]
+                                                   for name in means],
+                                                  plan.config.seed,
+                                                  clusters=cluster_rows(qids, plan.clusters))))
     return {s.name: out[s.name] for s in specs if s.name in out}
 
 
@@ -2975,8 +3249,8 @@ Breach = namedtuple("Breach", "measure query baseline candidate drop gate limit 
 def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     """The comparison block and gate breaches of two results on the same labels.
 
-    Per measure: means, delta, sign-flip p (and Holm's across measures), a bootstrap interval of the
-    mean delta, the queries that improved and regressed (largest change first) and, for
+    Per measure: means, delta, sign-flip p (and Holm's across measures), a bootstrap interval of
+    the mean delta, the queries that improved and regressed (largest change first) and, for
     R/RR/Success, the queries "lost": a hit before, nothing relevant found now.  Also "ci95": with
     ci, the candidate's mean_intervals from the same resamples (else empty).
     """
@@ -2990,7 +3264,8 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
 
 
 def same_queries(baseline, other, where, what):
-    """Refuse two results evaluated on different queries: a mean over other queries is no comparison."""
+    """Refuse two results evaluated on different queries: a mean over other queries is no
+    comparison."""
     if set(other["per_query"]) != set(baseline["per_query"]):
         odd = [q for q in dict.fromkeys(list(other["per_query"]) + list(baseline["per_query"]))
                if (q in other["per_query"]) != (q in baseline["per_query"])]
@@ -3134,42 +3409,54 @@ def undecided_text(prefix, name, limit, interval):
         prefix, name, limit, interval)
 
 
-Z_POWER = 2.8015852  # z(0.975) + z(0.80): a two-sided test at 5% with 80% power
+# z(0.975) + z(0.80): a two-sided test at 5% with 80% power
+Z_POWER = 2.8015852
 
 
 def power(per_query, specs, base=None, limits=NOTHING):
     """{measure: {"n", "sd", "mde", "queries_for": {limit: n}}} (README: "How fine a gate can be"):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
-    the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries a
-    gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
-    baseline, sd is sqrt(2)
-    times that of the run's own values ("paired": false): the paired spread when a second run
+    the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries
+    a gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
+    baseline, sd is sqrt(2) times that of the run's own values ("paired": false): the paired spread when a second run
     spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
-    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd * sqrt(n),
-    and no number of queries is given, as more queries make that change larger, not easier to see;
-    nor for a limit of 0, which no number of queries resolves.
+    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd *
+    sqrt(n), and no number of queries is given, as more queries make that change larger, not easier
+    to see; nor for a limit of 0, which no number of queries resolves.
 
-    >>> before, after = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}, {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
-    >>> power(after, [Spec("R@1", "R", 1)], before, {"R@1": 0.1})
-    {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
+    >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
+    >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
+    >>> power(after, [Spec("R@1", "R", 1)], before, {"R@1": 0.1})  # doctest: +NORMALIZE_WHITESPACE
+    {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963,
+             'queries_for': {'0.1': 99}}}
     """
     out = {}
     # RelString has no spread
     for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
         name = spec.name
-        values = [row[name] - (base[q][name] if base is not None else 0.0) for q, row in per_query.items() if name in row]
-        sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2)) if len(values) > 1 else None
+        values = [row[name] - (base[q][name] if base is not None else 0.0)
+                  for q, row in per_query.items() if name in row]
         summed = MEASURES[spec.base].aggregate == "sum"
-        mde = None if sd is None else Z_POWER * sd * math.sqrt(len(values)) if summed else Z_POWER * sd / math.sqrt(
-            len(values))
+        sd = mde = None
+        if len(values) > 1:
+            sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2))
+            root = math.sqrt(len(values))
+            mde = Z_POWER * sd * root if summed else Z_POWER * sd / root
         out[name] = {"paired": base is not None, "n": len(values), "sd": sd, "mde": mde}
         if summed:
             out[name]["of"] = "sum"
         if name in limits:
-            limit = limits[name]
-            out[name]["queries_for"] = {str(limit): None if sd is None or summed or not limit else
-                                        math.ceil((Z_POWER * sd / limit) ** 2)}
+            out[name]["queries_for"] = _queries_for(sd, summed, limits[name])
     return out
+
+
+def _queries_for(sd, summed, limit):
+    """{limit: the queries a mean gate's limit needs}, None where no number resolves it: a sum's
+    change, or a limit of 0."""
+    needed = None
+    if sd is not None and not summed and limit:
+        needed = math.ceil((Z_POWER * sd / limit) ** 2)
+    return {str(limit): needed}
 
 
 def blind_warnings(result, specs, plan):
@@ -3208,7 +3495,8 @@ def replicate_noise(baseline, replicates, specs):
     ({'R@1': 0.5}, {'R@1': ['q1']})
     """
     results = [baseline] + list(replicates)
-    noise = {s.name: max(r["measures"][s.name] for r in results) - min(r["measures"][s.name] for r in results)
+    noise = {s.name: max(r["measures"][s.name] for r in results)
+                     - min(r["measures"][s.name] for r in results)
              for s in specs}
     unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
                     r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
@@ -3222,7 +3510,8 @@ def paired_by_domain(baseline, candidate, specs, plan):
     queries at once: one bootstrap).  Agreement measures, 1 by construction, are not tested."""
     cand, base, config = candidate["per_query"], baseline["per_query"], plan.config
     paired, means_ci, drawn = {}, {}, {}
-    for mine in domains(specs):  # the agreement measures last
+    # the agreement measures last
+    for mine in domains(specs):
         drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
@@ -3233,7 +3522,8 @@ def paired_by_domain(baseline, candidate, specs, plan):
                 [cand[q][n] for q in qids] for n in means],
             clusters=cluster_rows(qids, plan.clusters))
         pvalues += [None] * (len(mine) - tested)
-        paired.update((s.name, (qids, d, p, interval)) for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
+        paired.update((s.name, (qids, d, p, interval))
+                      for s, d, p, interval in zip(mine, diffs, pvalues, intervals))
         means_ci.update(zip(means, intervals[len(mine):]))
     return paired, {s.name: means_ci[s.name] for s in specs if s.name in means_ci}
 
@@ -3244,15 +3534,18 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     delta is a change of sums, and so is its interval: the mean's times the queries (whole
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
-    (qids, diffs, p, interval), before, after = paired, baseline["measures"][spec.name], candidate["measures"][spec.name]
+    qids, diffs, p, interval = paired
+    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
     if MEASURES[spec.base].aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
-    row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p, "ci95": interval,
+    row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p,
+           "ci95": interval,
            "improved": {q: d for d, q in sorted(moved, key=lambda x: -x[0]) if d > 0},
            "regressed": {q: d for d, q in sorted(moved, key=lambda x: x[0]) if d < 0}}
     if p is None:
-        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))  # none improved on 1
+        # none improved on 1
+        row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))
     if p is None or alone:
         row["p_holm"] = None
     if MEASURES[spec.base].losable:
@@ -3274,11 +3567,13 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     over the evaluated queries it holds (of the measures that score one of them), its
     intervals under --ci and, with a baseline, its comparison, with Holm's correction over
     groups x measures, and with replicates ([their per_query]) the noise of the group's means."""
-    blocks, breaches, base, per_query = {}, [], result.get("baseline_per_query"), result["per_query"]
+    blocks, breaches = {}, []
+    base, per_query = result.get("baseline_per_query"), result["per_query"]
     # rows in evaluation order: the sums of the queries alone
     order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
-        rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
+        rows = {q: per_query[q]
+                for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
@@ -3314,7 +3609,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
     candidate = {"per_query": rows, "measures": block["measures"]}
     out = compare(theirs[0], candidate, specs, plan, where, gates)
-    if plan.config.ci:  # the same intervals as mean_intervals, from the comparison's resamples
+    # the same intervals as mean_intervals, from the comparison's resamples
+    if plan.config.ci:
         block["ci95"] = out["ci95"]
     block["comparison"] = out["comparison"]
     if len(theirs) > 1:
@@ -3348,12 +3644,14 @@ def coverage(baseline, candidate, specs):
     unlabeled documents is measured against labels that were never made for it.
     """
     name = coverage_measure(specs)
-    means = [judged if isinstance(judged, float) else mean_judged(judged, name) for judged in (baseline, candidate)]
+    means = [judged if isinstance(judged, float) else mean_judged(judged, name)
+             for judged in (baseline, candidate)]
     return {"measure": name, "baseline": means[0], "candidate": means[1]}
 
 
 def coverage_cutoff(specs):
-    """The k of the Judged@k that the label-coverage warning reads: the largest cutoff asked for, else 10."""
+    """The k of the Judged@k that the label-coverage warning reads: the largest cutoff asked for,
+    else 10."""
     return max([s.k for s in specs if type(s.k) is int] or [10])
 
 
@@ -3370,8 +3668,10 @@ def mean_judged(judged, name):
 
 
 def deduplicated(ranked, judged):
-    """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates first)."""
-    return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None and ranked[q].deduplicated}
+    """{qid: repeats removed} of the evaluated queries whose ranking had some (--duplicates
+    first)."""
+    return {q: ranked[q].deduplicated for q in judged if ranked.get(q) is not None
+            and ranked[q].deduplicated}
 
 
 def coverage_warning(cover, specs):
@@ -3379,7 +3679,8 @@ def coverage_warning(cover, specs):
     if cover and cover["baseline"] - cover["candidate"] > COVERAGE_GAP:
         return ("warning: the labels judge %.0f%% of the candidate's documents within %s against "
                 "%.0f%% of the baseline's: its scores are measured against labels that do not "
-                "cover it" % (100 * cover["candidate"], coverage_cutoff(specs), 100 * cover["baseline"]))
+                "cover it"
+                % (100 * cover["candidate"], coverage_cutoff(specs), 100 * cover["baseline"]))
     return None
 
 
@@ -3387,11 +3688,13 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
     """Refuse a baseline (or replicate) whose labels, or evidence sets, differ: a label fix
     must not pass as a retrieval change.  A query without labels in one is the same as one
     absent from it: a question without an answer has none, and a log's record for it gives none."""
-    differ = [q for q in dict.fromkeys(list(ours) + list(theirs)) if (ours.get(q) or {}) != (theirs.get(q) or {})]
+    differ = [q for q in dict.fromkeys(list(ours) + list(theirs))
+              if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
         fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only "
                     "on fixed labels"
-             % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)), first_few(differ)))
+             % (whose, what, " (%s)" % ours_at if ours_at else "", n_queries(len(differ)),
+                first_few(differ)))
 
 
 def id_mismatch(ranked, qrels, match="id"):
@@ -3406,9 +3709,11 @@ def id_mismatch(ranked, qrels, match="id"):
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
     # only misses carry a sample
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]
-    if not sample or 10 * len(missed) < len(judged):  # a healthy run misses a few queries
+    # a healthy run misses a few queries
+    if not sample or 10 * len(missed) < len(judged):
         return None
-    if not any(qrels.values()):  # every query is labeled with nothing: nothing to match
+    # every query is labeled with nothing: nothing to match
+    if not any(qrels.values()):
         return None
     best, cause = max(_mismatch_causes(sample, qrels, missed, match))
     everywhere = len(missed) == len(judged)
@@ -3417,14 +3722,17 @@ def id_mismatch(ranked, qrels, match="id"):
             len(missed), n_queries(len(judged)), cause)
     if everywhere:
         return ("warning: no query retrieved any labeled document (ranked IDs such as %s): do the "
-                "run and the labels use the same IDs?" % ", ".join(text_name(d, match) for _, d in sample[:2]))
+                "run and the labels use the same IDs?"
+                % ", ".join(text_name(d, match) for _, d in sample[:2]))
     return None
 
 
 def _mismatch_causes(sample, qrels, missed, match):
-    """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change tried."""
+    """(how many sampled (query, ranked ID) pairs a change would match, the change) of each change
+    tried."""
     labels = {d for docs in qrels.values() for d in docs}
-    prefix = os.path.commonprefix([min(labels), max(labels)])  # that of every label
+    # that of every label
+    prefix = os.path.commonprefix([min(labels), max(labels)])
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
     guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
                 "ranked IDs look like chunks of labeled documents: try "
@@ -3433,14 +3741,16 @@ def _mismatch_causes(sample, qrels, missed, match):
     guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
                     "ranked and labeled IDs differ in letter case"))
     # texts
-    guesses.append((sum(1 for q, d in sample if " " in d and any(label in d for label in qrels[q])),
+    guesses.append((sum(1 for q, d in sample if " " in d
+                        and any(label in d for label in qrels[q])),
                     "ranked entries hold labeled texts inside them: try --match contains"))
     if prefix:
         guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
     theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
-    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]), "ranked IDs start with %s and labeled IDs "
+    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]),
+                       "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
 
@@ -3452,7 +3762,8 @@ def _mismatch_causes(sample, qrels, missed, match):
 # it stands for the baseline run it was made from, as long as the truth, those options and the
 # queries are the same and it holds every measure asked for.
 
-Saved = namedtuple("Saved", "result source")  # a saved result where a baseline's run would be
+# a saved result where a baseline's run would be
+Saved = namedtuple("Saved", "result source")
 
 
 def sorted_digest(lines):
@@ -3467,23 +3778,29 @@ def sorted_digest(lines):
 def lengths_digest(lengths):
     """The digest of token counts {ID: count} as a manifest gives it (README: "Keep the approved
     result"): sha256 of the lines ID<TAB>TOKENS, in the order given; not sorted, as the contract's
-    other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and the
-    fast reader hashes the lines as it reads them."""
-    return "sha256:" + hashlib.sha256("".join(map("%s\t%d\n".__mod__, lengths.items())).encode("utf-8")).hexdigest()
+    other digests are: a sort of the millions of IDs a counts file holds would cost seconds, and
+    the fast reader hashes the lines as it reads them."""
+    lines = "".join(map("%s\t%d\n".__mod__, lengths.items()))
+    return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def truth_digests(truth):
     """{input: digest} of the truth as evaluated: the labels (lines QID<TAB>DOCID<TAB>GRADE), and
     when given the evidence sets (QID<TAB>SET<TAB>SLOT<TAB>DOCID, sets and slots counted from 1),
     the token counts (see lengths_digest) and the questions without an answer (QID)."""
-    digests = {"labels": sorted_digest("%s\t%s\t%d\n" % (q, d, g) for q, grades in truth.labels.items()
+    digests = {"labels": sorted_digest("%s\t%s\t%d\n" % (q, d, g)
+                                       for q, grades in truth.labels.items()
                                        for d, g in grades.items())}
     if truth.evidence is not None:
-        digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d) for q, sets in truth.evidence.items()
-                                            for i, one in enumerate(sets, 1) for j, slot in enumerate(one, 1)
+        digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d)
+                                            for q, sets in truth.evidence.items()
+                                            for i, one in enumerate(sets, 1)
+                                            for j, slot in enumerate(one, 1)
                                             for d in slot)
-    if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
-        digests["lengths"] = truth.counts_digest if truth.lengths is LATER else lengths_digest(truth.lengths)
+    # a file's digest, taken as it was read; a library call's counts
+    if truth.lengths is not None:
+        digests["lengths"] = (truth.counts_digest if truth.lengths is LATER
+                              else lengths_digest(truth.lengths))
     if truth.no_answer:
         digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
     return digests
@@ -3492,7 +3809,8 @@ def truth_digests(truth):
 def recorded_options(config):
     """The options a result's manifest records: those that change a per-query value (stage
     "value"), then the statistics' seeds (stage "recorded")."""
-    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS if o.stage == stage}
+    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
+            if o.stage == stage}
 
 
 def manifest(plan, digests, labels, judged):
@@ -3514,21 +3832,24 @@ _WHAT = {"labels": "the labels", "evidence": "the evidence sets", "lengths": "th
 
 def check_saved(saved, plan, truth, whose):
     """Refuse a saved result (its manifest checked for shape) made on other truth, other options
-    that change a per-query value, or without a measure asked for (README: "Keep the approved result")."""
+    that change a per-query value, or without a measure asked for (README: "Keep the approved
+    result")."""
     theirs, ours, where = saved.result["manifest"], truth_digests(truth), saved.source
     for key, what in _WHAT.items():
-        if theirs.get(key) != ours.get(key):
-            fail(where, "%s changed since %s was saved: score its run again" % (what, whose) if key in theirs and
-                 key in ours else "%s was saved with %s, and none are given now: give them, or "
-                                  "score its run again"
-                 % (whose, what) if key in theirs else "%s was saved without %s, which "
-                                                       "are given now: score its run "
-                                                       "again with them" % (whose, what))
+        if theirs.get(key) == ours.get(key):
+            continue
+        if key in theirs and key in ours:
+            fail(where, "%s changed since %s was saved: score its run again" % (what, whose))
+        if key in theirs:
+            fail(where, "%s was saved with %s, and none are given now: give them, or score its "
+                        "run again" % (whose, what))
+        fail(where, "%s was saved without %s, which are given now: score its run again with "
+                    "them" % (whose, what))
     for name, value in recorded_options(plan.config).items():
-        if OPTION[name].stage == "value" and theirs["options"].get(name, OPTION[name].default) != value:
-            fail(where, "%s was saved with %s, and %s is given now: give the same, or "
-                        "score its run again" % (
-                whose, option_text(name, theirs["options"].get(name, OPTION[name].default)), option_text(name, value)))
+        before = theirs["options"].get(name, OPTION[name].default)
+        if OPTION[name].stage == "value" and before != value:
+            fail(where, "%s was saved with %s, and %s is given now: give the same, or score its "
+                        "run again" % (whose, option_text(name, before), option_text(name, value)))
     missing = [s.name for s in plan.specs if s.name not in theirs["measures"]]
     if missing:
         fail(where, "%s has no %s (it holds %s): score its run again with them" % (
@@ -3541,11 +3862,13 @@ def check_manifest(made, where):
     if not isinstance(made, dict):
         fail(where, "has no manifest: it was saved by an older version, or edited; "
                     "score its run again")
-    for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"), ("measures", list, "a list"),
-                            ("options", dict, "an object"), *((key, str, "a digest") for key in _WHAT if key in made),
+    for key, kind, what in (("tool", str, "a string"), ("labels", str, "a digest"),
+                            ("measures", list, "a list"), ("options", dict, "an object"),
+                            *((key, str, "a digest") for key in _WHAT if key in made),
                             ("label_coverage", dict, "an object")):
         if (key in made or key != "label_coverage") and not isinstance(made.get(key), kind):
-            fail(loc(where, "manifest." + key), "expected %s, not %s" % (what, show(made.get(key))))
+            fail(loc(where, "manifest." + key),
+                 "expected %s, not %s" % (what, show(made.get(key))))
     for name, value in made.get("label_coverage", {}).items():
         _saved_number(made, ("label_coverage", name), where)
 
@@ -3556,7 +3879,8 @@ def _saved_number(obj, path, where, root=()):
     for key in path:
         obj = obj.get(key) if isinstance(obj, dict) else None
     number = not isinstance(obj, bool) and isinstance(obj, (int, float))
-    if not number or not abs(obj) <= sys.float_info.max:  # NaN compares false too
+    # NaN compares false too
+    if not number or not abs(obj) <= sys.float_info.max:
         fail("%s: %s" % (where, ".".join(root + path)), "expected a %snumber, not %s" % (
             "finite " if number else "", show(obj)))
     return obj
@@ -3574,8 +3898,10 @@ def check_self_consistent(obj, result, where):
     for name, mean in result["measures"].items():
         saved = _saved_number(obj, ("measures", name), where)
         if abs(saved - mean) > 1e-9 * max(1.0, abs(mean)):
-            fail(loc(where, "measures." + name), "%s is not the %s of its per-query values, %s: the result was "
-                 "edited; score its run again" % (show(saved), "sum" if type(mean) is int else "mean", show(mean)))
+            fail(loc(where, "measures." + name),
+                 "%s is not the %s of its per-query values, %s: the result was "
+                 "edited; score its run again"
+                 % (show(saved), "sum" if type(mean) is int else "mean", show(mean)))
 
 
 def _saved_row(row, specs, where, qid):
@@ -3590,15 +3916,21 @@ def _saved_lists(obj, key, names, where):
     """A saved result's "skipped" or "zeroed": {policy: [qid, ...]}."""
     lists = obj.get(key)
     if not isinstance(lists, dict) or set(lists) != set(names) or not all(
-            isinstance(qids, list) and all(isinstance(q, str) for q in qids) for qids in lists.values()):
-        fail(loc(where, key), "expected {%s} of query ID lists, not %s" % (", ".join(names), show(lists)))
+            isinstance(qids, list) and all(isinstance(q, str) for q in qids)
+            for qids in lists.values()):
+        fail(loc(where, key),
+             "expected {%s} of query ID lists, not %s" % (", ".join(names), show(lists)))
     return lists
 
 
 def option_text(name, value):
     """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
     flag = "--" + name.replace("_", "-")
-    return flag if value is True else "no " + flag if value in (None, False) else "%s %s" % (flag, value)
+    if value is True:
+        return flag
+    if value in (None, False):
+        return "no " + flag
+    return "%s %s" % (flag, value)
 
 
 # === Readers ===
@@ -7635,18 +7967,23 @@ class _Parser(argparse.ArgumentParser):
         extra = message.partition("unrecognized arguments: ")[2].split()
         ours = ["%s for %s" % (TREC_FLAGS_OURS[a[:2]], a)
                 for a in extra if a[:2] in TREC_FLAGS_OURS]
-        if ours or any(not a.startswith("-") for a in extra):  # trec_eval's files, flags: ours
+        # trec_eval's files, flags: ours
+        if ours or any(not a.startswith("-") for a in extra):
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
-        raise EvalError("%s (see --help)" % (message if message.isprintable() else repr(message)[1:-1]))
+        raise EvalError("%s (see --help)"
+                        % (message if message.isprintable() else repr(message)[1:-1]))
 
     def convert_arg_line_to_args(self, line):
-        return [line] if line.strip() else []  # an argument file's blank line is no argument
+        # an argument file's blank line is no argument
+        return [line] if line.strip() else []
 
     def _read_args_from_files(self, arg_strings):
-        try:  # argparse's reading of @FILE: what goes wrong there is the user's
+        # argparse's reading of @FILE: what goes wrong there is the user's
+        try:
             return super()._read_args_from_files(arg_strings)
-        except (RecursionError, UnicodeError) as exc:  # the deepest call says it, naming its files
+        # the deepest call says it, naming its files
+        except (RecursionError, UnicodeError) as exc:
             looped = isinstance(exc, RecursionError)
             why = "names itself, or a file naming it" if looped else "is no UTF-8 text"
             raise EvalError("argument file %s %s" % (
@@ -7657,21 +7994,23 @@ def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
     the spellings fill theirs)."""
     rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
-    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18 else "  %s\n%21s%s" % (names, "", doc)
-                     for names, doc in rows)
+    return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18
+                     else "  %s\n%21s%s" % (names, "", doc) for names, doc in rows)
 
 
 @lru_cache(maxsize=2)
 def build_parser(defaults=True):
     """The parser of OPTIONS; with defaults False, the namespace holds only the options given.
     Built once: argparse asks the terminal its size for every option (80% of a small main())."""
-    parser = _Parser(prog="rag_retrieval_eval.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = _Parser(prog="rag_retrieval_eval.py",
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
                      description=__doc__.split("\n\n")[0], epilog=EPILOG % measure_help(),
                      argument_default=argparse.SUPPRESS, usage=USAGE, fromfile_prefix_chars="@")
     group = parser
     for option in OPTIONS:
         flags, keywords = _argument(option)
-        group = parser.add_argument_group(HELP_GROUPS[option.name]) if option.name in HELP_GROUPS else group
+        if option.name in HELP_GROUPS:
+            group = parser.add_argument_group(HELP_GROUPS[option.name])
         group.add_argument(*flags, help=option.help, **keywords)
     if defaults:
         parser.set_defaults(**Config()._asdict())
@@ -7684,21 +8023,27 @@ def _argument(option):
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
-        "names": {"action": "append"}, "flag": {"action": "store_true"}, "choice": {"choices": option.values},
+        "names": {"action": "append"}, "flag": {"action": "store_true"},
+        "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limits)},
-        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest, option.name.replace("_", " ")))},
+        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest,
+                                                         option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
-    flags = [option.name] if option.kind == "positional" else ["-m", flag] if option.kind == "names" else [flag]
-    return flags, keywords
+    if option.kind == "positional":
+        return [option.name], keywords
+    if option.kind == "names":
+        return ["-m", flag], keywords
+    return [flag], keywords
 
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
+# each flag's option of ours
 TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
-                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}  # ours
+                   "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}
 
 
 def trec_eval_form(argv):
@@ -7718,39 +8063,53 @@ def trec_eval_main(flags, files):
     """Evaluate as trec_eval does and print its layout; the status, 2 for bad input."""
     given, measures = dict(flags), [value for flag, value in flags if flag == "-m"] or ["official"]
     try:
-        check_stdin_once(files)  # - -
+        # QRELS and RUN both '-'
+        check_stdin_once(files)
         chosen, said = {}, []
         for name, params in (row for text in measures for row in _trec_rows(text)):
             if params and chosen.get(name, params) not in ("", params):
                 said.append("-m %s.%s is ignored: trec_eval keeps a measure's first parameters, "
                             "%s.%s" % (name, params, name, chosen[name]))
-            chosen[name] = chosen.get(name) or params  # as trec_eval: the first parameters given
+            # as trec_eval: the first parameters given
+            chosen[name] = chosen.get(name) or params
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
-        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip", no_relevant="zero",
-                      format="trec", missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
+        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
+                      no_relevant="zero", format="trec",
+                      missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
                       depth=given.get("-M") and parse_cutoff(given["-M"], 1, "-M"))
         # the collection's size, which utility reads
         docs = parse_cutoff(given.get("-N", "0"), 0, "-N")
-        specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}  # "map." is map
-        names = list(dict.fromkeys(s.name for found in specs.values() for s in found)) or ["NumRet"]
+        # "map." is map
+        specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}
+        names = list(dict.fromkeys(s.name for found in specs.values()
+                                   for s in found)) or ["NumRet"]
         result, _, _ = compute(configure(dict(values, measure=names)))
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
+    _say_trec_notes(said, result, measures, given)
+    # a gzip run is read through again for it
+    runid = _runid(files[1]) if "runid" in chosen else None
+    text = format_trec_eval(result, specs, runid, "-q" in given)
+    # -m relstring without -q: nothing, as trec_eval
+    return _print(text, 0) if text else 0
+
+
+def _say_trec_notes(said, result, measures, given):
+    """Say the notes of trec_eval's form on stderr: the ones said, the labeled queries that are
+    not ranked (trec_eval 9 leaves them out, 10 stops), a relstring without -q."""
     missing = result["skipped"]["missing_run"]
-    said += ["%s labeled, not ranked (%s): the means are over the %d ranked, as in trec_eval 9 "
-             "(10 stops; -c scores them 0)" % (n_queries(len(missing)), first_few(missing),
-                                              result["queries"])] if missing else []
-    asked = [text.partition(".")[0] for text in measures]  # all_trec's relstring: unsaid
+    if missing:
+        said.append("%s labeled, not ranked (%s): the means are over the %d ranked, as in "
+                    "trec_eval 9 (10 stops; -c scores them 0)"
+                    % (n_queries(len(missing)), first_few(missing), result["queries"]))
+    # all_trec's relstring: unsaid
+    asked = [text.partition(".")[0] for text in measures]
     if "relstring" in asked and "-q" not in given:
         said.append("relstring is a query's line, and no mean: give -q to print it")
     for line in said:
         _say("note: " + line)
-    # a gzip run is read through again for it
-    runid = _runid(files[1]) if "runid" in chosen else None
-    text = format_trec_eval(result, specs, runid, "-q" in given)
-    return _print(text, 0) if text else 0  # -m relstring without -q: nothing, as trec_eval
 
 
 def _trec_rows(text):
@@ -7767,23 +8126,30 @@ def _trec_rows(text):
 def format_trec_eval(result, specs, runid, per_query):
     """trec_eval's layout: with per_query each query's lines (by query ID), then the summary."""
     # utility_2,-1,0,0 as typed
-    labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name] else trec_label(spec.name)
+    labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name]
+              else trec_label(spec.name)
               for (name, params), found in specs.items() for spec in found}
     lines = []
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
-        lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values() for spec in found
-                  if MEASURES[spec.base].aggregate != "geometric"]  # as trec_eval, a summary only
+        # a geometric mean is, as in trec_eval, a summary only
+        lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
+                  for spec in found if MEASURES[spec.base].aggregate != "geometric"]
     for (name, _), found in specs.items():
-        lines += (["%-22s\tall\t%s" % ("runid", runid)] if name == "runid" else
-                  ["%-22s\tall\t%d" % ("num_q", result["queries"])] if name == "num_q" else
-                  [_trec_line(spec, "all", result["measures"][spec.name], labels) for spec in found
-                   if MEASURES[spec.base].aggregate != "text"])  # a query's only
+        if name == "runid":
+            lines.append("%-22s\tall\t%s" % ("runid", runid))
+        elif name == "num_q":
+            lines.append("%-22s\tall\t%d" % ("num_q", result["queries"]))
+        else:
+            # a text (RelString) is a query's only
+            lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
+                      for spec in found if MEASURES[spec.base].aggregate != "text"]
     return "\n".join(lines)
 
 
 def _trec_line(spec, qid, value, labels):
-    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
+    layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(
+        MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
     return layout % (labels[spec.name], qid, value)
 
 
@@ -7791,17 +8157,20 @@ def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
     with open_input(path) as stream:
-        if is_json(stream, place(path)):  # JSON and JSON Lines hold no TREC line, so no tag
+        # JSON and JSON Lines hold no TREC line, so no tag
+        if is_json(stream, place(path)):
             return ""
         if isinstance(stream, gzip.GzipFile):
             tail, fields = b"", []
             for block in iter(partial(read_bytes, stream, place(path), BLOCK), b""):
-                done, _, tail = (tail + block).rpartition(b"\n")  # whole lines; the next's start
+                # whole lines; the next's start
+                done, _, tail = (tail + block).rpartition(b"\n")
                 fields = _last_fields(done, True) or fields
             fields = _last_fields(tail, True) or fields
         else:
             end, size, fields = stream.seek(0, io.SEEK_END), 65536, None
-            while fields is None:  # a line longer than the tail: read further back
+            # a line longer than the tail: read further back
+            while fields is None:
                 stream.seek(max(0, end - size))
                 fields, size = _last_fields(stream.read(), size >= end), size * 16
     return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
@@ -7820,8 +8189,8 @@ def parse_command_line(argv):
     than --format json, whose stdout keeps the seed script's bytes."""
     config = configure(vars(build_parser().parse_args(argv)))
     given = set(vars(build_parser(defaults=False).parse_args(argv)))
-    seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"} and config.format == "json"
-                 and len(config.k or ()) <= 1)
+    seed_mode = ("fixture" in given and given <= {"fixture", "k", "format"}
+                 and config.format == "json" and len(config.k or ()) <= 1)
     check_usage(config)
     return config, seed_mode
 
@@ -7873,7 +8242,9 @@ def check_stdin_once(paths):
 
 def _listed(value):
     """The paths an option gives: none, one, or (a repeatable option's) a list."""
-    return value if isinstance(value, list) else [] if value is None else [value]
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 def _same_file(one, other):
@@ -7886,18 +8257,25 @@ def _same_file(one, other):
 
 
 def check_output_path(flag, path):
-    """Refuse, before any work, a --summary or --plot path that cannot be written; create nothing."""
+    """Refuse, before any work, a --summary or --plot path that cannot be written; create
+    nothing."""
     if not path:
         raise EvalError("%s '' is empty: give a file name%s" % (flag, (
-            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)" if flag == "--summary" else "")))
+            " (was the variable it came from, such as $GITHUB_STEP_SUMMARY, unset?)"
+            if flag == "--summary" else "")))
     if path in STDIN_NAMES:
         raise EvalError("%s %s: standard output holds the main output; "
                         "give %s a file" % (flag, path, flag))
     folder = os.path.dirname(os.path.abspath(path))
-    problem = ("it names a directory" if os.path.isdir(path) or path.endswith(("/", os.sep)) else
-               "its directory %s does not exist" % place(folder) if not os.path.isdir(folder) else
-               "it is not writable" if os.path.exists(path) and not os.access(path, os.W_OK) else
-               "its directory is not writable" if not os.access(folder, os.W_OK) else None)
+    problem = None
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
+        problem = "it names a directory"
+    elif not os.path.isdir(folder):
+        problem = "its directory %s does not exist" % place(folder)
+    elif os.path.exists(path) and not os.access(path, os.W_OK):
+        problem = "it is not writable"
+    elif not os.access(folder, os.W_OK):
+        problem = "its directory is not writable"
     if problem:
         raise EvalError("%s %s cannot be written: %s" % (flag, place(path), problem))
 
@@ -7908,7 +8286,8 @@ def main(argv=None):
     try:
         with one_reading():
             return _main(argv)
-    except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
+    # a user's mistake is an EvalError, answered in _main: this is ours
+    except Exception:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             traceback.print_exc()
         _say("internal error: this is a bug of %s %s, not a problem with your input: please "
@@ -7960,8 +8339,10 @@ def _main(argv):
 def unshown(config):
     """The note on what --format trec has no place for: --ci's intervals, --ties' bounds."""
     lost = [flag for flag in ("ci", "ties") if getattr(config, flag) and config.format == "trec"]
+    if not lost:
+        return []
     return ["note: --format trec has no place for --%s: use json, table, markdown or csv"
-            % " or --".join(lost)] if lost else []
+            % " or --".join(lost)]
 
 
 def _say(line):
@@ -7991,10 +8372,12 @@ def _append(path, text):
                 text = ("" if summary.read(1) == b"\n" else "\n") + text
             data, done = (text + "\n\n").encode("utf-8"), 0
             try:
-                while done < len(data):  # a raw write may take part of it
+                # a raw write may take part of it
+                while done < len(data):
                     done += summary.write(data[done:])
             except OSError:
-                with contextlib.suppress(OSError):  # a device such as /dev/full cannot be cut
+                # a device such as /dev/full cannot be cut
+                with contextlib.suppress(OSError):
                     summary.truncate(start)
                 raise
         return True
@@ -8018,7 +8401,8 @@ def write_file(path, pieces, what):
             os.replace(temporary, target)
         return True
     except OSError as exc:
-        with contextlib.suppress(OSError, TypeError):  # TypeError: no temporary was made
+        # TypeError: no temporary was made
+        with contextlib.suppress(OSError, TypeError):
             os.remove(temporary)
         _say("error: cannot write %s %s: %s" % (what, place(path), exc.strerror or exc))
         return False
@@ -8071,7 +8455,8 @@ def _run_script():
     signal.signal(signal.SIGTERM, _terminated)
     try:
         status = main()
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: one line, no traceback
+    # Ctrl-C, or SIGTERM: one line, no traceback
+    except KeyboardInterrupt as exc:
         terminated = exc.args == ("terminated",)
         _say("terminated" if terminated else "interrupted")
         status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
