@@ -3434,16 +3434,19 @@ def recorded_options(config):
     return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS if o.stage == stage}
 
 
-def manifest(plan, digests, labels, judged):
-    """The manifest of a general result (judged: its answered queries' records); "inputs" stays {}
-    until the command line names the files.  When the labels judge documents non-relevant, it
-    holds the label coverage a comparison reads of a baseline, at every cutoff it may ask."""
-    made = {"tool": "%s %s" % (PROG, __version__), **digests, "measures": [s.name for s in plan.specs],
-            "options": recorded_options(plan.config)}
+def manifest(plan, digests, labels, judged, run=None):
+    """The manifest of a general result (judged: its answered queries' records).  When the labels
+    judge documents non-relevant, it holds the label coverage a comparison reads of a baseline,
+    at every cutoff it may ask; "inputs" names the files as given, by role, of the runs the one
+    scored (run: its file), and stays {} for a library call, which reads no file."""
+    made = {"tool": "%s %s" % (PROG, __version__), **digests,
+            "measures": [s.name for s in plan.specs], "options": recorded_options(plan.config)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
-        names = ["Judged@%d" % k for k in sorted({coverage_cutoff([s]) for s in plan.specs} | {10})]
-        made["label_coverage"] = {name: mean_judged(judged, name) for name in names}
-    made["inputs"] = {}
+        cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
+        made["label_coverage"] = {n: mean_judged(judged, n) for n in map("Judged@%d".__mod__, cutoffs)}
+    config = plan.config
+    given = [o.name for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None]
+    made["inputs"] = {n: [run] if n == "run" else getattr(config, n) for n in given if run}
     return made
 
 
@@ -5661,11 +5664,13 @@ def load_truth(plan, seed_mode, kinds):
     return truth, opts, loaded, extras, where
 
 
-def evaluate_runs(plan, inputs):
-    """{run name: general result} of the loaded Inputs' runs; with a baseline and several runs,
-    Holm's correction is over all of them: one family."""
+def evaluate_runs(plan, inputs, files=False):
+    """{run name: general result} of the loaded Inputs' runs (files: read from the files the
+    Config names, which the manifests name); with a baseline and several runs, Holm's
+    correction is over all of them: one family."""
     digests = truth_digests(inputs.truth)
-    results = {name: evaluate_loaded(plan, inputs, digests, ranked, places) for name, ranked, places in inputs.runs}
+    results = {name: evaluate_loaded(plan, inputs, digests, ranked, places, files and name)
+               for name, ranked, places in inputs.runs}
     if len(results) > 1 and inputs.baseline is not None:
         holm_over(row for r in results.values() for row in r["comparison"].values())
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
@@ -5673,46 +5678,80 @@ def evaluate_runs(plan, inputs):
     return results
 
 
-def evaluate_loaded(plan, inputs, digests, ranked, places):
+def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     """The general result of one run's rankings {qid: Ranking or None}, read with the other
     Inputs; digests: truth_digests of their Truth, the same for every run; places: (the
-    labels', the run's).  A query without an answer is scored by Abstain only."""
-    specs, opts, truth, baseline = plan.specs, plan.opts, inputs.truth, inputs.baseline
-    no_answer = truth.no_answer
+    labels', the run's); run: its file, when read from one.  A query without an answer is
+    scored by Abstain only.  Each stage returns the result with its blocks, in the order the
+    JSON output gives them."""
+    specs, truth, baseline = plan.specs, inputs.truth, inputs.baseline
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
-    check_domains(judged, label_specs(specs), no_answer, places[1])
-    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, no_answer)
-    if opts.agree:
-        agreement_rows(plan, ranked, baseline, result, places[1])
+    check_domains(judged, label_specs(specs), truth.no_answer, places[1])
+    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, truth.no_answer)
+    if plan.opts.agree:
+        result = agreement_rows(plan, ranked, baseline, result, places[1])
     intervals, replicates = None, ()
     if baseline is not None:
-        comparison, intervals, replicates = compare_with_baseline(plan, truth, judged, result, baseline, places[0])
-        result.update(comparison)
+        comparison, intervals, replicates = compare_with_baseline(
+            plan, truth, judged, result, baseline, places[0])
+        result = dict(result, **comparison)
     if inputs.groups is not None:
-        result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
-        if breaches:  # of --max-group-drop, after the others
-            result["breaches"] += breaches
-    if plan.config.power:
-        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"), plan.config.max_mean_drop)
-    if plan.clusters is not None:  # how many units the tests drew
-        result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
-    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
-                                      coverage_warning(result.get("coverage"), specs)) if w]
-    result["warnings"] += blind_warnings(result, specs, plan.config)
-    result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
-    if opts.ties:
-        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
+        result = grouped(plan, inputs, result, places[1], replicates)
+    result = dict(result, **described(plan, truth, ranked, judged, result))
+    if plan.config.ci and intervals is None:
+        intervals = mean_intervals(result["per_query"], specs, plan)
     if plan.config.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan)
+        result = dict(result, ci95=intervals)
     check_floors(plan, result)
-    if plan.config.unjudged_bounds:
-        result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
-    if plan.config.explain:
-        result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
-        for block in result.get("groups", {}).values():
-            block["explain"] = explain_counts(result["explain"], block["members"])
-    result["manifest"] = manifest(plan, digests, truth.labels, with_answer(judged, no_answer))
+    answered = with_answer(judged, truth.no_answer)
+    return dict(result, **explained(plan, inputs, ranked, answered, result),
+                manifest=manifest(plan, digests, truth.labels, answered, run))
+
+
+def grouped(plan, inputs, result, where, replicates):
+    """The result with its groups' block (see group_results), and their breaches of
+    --max-group-drop after the others."""
+    no_answer = inputs.truth.no_answer
+    blocks, breaches = group_results(inputs.groups, result, plan, where, no_answer, replicates)
+    result = dict(result, groups=blocks)
+    if breaches:
+        result = dict(result, breaches=result["breaches"] + breaches)
     return result
+
+
+def described(plan, truth, ranked, judged, result):
+    """The blocks a result holds after its values and comparison: --power's, how many clusters
+    the tests drew, the warnings, what reading did (see what_reading_did) and --ties' bounds."""
+    specs, per_query, no_answer, blocks = plan.specs, result["per_query"], truth.no_answer, {}
+    if plan.config.power:
+        base = result.get("baseline_per_query")
+        blocks["power"] = power(per_query, specs, base, plan.config.max_mean_drop)
+    if plan.clusters is not None:
+        answered = list(with_answer(per_query, no_answer))
+        blocks["clusters"] = len(cluster_rows(answered, plan.clusters))
+    mismatch = id_mismatch(with_answer(ranked, no_answer), truth.labels, plan.opts.match)
+    warnings = [w for w in (mismatch, coverage_warning(result.get("coverage"), specs)) if w]
+    blocks["warnings"] = warnings + blind_warnings(result, specs, plan.config)
+    # agreement's unlabeled too
+    blocks.update(what_reading_did(ranked, per_query, plan.opts))
+    if plan.opts.ties:
+        blocks["ties"] = tie_bounds(judged, specs, per_query, plan.opts, no_answer)
+    return blocks
+
+
+def explained(plan, inputs, ranked, judged, result):
+    """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
+    which also counts its causes in each group (judged: the answered queries')."""
+    approved, blocks = inputs.baseline, {}
+    if plan.config.unjudged_bounds:
+        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
+    if plan.config.explain:
+        explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
+        blocks["explain"] = explain
+    if plan.config.explain and "groups" in result:
+        blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
+                            for g, b in result["groups"].items()}
+    return blocks
 
 
 def label_specs(specs):
@@ -5732,33 +5771,39 @@ def judge_labeled(plan, truth, ranked, places):
 
 
 def agreement_rows(plan, ranked, approved, result, where):
-    """Score the agreement measures on every query the run or the baseline ranks, into the
-    result: its per_query rows (those without labels after the others), means and counts.  A
+    """The result with the agreement measures scored on every query the run or the baseline
+    ranks: its per_query rows (those without labels after the others), means and counts.  A
     query only one of them ranks is refused, or ranked as empty, or skipped, as --missing-run
     says."""
     mine = [s for s in plan.specs if agrees(s)]
     if isinstance(approved.ranked, Saved):
         fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
                              "rankings: give the baseline's run" % mine[0].name)
-    theirs, policy, funcs = approved.ranked, plan.policies["missing_run"], [(s.name, _scorer(s), s.k) for s in mine]
+    theirs, skip = approved.ranked, plan.policies["missing_run"] == "skip"
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
-    if alone and policy == "error":
+    if alone and plan.policies["missing_run"] == "error":
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
              % (n_queries(len(alone)), first_few(alone), mine[0].name))
-    per_query, skipped = result["per_query"], set(alone) if policy == "skip" else set()
+    per_query, funcs, left = dict(result["per_query"]), [(s.name, _scorer(s), s.k) for s in mine], set()
+    if skip:
+        left = set(alone)
     for q in dict.fromkeys(chain(ranked, theirs)):
-        if q not in skipped:
+        if q not in left:
             pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
-            per_query.setdefault(q, {}).update((name, func(pair, k)) for name, func, k in funcs)
-    listed = result["skipped" if policy == "skip" else "zeroed"]["missing_run"]
-    listed += [q for q in alone  # the run's, and with zero those it lacks (compare_with_baseline)
-               if q not in listed and (policy == "skip" or q not in ranked)]
-    result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
-                  # the rows of agreement values only
-                  measures=aggregated(per_query, plan.specs), agreement={
-                      "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
-                          1 for row in per_query.values() if len(row) == len(mine)) if label_specs(plan.specs) else 0})
+            scores = {name: func(pair, k) for name, func, k in funcs}
+            per_query[q] = dict(per_query.get(q, {}), **scores)
+    # the run's, and with zero those it lacks (compare_with_baseline)
+    key = "skipped" if skip else "zeroed"
+    listed = result[key]["missing_run"]
+    listed = listed + [q for q in alone if q not in listed and (skip or q not in ranked)]
+    # the rows of agreement values only
+    unscored = sum(1 for row in per_query.values() if len(row) == len(mine))
+    agreement = {"queries": sum(1 for row in per_query.values() if mine[0].name in row),
+                 "unscored": unscored if label_specs(plan.specs) else 0}
+    return dict(result, queries=len(per_query) - result.get("no_answer_queries", 0),
+                measures=aggregated(per_query, plan.specs), per_query=per_query,
+                **{key: dict(result[key], missing_run=listed)}, agreement=agreement)
 
 
 def _top_of(ranking):
@@ -7776,10 +7821,7 @@ def compute(config, seed_mode=False):
     if config.clusters is not None:
         known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
         plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
-    results = evaluate_runs(plan, inputs)
-    for name, result in results.items():  # the files as given, by role; of the runs, this one
-        result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
-                                        for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None}
+    results = evaluate_runs(plan, inputs, files=True)
     pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
         plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
