@@ -2486,12 +2486,30 @@ def judge_queries(qrels, ranked, level=1, policies=None, places=("", ""), no_ans
     return judged, skipped, zeroed
 
 
+class Result(dict):
+    """A general result: its members in the order its JSON gives them (MEMBERS), each made once
+    by the stage that knows it (see evaluate_loaded), and read as fields by the reports
+    (result.measures); a member an option did not ask for reads as {}.  A dict, so that JSON
+    renders it as it is and a library call returns what it always did."""
+    __slots__ = ()
+    MEMBERS = ("queries no_answer_queries measures per_query skipped zeroed no_relevant_at_level "
+               "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
+               "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
+               "power clusters warnings folded several_labels deduplicated ties ci95 floors "
+               "unjudged explain manifest").split()
+
+    def __getattr__(self, name):
+        if name not in Result.MEMBERS:
+            raise AttributeError(name)
+        return self.get(name, {})
+
+
 def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     """The general result of judged queries: means, per-query values, what was left out.
     "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
     per_query = score_queries(judged, specs, no_answer)
     unanswered = len(per_query.keys() & no_answer)
-    result = {"queries": len(per_query) - unanswered}
+    result = Result(queries=len(per_query) - unanswered)
     if no_answer:
         result["no_answer_queries"] = unanswered
     result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
@@ -5694,17 +5712,17 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     if baseline is not None:
         comparison, intervals, replicates = compare_with_baseline(
             plan, truth, judged, result, baseline, places[0])
-        result = dict(result, **comparison)
+        result = Result(result, **comparison)
     if inputs.groups is not None:
         result = grouped(plan, inputs, result, places[1], replicates)
-    result = dict(result, **described(plan, truth, ranked, judged, result))
+    result = Result(result, **described(plan, truth, ranked, judged, result))
     if plan.config.ci and intervals is None:
         intervals = mean_intervals(result["per_query"], specs, plan)
     if plan.config.ci:
-        result = dict(result, ci95=intervals)
+        result = Result(result, ci95=intervals)
     check_floors(plan, result)
     answered = with_answer(judged, truth.no_answer)
-    return dict(result, **explained(plan, inputs, ranked, answered, result),
+    return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
 
 
@@ -5713,9 +5731,9 @@ def grouped(plan, inputs, result, where, replicates):
     --max-group-drop after the others."""
     no_answer = inputs.truth.no_answer
     blocks, breaches = group_results(inputs.groups, result, plan, where, no_answer, replicates)
-    result = dict(result, groups=blocks)
+    result = Result(result, groups=blocks)
     if breaches:
-        result = dict(result, breaches=result["breaches"] + breaches)
+        result = Result(result, breaches=result["breaches"] + breaches)
     return result
 
 
@@ -5801,7 +5819,7 @@ def agreement_rows(plan, ranked, approved, result, where):
     unscored = sum(1 for row in per_query.values() if len(row) == len(mine))
     agreement = {"queries": sum(1 for row in per_query.values() if mine[0].name in row),
                  "unscored": unscored if label_specs(plan.specs) else 0}
-    return dict(result, queries=len(per_query) - result.get("no_answer_queries", 0),
+    return Result(result, queries=len(per_query) - result.get("no_answer_queries", 0),
                 measures=aggregated(per_query, plan.specs), per_query=per_query,
                 **{key: dict(result[key], missing_run=listed)}, agreement=agreement)
 
@@ -6336,14 +6354,16 @@ def _number(value, digits=None):
 
 
 def format_trec(result, runid=None):
-    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's tag, for -m runid)."""
+    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's
+    tag, for -m runid), then each group's, its query group:NAME."""
     lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
-             for qid, row in result["per_query"].items() for name, value in row.items()]
-    lines += [] if runid is None else ["runid\tall\t%s" % runid]
-    for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.get("groups", {}).items()]:
-        # a group's means: its query is group:NAME
+             for qid, row in result.per_query.items() for name, value in row.items()]
+    if runid is not None:
+        lines.append("runid\tall\t%s" % runid)
+    for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.groups.items()]:
         lines.append("num_q\t%s\t%d" % (label, block["queries"]))
-        if "no_answer_queries" in block:  # num_q counts the questions with an answer
+        # num_q counts the questions with an answer
+        if "no_answer_queries" in block:
             lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
         lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
                   for name, value in block["measures"].items()]
@@ -6364,41 +6384,43 @@ def _signed(value):
 def format_comparison(result, worst=5):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
-    if result["breaches"]:
+    if result.breaches:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
     lost, unstable, moved, histograms = changes(result, worst)
-    lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
-        ", ".join(marked))) for name, qids, marked in lost]
-    lines += ["unstable (values differ among the baseline and its "
-              "replicates) by %s: %s" % (name, first_few(qids, 20))
-              for name, qids in unstable]
+    lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
+              % (name, ", ".join(qids), _unjudged_of(", ".join(marked)))
+              for name, qids, marked in lost]
+    lines += ["unstable (values differ among the baseline and its replicates) by %s: %s"
+              % (name, first_few(qids, 20)) for name, qids in unstable]
     for title, regressed, shown in moved:
-        lines += ["", title + ":"]
-        rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
-        lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
+        rows = [[name, q, before + " ->", after, delta] + marks
+                for name, q, before, after, delta, *marks in regressed]
+        lines += ["", title + ":"] + ["  " + line.rstrip() for line in _columns(rows)]
+        lines.append("  " + shown)
     for name, counts in histograms:
         lines += ["", "per-query deltas of %s:" % name]
-        lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result["queries"])))
+        lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result.queries)))
                   for (label, _), n in zip(HISTOGRAM, counts)]
-    cover = result.get("coverage")
+    cover = result.coverage
     if cover:
-        lines.append("")
-        lines.append("label coverage (%s): baseline %.4f, candidate %.4f"
-                     % (cover["measure"], cover["baseline"], cover["candidate"]))
+        lines += ["", "label coverage (%s): baseline %.4f, candidate %.4f"
+                  % (cover["measure"], cover["baseline"], cover["candidate"])]
     return "\n".join(lines)
 
 
 def _comparison_rows(result):
-    """Header and a row per measure of a comparison, as the table and Markdown show it."""
-    # and beside each measure its noise among the replicates, and unstable queries
-    noise = "noise" in result
-    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]
-            + (["noise", "unstable"] if noise else [])]
-    for name, c in result["comparison"].items():
-        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])),
-                     _number(c["p_value"], 4), _number(c["p_holm"], 4)]
-                    + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
+    """Header and a row per measure of a comparison, as the table and Markdown show it, and
+    with replicates beside each measure its noise among them and its unstable queries."""
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    if result.noise:
+        rows[0] += ["noise", "unstable"]
+    for name, c in result.comparison.items():
+        row = [name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+               "[%s, %s]" % tuple(map(_signed, c["ci95"])),
+               _number(c["p_value"], 4), _number(c["p_holm"], 4)]
+        if result.noise:
+            row += [_number(result.noise[name], 4), str(len(result.unstable[name]))]
+        rows.append(row)
     return rows
 
 
@@ -6408,12 +6430,11 @@ def changes(result, worst):
     [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
     queries (see _worst_regressed), those with rows, and [(measure, its histogram's counts)]."""
     marked = unjudged_marked(result)
-    return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
-             for name, c in result["comparison"].items() if c.get("lost")],
-            [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
-            [moved for moved in map(partial(_worst_regressed, result, worst), (False, True))
-             if moved[1]],
-            [(name, _histogram(result, name)) for name in result["comparison"]])
+    lost = [(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
+            for name, c in result.comparison.items() if c.get("lost")]
+    unstable = [(name, qids) for name, qids in result.unstable.items() if qids]
+    moved = [m for m in map(partial(_worst_regressed, result, worst), (False, True)) if m[1]]
+    return lost, unstable, moved, [(name, _histogram(result, name)) for name in result.comparison]
 
 
 def _breach_lines(result, each=BREACHES_SHOWN):
@@ -6432,9 +6453,11 @@ def _breach_lines(result, each=BREACHES_SHOWN):
 
 
 def _unjudged_of(marked):
-    """What the lost line of a report adds about its queries marked unjudged (README: "Did it really
-    miss?")."""
-    return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
+    """What the lost line of a report adds about its queries marked unjudged (README: "Did it
+    really miss?")."""
+    if not marked:
+        return ""
+    return "; unjudged documents in the candidate's top k: %s" % marked
 
 
 def _worst_regressed(result, worst, agreeing=False):
@@ -6444,56 +6467,74 @@ def _worst_regressed(result, worst, agreeing=False):
     differ among them, else empty; under --unjudged-bounds one more, "unjudged" for a marked
     query (README: "Did it really miss?"); and a line saying how many of each measure's are
     shown."""
-    base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
-    flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
-        "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
-    for name, c in result["comparison"].items():
+    base, cand, rows, shown = result.baseline_per_query, result.per_query, [], []
+    unstable = {name: set(qids) for name, qids in result.unstable.items()}
+    flags = [(flagged, word) for flagged, word in (
+        (unstable, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
+    for name, c in result.comparison.items():
         if ("changed" in c) != agreeing:
             continue
         drops = sorted(fell(c).items(), key=lambda pair: pair[1])
-        rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-                 + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
-                 for q, d in drops[:worst]]
-        if drops:
-            shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
-                         "%s all %d" % (name, len(drops)))
-    moved = "changed" if agreeing else "regressed"
-    title = "changed most (agreement with the baseline)" if agreeing else "worst regressed queries"
+        for q, d in drops[:worst]:
+            marks = tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
+            rows.append((name, q, _number(base[q][name], 4), _number(cand[q][name], 4),
+                         _signed(d)) + marks)
+        if len(drops) > worst:
+            shown.append("%s %d of %d" % (name, worst, len(drops)))
+        elif drops:
+            shown.append("%s all %d" % (name, len(drops)))
+    moved, title = "regressed", "worst regressed queries"
+    if agreeing:
+        moved, title = "changed", "changed most (agreement with the baseline)"
     return title, rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
 
 
 def _histogram(result, name):
     """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
-    c = result["comparison"][name]
+    c = result.comparison[name]
     moved = dict(c.get("improved", {}), **fell(c))
-    deltas = [moved.get(q, 0.0) for q, row in result["per_query"].items() if name in row]
+    deltas = [moved.get(q, 0.0) for q, row in result.per_query.items() if name in row]
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
 def explain_lines(block, limit=20):
     """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
-    k, c, texts = block["k"], block["counts"], block.get("texts", {})
-    name = (lambda d: "%s %s" % (d, show(texts[d]))) if texts else str
-    unranked = ", %d not in the ranking" % c["not_ranked"] if c["not_ranked"] else ""
+    k, c, texts, name = block["k"], block["counts"], block.get("texts"), str
+    if texts:
+        name = lambda d: "%s %s" % (d, show(texts[d]))
+    unranked = ""
+    if c["not_ranked"]:
+        unranked = ", %d not in the ranking" % c["not_ranked"]
     lines = ["why it missed, within the top %d: %s missed (%d absent%s, %d below), %d cut; %d "
-             "with unjudged documents in the top %d" % (k, n_queries(c["missed"]), c["absent"],
-                                                        unranked, c["below"], c["cut"],
-                                                        c["unjudged"], k)]
-    for q, e in list(block["queries"].items())[:limit]:
-        short = e.get("cause") == "not_ranked"  # the ranking may be all a log kept
-        gone = "not ranked" if short else "absent"
-        cause = "not in the ranking (%d ranked)" % e["ranked"] if short else e.get("cause")
-        parts = [cause] if cause else []
-        parts += [_few("%s %s" % (name(d), gone if r is None else "at %d" % r)
-                       for d, r in e.get("missing", {}).items())]
-        parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
-        parts += ["unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"])))] if "unjudged" in e else []
-        parts += ["ranks before -> after: " + _few("%s %s -> %s" % (name(d), *("absent" if r is None else r
-                                                                         for r in ranks))
-                                                  for d, ranks in _moves_first(e["ranks"], k))] if "ranks" in e else []
-        lines.append("%s: %s" % (q, "; ".join(p for p in parts if p)))
+             "with unjudged documents in the top %d"
+             % (k, n_queries(c["missed"]), c["absent"], unranked, c["below"], c["cut"],
+                c["unjudged"], k)]
+    lines += ["%s: %s" % (q, "; ".join(_explain_parts(e, k, name)))
+              for q, e in islice(block["queries"].items(), limit)]
     more = len(block["queries"]) - limit
-    return lines + (["and %d more (all of them in the JSON output)" % more] if more > 0 else [])
+    if more > 0:
+        lines.append("and %d more (all of them in the JSON output)" % more)
+    return lines
+
+
+def _explain_parts(e, k, name):
+    """What a report says of one query of an explain block: the cause, where each relevant
+    document missing went, those a floor or a budget cut, the unjudged in the top k, and with a
+    baseline the ranks before -> after (name: a document as the report shows it)."""
+    cause, gone = e.get("cause"), "absent"
+    # the ranking may be all a log kept
+    if cause == "not_ranked":
+        cause, gone = "not in the ranking (%d ranked)" % e["ranked"], "not ranked"
+    parts = [cause, _few("%s %s" % (name(d), gone if r is None else "at %d" % r)
+                         for d, r in e.get("missing", {}).items())]
+    parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
+    if "unjudged" in e:
+        parts.append("unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"]))))
+    if "ranks" in e:
+        moves = ["%s %s -> %s" % (name(d), *("absent" if r is None else r for r in ranks))
+                 for d, ranks in _moves_first(e["ranks"], k)]
+        parts.append("ranks before -> after: " + _few(moves))
+    return [p for p in parts if p]
 
 
 def _moves_first(ranks, k):
@@ -6508,49 +6549,66 @@ def _moves_first(ranks, k):
 def _few(items, limit=5):
     """'a, b, c and 4 more': a report's line of documents, never a wall (JSON holds them all)."""
     items = list(items)
-    return ", ".join(items[:limit]) + (" and %d more" % (len(items) - limit) if len(items) > limit else "")
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + " and %d more" % (len(items) - limit)
 
 
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
-    names = list(result["measures"])
-    ties = result.get("ties", {}).get("measures", {})
+    names, ties = list(result.measures), result.ties.get("measures", {})
     # a * marks a measure whose mean depends on how tied scores are ordered
-    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "") for n in names],
-            ["all"] + [_number(v, 4) for v in result["measures"].values()]]
+    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
+                         for n in names],
+            ["all"] + [_number(v, 4) for v in result.measures.values()]]
     if "ci95" in result:
-        rows.append(["95% CI"] + ["[%.4f, %.4f]" % tuple(result["ci95"][n]) if n in result["ci95"] else ""
-                                  for n in names])
-    rows += [[label] + [_number(ties[n][end], 4) for n in names] for label, end in (
-        ("ties: lowest", "low"), ("ties: highest", "high"))] if ties else []
-    rows += [[qid] + _cells(row, names) for qid, row in result["per_query"].items()] if per_query else []
-    lines = _columns(rows)
-    lines.append("%s evaluated%s" % (n_queries(result["queries"]), _unanswered(result)))
-    if result.get("ties", {}).get("queries"):
+        rows.append(["95% CI"] + [_interval(result.ci95.get(n)) for n in names])
+    if ties:
+        rows += [[label] + [_number(ties[n][end], 4) for n in names]
+                 for label, end in (("ties: lowest", "low"), ("ties: highest", "high"))]
+    if per_query:
+        rows += [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
+    lines = _columns(rows) + ["%s evaluated%s" % (n_queries(result.queries), _unanswered(result))]
+    tied = result.ties.get("queries")
+    if tied:
         lines.append("* depends on the order of tied scores in %s: %s"
-                     % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
-    if "folded" in result:
-        removed = result["folded"]["total"]
-        lines.append(("removed %d ranked text%s whose labels an earlier text had claimed, in %%s" % (
-            removed, "" if removed == 1 else "s") if "several_labels" in result else
-            "folded %d ranked chunks into an earlier chunk of their document, in %%s" % removed)
-            % n_queries(len(result["folded"]["per_query"])))
-    for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
-        for reason, qids in result[key].items():
-            if qids:
-                lines.append("%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids),
-                                                  first_few(qids, 10)))
-    if "comparison" in result:
+                     % (n_queries(len(tied)), first_few(tied, 10)))
+    if result.folded:
+        lines.append(_folded_text(result))
+    for kind, lists in (("skipped", result.skipped),
+                        ("scored as empty or without relevant labels", result.zeroed)):
+        lines += ["%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids), first_few(qids, 10))
+                  for reason, qids in lists.items() if qids]
+    if result.comparison:
         lines += ["", format_comparison(result)]
-    elif result.get("breaches"):  # a floor's, without a baseline
+    # a floor's, without a baseline
+    elif result.breaches:
         lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
-    if "groups" in result:
+    if result.groups:
         lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
         lines += _group_footnotes(result)
-    if "explain" in result:
-        head, *rest = explain_lines(result["explain"])
+    if result.explain:
+        head, *rest = explain_lines(result.explain)
         lines += ["", head] + ["  " + line for line in rest]
     return "\n".join(lines)
+
+
+def _folded_text(result):
+    """What the reader folded: chunks into an earlier chunk of their document, or under --match
+    contains the texts whose labels an earlier text had claimed."""
+    removed, queries = result.folded["total"], n_queries(len(result.folded["per_query"]))
+    if result.several_labels:
+        return "removed %s whose labels an earlier text had claimed, in %s" % (
+            _many(removed, "ranked text"), queries)
+    return "folded %d ranked chunks into an earlier chunk of their document, in %s" % (
+        removed, queries)
+
+
+def _interval(ci):
+    """A 95% interval as a report's cell: '[0.2500, 0.7500]', or empty without one."""
+    if not ci:
+        return ""
+    return "[%.4f, %.4f]" % tuple(ci)
 
 
 def _cells(row, names):
@@ -6561,28 +6619,41 @@ def _cells(row, names):
 
 def _unanswered(result):
     """', and 2 without an answer' when some queries have no answer in the corpus."""
-    count = result.get("no_answer_queries")
-    return "" if count is None else ", and %d without an answer" % count
+    if "no_answer_queries" not in result:
+        return ""
+    return ", and %d without an answer" % result.no_answer_queries
 
 
 def _group_rows(result):
     """Header and a row per group: its queries, then each measure's mean or, with a
     baseline, the candidate's mean, the change and a * when Holm's p < 0.05 (and with
     replicates the group's noise, which its gate allows)."""
-    names, rows, per_query = list(result["measures"]), [], result["per_query"]
-    for group, block in result["groups"].items():
-        cells = ["" if n not in block["measures"] else _change_cell(block["comparison"][n]) if "comparison" in block
-                 else _number(block["measures"][n], 4) for n in names]
-        if "noise" in block:
-            cells = [c and "%s noise %s" % (c, _number(block["noise"][n], 4)) for c, n in zip(cells, names)]
+    names, rows, per_query = list(result.measures), [], result.per_query
+    for group, block in result.groups.items():
+        cells, size = [_group_cell(block, n) for n in names], block["queries"]
         # Abstain's: the unanswered
         counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]
-        cells = [c + (" over %d%s" % (n, _few_mark(n)) if c and n != block["queries"] else "")
-                 for c, n in zip(cells, counts)]  # a count beside the mean it counts
+        # a count beside the mean it counts
+        for i, count in enumerate(counts):
+            if cells[i] and count != size:
+                cells[i] += " over %d%s" % (count, _few_mark(count))
         # of the means it counts
-        mark = _few_mark(block["queries"]) if block["queries"] in counts else ""
-        rows.append([group, "%d%s" % (block["queries"], mark)] + cells)
+        mark = _few_mark(size) if size in counts else ""
+        rows.append([group, "%d%s" % (size, mark)] + cells)
     return [["group", "queries"] + names] + rows
+
+
+def _group_cell(block, name):
+    """A group's cell of a measure: its mean or, with a baseline, its change (see _change_cell),
+    and with replicates its noise; empty when no query of the group is scored by it."""
+    if name not in block["measures"]:
+        return ""
+    cell = _number(block["measures"][name], 4)
+    if "comparison" in block:
+        cell = _change_cell(block["comparison"][name])
+    if "noise" in block:
+        cell = "%s noise %s" % (cell, _number(block["noise"][name], 4))
+    return cell
 
 
 def _few_mark(n):
@@ -6597,17 +6668,16 @@ def _change_cell(c):
 
 def _group_footnotes(*results):
     """What the marks of the group rows of these results mean."""
-    blocks = [block for r in results for block in r["groups"].values()]
+    blocks = [block for r in results for block in r.groups.values()]
     lines = []
     if any(block["small"] for block in blocks):
-        lines.append("(few): fewer than %d queries, a mean closer to noise than to a "
-                     "finding (still gated)"
-                     % SMALL_GROUP)
+        lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding "
+                     "(still gated)" % SMALL_GROUP)
     if any("comparison" in block for block in blocks):
         lines.append(_change_note("groups"))
     if any(block.get("no_answer_queries") for block in blocks):
-        lines.append("queries: those with an answer; a group's questions without one count "
-                     "in Abstain alone")
+        lines.append("queries: those with an answer; a group's questions without one count in "
+                     "Abstain alone")
     return lines
 
 
@@ -6632,22 +6702,23 @@ def _md_table(rows, labels=1):
 def format_markdown(result, per_query=False, worst=5):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
-    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result["queries"]), _unanswered(result)), ""]
-    lines += _md_breaches(_breach_lines(result), len(result.get("breaches", [])))
-    if "comparison" in result:
+    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)), ""]
+    lines += _md_breaches(_breach_lines(result), len(result.breaches))
+    if result.comparison:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
     lines += ["- " + _md(note.text) for note in notes(result) if note.kind != "gate failed"]
-    if "groups" in result:
+    if result.groups:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
         lines += ["- " + _md(line) for line in _group_footnotes(result)]
-    if "explain" in result:
-        lines += _md_explain(result["explain"])
+    if result.explain:
+        lines += _md_explain(result.explain)
     if per_query:
-        names = list(result["measures"])
-        rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
-        lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
+        names = list(result.measures)
+        rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
+        lines += ["", "<details><summary>Per query</summary>", ""]
+        lines += _md_table([["query"] + names] + rows) + ["", "</details>"]
     # one blank line between blocks, however built
     return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")
 
@@ -6655,32 +6726,40 @@ def format_markdown(result, per_query=False, worst=5):
 def _md_explain(block, first=5):
     """An explain block for a CI page: the counts and the first queries, the rest folded away."""
     head, *rest = explain_lines(block)
-    lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + ["- " + _md(line) for line in rest[:first]]
+    lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""]
+    lines += ["- " + _md(line) for line in rest[:first]]
     if rest[first:]:
         lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
         lines += ["- " + _md(line) for line in rest[first:]] + ["", "</details>"]
     return lines + [""]
 
 
-def _md_breaches(breaches, count=None):
+def _md_breaches(breaches, count):
     """The breaches first, for a reviewer who reads no further (count: how many, when the
     lines leave some out); nothing when there are none."""
     if not breaches:
         return []
-    count = len(breaches) if count is None else count
-    return (["**%d gate breach%s**" % (count, "" if count == 1 else "es"), ""]
+    plural = "es"
+    if count == 1:
+        plural = ""
+    return (["**%d gate breach%s**" % (count, plural), ""]
             + ["- " + _md(line) for line in breaches] + [""])
 
 
 def _means_rows(result):
     """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
-    ties, ci = result.get("ties", {}).get("measures", {}), result.get("ci95", {})
-    rows = [["measure", "mean"] + (["95% CI"] if ci else [])
-            + (["lowest (ties)", "highest (ties)"] if ties else [])]
-    for name, mean in result["measures"].items():
+    ties, ci = result.ties.get("measures", {}), result.ci95
+    rows = [["measure", "mean"]]
+    if ci:
+        rows[0].append("95% CI")
+    if ties:
+        rows[0] += ["lowest (ties)", "highest (ties)"]
+    for name, mean in result.measures.items():
         row = [name, _number(mean, 4)]
-        row += ["[%.4f, %.4f]" % tuple(ci[name]) if name in ci else ""] if ci else []
-        row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)] if ties else []
+        if ci:
+            row.append(_interval(ci.get(name)))
+        if ties:
+            row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)]
         rows.append(row)
     return rows
 
@@ -6688,14 +6767,18 @@ def _means_rows(result):
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
     lost, unstable, moved, histograms = changes(result, worst)
-    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
-        _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
+    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s"
+             % (_md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20))))
+             for name, qids, marked in lost]
     lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not "
-              "gated per query): %s"
-              % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
+              "gated per query): %s" % (_md(name), _md(first_few(qids, 20)))
+              for name, qids in unstable]
+    header = ["measure", "query", "baseline", "candidate", "delta"]
+    if result.unstable:
+        header.append("replicates")
+    if unjudged_marked(result):
+        header.append("labels")
     for title, regressed, shown in moved:
-        header = ["measure", "query", "baseline", "candidate", "delta"] + (
-            ["replicates"] if "unstable" in result else []) + (["labels"] if unjudged_marked(result) else [])
         lines += ["", title.capitalize() + ":", ""]
         lines += _md_table([header] + list(map(list, regressed)), labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
@@ -6708,32 +6791,48 @@ def format_csv(result):
     (with a comparison, each measure's baseline value, candidate value and delta, and with
     replicates 1 when the query is unstable, else 0), then with groups a column per group:
     1 for its members, else 0."""
-    base, columns = result.get("baseline_per_query"), []
-    unstable, marked = {n: set(qids) for n, qids in result.get("unstable", {}).items()}, unjudged_marked(result)
-    for n in result["measures"]:
-        value = partial(_cell, result["per_query"], n)
-        if base is None:
+    base, rows, columns = result.baseline_per_query, result.per_query, []
+    unstable = {n: set(qids) for n, qids in result.unstable.items()}
+    marked = unjudged_marked(result)
+    for n in result.measures:
+        value = partial(_cell, rows, n)
+        if not base:
             columns.append((n, value))
             continue
-        columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in result["per_query"][q] else ""),
+        columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in rows[q] else ""),
                     ("%s candidate" % n, value),
-                    ("%s delta" % n, lambda q, n=n, value=value: "" if value(q) == "" else value(q) - base[q][n])]
-        columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, result["per_query"]))] if unstable else []
-        columns += [("%s unjudged" % n, partial(_flag_cell, marked, n, result["per_query"]))] if n in marked else []
-    columns += explain_columns(result.get("explain"), "")
-    return _csv_text(list(result["per_query"]), columns, [result])
+                    ("%s delta" % n, partial(_delta_cell, value, base, n))]
+        if unstable:
+            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, rows)))
+        if n in marked:
+            columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
+    columns += explain_columns(result.explain, "")
+    return _csv_text(list(rows), columns, [result])
+
+
+def _delta_cell(value, base, name, qid):
+    """A query's change of a measure from the baseline (value: its cell), or "" where the
+    measure does not score it."""
+    mine = value(qid)
+    if mine == "":
+        return ""
+    return mine - base[qid][name]
 
 
 def explain_columns(block, label):
     """CSV columns of an explain block, or none: per query the documents absent, not in a ranking
     that may be all a log kept (not_ranked: see explanations), below and unjudged."""
-    entry = (lambda q: block["queries"].get(q, {})) if block else None
-    kind = lambda q, rank: entry(q)["cause"] if rank is None else "below"  # unranked: its query's
-    missing = lambda q, cause: sum(kind(q, r) == cause
-                                   for r in entry(q).get("missing", {}).values())
-    return [] if not block else [(label + cause, partial(missing, cause=cause)) for cause in (
-        "absent", "not_ranked", "below")] + [("%sunjudged" % label, lambda q: len(entry(q).get(
-            "unjudged", ())))]
+    if not block:
+        return []
+    entry = lambda q: block["queries"].get(q, {})
+
+    def missing(q, cause):
+        # a document without a rank has its query's cause
+        causes = [entry(q)["cause"] if r is None else "below" for r in entry(q).get("missing", {}).values()]
+        return causes.count(cause)
+    columns = [(label + cause, partial(missing, cause=cause))
+               for cause in ("absent", "not_ranked", "below")]
+    return columns + [(label + "unjudged", lambda q: len(entry(q).get("unjudged", ())))]
 
 
 def _cell(per_query, name, qid):
@@ -6746,12 +6845,14 @@ def _csv_text(qids, columns, results):
     column per group of the results."""
     members = {}
     for r in results:
-        for name, block in r.get("groups", {}).items():
+        for name, block in r.groups.items():
             members.setdefault(name, set()).update(block["members"])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["query"] + [header for header, _ in columns] + ["group:" + name for name in members])
-    writer.writerows([q] + [cell(q) for _, cell in columns] + [int(q in m) for m in members.values()] for q in qids)
+    groups = ["group:" + name for name in members]
+    writer.writerow(["query"] + [header for header, _ in columns] + groups)
+    writer.writerows([q] + [cell(q) for _, cell in columns] + [int(q in m) for m in members.values()]
+                     for q in qids)
     return out.getvalue().rstrip("\n")
 
 
@@ -6784,38 +6885,62 @@ def format_runs(results, fmt, per_query=False, labels=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
     labels: run_labels() of the runs and the baseline."""
-    labels = labels or run_labels(list(results), "" if "comparison" in next(iter(results.values())) else None)
-    if fmt == "json":  # each run's text as --run alone prints it, indented one level
+    first = next(iter(results.values()))
+    labels = labels or run_labels(list(results), "" if first.comparison else None)
+    # each run's text as --run alone prints it, indented one level
+    if fmt == "json":
         marker = "\0run\0"
-        outer = json.dumps({"runs": {name: marker for name in results}}, indent=2).split(json.dumps(marker))
-        parts = [(piece.replace("\n", "\n    ") for piece in format_json(r)) for r in results.values()]
-        return chain.from_iterable(chain([text], part) for text, part in zip(outer, parts + [()]))
+        outer = json.dumps({"runs": dict.fromkeys(results, marker)}, indent=2)
+        parts = [(piece.replace("\n", "\n    ") for piece in format_json(r))
+                 for r in results.values()]
+        return chain.from_iterable(chain([text], part) for text, part in
+                                   zip(outer.split(json.dumps(marker)), parts + [()]))
     if fmt == "csv":
         return _runs_csv(results, labels)
-    rows = _columns(_runs_rows(results, labels)) if fmt == "table" else _md_table(_runs_rows(results, labels))
-    breaches = ["%s: %s" % (labels[name], line) for name, r in results.items() for line in _breach_lines(r)]
-    groups = [(labels[name], r) for name, r in results.items() if "groups" in r]
+    breaches = ["%s: %s" % (labels[name], line)
+                for name, r in results.items() for line in _breach_lines(r)]
     if fmt == "table":
-        lines = rows + _runs_footnotes(results)
-        lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
-        for name, r in groups:
-            lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
-        lines += _group_footnotes(*(r for _, r in groups)) if groups else []
-        for name, r in ((n, r) for n, r in results.items() if "explain" in r):
-            head, *rest = explain_lines(r["explain"])
+        return _runs_table(results, labels, breaches)
+    return _runs_markdown(results, labels, breaches)
+
+
+def _runs_table(results, labels, breaches):
+    """format_runs' table: the runs' rows, their breaches, each run's groups and --explain."""
+    lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
+    if breaches:
+        lines += ["", "gate breaches:"] + ["  " + line for line in breaches]
+    grouped = [r for r in results.values() if r.groups]
+    for name, r in results.items():
+        if r.groups:
+            lines += ["", "groups of %s:" % labels[name]]
+            lines += ["  " + line for line in _columns(_group_rows(r))]
+    lines += _group_footnotes(*grouped)
+    for name, r in results.items():
+        if r.explain:
+            head, *rest = explain_lines(r.explain)
             lines += ["", "%s: %s" % (labels[name], head)] + ["  " + line for line in rest]
-        return "\n".join(lines)
-    lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
-        breaches, sum(len(r.get("breaches", [])) for r in results.values()))
-    lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
+    return "\n".join(lines)
+
+
+def _runs_markdown(results, labels, breaches):
+    """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
+    and --explain."""
+    count = sum(len(r.breaches) for r in results.values())
+    lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
+    lines += _md_breaches(breaches, count) + _md_table(_runs_rows(results, labels)) + [""]
+    lines += ["- " + _md(line) for line in _runs_footnotes(results)]
+    # the gates that cannot see, too
     lines += ["- " + _md("%s: %s" % (labels[name], note.text)) for name, r in results.items()
-              for note in notes(r) if note.kind == "warning"]  # the gates that cannot see, too
-    for name, r in groups:
-        lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
-    if groups:
-        lines += [""] + ["- " + _md(line) for line in _group_footnotes(*(r for _, r in groups))]
-    for name, r in ((n, r) for n, r in results.items() if "explain" in r):
-        lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r["explain"])
+              for note in notes(r) if note.kind == "warning"]
+    grouped = [r for r in results.values() if r.groups]
+    for name, r in results.items():
+        if r.groups:
+            lines += ["", "Groups of %s:" % _md(labels[name]), ""] + _md_table(_group_rows(r))
+    if grouped:
+        lines += [""] + ["- " + _md(line) for line in _group_footnotes(*grouped)]
+    for name, r in results.items():
+        if r.explain:
+            lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
     return "\n".join(lines).rstrip("\n")
 
 
@@ -6825,24 +6950,30 @@ def _runs_rows(results, labels):
     baseline its change and a * when Holm's p over runs x measures is < 0.05; under --ci
     each measure's interval (of the change, with a baseline) beside it."""
     first = next(iter(results.values()))
-    names, ci = list(first["measures"]), "ci95" in first
-    rows = [["run", "queries"] + [c for n in names for c in [n] + (["%s 95%% CI" % n] if ci else [])]]
-    if "comparison" in first:
-        rows.append([labels[None], str(first["queries"])]
-                    + [c for n in names for c in [_number(first["comparison"][n]["baseline"], 4)]
-                       + ([""] if ci else [])])
-    if "noise" in first:
-        for label, cell in (("noise (%s)" % _replicates(len(first["replicates"])),
-                             lambda n: _number(first["noise"][n], 4)),
-                            ("unstable queries", lambda n: str(len(first["unstable"][n])))):
-            rows.append([label, ""] + [c for n in names for c in [cell(n)] + ([""] if ci else [])])
-    for name, r in results.items():
+    names, ci = list(first.measures), "ci95" in first
+
+    def row(label, count, cell, interval=lambda n: ""):
         cells = []
         for n in names:
-            cells.append(_change_cell(r["comparison"][n]) if "comparison" in r else _number(r["measures"][n], 4))
-            interval = r["comparison"][n]["ci95"] if "comparison" in r else r.get("ci95", {}).get(n)
-            cells += ["[%.4f, %.4f]" % tuple(interval) if interval else ""] if ci else []
-        rows.append([labels[name], str(r["queries"])] + cells)
+            cells.append(cell(n))
+            if ci:
+                cells.append(interval(n))
+        return [label, count] + cells
+    rows = [row("run", "queries", str, "%s 95%% CI".__mod__)]
+    if first.comparison:
+        baseline = lambda n: _number(first.comparison[n]["baseline"], 4)
+        rows.append(row(labels[None], str(first.queries), baseline))
+    if first.noise:
+        noise = "noise (%s)" % _replicates(len(first.replicates))
+        rows.append(row(noise, "", lambda n: _number(first.noise[n], 4)))
+        rows.append(row("unstable queries", "", lambda n: str(len(first.unstable[n]))))
+    for name, r in results.items():
+        cell = lambda n: _number(r.measures[n], 4)
+        interval = lambda n: _interval(r.ci95.get(n))
+        if r.comparison:
+            cell = lambda n: _change_cell(r.comparison[n])
+            interval = lambda n: _interval(r.comparison[n]["ci95"])
+        rows.append(row(labels[name], str(r.queries), cell, interval))
     return rows
 
 
@@ -6868,23 +6999,24 @@ def _runs_csv(results, labels):
     each run's value (and change): a run that did not evaluate a query leaves its cells empty;
     with groups a 0/1 column per group, as for one run."""
     first = next(iter(results.values()))
-    base, columns = first.get("baseline_per_query"), []
-    unstable = {n: set(ids) for n, ids in first.get("unstable", {}).items()}
-    for n in first["measures"]:
-        if base is not None:
+    base, columns = first.baseline_per_query, []
+    unstable = {n: set(ids) for n, ids in first.unstable.items()}
+    for n in first.measures:
+        if base:
             columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
-            columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, base))] if unstable else []
+        if base and unstable:
+            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
         for run, r in results.items():
-            value = partial(_cell, r["per_query"], n)
+            value, marked = partial(_cell, r.per_query, n), unjudged_marked(r)
             columns.append(("%s %s" % (n, labels[run]), value))
-            columns += [("%s %s delta" % (n, labels[run]), lambda q, n=n, value=value: "" if value(q) == "" else
-                         value(q) - base[q][n])] if base is not None else []
-            marked = unjudged_marked(r)
-            columns += [("%s %s unjudged" % (n, labels[run]), partial(_flag_cell, marked, n, r["per_query"]))
-                        ] if n in marked else []
+            if base:
+                columns.append(("%s %s delta" % (n, labels[run]), partial(_delta_cell, value, base, n)))
+            if n in marked:
+                flags = partial(_flag_cell, marked, n, r.per_query)
+                columns.append(("%s %s unjudged" % (n, labels[run]), flags))
     for run, r in results.items():
-        columns += explain_columns(r.get("explain"), labels[run] + " ")
-    qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
+        columns += explain_columns(r.explain, labels[run] + " ")
+    qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
 
@@ -6895,38 +7027,55 @@ def notes(result):
     """What a report says beside the numbers, as Note records of kind "note" (what was left out,
     of the baseline too, and how: approved when it is on the baseline or its replicates, the same
     for every run compared to them), "warning" and "gate failed" (one per breach)."""
-    first = [Note("note", skipped_text(result["skipped"]))] + [Note("note", t, True) for t in approved_notes(result)]
-    first += [Note("note", text, True) for text in family_notes(result.get("comparison", {}))]
-    lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
-              for name, count in result.get("no_relevant_at_level", {}).items() if count]
-    lines += ["--ties does not bound %s: %s" % (name, why)
-              for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
-    unbounded = [n for n in result["measures"] if n not in result.get("ci95", result["measures"])]
-    lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and these "
-                 "are sums or geometric means" % ", ".join(unbounded) if unbounded else None)
-    lines.append(_deduplicated_text(result.get("deduplicated"), ""))
-    lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
-              "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
-    lines += unjudged_notes(result.get("unjudged"))
-    lines += ["--explain: unjudged would mean merely unlabeled where the labels name only "
-              "relevant documents, as those of %s do: their unlabeled documents in the top %d are "
-              "not listed (JSON: \"unlabeled\")" % (n_queries(e["counts"]["unlabeled"]), e["k"])
-              for e in [result.get("explain")] if e and e["counts"]["unlabeled"]]
-    if "clusters" in result:
-        lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, not the queries one by "
-                     "one" % (result["clusters"], n_queries(result["queries"])))
-    several = result.get("several_labels", {}).get("per_query")
-    if several:
-        count = sum(several.values())
-        lines.append("%d ranked text%s contained more than one label, in %s (%s): each claims the first that no "
-                     "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
-    said = power_lines(result.get("power", {}), "--max-mean-drop") + [line for name, block in result.get(
-        "groups", {}).items() for line in power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)]
-    return ([note for note in first + [Note("note", line) for line in lines] if note.text]
+    first = [Note("note", skipped_text(result.skipped))]
+    first += [Note("note", text, True)
+              for text in approved_notes(result) + family_notes(result.comparison)]
+    first += [Note("note", line) for line in _own_notes(result)]
+    said = power_lines(result.power, "--max-mean-drop")
+    for name, block in result.groups.items():
+        said += power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)
+    return ([note for note in first if note.text]
             + [Note(*line) for line in said if line[0] == "note"]
-            + [Note("warning", w) for w in result.get("warnings", [])]
+            + [Note("warning", w) for w in result.warnings]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def _own_notes(result):
+    """The notes on the run's own result (None: nothing to say): the measures scored 0 for want
+    of a relevant label at their level, what --ties and --ci cannot bound, the repeats removed,
+    the agreement measures' queries without labels, --unjudged-bounds' notes, --explain's
+    unlabeled documents, the clusters drawn and the texts that held several labels."""
+    lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
+             for name, count in result.no_relevant_at_level.items() if count]
+    lines += ["--ties does not bound %s: %s" % (name, why)
+              for name, why in result.ties.get("not_bounded", {}).items()]
+    unbounded = [n for n in result.measures if "ci95" in result and n not in result.ci95]
+    if unbounded:
+        lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and "
+                     "these are sums or geometric means" % ", ".join(unbounded))
+    lines.append(_deduplicated_text(result.deduplicated, ""))
+    agreement = result.agreement
+    if agreement.get("unscored"):
+        lines.append("the agreement measures compared %s, %d of them without labels, which the "
+                     "other measures do not score"
+                     % (n_queries(agreement["queries"]), agreement["unscored"]))
+    lines += unjudged_notes(result.unjudged)
+    explain = result.explain
+    if explain and explain["counts"]["unlabeled"]:
+        lines.append("--explain: unjudged would mean merely unlabeled where the labels name only "
+                     "relevant documents, as those of %s do: their unlabeled documents in the top "
+                     "%d are not listed (JSON: \"unlabeled\")"
+                     % (n_queries(explain["counts"]["unlabeled"]), explain["k"]))
+    if "clusters" in result:
+        lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, "
+                     "not the queries one by one" % (result.clusters, n_queries(result.queries)))
+    several = result.several_labels.get("per_query")
+    if several:
+        lines.append("%s contained more than one label, in %s (%s): each claims the first that "
+                     "no earlier text had" % (_many(sum(several.values()), "ranked text"),
+                                              n_queries(len(several)), first_few(several)))
+    return lines
 
 
 def family_notes(comparison):
@@ -6945,18 +7094,19 @@ def unjudged_notes(block):
     the changed queries whose candidate top k holds unjudged documents."""
     if not block:
         return []
-    lines = ["if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
-        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["measures"].items())
-             ] if block["measures"] else []
-    lines += ["the baseline's, if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
-        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["baseline"].items())
-              ] if block.get("baseline") else []
-    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged "
-              "documents in the candidate's top k (%s): label them before calling "
-              "it a regression" % (len(m["queries"]), m["changed"], name,
-                                                                   first_few(m["queries"]))
+    lines = []
+    for whose, bounds in (("", block["measures"]), ("the baseline's, ", block.get("baseline"))):
+        if bounds:
+            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"], 4),
+                                                _number(v["if_relevant"], 4))
+                               for name, v in bounds.items())
+            lines.append("%sif every unjudged document were relevant: %s" % (whose, values))
+    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the "
+              "candidate's top k (%s): label them before calling it a regression"
+              % (len(m["queries"]), m["changed"], name, first_few(m["queries"]))
               for name, m in block.get("marked", {}).items() if m["queries"]]
-    return lines + ["--unjudged-bounds does not bound %s: %s" % kv for kv in block.get("not_bounded", {}).items()]
+    return lines + ["--unjudged-bounds does not bound %s: %s" % kv
+                    for kv in block.get("not_bounded", {}).items()]
 
 
 def approved_notes(result):
@@ -6964,42 +7114,44 @@ def approved_notes(result):
     every run compared to them."""
     lines = []
     if "baseline_skipped" in result:
-        lines += _approved_notes("the baseline", result["baseline_skipped"], result["baseline_zeroed"])
-    for entry in result.get("replicates", ()):
-        lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"], entry["zeroed"])
-    if "noise" in result:
+        lines += _approved_notes("the baseline", result.baseline_skipped, result.baseline_zeroed)
+    for entry in result.replicates:
+        lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"],
+                                 entry["zeroed"])
+    if result.noise:
         lines += _noise_notes(result)
-    return lines + [_deduplicated_text(result.get("baseline_deduplicated"), "the baseline's ")] + result.get(
-        "baseline_notes", [])
+    lines.append(_deduplicated_text(result.baseline_deduplicated, "the baseline's "))
+    return lines + list(result.baseline_notes)
 
 
 def _deduplicated_text(removed, whose):
     """What --duplicates first removed ({qid: how many}), or None."""
-    if removed:
-        return "--duplicates first removed %d repeated document%s from %s%s (%s)" % (
-            sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose, n_queries(len(removed)),
-            first_few(removed))
-    return None
+    if not removed:
+        return None
+    return "--duplicates first removed %s from %s%s (%s)" % (
+        _many(sum(removed.values()), "repeated document"), whose, n_queries(len(removed)),
+        first_few(removed))
 
 
 def _approved_notes(whose, skipped, zeroed):
     """What the baseline, or a replicate, skipped and scored as empty for want of a ranking."""
     lines, missing = [skipped_text(skipped, whose + " ")], zeroed["missing_run"]
     if missing:
-        lines.append("%s has no ranking for %s (%s): scored as empty" % (whose, n_queries(len(missing)),
-                                                                        first_few(missing)))
+        lines.append("%s has no ranking for %s (%s): scored as empty"
+                     % (whose, n_queries(len(missing)), first_few(missing)))
     return lines
 
 
 def _noise_notes(result):
     """The noise of each measure among the baseline and its replicates, and its unstable
     queries, which the per-query gate leaves out."""
-    n = _replicates(len(result["replicates"]))
-    return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, ", ".join(
-                "%s %s" % (name, _number(noise, 4)) for name, noise in result["noise"].items())),
-            "unstable queries (their values differ among the baseline and %s; --max-query-drop leaves them "
-            "out): %s" % (n, "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
-                                       for name, qids in result["unstable"].items()))]
+    n = _replicates(len(result.replicates))
+    noise = ", ".join("%s %s" % (name, _number(v, 4)) for name, v in result.noise.items())
+    unstable = "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
+                         for name, qids in result.unstable.items())
+    return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, noise),
+            "unstable queries (their values differ among the baseline and %s; --max-query-drop "
+            "leaves them out): %s" % (n, unstable)]
 
 
 def power_lines(block, flag, what=""):
@@ -7008,32 +7160,51 @@ def power_lines(block, flag, what=""):
     lines = []
     for name, p in block.items():
         if p["mde"] is None:
-            lines.append(("note", "power: %s%s: fewer than 2 queries, "
-                                  "nothing to say" % (what, name)))
+            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
             continue
         # (the limit as given, the queries it needs)
         gate = next(iter(p.get("queries_for", {}).items()), None)
-        need = "" if not gate else " (%s %s would need %d queries)" % (flag, *gate) if gate[1] is not None else (
-            "; more queries make a sum's change larger, not easier to see" if "of" in p else
-            "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0]))
+        detects, bound, summed = "detects", "", ""
+        if not p["paired"]:
+            detects, bound = "would detect", " (sqrt(2) x the run's: a bound, with no baseline)"
+        if "of" in p:
+            summed = " in its sum"
         lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d "
-                              "queries, sd %s%s%s" % (
-            what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4),
-            " in its sum" * ("of" in p), p["n"], _number(p["sd"], 4),
-            "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
-        floor = p.get("floor")
-        if floor:  # under --gate-on mean a floor inside the interval is a coin toss: a warning
-            low, high = floor["ci95"]
-            interval = interval_text(low, high, p["n"])
-            kind = "warning" if floor["gate_on"] == "mean" else "note"
-            prefix = "warning: " if kind == "warning" else "power: "
-            lines.append(("note", "power: %s%s's %s lies %s --min-mean %s" % (
-                what, name, interval, "above" if low > floor["limit"] else "below",
-                floor["limit"])) if floor["resolved"] else (
-                kind, undecided_text(prefix, what + name, floor["limit"], interval)))
+                              "queries, sd %s%s%s"
+                      % (what, name, detects, _number(p["mde"], 4), summed, p["n"],
+                         _number(p["sd"], 4), bound, _need_text(p, gate, flag))))
+        if p.get("floor"):
+            lines.append(_floor_power(p["floor"], what + name, p["n"]))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
+
+
+def _need_text(p, gate, flag):
+    """What a power note adds of a gate's limit (gate: (the limit as given, the queries it
+    needs)): the queries; for a sum's, that more do not help; for a limit of 0, that none do."""
+    if not gate:
+        return ""
+    if gate[1] is not None:
+        return " (%s %s would need %d queries)" % (flag, *gate)
+    if "of" in p:
+        return "; more queries make a sum's change larger, not easier to see"
+    return "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0])
+
+
+def _floor_power(floor, name, n):
+    """What --power says of a mean floor (kind, text): where the interval of n queries lies, or
+    that the floor lies inside it: under --gate-on mean a coin toss, a warning."""
+    low, high = floor["ci95"]
+    interval = interval_text(low, high, n)
+    if floor["resolved"]:
+        side = "below"
+        if low > floor["limit"]:
+            side = "above"
+        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side, floor["limit"])
+    if floor["gate_on"] == "mean":
+        return "warning", undecided_text("warning: ", name, floor["limit"], interval)
+    return "note", undecided_text("power: ", name, floor["limit"], interval)
 
 
 def breach_text(b):
@@ -7111,7 +7282,12 @@ def format_junit(runs, labels, gates):
 
 def _replicates(n):
     """'1 replicate', '2 replicates'."""
-    return "%d replicate%s" % (n, "" if n == 1 else "s")
+    return _many(n, "replicate")
+
+
+def _many(n, thing):
+    """'1 thing', '2 things'."""
+    return "%d %s%s" % (n, thing, "" if n == 1 else "s")
 
 
 def stderr_lines(runs, labels, several):
