@@ -2505,19 +2505,28 @@ class Result(dict):
 
 
 def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
-    """The general result of judged queries: means, per-query values, what was left out.
-    "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
+    """The general result of judged queries: means, per-query values, what was left out (see
+    scored_result), and how many each measure with a level of its own scored 0 for want of a
+    relevant label at that level."""
     per_query = score_queries(judged, specs, no_answer)
+    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
+    own_levels = [s for s in specs if s.rel is not None]
+    if not own_levels:
+        return result
+    answered = [j for q, j in judged.items() if q not in no_answer]
+    return Result(result, no_relevant_at_level={
+        s.name: sum(1 for j in answered if not at_level(j, s.rel).num_rel) for s in own_levels})
+
+
+def scored_result(per_query, specs, skipped, zeroed, no_answer):
+    """The general result of per-query values: "queries" counts those with an answer,
+    "no_answer_queries" the others, when some are; the means, the values, what was left out."""
     unanswered = len(per_query.keys() & no_answer)
     result = Result(queries=len(per_query) - unanswered)
     if no_answer:
         result["no_answer_queries"] = unanswered
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
-    own_levels = [s for s in specs if s.rel is not None]
-    if own_levels:  # scored 0 for want of a relevant label at the measure's own level
-        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items() if q not in no_answer
-                                                      and not at_level(j, s.rel).num_rel) for s in own_levels}
-    return result
+    return Result(result, measures=aggregated(per_query, specs), per_query=per_query,
+                  skipped=skipped, zeroed=zeroed)
 
 
 def check_domains(judged, specs, no_answer, where):
@@ -5714,7 +5723,12 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
             plan, truth, judged, result, baseline, places[0])
         result = Result(result, **comparison)
     if inputs.groups is not None:
-        result = grouped(plan, inputs, result, places[1], replicates)
+        blocks, breaches = group_results(inputs.groups, result, plan, places[1], truth.no_answer,
+                                         replicates)
+        result = Result(result, groups=blocks)
+    # of --max-group-drop, after the others
+    if inputs.groups is not None and breaches:
+        result = Result(result, breaches=result.breaches + breaches)
     result = Result(result, **described(plan, truth, ranked, judged, result))
     if plan.config.ci and intervals is None:
         intervals = mean_intervals(result["per_query"], specs, plan)
@@ -5724,17 +5738,6 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     answered = with_answer(judged, truth.no_answer)
     return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
-
-
-def grouped(plan, inputs, result, where, replicates):
-    """The result with its groups' block (see group_results), and their breaches of
-    --max-group-drop after the others."""
-    no_answer = inputs.truth.no_answer
-    blocks, breaches = group_results(inputs.groups, result, plan, where, no_answer, replicates)
-    result = Result(result, groups=blocks)
-    if breaches:
-        result = Result(result, breaches=result["breaches"] + breaches)
-    return result
 
 
 def described(plan, truth, ranked, judged, result):
@@ -5783,9 +5786,14 @@ def judge_labeled(plan, truth, ranked, places):
     is neither an error nor skipped."""
     if not label_specs(plan.specs):
         return {}, {name: [] for name in POLICIES}, {"missing_run": [], "no_relevant": []}
-    policies = dict(plan.policies, unlabeled="skip") if plan.opts.agree else plan.policies
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, policies, places, truth.no_answer)
-    return judged, dict(skipped, unlabeled=[]) if plan.opts.agree else skipped, zeroed
+    policies = plan.policies
+    if plan.opts.agree:
+        policies = dict(policies, unlabeled="skip")
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, policies,
+                                            places, truth.no_answer)
+    if plan.opts.agree:
+        skipped = dict(skipped, unlabeled=[])
+    return judged, skipped, zeroed
 
 
 def agreement_rows(plan, ranked, approved, result, where):
@@ -5803,14 +5811,12 @@ def agreement_rows(plan, ranked, approved, result, where):
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
              % (n_queries(len(alone)), first_few(alone), mine[0].name))
-    per_query, funcs, left = dict(result["per_query"]), [(s.name, _scorer(s), s.k) for s in mine], set()
-    if skip:
-        left = set(alone)
+    per_query, funcs = dict(result.per_query), [(s.name, _scorer(s), s.k) for s in mine]
+    left = set(alone) if skip else ()
     for q in dict.fromkeys(chain(ranked, theirs)):
         if q not in left:
             pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
-            scores = {name: func(pair, k) for name, func, k in funcs}
-            per_query[q] = dict(per_query.get(q, {}), **scores)
+            per_query[q] = dict(per_query.get(q, {}), **{n: f(pair, k) for n, f, k in funcs})
     # the run's, and with zero those it lacks (compare_with_baseline)
     key = "skipped" if skip else "zeroed"
     listed = result[key]["missing_run"]
@@ -5825,8 +5831,11 @@ def agreement_rows(plan, ranked, approved, result, where):
 
 
 def _top_of(ranking):
-    """The documents a Ranking keeps for the agreement measures (see Reading.agree), in rank order."""
-    return tuple(ranking.top.split("\n")) if ranking is not None and ranking.top else ()
+    """The documents a Ranking keeps for the agreement measures (see Reading.agree), in rank
+    order."""
+    if ranking is None or not ranking.top:
+        return ()
+    return tuple(ranking.top.split("\n"))
 
 
 def what_reading_did(ranked, judged, opts):
@@ -5836,7 +5845,8 @@ def what_reading_did(ranked, judged, opts):
     for key, field, wanted in (("folded", "folded", opts.separator or opts.match == "contains"),
                                ("several_labels", "several", opts.match == "contains")):
         if wanted:
-            counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
+            counts = {q: getattr(ranked[q], field)
+                      for q in judged if ranked.get(q) and getattr(ranked[q], field)}
             out[key] = {"total": sum(counts.values()), "per_query": counts}
     if opts.duplicates == "first":
         out["deduplicated"] = deduplicated(ranked, judged)
@@ -5932,7 +5942,7 @@ def unjudged_block(plan, judged, result, approved=None):
 def unjudged_marked(result):
     """{measure: set of the regressed or lost queries marked unjudged} of a comparison made
     under --unjudged-bounds (see unjudged_block); {} otherwise."""
-    return {name: set(m["queries"]) for name, m in result.get("unjudged", {}).get("marked", {}).items()}
+    return {name: set(m["queries"]) for name, m in result.unjudged.get("marked", {}).items()}
 
 
 def explain_counts(block, qids):
@@ -5949,12 +5959,15 @@ def pool_records(inputs, k, changed=()):
     """--pool's records (README: "Did it really miss?"): per query whose top k in any run given
     holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
     documents in the order of their best rank: the unlabeled queries ``changed`` first (see
-    most_changed), then the labeled ones in the labels' order; one at a time, so that memory holds one."""
+    most_changed), then the labeled ones in the labels' order; one at a time, so that memory
+    holds one."""
     truth, approved = inputs.truth, inputs.baseline
     sources = [(place(name), ranked) for name, ranked, _ in inputs.runs]
-    if approved is not None:  # a saved result holds no rankings: a note says so
+    # a saved result holds no rankings: a note says so
+    if approved is not None:
         sources += [(where, ranked) for where, ranked in [(approved.place, approved.ranked)] + [
-            (place(name), ranked) for ranked, name in approved.replicates] if not isinstance(ranked, Saved)]
+            (place(name), ranked) for ranked, name in approved.replicates]
+            if not isinstance(ranked, Saved)]
     for qid in chain(changed, truth.labels):
         ranks, labels = {}, truth.labels.get(qid, {})
         for name, ranked in sources:
@@ -5963,15 +5976,19 @@ def pool_records(inputs, k, changed=()):
                     ranks.setdefault(doc, {})[name] = rank
         order = sorted(ranks, key=lambda doc: min(ranks[doc].values()))
         if order:
-            yield {"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}}
+            yield {"query_id": qid, "relevant": dict.fromkeys(order),
+                   "ranks": {d: ranks[d] for d in order}}
 
 
 def most_changed(plan, results, labels):
-    """The queries without labels that the agreement measures compare, those whose ranking changed
-    most first: by the lowest value, in any run, of the first agreement measure asked for."""
+    """The queries without labels that the agreement measures compare, those whose ranking
+    changed most first: by the lowest value, in any run, of the first agreement measure asked
+    for."""
     first, lowest = next((s.name for s in plan.specs if agrees(s)), None), {}
-    for result in results.values() if first else ():
-        for q, row in result["per_query"].items():
+    if first is None:
+        return []
+    for result in results.values():
+        for q, row in result.per_query.items():
             if q not in labels:
                 lowest[q] = min(lowest.get(q, 1.0), row[first])
     return sorted(lowest, key=lowest.__getitem__)
@@ -5979,16 +5996,20 @@ def most_changed(plan, results, labels):
 
 def plotted_curves(plan, inputs):
     """{run name: its curves (see curves)}, and under None first the baseline's when it has
-    rankings: what --plot draws over k."""
+    rankings: what --plot draws over k; beside agreement measures each run's Overlap@k against
+    the baseline, which agrees with itself: 1 at every k."""
     no_answer, approved, drawn = inputs.truth.no_answer, inputs.baseline, {}
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
+    if plan.opts.agree:
+        itself = agreement_curve(plan, approved.ranked, approved.ranked)
+        drawn[None] = {**drawn[None], "Overlap@k": itself}
     for name, ranked, places in inputs.runs:
         judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
-        if plan.opts.agree:  # against the baseline, which agrees with itself: 1 at every k
-            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
-            drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
+        if plan.opts.agree:
+            overlap = agreement_curve(plan, ranked, approved.ranked)
+            drawn[name] = {**drawn[name], "Overlap@k": overlap}
     return drawn
 
 
@@ -6018,12 +6039,12 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     coverage is read from, judged by the same policies as every run; or a saved result's."""
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
-    no_answer = truth.no_answer
+    no_answer, removed = truth.no_answer, None
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
-    return Evaluated(ranked, judged, skipped, zeroed, result,
-                     deduplicated(ranked, ranked if plan.opts.agree else judged)
-                     if plan.opts.duplicates == "first" else None,
+    if plan.opts.duplicates == "first":
+        removed = deduplicated(ranked, ranked if plan.opts.agree else judged)
+    return Evaluated(ranked, judged, skipped, zeroed, result, removed,
                      with_answer(judged, no_answer))
 
 
@@ -6070,7 +6091,8 @@ def saved_evaluation(plan, truth, saved, whose):
 def replicate_entry(name, theirs, opts):
     """A replicate as the JSON output reports it: its name, means, skips and zeros (and the
     repeats --duplicates first removed), like the baseline's."""
-    entry = {"run": name, "measures": theirs.result["measures"], "skipped": theirs.skipped, "zeroed": theirs.zeroed}
+    entry = {"run": name, "measures": theirs.result["measures"], "skipped": theirs.skipped,
+             "zeroed": theirs.zeroed}
     if opts.duplicates == "first":
         entry["deduplicated"] = theirs.deduplicated
     return entry
@@ -6119,26 +6141,32 @@ def approved_side(plan, truth, approved, qrels_place):
     """(The baseline's Evaluated, its replicates', their (noise, unstable queries), see
     replicate_noise) of the Approved side, on the candidate's labels."""
     kept = approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place))
-    theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)), "the replicate %s" % place(name))
+    theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)),
+                                  "the replicate %s" % place(name))
               for ranked, name in approved.replicates]
     for (_, name), mine in zip(approved.replicates, theirs):
         same_queries(kept.result, mine.result, place(name), "the replicate and the baseline")
-    noise = replicate_noise(kept.result, [r.result for r in theirs], plan.specs) if theirs else (None, None)
-    return kept, theirs, noise
+    if not theirs:
+        return kept, theirs, (None, None)
+    return kept, theirs, replicate_noise(kept.result, [r.result for r in theirs], plan.specs)
 
 
 def saved_notes(plan, approved):
     """What a comparison says of saved results among the baseline and its replicates: what they
-    cannot give (they hold no rankings), and the version that saved them when it is not this one."""
+    cannot give (they hold no rankings), and the version that saved them when it is not this
+    one."""
     tool, base = "%s %s" % (PROG, __version__), approved[0].saved is not None
-    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept.saved["tool"], tool)
-             for i, kept in enumerate(approved) if kept.saved is not None and kept.saved["tool"] != tool]
+    lines = ["%s was saved by %s, and this is %s"
+             % ("a replicate" if i else "the baseline", kept.saved["tool"], tool)
+             for i, kept in enumerate(approved)
+             if kept.saved is not None and kept.saved["tool"] != tool]
     return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
         (plan.config.explain and base, "--explain gives no ranks before the change"),
         (plan.config.pool is not None and any(kept.saved is not None for kept in approved),
          "--pool lists no unjudged documents of it"),
         (plan.curves and base, "--plot draws no curves of the baseline"),
-        (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
+        (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline"))
+        if wanted]
 
 
 # === Library ===
