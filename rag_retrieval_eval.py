@@ -5858,41 +5858,60 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     document missing from its top K, or cut from it by a floor or a budget, where each one went, the
     unjudged documents in its top K, and its cause; with a baseline, each changed query's relevant
     documents' ranks before and after; and counts by cause."""
-    k, least = plan.opts.top_k, least_relevant(plan.opts.level)
-    room = max(k, plan.opts.depth or 0)  # a ranking no longer may be all a log kept: not "absent"
     causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
     counts, queries = dict.fromkeys(causes, 0), {}
-    changed = {q for c in result.get("comparison", {}).values()
-               for q in chain(fell(c), c.get("lost", ()))}
-    saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
-    before = approved.kept[0][0].ranked if approved is not None else {}
+    changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
+    # a saved baseline's ranks are unknown: a note says so
+    if approved is not None and isinstance(approved.ranked, Saved):
+        changed = set()
     for q in judged:
-        labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
-        relevant = [d for d, g in labels.items() if g >= least]
-        missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
-        cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
-               for s in plan.specs if s.filter in kept}
-        length = min(judged[q].ranked, plan.opts.depth or math.inf)  # --judged-only's drops count
-        absent = "not_ranked" if length <= room else "absent"
-        entry = {"cause": absent if None in missing.values() else "below"} if missing else {}
-        if not missing and any(cut.values()):
-            entry["cause"] = "cut"
-        if entry:
-            unjudged = [d for d in top if labels.get(d, -1) < 0]
-            judges = any(g < least for g in labels.values())  # else the others are unlabeled
-            entry.update(missing=missing, **{"unjudged" if judges else "unlabeled": unjudged},
-                         cut={m: docs for m, docs in cut.items() if docs},
-                         ranked=entry["cause"] == "not_ranked" and length)
+        before = None
+        if q in changed:
+            before = _seen_of(approved.kept[0][0].ranked.get(q))[0]
+        # --judged-only's drops count
+        length = min(judged[q].ranked, plan.opts.depth or math.inf)
+        entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
+        if "cause" in entry:
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
-            counts["unjudged" if judges else "unlabeled"] += bool(unjudged)
-        if q in changed and not saved:
-            ranked_before = _seen_of(before.get(q))[0]
-            entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
+            counts["unjudged"] += "unjudged" in entry
+            counts["unlabeled"] += "unlabeled" in entry
         if entry:
-            queries[q] = {key: value for key, value in entry.items()
-                          if value or type(value) is int}  # 0 ranked is something to say
-    return _named({"k": k, "counts": counts, "queries": queries}, plan.opts.match)
+            queries[q] = entry
+    return _named({"k": plan.opts.top_k, "counts": counts, "queries": queries}, plan.opts.match)
+
+
+def _explained(plan, labels, ranking, length, before):
+    """One query's entry of the explain block, {} for nothing to say: the cause when a relevant
+    document is missing from the top k (absent, not_ranked: the ranking, ``length`` long, may be
+    all a log kept, below) or cut from it, each missing one's rank, the unjudged (or unlabeled)
+    in the top k, those cut by each measure; before: the baseline's ranks, when the query
+    changed, for each relevant document's ranks before and after."""
+    k, least = plan.opts.top_k, least_relevant(plan.opts.level)
+    ranks, top, kept = _seen_of(ranking)
+    relevant = [d for d, g in labels.items() if g >= least]
+    missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
+    cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
+           for s in plan.specs if s.filter in kept}
+    cause, entry = "below", {}
+    if None in missing.values():
+        cause = "absent"
+    # a ranking no longer may be all a log kept: not "absent"
+    if None in missing.values() and length <= max(k, plan.opts.depth or 0):
+        cause = "not_ranked"
+    if not missing:
+        cause = "cut"
+    if missing or any(cut.values()):
+        # else the others are unlabeled
+        unjudged = "unjudged" if any(g < least for g in labels.values()) else "unlabeled"
+        entry = {"cause": cause, "missing": missing,
+                 unjudged: [d for d in top if labels.get(d, -1) < 0],
+                 "cut": {m: docs for m, docs in cut.items() if docs},
+                 "ranked": cause == "not_ranked" and length}
+    if before is not None:
+        entry["ranks"] = {d: [before.get(d), ranks.get(d)] for d in relevant}
+    # 0 ranked is something to say
+    return {key: value for key, value in entry.items() if value or type(value) is int}
 
 
 def _named(block, match):
@@ -5900,13 +5919,14 @@ def _named(block, match):
     "texts": {name: its first 40 characters} for the reports, under --match text or contains."""
     if match == "id":
         return block
-    texts = {}
+    texts, queries = {}, {}
 
     def name(doc):
         short = text_id(doc)
         texts.setdefault(short, doc[:40])
         return short
-    for entry in block["queries"].values():
+    for q, entry in block["queries"].items():
+        entry = queries[q] = dict(entry)
         for key in ("missing", "ranks"):
             if key in entry:
                 entry[key] = {name(d): value for d, value in entry[key].items()}
@@ -5914,28 +5934,33 @@ def _named(block, match):
                       for key in ("unjudged", "unlabeled") if key in entry})
         if "cut" in entry:
             entry["cut"] = {m: [name(d) for d in docs] for m, docs in entry["cut"].items()}
-    return dict(block, texts=texts)
+    return dict(block, queries=queries, texts=texts)
 
 
 def unjudged_block(plan, judged, result, approved=None):
     """The "unjudged" block of a result (README: "Did it really miss?"): each bounded measure's
     judged mean and its mean if every unjudged document were relevant; with a baseline, the
-    baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate top k
-    holds unjudged documents."""
-    block = unjudged_bounds(judged, plan.specs)
-    for name, values in block["measures"].items():
-        block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
+    baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate
+    top k holds unjudged documents."""
+    bounds = unjudged_bounds(judged, plan.specs)
+    block = dict(bounds, measures={
+        name: {"judged": result.measures[name], "if_relevant": values["if_relevant"]}
+        for name, values in bounds["measures"].items()})
+    if approved is None:
+        return block
+    kept = approved.kept[0][0]
     # a saved baseline's: a note says so
-    if approved is not None and approved.kept[0][0].judged is not None:
-        theirs = unjudged_bounds({q: approved.kept[0][0].judged[q] for q in judged}, plan.specs)
-        block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
-                                    "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
-    if approved is not None:
-        specs = {s.name: s for s in plan.specs}
-        changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
-                   for name, c in result["comparison"].items() if name in block["measures"]}
-        block["marked"] = {name: {"changed": len(qids), "queries": [q for q in qids if _unjudged_within(
-            judged[q], specs[name].k)]} for name, qids in changed.items()}
+    if kept.judged is not None:
+        theirs = unjudged_bounds({q: kept.judged[q] for q in judged}, plan.specs)["measures"]
+        block["baseline"] = {
+            name: {"judged": result.comparison[name]["baseline"], "if_relevant": v["if_relevant"]}
+            for name, v in theirs.items()}
+    specs = {s.name: s for s in plan.specs}
+    changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
+               for name, c in result.comparison.items() if name in block["measures"]}
+    block["marked"] = {name: {"changed": len(qids), "queries": [
+        q for q in qids if _unjudged_within(judged[q], specs[name].k)]}
+        for name, qids in changed.items()}
     return block
 
 
@@ -6049,43 +6074,58 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
 
 
 def saved_evaluation(plan, truth, saved, whose):
-    """approved_evaluation of a saved result (README: "Keep the approved result"): its values of the
-    measures asked for stand for its run's, once check_saved agrees and its queries are the labels'
-    (less those it skipped).  It holds no rankings: no curves, nothing judged."""
-    obj, where, specs, no_answer = saved.result, saved.source, plan.specs, truth.no_answer
+    """approved_evaluation of a saved result (README: "Keep the approved result"): its values of
+    the measures asked for stand for its run's, once check_saved agrees and its queries are the
+    labels' (less those it skipped).  It holds no rankings: no curves, nothing judged."""
+    obj, where, specs = saved.result, saved.source, plan.specs
     if "per_query" not in obj:
-        fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s" % (len(obj["runs"]),
-                                                                                                  whose))
+        fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s"
+             % (len(obj["runs"]), whose))
     if "manifest" not in obj and "mrr_at_k" in obj:
-        fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's shape: save a result "
-                    "with -m R@3,RR@3 instead, which says what it was made on")
+        fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's "
+                    "shape: save a result with -m R@3,RR@3 instead, which says what it was made on")
     no_repeated_key(obj, where)
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
+    result = _saved_result(plan, truth, obj, where, whose)
+    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
+    judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
+    if coverage is None and judges:
+        fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
+             "warning reads: score its run again" % coverage_measure(specs))
+    removed = None
+    if plan.opts.duplicates == "first":
+        removed = obj.get("deduplicated")
+    counts = isinstance(removed, dict) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
+    if plan.opts.duplicates == "first" and not counts:
+        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
+             % show(removed))
+    return Evaluated({}, None, result.skipped, result.zeroed, result, removed, coverage,
+                     obj["manifest"])
+
+
+def _saved_result(plan, truth, obj, where, whose):
+    """The general result a saved one stands for: its skips and zeros, and its values of the
+    measures asked for on the labels' queries (less those it skipped), refused when they are
+    not those, or when its means are not those of its values."""
     skipped, zeroed = (_saved_lists(obj, key, names, where) for key, names in (
         ("skipped", POLICIES), ("zeroed", ("missing_run", "no_relevant"))))
-    odd = set(obj["per_query"]) ^ (set(truth.labels) - set(skipped["missing_run"]) - set(skipped["no_relevant"]))
+    left = set(truth.labels) - set(skipped["missing_run"]) - set(skipped["no_relevant"])
+    odd = set(obj["per_query"]) ^ left
     if odd:
-        fail(where, "%s was saved on other queries than the labels give (%s): it was cut or edited; score its run "
-                    "again" % (whose, first_few(sorted(odd))))
+        fail(where, "%s was saved on other queries than the labels give (%s): it was cut or "
+                    "edited; score its run again" % (whose, first_few(sorted(odd))))
+    specs, no_answer = plan.specs, truth.no_answer
     per_query = {q: _saved_row(row, [s for s in specs if answers(s) != (q in no_answer)], where, q)
                  for q, row in obj["per_query"].items()}
-    unanswered = len(per_query.keys() & no_answer)
-    result = dict({"queries": len(per_query) - unanswered}, **({"no_answer_queries": unanswered} if no_answer else {}))
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
     check_self_consistent(obj, result, where)
     levels = [s.name for s in specs if s.rel is not None]
-    if levels:
-        result["no_relevant_at_level"] = {n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels}
-    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
-    if coverage is None and any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values()):
-        fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage warning reads: score "
-                                                     "its run again" % coverage_measure(specs))
-    removed = obj.get("deduplicated") if plan.opts.duplicates == "first" else None
-    if plan.opts.duplicates == "first" and not (isinstance(removed, dict) and all(
-            isinstance(n, int) and not isinstance(n, bool) for n in removed.values())):
-        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s" % show(removed))
-    return Evaluated({}, None, skipped, zeroed, result, removed, coverage, obj["manifest"])
+    if not levels:
+        return result
+    return Result(result, no_relevant_at_level={
+        n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels})
 
 
 def replicate_entry(name, theirs, opts):
@@ -7352,33 +7392,37 @@ def format_svg(runs, drawn, labels):
     some; labels: run_labels() of the runs and the baseline, shown whole in the title and
     tooltips, shortened in legends."""
     first, series = next(iter(runs.values())), list(drawn.items())
-    colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
-    legend = _legend({name: labels[name] for name, _ in series})
+    named = {name: labels[name] for name in drawn}
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(drawn)}
+    legend, compared = _legend(named), "baseline_per_query" in first
     # the <title>, whole
-    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
+    title = "Retrieval evaluation of %s" % ", ".join(named.values())
     lines = _wrap(title, _TITLE)
-    if len(lines) > 3:  # names too long to show whole: shortened as a legend's, with more room
-        wide = _legend({name: labels[name] for name, _ in series}, _TITLE // 2)
-        lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide[name] for name, _ in series), _TITLE)
+    # names too long to show whole: shortened as a legend's, with more room
+    if len(lines) > 3:
+        wide = _legend(named, _TITLE // 2)
+        lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide.values()), _TITLE)
     parts, y = [], 36 + 20 * len(lines)
     for label in series[-1][1]:
-        parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
+        panel = [(labels[n], legend[n], c[label], colours[n]) for n, c in series]
+        parts.append(_curve_panel(label, panel, y))
         y += _PANEL + 70
-    if "baseline_per_query" in first:
-        for name, r in runs.items():
-            for measure in r["measures"]:
-                parts.append(_strip(labels[name], legend[name], measure, r, y))
-                y += _STRIP + 60
-    shown = _xml(lines[0]) if len(lines) == 1 else "".join('<tspan x="%d" dy="%d">%s</tspan>' % (
-        _LEFT, 20 * (i > 0), _xml(line)) for i, line in enumerate(lines))
-    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(series[-1][1]),
-            "; then each query's change from the baseline, sorted, losses in red, gains in green"
-            if "baseline_per_query" in first else ""))
+    for name, r in runs.items() if compared else ():
+        for measure in r["measures"]:
+            parts.append(_strip(labels[name], legend[name], measure, r, y))
+            y += _STRIP + 60
+    shown = _xml(lines[0])
+    if len(lines) > 1:
+        shown = "".join('<tspan x="%d" dy="%d">%s</tspan>' % (_LEFT, 20 * (i > 0), _xml(line))
+                        for i, line in enumerate(lines))
+    desc = "Mean of %s over the cutoff k for each run" % ", ".join(series[-1][1])
+    if compared:
+        desc += "; then each query's change from the baseline, sorted, losses in red, gains in green"
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
             'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n<title '
             'id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" '
             'fill="white"/>\n<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
-            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, shown))
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc + "."), _LEFT, shown))
     return head + "".join(parts) + "</svg>\n"
 
 
@@ -7386,15 +7430,24 @@ def _legend(labels, limit=_LEGEND):
     """{run: its label as a legend shows it}: the end of a long one, where paths differ, from a
     path separator when one leaves room (the whole label is in the picture's title and in each
     line's tooltip), the baseline's still called so, and numbered when two are the same."""
-    def end(name, label, room):
-        head = "baseline " if name is None and label.startswith("baseline ") else ""
-        tail, room = label[len(head):], room - len(head)
-        cuts = [i for i, c in enumerate(tail) if c in "/\\" and len(tail) - i < room] + [len(tail) + 1 - room]
-        return head + (tail if len(tail) <= room else "\u2026" + tail[cuts[0]:])
-    short = {name: end(name, label, limit) for name, label in labels.items()}
+    short = {name: _shortened(name, label, limit) for name, label in labels.items()}
     if len(set(short.values())) < len(short):
-        short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
+        short = {name: "%d: %s" % (i, _shortened(name, label, limit - 3))
+                 for i, (name, label) in enumerate(labels.items(), 1)}
     return short
+
+
+def _shortened(name, label, room):
+    """A run's label (name: None for the baseline's) within ``room`` characters: its end, from a
+    path separator when one leaves room, after "baseline " for the baseline's."""
+    head = ""
+    if name is None and label.startswith("baseline "):
+        head = "baseline "
+    tail, room = label[len(head):], room - len(head)
+    if len(tail) <= room:
+        return head + tail
+    cuts = [i for i, c in enumerate(tail) if c in "/\\" and len(tail) - i < room]
+    return head + "\u2026" + tail[(cuts + [len(tail) + 1 - room])[0]:]
 
 
 def _wrap(text, width):
@@ -7414,40 +7467,43 @@ def _wrap(text, width):
 
 def _xml(text):
     """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return text.replace("\ufffe", "?").replace("\uffff", "?")
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("\ufffe", "?").replace("\uffff", "?")
 
 
 def _curve_panel(label, series, top):
     """One measure's curves: axes, a grid, a line per run, a legend."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
-    ks = [k for k, _ in series[0][2]]
+    right, ks = _LEFT + width, [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
     # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
     spread = math.log if ks[-1] > PLOT_POINTS else float
-    x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
+
+    def x(k):
+        if ks[-1] == 1:
+            return _LEFT + width / 2
+        return _LEFT + width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over '
-           'queries</text>\n'
-           % (_xml(label), _LEFT, top - 10, _xml(label))]
-    for i in range(5):
-        v = low + (high - low) * i / 4
-        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
-                   'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
+           'queries</text>\n' % (_xml(label), _LEFT, top - 10, _xml(label))]
+    for v in (low + (high - low) * i / 4 for i in range(5)):
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" '
+                   'y="%.1f" text-anchor="end">%.2f</text>\n'
+                   % (_LEFT, right, y(v), y(v), _LEFT - 6, y(v) + 4, v))
     for k in _k_ticks(ks[-1]):
-        out.append('<text x="%.1f" y="%d" '
-                   'text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n'
+                   % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
                % (_LEFT + width / 2, top + _PANEL + 34))
     for i, (name, short, points, colour) in enumerate(series):
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" '
-                   'points="%s"><title>%s</title></polyline>\n'
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s'
+                   '</title></polyline>\n'
                    % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
-        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
-                   '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
-                                                      top + 14 + 18 * i, colour, _LEFT + width + 36,
-                                                      top + 18 + 18 * i, _xml(short)))
+        row = top + 14 + 18 * i
+        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text '
+                   'x="%d" y="%d">%s</text>\n'
+                   % (right + 12, right + 30, row, row, colour, right + 36, row + 4, _xml(short)))
     return "".join(out) + "</g>\n"
 
 
@@ -7460,12 +7516,15 @@ def _k_ticks(top):
     >>> _k_ticks(1000), _k_ticks(700)
     ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 2, 5, 10, 20, 50, 100, 200, 700])
     """
-    if top <= PLOT_POINTS:
-        ticks = [1] + list(range(5, top + 1, 5))
-    else:
+    # a tick past far would crowd top's label
+    ticks, far = [1] + list(range(5, top + 1, 5)), top * (7 / 8)
+    if top > PLOT_POINTS:
         ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
-    far = top * (7 / 8 if top <= PLOT_POINTS else 0.7)  # a tick past this would crowd top's label
-    return [t for t in ticks if t == top or t <= far] + ([top] if top not in ticks else [])
+        far = top * 0.7
+    shown = [t for t in ticks if t == top or t <= far]
+    if top not in ticks:
+        shown.append(top)
+    return shown
 
 
 def _strip(name, short, measure, result, top):
@@ -7473,39 +7532,56 @@ def _strip(name, short, measure, result, top):
     with replicates, a grey tick under each bar that holds an unstable query."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
     base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
-    moved = sorted((row[measure] - base[q][measure], q in unstable) for q, row in result["per_query"].items()
-                   if measure in row)
+    moved = sorted((row[measure] - base[q][measure], q in unstable)
+                   for q, row in result["per_query"].items() if measure in row)
     deltas = [d for d, _ in moved]
-    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
-    counts = "%d worse, %d better" % (worse, better)
-    if agrees(parse_measures([measure])[0]):  # agreement: a change, neither worse nor better
-        counts = "%d changed" % worse
     bins = min(len(deltas), PLOT_BARS)
     edges = [i * len(deltas) // bins for i in range(bins + 1)]
-    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
+    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i])
+            for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
-    middle, half = top + _STRIP / 2, _STRIP / 2
-    # nothing moved: no scale
-    out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
-           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
-                          len(deltas) - worse - better),
-           '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
-           '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
-           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
-           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]
+    out = _strip_head(name, short, measure, deltas, top, scale)
+    middle, half, step = top + _STRIP / 2, _STRIP / 2, max(width / bins, 0.5)
     for i, d in enumerate(bars):
+        left, h, y, fill = _LEFT + width * i / bins, half * abs(d) / scale, middle, "#d62728"
+        if d > 0:
+            y, fill = middle - h, "#2ca02c"
         if d:
-            h = half * abs(d) / scale
             out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
-                       % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
-                          "#2ca02c" if d > 0 else "#d62728"))
+                       % (left, y, step, h, fill))
         if any(flag for _, flag in moved[edges[i]:edges[i + 1]]):
             out.append('<rect x="%.2f" y="%d" width="%.2f" height="4" fill="#888"/>\n'
-                       % (_LEFT + width * i / bins, top + _STRIP + 2, max(width / bins, 0.5)))
-    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n' % (_LEFT, top + _STRIP + 18, (
-        "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable) if unstable else "")))
+                       % (left, top + _STRIP + 2, step))
+    ticks = ""
+    if unstable:
+        ticks = "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable)
+    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n'
+               % (_LEFT, top + _STRIP + 18, ticks))
     return "".join(out) + "</g>\n"
+
+
+def _strip_head(name, short, measure, deltas, top, scale):
+    """A strip's group, its title (how many queries are worse, better, or of an agreement
+    measure changed, and the same), its middle line and its scale: none when nothing moved."""
+    width, middle = _SVG_WIDTH - _LEFT - _RIGHT, top + _STRIP / 2
+    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    counts = "%d worse, %d better" % (worse, better)
+    # agreement: a change, neither worse nor better
+    if agrees(parse_measures([measure])[0]):
+        counts = "%d changed" % worse
+    scale_text = '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)
+    if any(deltas):
+        scale_text = ('<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" '
+                      'text-anchor="end">%+.2f</text>\n'
+                      % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale))
+    return ['<g aria-label="change of %s per query, %s against the baseline">\n'
+            % (_xml(measure), _xml(name)),
+            '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
+            '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
+                           len(deltas) - worse - better),
+            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n'
+            % (_LEFT, _LEFT + width, middle, middle),
+            scale_text]
 
 
 # === Command line ===
