@@ -3470,7 +3470,8 @@ def manifest(plan, digests, labels, judged, run=None):
             "measures": [s.name for s in plan.specs], "options": recorded_options(plan.config)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
         cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
-        made["label_coverage"] = {n: mean_judged(judged, n) for n in map("Judged@%d".__mod__, cutoffs)}
+        made["label_coverage"] = {n: mean_judged(judged, n)
+                                  for n in map("Judged@%d".__mod__, cutoffs)}
     config = plan.config
     given = [o.name for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None]
     made["inputs"] = {n: [run] if n == "run" else getattr(config, n) for n in given if run}
@@ -5855,9 +5856,9 @@ def what_reading_did(ranked, judged, opts):
 
 def explanations(plan, truth, ranked, judged, result, approved=None):
     """The "explain" block (README: "The answer missed the passage"): per query with a relevant
-    document missing from its top K, or cut from it by a floor or a budget, where each one went, the
-    unjudged documents in its top K, and its cause; with a baseline, each changed query's relevant
-    documents' ranks before and after; and counts by cause."""
+    document missing from its top K, or cut from it by a floor or a budget, where each one went,
+    the unjudged documents in its top K, and its cause; with a baseline, each changed query's
+    relevant documents' ranks before and after; and counts by cause."""
     causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
     counts, queries = dict.fromkeys(causes, 0), {}
     changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
@@ -6083,7 +6084,8 @@ def saved_evaluation(plan, truth, saved, whose):
              % (len(obj["runs"]), whose))
     if "manifest" not in obj and "mrr_at_k" in obj:
         fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's "
-                    "shape: save a result with -m R@3,RR@3 instead, which says what it was made on")
+                    "shape: save a result with -m R@3,RR@3 instead, which says what it was made "
+                    "on")
     no_repeated_key(obj, where)
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
@@ -6205,8 +6207,8 @@ def saved_notes(plan, approved):
         (plan.config.pool is not None and any(kept.saved is not None for kept in approved),
          "--pool lists no unjudged documents of it"),
         (plan.curves and base, "--plot draws no curves of the baseline"),
-        (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline"))
-        if wanted]
+        (plan.config.unjudged_bounds and base,
+         "--unjudged-bounds gives no bounds of the baseline")) if wanted]
 
 
 # === Library ===
@@ -6645,7 +6647,8 @@ def format_table(result, per_query=False):
         lines.append(_folded_text(result))
     for kind, lists in (("skipped", result.skipped),
                         ("scored as empty or without relevant labels", result.zeroed)):
-        lines += ["%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids), first_few(qids, 10))
+        lines += ["%s (%s): %d: %s"
+                  % (kind, reason.replace("_", " "), len(qids), first_few(qids, 10))
                   for reason, qids in lists.items() if qids]
     if result.comparison:
         lines += ["", format_comparison(result)]
@@ -6753,8 +6756,9 @@ _MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>~&!]")
 
 
 def _md(text):
-    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can break no table
-    (a '|' becomes an entity: no splitter can take it for a cell's end) and start no emphasis."""
+    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can break no
+    table (a '|' becomes an entity: no splitter can take it for a cell's end) and start no
+    emphasis."""
     return _MD_SPECIAL.sub(r"\\\g<0>", str(text)).replace("|", "&#124;")
 
 
@@ -6770,7 +6774,8 @@ def _md_table(rows, labels=1):
 def format_markdown(result, per_query=False, worst=5):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
-    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)), ""]
+    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)),
+             ""]
     lines += _md_breaches(_breach_lines(result), len(result.breaches))
     if result.comparison:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
@@ -6896,7 +6901,8 @@ def explain_columns(block, label):
 
     def missing(q, cause):
         # a document without a rank has its query's cause
-        causes = [entry(q)["cause"] if r is None else "below" for r in entry(q).get("missing", {}).values()]
+        causes = [entry(q)["cause"] if r is None else "below"
+                  for r in entry(q).get("missing", {}).values()]
         return causes.count(cause)
     columns = [(label + cause, partial(missing, cause=cause))
                for cause in ("absent", "not_ranked", "below")]
@@ -6919,8 +6925,8 @@ def _csv_text(qids, columns, results):
     writer = csv.writer(out, lineterminator="\n")
     groups = ["group:" + name for name in members]
     writer.writerow(["query"] + [header for header, _ in columns] + groups)
-    writer.writerows([q] + [cell(q) for _, cell in columns] + [int(q in m) for m in members.values()]
-                     for q in qids)
+    writer.writerows([q] + [cell(q) for _, cell in columns]
+                     + [int(q in m) for m in members.values()] for q in qids)
     return out.getvalue().rstrip("\n")
 
 
@@ -7048,18 +7054,23 @@ def _runs_rows(results, labels):
 def _runs_footnotes(results):
     """What the change marks mean and, when some queries have no answer in the corpus, what
     the queries column counts."""
-    lines = [_change_note("runs")] if "comparison" in next(iter(results.values())) else []
-    unanswered = {name: r["no_answer_queries"] for name, r in results.items() if "no_answer_queries" in r}
-    if unanswered:
-        counts = set(unanswered.values())
-        lines.append("queries: those with an answer; those without one, which only "
-                     "Abstain scores: %s" % (
-            counts.pop() if len(counts) == 1 else ", ".join("%s %d" % kv for kv in unanswered.items())))
-    return lines
+    lines = []
+    if "comparison" in next(iter(results.values())):
+        lines.append(_change_note("runs"))
+    unanswered = {name: r["no_answer_queries"] for name, r in results.items()
+                  if "no_answer_queries" in r}
+    if not unanswered:
+        return lines
+    counts = ", ".join("%s %d" % kv for kv in unanswered.items())
+    if len(set(unanswered.values())) == 1:
+        counts = set(unanswered.values()).pop()
+    return lines + ["queries: those with an answer; those without one, which only Abstain "
+                    "scores: %s" % counts]
 
 
 def _change_note(family):
-    return "(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x measures" % family
+    return ("(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x "
+            "measures" % family)
 
 
 def _runs_csv(results, labels):
@@ -7078,7 +7089,8 @@ def _runs_csv(results, labels):
             value, marked = partial(_cell, r.per_query, n), unjudged_marked(r)
             columns.append(("%s %s" % (n, labels[run]), value))
             if base:
-                columns.append(("%s %s delta" % (n, labels[run]), partial(_delta_cell, value, base, n)))
+                delta = partial(_delta_cell, value, base, n)
+                columns.append(("%s %s delta" % (n, labels[run]), delta))
             if n in marked:
                 flags = partial(_flag_cell, marked, n, r.per_query)
                 columns.append(("%s %s unjudged" % (n, labels[run]), flags))
@@ -7228,7 +7240,8 @@ def power_lines(block, flag, what=""):
     lines = []
     for name, p in block.items():
         if p["mde"] is None:
-            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say" % (what, name)))
+            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say"
+                          % (what, name)))
             continue
         # (the limit as given, the queries it needs)
         gate = next(iter(p.get("queries_for", {}).items()), None)
@@ -7269,7 +7282,8 @@ def _floor_power(floor, name, n):
         side = "below"
         if low > floor["limit"]:
             side = "above"
-        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side, floor["limit"])
+        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side,
+                                                                   floor["limit"])
     if floor["gate_on"] == "mean":
         return "warning", undecided_text("warning: ", name, floor["limit"], interval)
     return "note", undecided_text("power: ", name, floor["limit"], interval)
@@ -7417,7 +7431,8 @@ def format_svg(runs, drawn, labels):
                         for i, line in enumerate(lines))
     desc = "Mean of %s over the cutoff k for each run" % ", ".join(series[-1][1])
     if compared:
-        desc += "; then each query's change from the baseline, sorted, losses in red, gains in green"
+        desc += ("; then each query's change from the baseline, sorted, losses in red, gains in "
+                 "green")
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
             'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n<title '
             'id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" '
@@ -7519,7 +7534,8 @@ def _k_ticks(top):
     # a tick past far would crowd top's label
     ticks, far = [1] + list(range(5, top + 1, 5)), top * (7 / 8)
     if top > PLOT_POINTS:
-        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
+        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5)
+                 if m * 10 ** e <= top]
         far = top * 0.7
     shown = [t for t in ticks if t == top or t <= far]
     if top not in ticks:
@@ -7554,7 +7570,8 @@ def _strip(name, short, measure, result, top):
                        % (left, top + _STRIP + 2, step))
     ticks = ""
     if unstable:
-        ticks = "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable)
+        ticks = ("; a grey tick marks the %d unstable among the baseline's replicates"
+                 % len(unstable))
     out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n'
                % (_LEFT, top + _STRIP + 18, ticks))
     return "".join(out) + "</g>\n"
@@ -8102,8 +8119,10 @@ def compute(config, seed_mode=False):
         known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
         plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
     results = evaluate_runs(plan, inputs, files=True)
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
-        plan, results, inputs.truth.labels)))
+    pool = config.pool
+    if pool:
+        changed = most_changed(plan, results, inputs.truth.labels)
+        pool = (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, changed))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 
