@@ -3472,9 +3472,9 @@ def manifest(plan, digests, labels, judged, run=None):
         cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
         made["label_coverage"] = {n: mean_judged(judged, n)
                                   for n in map("Judged@%d".__mod__, cutoffs)}
-    config = plan.config
-    given = [o.name for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None]
-    made["inputs"] = {n: [run] if n == "run" else getattr(config, n) for n in given if run}
+    given = {o.name: getattr(plan.config, o.name) for o in OPTIONS if o.stage == "input"}
+    made["inputs"] = {n: [run] if n == "run" else value
+                      for n, value in given.items() if run and value is not None}
     return made
 
 
@@ -5730,20 +5730,17 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     # of --max-group-drop, after the others
     if inputs.groups is not None and breaches:
         result = Result(result, breaches=result.breaches + breaches)
-    result = Result(result, **described(plan, truth, ranked, judged, result))
-    if plan.config.ci and intervals is None:
-        intervals = mean_intervals(result["per_query"], specs, plan)
-    if plan.config.ci:
-        result = Result(result, ci95=intervals)
+    result = Result(result, **described(plan, truth, ranked, judged, result, intervals))
     check_floors(plan, result)
     answered = with_answer(judged, truth.no_answer)
     return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
 
 
-def described(plan, truth, ranked, judged, result):
+def described(plan, truth, ranked, judged, result, intervals):
     """The blocks a result holds after its values and comparison: --power's, how many clusters
-    the tests drew, the warnings, what reading did (see what_reading_did) and --ties' bounds."""
+    the tests drew, the warnings, what reading did (see what_reading_did), --ties' bounds and
+    --ci's intervals (those of the comparison's resamples, when it drew them)."""
     specs, per_query, no_answer, blocks = plan.specs, result["per_query"], truth.no_answer, {}
     if plan.config.power:
         base = result.get("baseline_per_query")
@@ -5758,6 +5755,10 @@ def described(plan, truth, ranked, judged, result):
     blocks.update(what_reading_did(ranked, per_query, plan.opts))
     if plan.opts.ties:
         blocks["ties"] = tie_bounds(judged, specs, per_query, plan.opts, no_answer)
+    if plan.config.ci and intervals is None:
+        intervals = mean_intervals(per_query, specs, plan)
+    if plan.config.ci:
+        blocks["ci95"] = intervals
     return blocks
 
 
@@ -5767,12 +5768,13 @@ def explained(plan, inputs, ranked, judged, result):
     approved, blocks = inputs.baseline, {}
     if plan.config.unjudged_bounds:
         blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
-    if plan.config.explain:
-        explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
-        blocks["explain"] = explain
-    if plan.config.explain and "groups" in result:
+    if not plan.config.explain:
+        return blocks
+    explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
+    blocks["explain"] = explain
+    if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
-                            for g, b in result["groups"].items()}
+                            for g, b in result.groups.items()}
     return blocks
 
 
@@ -8119,10 +8121,8 @@ def compute(config, seed_mode=False):
         known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
         plan = plan._replace(clusters=check_clusters(load(config.clusters, "clusters"), known))
     results = evaluate_runs(plan, inputs, files=True)
-    pool = config.pool
-    if pool:
-        changed = most_changed(plan, results, inputs.truth.labels)
-        pool = (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, changed))
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
+        plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 
