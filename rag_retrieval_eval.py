@@ -5700,7 +5700,7 @@ def evaluate_runs(plan, inputs, files=False):
     results = {name: evaluate_loaded(plan, inputs, digests, ranked, places, files and name)
                for name, ranked, places in inputs.runs}
     if len(results) > 1 and inputs.baseline is not None:
-        holm_over(row for r in results.values() for row in r["comparison"].values())
+        holm_over(row for r in results.values() for row in r.comparison.values())
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
                   for row in block["comparison"].values())
     return results
@@ -5741,7 +5741,7 @@ def described(plan, truth, ranked, judged, result, intervals):
     """The blocks a result holds after its values and comparison: --power's, how many clusters
     the tests drew, the warnings, what reading did (see what_reading_did), --ties' bounds and
     --ci's intervals (those of the comparison's resamples, when it drew them)."""
-    specs, per_query, no_answer, blocks = plan.specs, result["per_query"], truth.no_answer, {}
+    specs, per_query, no_answer, blocks = plan.specs, result.per_query, truth.no_answer, {}
     if plan.config.power:
         base = result.get("baseline_per_query")
         blocks["power"] = power(per_query, specs, base, plan.config.max_mean_drop)
@@ -5749,7 +5749,7 @@ def described(plan, truth, ranked, judged, result, intervals):
         answered = list(with_answer(per_query, no_answer))
         blocks["clusters"] = len(cluster_rows(answered, plan.clusters))
     mismatch = id_mismatch(with_answer(ranked, no_answer), truth.labels, plan.opts.match)
-    warnings = [w for w in (mismatch, coverage_warning(result.get("coverage"), specs)) if w]
+    warnings = [w for w in (mismatch, coverage_warning(result.coverage, specs)) if w]
     blocks["warnings"] = warnings + blind_warnings(result, specs, plan.config)
     # agreement's unlabeled too
     blocks.update(what_reading_did(ranked, per_query, plan.opts))
@@ -6457,7 +6457,7 @@ def format_comparison(result, worst=5):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
     if result.breaches:
-        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
+        lines += _section("gate breaches:", _breach_lines(result))
     lost, unstable, moved, histograms = changes(result, worst)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
               % (name, ", ".join(qids), _unjudged_of(", ".join(marked)))
@@ -6467,8 +6467,7 @@ def format_comparison(result, worst=5):
     for title, regressed, shown in moved:
         rows = [[name, q, before + " ->", after, delta] + marks
                 for name, q, before, after, delta, *marks in regressed]
-        lines += ["", title + ":"] + ["  " + line.rstrip() for line in _columns(rows)]
-        lines.append("  " + shown)
+        lines += _section(title + ":", [line.rstrip() for line in _columns(rows)] + [shown])
     for name, counts in histograms:
         lines += ["", "per-query deltas of %s:" % name]
         lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result.queries)))
@@ -6656,14 +6655,23 @@ def format_table(result, per_query=False):
         lines += ["", format_comparison(result)]
     # a floor's, without a baseline
     elif result.breaches:
-        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
+        lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
-        lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
-        lines += _group_footnotes(result)
+        lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
     if result.explain:
         head, *rest = explain_lines(result.explain)
-        lines += ["", head] + ["  " + line for line in rest]
+        lines += _section(head, rest)
     return "\n".join(lines)
+
+
+def _section(head, lines):
+    """A section of a text report: a blank line, its head, its lines indented."""
+    return ["", head] + ["  " + line for line in lines]
+
+
+def _bullets(lines):
+    """Report lines as the items of a Markdown list."""
+    return ["- " + _md(line) for line in lines]
 
 
 def _folded_text(result):
@@ -6783,10 +6791,10 @@ def format_markdown(result, per_query=False, worst=5):
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
-    lines += ["- " + _md(note.text) for note in notes(result) if note.kind != "gate failed"]
+    lines += _bullets(note.text for note in notes(result) if note.kind != "gate failed")
     if result.groups:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
-        lines += ["- " + _md(line) for line in _group_footnotes(result)]
+        lines += _bullets(_group_footnotes(result))
     if result.explain:
         lines += _md_explain(result.explain)
     if per_query:
@@ -6802,10 +6810,10 @@ def _md_explain(block, first=5):
     """An explain block for a CI page: the counts and the first queries, the rest folded away."""
     head, *rest = explain_lines(block)
     lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""]
-    lines += ["- " + _md(line) for line in rest[:first]]
+    lines += _bullets(rest[:first])
     if rest[first:]:
         lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
-        lines += ["- " + _md(line) for line in rest[first:]] + ["", "</details>"]
+        lines += _bullets(rest[first:]) + ["", "</details>"]
     return lines + [""]
 
 
@@ -6818,7 +6826,7 @@ def _md_breaches(breaches, count):
     if count == 1:
         plural = ""
     return (["**%d gate breach%s**" % (count, plural), ""]
-            + ["- " + _md(line) for line in breaches] + [""])
+            + _bullets(breaches) + [""])
 
 
 def _means_rows(result):
@@ -6984,17 +6992,16 @@ def _runs_table(results, labels, breaches):
     """format_runs' table: the runs' rows, their breaches, each run's groups and --explain."""
     lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
     if breaches:
-        lines += ["", "gate breaches:"] + ["  " + line for line in breaches]
+        lines += _section("gate breaches:", breaches)
     grouped = [r for r in results.values() if r.groups]
     for name, r in results.items():
         if r.groups:
-            lines += ["", "groups of %s:" % labels[name]]
-            lines += ["  " + line for line in _columns(_group_rows(r))]
+            lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
     lines += _group_footnotes(*grouped)
     for name, r in results.items():
         if r.explain:
             head, *rest = explain_lines(r.explain)
-            lines += ["", "%s: %s" % (labels[name], head)] + ["  " + line for line in rest]
+            lines += _section("%s: %s" % (labels[name], head), rest)
     return "\n".join(lines)
 
 
@@ -7004,16 +7011,16 @@ def _runs_markdown(results, labels, breaches):
     count = sum(len(r.breaches) for r in results.values())
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
     lines += _md_breaches(breaches, count) + _md_table(_runs_rows(results, labels)) + [""]
-    lines += ["- " + _md(line) for line in _runs_footnotes(results)]
+    lines += _bullets(_runs_footnotes(results))
     # the gates that cannot see, too
-    lines += ["- " + _md("%s: %s" % (labels[name], note.text)) for name, r in results.items()
-              for note in notes(r) if note.kind == "warning"]
+    lines += _bullets("%s: %s" % (labels[name], note.text) for name, r in results.items()
+                      for note in notes(r) if note.kind == "warning")
     grouped = [r for r in results.values() if r.groups]
     for name, r in results.items():
         if r.groups:
             lines += ["", "Groups of %s:" % _md(labels[name]), ""] + _md_table(_group_rows(r))
     if grouped:
-        lines += [""] + ["- " + _md(line) for line in _group_footnotes(*grouped)]
+        lines += [""] + _bullets(_group_footnotes(*grouped))
     for name, r in results.items():
         if r.explain:
             lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
@@ -7424,7 +7431,7 @@ def format_svg(runs, drawn, labels):
         parts.append(_curve_panel(label, panel, y))
         y += _PANEL + 70
     for name, r in runs.items() if compared else ():
-        for measure in r["measures"]:
+        for measure in r.measures:
             parts.append(_strip(labels[name], legend[name], measure, r, y))
             y += _STRIP + 60
     shown = _xml(lines[0])
