@@ -2742,24 +2742,47 @@ def judge_queries(qrels, ranked, level=1, policies=None, places=("", ""), no_ans
     return judged, skipped, zeroed
 
 
+class Result(dict):
+    """A general result: its members in the order its JSON gives them (MEMBERS), each made once
+    by the stage that knows it (see evaluate_loaded), and read as fields by the reports
+    (result.measures); a member an option did not ask for reads as {}.  A dict, so that JSON
+    renders it as it is and a library call returns what it always did."""
+    __slots__ = ()
+    MEMBERS = ("queries no_answer_queries measures per_query skipped zeroed no_relevant_at_level "
+               "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
+               "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
+               "power clusters warnings folded several_labels deduplicated ties ci95 floors "
+               "unjudged explain manifest").split()
+
+    def __getattr__(self, name):
+        if name not in Result.MEMBERS:
+            raise AttributeError(name)
+        return self.get(name, {})
+
+
 def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
-    """The general result of judged queries: means, per-query values, what was left out.
-    "queries" counts those with an answer; "no_answer_queries" the others, when some are."""
+    """The general result of judged queries: means, per-query values, what was left out (see
+    scored_result), and how many each measure with a level of its own scored 0 for want of a
+    relevant label at that level."""
     per_query = score_queries(judged, specs, no_answer)
+    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
+    own_levels = [s for s in specs if s.rel is not None]
+    if not own_levels:
+        return result
+    answered = [j for q, j in judged.items() if q not in no_answer]
+    return Result(result, no_relevant_at_level={
+        s.name: sum(1 for j in answered if not at_level(j, s.rel).num_rel) for s in own_levels})
+
+
+def scored_result(per_query, specs, skipped, zeroed, no_answer):
+    """The general result of per-query values: "queries" counts those with an answer,
+    "no_answer_queries" the others, when some are; the means, the values, what was left out."""
     unanswered = len(per_query.keys() & no_answer)
-    result = {"queries": len(per_query) - unanswered}
+    result = Result(queries=len(per_query) - unanswered)
     if no_answer:
         result["no_answer_queries"] = unanswered
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped,
-                  zeroed=zeroed)
-    own_levels = [s for s in specs if s.rel is not None]
-    # scored 0 for want of a relevant label at the measure's own level
-    if own_levels:
-        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items()
-                                                      if q not in no_answer
-                                                      and not at_level(j, s.rel).num_rel)
-                                          for s in own_levels}
-    return result
+    return Result(result, measures=aggregated(per_query, specs), per_query=per_query,
+                  skipped=skipped, zeroed=zeroed)
 
 
 def check_domains(judged, specs, no_answer, where):
@@ -3360,7 +3383,7 @@ def jsonable(result):
     what else it compared."""
     if "breaches" not in result:
         return result
-    return dict(result, breaches=[dict(zip(Breach._fields[:-1], b), gate=b.gate.flag, **b.rule)
+    return Result(result, breaches=[dict(zip(Breach._fields[:-1], b), gate=b.gate.flag, **b.rule)
                                   for b in result["breaches"]])
 
 
@@ -3813,16 +3836,20 @@ def recorded_options(config):
             if o.stage == stage}
 
 
-def manifest(plan, digests, labels, judged):
-    """The manifest of a general result (judged: its answered queries' records); "inputs" stays {}
-    until the command line names the files.  When the labels judge documents non-relevant, it
-    holds the label coverage a comparison reads of a baseline, at every cutoff it may ask."""
-    made = {"tool": "%s %s" % (PROG, __version__), **digests, "measures": [s.name for s in plan.specs],
-            "options": recorded_options(plan.config)}
+def manifest(plan, digests, labels, judged, run=None):
+    """The manifest of a general result (judged: its answered queries' records).  When the labels
+    judge documents non-relevant, it holds the label coverage a comparison reads of a baseline,
+    at every cutoff it may ask; "inputs" names the files as given, by role, of the runs the one
+    scored (run: its file), and stays {} for a library call, which reads no file."""
+    made = {"tool": "%s %s" % (PROG, __version__), **digests,
+            "measures": [s.name for s in plan.specs], "options": recorded_options(plan.config)}
     if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
-        names = ["Judged@%d" % k for k in sorted({coverage_cutoff([s]) for s in plan.specs} | {10})]
-        made["label_coverage"] = {name: mean_judged(judged, name) for name in names}
-    made["inputs"] = {}
+        cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
+        made["label_coverage"] = {n: mean_judged(judged, n)
+                                  for n in map("Judged@%d".__mod__, cutoffs)}
+    given = {o.name: getattr(plan.config, o.name) for o in OPTIONS if o.stage == "input"}
+    made["inputs"] = {n: [run] if n == "run" else value
+                      for n, value in given.items() if run and value is not None}
     return made
 
 
@@ -6259,58 +6286,90 @@ def check_truth(plan, truth, extras, where):
                 else _role_hint(extras["keys"], "answerable")))
 
 
-def evaluate_runs(plan, inputs):
-    """{run name: general result} of the loaded Inputs' runs; with a baseline and several runs,
-    Holm's correction is over all of them: one family."""
+def evaluate_runs(plan, inputs, files=False):
+    """{run name: general result} of the loaded Inputs' runs (files: read from the files the
+    Config names, which the manifests name); with a baseline and several runs, Holm's
+    correction is over all of them: one family."""
     digests = truth_digests(inputs.truth)
-    results = {name: evaluate_loaded(plan, inputs, digests, ranked, places) for name, ranked, places in inputs.runs}
+    results = {name: evaluate_loaded(plan, inputs, digests, ranked, places, files and name)
+               for name, ranked, places in inputs.runs}
     if len(results) > 1 and inputs.baseline is not None:
-        holm_over(row for r in results.values() for row in r["comparison"].values())
+        holm_over(row for r in results.values() for row in r.comparison.values())
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
                   for row in block["comparison"].values())
     return results
 
 
-def evaluate_loaded(plan, inputs, digests, ranked, places):
+def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     """The general result of one run's rankings {qid: Ranking or None}, read with the other
     Inputs; digests: truth_digests of their Truth, the same for every run; places: (the
-    labels', the run's).  A query without an answer is scored by Abstain only."""
-    specs, opts, truth, baseline = plan.specs, plan.opts, inputs.truth, inputs.baseline
-    no_answer = truth.no_answer
+    labels', the run's); run: its file, when read from one.  A query without an answer is
+    scored by Abstain only.  Each stage returns the result with its blocks, in the order the
+    JSON output gives them."""
+    specs, truth, baseline = plan.specs, inputs.truth, inputs.baseline
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
-    check_domains(judged, label_specs(specs), no_answer, places[1])
-    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, no_answer)
-    if opts.agree:
-        agreement_rows(plan, ranked, baseline, result, places[1])
+    check_domains(judged, label_specs(specs), truth.no_answer, places[1])
+    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, truth.no_answer)
+    if plan.opts.agree:
+        result = agreement_rows(plan, ranked, baseline, result, places[1])
     intervals, replicates = None, ()
     if baseline is not None:
-        comparison, intervals, replicates = compare_with_baseline(plan, truth, judged, result, baseline, places[0])
-        result.update(comparison)
+        comparison, intervals, replicates = compare_with_baseline(
+            plan, truth, judged, result, baseline, places[0])
+        result = Result(result, **comparison)
     if inputs.groups is not None:
-        result["groups"], breaches = group_results(inputs.groups, result, plan, places[1], no_answer, replicates)
-        result.get("breaches", []).extend(breaches)
-    if plan.config.power:
-        result["power"] = power(result["per_query"], specs, result.get("baseline_per_query"),
-                                plan.gates["max_mean_drop"])
-    if plan.clusters is not None:  # how many units the tests drew
-        result["clusters"] = len(cluster_rows(list(with_answer(result["per_query"], no_answer)), plan.clusters))
-    result["warnings"] = [w for w in (id_mismatch(with_answer(ranked, no_answer), truth.labels, opts.match),
-                                      coverage_warning(result.get("coverage"), specs)) if w]
-    result["warnings"] += blind_warnings(result, specs, plan)
-    result.update(what_reading_did(ranked, result["per_query"], opts))  # agreement's unlabeled too
-    if opts.ties:
-        result["ties"] = tie_bounds(judged, specs, result["per_query"], opts, no_answer)
-    if plan.config.ci:
-        result["ci95"] = intervals if intervals is not None else mean_intervals(result["per_query"], specs, plan)
+        blocks, breaches = group_results(inputs.groups, result, plan, places[1], truth.no_answer,
+                                         replicates)
+        result = Result(result, groups=blocks)
+    # of --max-group-drop, after the others
+    if inputs.groups is not None and breaches:
+        result = Result(result, breaches=result.breaches + breaches)
+    result = Result(result, **described(plan, truth, ranked, judged, result, intervals))
     check_floors(plan, result)
+    answered = with_answer(judged, truth.no_answer)
+    return Result(result, **explained(plan, inputs, ranked, answered, result),
+                manifest=manifest(plan, digests, truth.labels, answered, run))
+
+
+def described(plan, truth, ranked, judged, result, intervals):
+    """The blocks a result holds after its values and comparison: --power's, how many clusters
+    the tests drew, the warnings, what reading did (see what_reading_did), --ties' bounds and
+    --ci's intervals (those of the comparison's resamples, when it drew them)."""
+    specs, per_query, no_answer, blocks = plan.specs, result.per_query, truth.no_answer, {}
+    if plan.config.power:
+        base = result.get("baseline_per_query")
+        blocks["power"] = power(per_query, specs, base, plan.gates["max_mean_drop"])
+    if plan.clusters is not None:
+        answered = list(with_answer(per_query, no_answer))
+        blocks["clusters"] = len(cluster_rows(answered, plan.clusters))
+    mismatch = id_mismatch(with_answer(ranked, no_answer), truth.labels, plan.opts.match)
+    warnings = [w for w in (mismatch, coverage_warning(result.coverage, specs)) if w]
+    blocks["warnings"] = warnings + blind_warnings(result, specs, plan)
+    # agreement's unlabeled too
+    blocks.update(what_reading_did(ranked, per_query, plan.opts))
+    if plan.opts.ties:
+        blocks["ties"] = tie_bounds(judged, specs, per_query, plan.opts, no_answer)
+    if plan.config.ci and intervals is None:
+        intervals = mean_intervals(per_query, specs, plan)
+    if plan.config.ci:
+        blocks["ci95"] = intervals
+    return blocks
+
+
+def explained(plan, inputs, ranked, judged, result):
+    """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
+    which also counts its causes in each group (judged: the answered queries')."""
+    approved, blocks = inputs.baseline, {}
     if plan.config.unjudged_bounds:
-        result["unjudged"] = unjudged_block(plan, with_answer(judged, no_answer), result, baseline)
-    if plan.config.explain:
-        result["explain"] = explanations(plan, truth, ranked, with_answer(judged, no_answer), result, baseline)
-        for block in result.get("groups", {}).values():
-            block["explain"] = explain_counts(result["explain"], block["members"])
-    result["manifest"] = manifest(plan, digests, truth.labels, with_answer(judged, no_answer))
-    return result
+        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
+    if not plan.config.explain:
+        return blocks
+    explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
+    blocks["explain"] = explain
+    if result.groups:
+        blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
+                            for g, b in result.groups.items()}
+    return blocks
 
 
 def label_specs(specs):
@@ -6324,44 +6383,56 @@ def judge_labeled(plan, truth, ranked, places):
     is neither an error nor skipped."""
     if not label_specs(plan.specs):
         return {}, {name: [] for name in POLICIES}, {"missing_run": [], "no_relevant": []}
-    policies = dict(plan.policies, unlabeled="skip") if plan.opts.agree else plan.policies
-    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, policies, places, truth.no_answer)
-    return judged, dict(skipped, unlabeled=[]) if plan.opts.agree else skipped, zeroed
+    policies = plan.policies
+    if plan.opts.agree:
+        policies = dict(policies, unlabeled="skip")
+    judged, skipped, zeroed = judge_queries(truth.labels, ranked, plan.opts.level, policies,
+                                            places, truth.no_answer)
+    if plan.opts.agree:
+        skipped = dict(skipped, unlabeled=[])
+    return judged, skipped, zeroed
 
 
 def agreement_rows(plan, ranked, approved, result, where):
-    """Score the agreement measures on every query the run or the baseline ranks, into the
-    result: its per_query rows (those without labels after the others), means and counts.  A
+    """The result with the agreement measures scored on every query the run or the baseline
+    ranks: its per_query rows (those without labels after the others), means and counts.  A
     query only one of them ranks is refused, or ranked as empty, or skipped, as --missing-run
     says."""
     mine = [s for s in plan.specs if agrees(s)]
     if isinstance(approved.ranked, Saved):
         fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
                              "rankings: give the baseline's run" % mine[0].name)
-    theirs, policy, funcs = approved.ranked, plan.policies["missing_run"], [(s.name, _scorer(s), s.k) for s in mine]
+    theirs, skip = approved.ranked, plan.policies["missing_run"] == "skip"
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
-    if alone and policy == "error":
+    if alone and plan.policies["missing_run"] == "error":
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
              % (n_queries(len(alone)), first_few(alone), mine[0].name))
-    per_query, skipped = result["per_query"], set(alone) if policy == "skip" else set()
+    per_query, funcs = dict(result.per_query), [(s.name, _scorer(s), s.k) for s in mine]
+    left = set(alone) if skip else ()
     for q in dict.fromkeys(chain(ranked, theirs)):
-        if q not in skipped:
+        if q not in left:
             pair = (_top_of(ranked.get(q)), _top_of(theirs.get(q)))
-            per_query.setdefault(q, {}).update((name, func(pair, k)) for name, func, k in funcs)
-    listed = result["skipped" if policy == "skip" else "zeroed"]["missing_run"]
-    listed += [q for q in alone  # the run's, and with zero those it lacks (compare_with_baseline)
-               if q not in listed and (policy == "skip" or q not in ranked)]
-    result.update(queries=len(per_query) - result.get("no_answer_queries", 0),
-                  # the rows of agreement values only
-                  measures=aggregated(per_query, plan.specs), agreement={
-                      "queries": sum(1 for row in per_query.values() if mine[0].name in row), "unscored": sum(
-                          1 for row in per_query.values() if len(row) == len(mine)) if label_specs(plan.specs) else 0})
+            per_query[q] = dict(per_query.get(q, {}), **{n: f(pair, k) for n, f, k in funcs})
+    # the run's, and with zero those it lacks (compare_with_baseline)
+    key = "skipped" if skip else "zeroed"
+    listed = result[key]["missing_run"]
+    listed = listed + [q for q in alone if q not in listed and (skip or q not in ranked)]
+    # the rows of agreement values only
+    unscored = sum(1 for row in per_query.values() if len(row) == len(mine))
+    agreement = {"queries": sum(1 for row in per_query.values() if mine[0].name in row),
+                 "unscored": unscored if label_specs(plan.specs) else 0}
+    return Result(result, queries=len(per_query) - result.get("no_answer_queries", 0),
+                measures=aggregated(per_query, plan.specs), per_query=per_query,
+                **{key: dict(result[key], missing_run=listed)}, agreement=agreement)
 
 
 def _top_of(ranking):
-    """The documents a Ranking keeps for the agreement measures (see Reading.agree), in rank order."""
-    return tuple(ranking.top.split("\n")) if ranking is not None and ranking.top else ()
+    """The documents a Ranking keeps for the agreement measures (see Reading.agree), in rank
+    order."""
+    if ranking is None or not ranking.top:
+        return ()
+    return tuple(ranking.top.split("\n"))
 
 
 def what_reading_did(ranked, judged, opts):
@@ -6371,7 +6442,8 @@ def what_reading_did(ranked, judged, opts):
     for key, field, wanted in (("folded", "folded", opts.separator or opts.match == "contains"),
                                ("several_labels", "several", opts.match == "contains")):
         if wanted:
-            counts = {q: getattr(ranked[q], field) for q in judged if ranked.get(q) and getattr(ranked[q], field)}
+            counts = {q: getattr(ranked[q], field)
+                      for q in judged if ranked.get(q) and getattr(ranked[q], field)}
             out[key] = {"total": sum(counts.values()), "per_query": counts}
     if opts.duplicates == "first":
         out["deduplicated"] = deduplicated(ranked, judged)
@@ -6380,44 +6452,63 @@ def what_reading_did(ranked, judged, opts):
 
 def explanations(plan, truth, ranked, judged, result, approved=None):
     """The "explain" block (README: "The answer missed the passage"): per query with a relevant
-    document missing from its top K, or cut from it by a floor or a budget, where each one went, the
-    unjudged documents in its top K, and its cause; with a baseline, each changed query's relevant
-    documents' ranks before and after; and counts by cause."""
-    k, least = plan.opts.top_k, least_relevant(plan.opts.level)
-    room = max(k, plan.opts.depth or 0)  # a ranking no longer may be all a log kept: not "absent"
+    document missing from its top K, or cut from it by a floor or a budget, where each one went,
+    the unjudged documents in its top K, and its cause; with a baseline, each changed query's
+    relevant documents' ranks before and after; and counts by cause."""
     causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
     counts, queries = dict.fromkeys(causes, 0), {}
-    changed = {q for c in result.get("comparison", {}).values()
-               for q in chain(fell(c), c.get("lost", ()))}
-    saved = approved is not None and isinstance(approved.ranked, Saved)  # its ranks are unknown: a note says so
-    before = approved.kept[0][0].ranked if approved is not None else {}
+    changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
+    # a saved baseline's ranks are unknown: a note says so
+    if approved is not None and isinstance(approved.ranked, Saved):
+        changed = set()
     for q in judged:
-        labels, (ranks, top, kept) = truth.labels[q], _seen_of(ranked.get(q))
-        relevant = [d for d, g in labels.items() if g >= least]
-        missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
-        cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
-               for s in plan.specs if s.filter in kept}
-        length = min(judged[q].ranked, plan.opts.depth or math.inf)  # --judged-only's drops count
-        absent = "not_ranked" if length <= room else "absent"
-        entry = {"cause": absent if None in missing.values() else "below"} if missing else {}
-        if not missing and any(cut.values()):
-            entry["cause"] = "cut"
-        if entry:
-            unjudged = [d for d in top if labels.get(d, -1) < 0]
-            judges = any(g < least for g in labels.values())  # else the others are unlabeled
-            entry.update(missing=missing, **{"unjudged" if judges else "unlabeled": unjudged},
-                         cut={m: docs for m, docs in cut.items() if docs},
-                         ranked=entry["cause"] == "not_ranked" and length)
+        before = None
+        if q in changed:
+            before = _seen_of(approved.kept[0][0].ranked.get(q))[0]
+        # --judged-only's drops count
+        length = min(judged[q].ranked, plan.opts.depth or math.inf)
+        entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
+        if "cause" in entry:
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
-            counts["unjudged" if judges else "unlabeled"] += bool(unjudged)
-        if q in changed and not saved:
-            ranked_before = _seen_of(before.get(q))[0]
-            entry["ranks"] = {d: [ranked_before.get(d), ranks.get(d)] for d in relevant}
+            counts["unjudged"] += "unjudged" in entry
+            counts["unlabeled"] += "unlabeled" in entry
         if entry:
-            queries[q] = {key: value for key, value in entry.items()
-                          if value or type(value) is int}  # 0 ranked is something to say
-    return _named({"k": k, "counts": counts, "queries": queries}, plan.opts.match)
+            queries[q] = entry
+    return _named({"k": plan.opts.top_k, "counts": counts, "queries": queries}, plan.opts.match)
+
+
+def _explained(plan, labels, ranking, length, before):
+    """One query's entry of the explain block, {} for nothing to say: the cause when a relevant
+    document is missing from the top k (absent, not_ranked: the ranking, ``length`` long, may be
+    all a log kept, below) or cut from it, each missing one's rank, the unjudged (or unlabeled)
+    in the top k, those cut by each measure; before: the baseline's ranks, when the query
+    changed, for each relevant document's ranks before and after."""
+    k, least = plan.opts.top_k, least_relevant(plan.opts.level)
+    ranks, top, kept = _seen_of(ranking)
+    relevant = [d for d, g in labels.items() if g >= least]
+    missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
+    cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
+           for s in plan.specs if s.filter in kept}
+    cause, entry = "below", {}
+    if None in missing.values():
+        cause = "absent"
+    # a ranking no longer may be all a log kept: not "absent"
+    if None in missing.values() and length <= max(k, plan.opts.depth or 0):
+        cause = "not_ranked"
+    if not missing:
+        cause = "cut"
+    if missing or any(cut.values()):
+        # else the others are unlabeled
+        unjudged = "unjudged" if any(g < least for g in labels.values()) else "unlabeled"
+        entry = {"cause": cause, "missing": missing,
+                 unjudged: [d for d in top if labels.get(d, -1) < 0],
+                 "cut": {m: docs for m, docs in cut.items() if docs},
+                 "ranked": cause == "not_ranked" and length}
+    if before is not None:
+        entry["ranks"] = {d: [before.get(d), ranks.get(d)] for d in relevant}
+    # 0 ranked is something to say
+    return {key: value for key, value in entry.items() if value or type(value) is int}
 
 
 def _named(block, match):
@@ -6425,13 +6516,14 @@ def _named(block, match):
     "texts": {name: its first 40 characters} for the reports, under --match text or contains."""
     if match == "id":
         return block
-    texts = {}
+    texts, queries = {}, {}
 
     def name(doc):
         short = text_id(doc)
         texts.setdefault(short, doc[:40])
         return short
-    for entry in block["queries"].values():
+    for q, entry in block["queries"].items():
+        entry = queries[q] = dict(entry)
         for key in ("missing", "ranks"):
             if key in entry:
                 entry[key] = {name(d): value for d, value in entry[key].items()}
@@ -6439,35 +6531,40 @@ def _named(block, match):
                       for key in ("unjudged", "unlabeled") if key in entry})
         if "cut" in entry:
             entry["cut"] = {m: [name(d) for d in docs] for m, docs in entry["cut"].items()}
-    return dict(block, texts=texts)
+    return dict(block, queries=queries, texts=texts)
 
 
 def unjudged_block(plan, judged, result, approved=None):
     """The "unjudged" block of a result (README: "Did it really miss?"): each bounded measure's
     judged mean and its mean if every unjudged document were relevant; with a baseline, the
-    baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate top k
-    holds unjudged documents."""
-    block = unjudged_bounds(judged, plan.specs)
-    for name, values in block["measures"].items():
-        block["measures"][name] = {"judged": result["measures"][name], "if_relevant": values["if_relevant"]}
+    baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate
+    top k holds unjudged documents."""
+    bounds = unjudged_bounds(judged, plan.specs)
+    block = dict(bounds, measures={
+        name: {"judged": result.measures[name], "if_relevant": values["if_relevant"]}
+        for name, values in bounds["measures"].items()})
+    if approved is None:
+        return block
+    kept = approved.kept[0][0]
     # a saved baseline's: a note says so
-    if approved is not None and approved.kept[0][0].judged is not None:
-        theirs = unjudged_bounds({q: approved.kept[0][0].judged[q] for q in judged}, plan.specs)
-        block["baseline"] = {name: {"judged": result["comparison"][name]["baseline"],
-                                    "if_relevant": values["if_relevant"]} for name, values in theirs["measures"].items()}
-    if approved is not None:
-        specs = {s.name: s for s in plan.specs}
-        changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
-                   for name, c in result["comparison"].items() if name in block["measures"]}
-        block["marked"] = {name: {"changed": len(qids), "queries": [q for q in qids if _unjudged_within(
-            judged[q], specs[name].k)]} for name, qids in changed.items()}
+    if kept.judged is not None:
+        theirs = unjudged_bounds({q: kept.judged[q] for q in judged}, plan.specs)["measures"]
+        block["baseline"] = {
+            name: {"judged": result.comparison[name]["baseline"], "if_relevant": v["if_relevant"]}
+            for name, v in theirs.items()}
+    specs = {s.name: s for s in plan.specs}
+    changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
+               for name, c in result.comparison.items() if name in block["measures"]}
+    block["marked"] = {name: {"changed": len(qids), "queries": [
+        q for q in qids if _unjudged_within(judged[q], specs[name].k)]}
+        for name, qids in changed.items()}
     return block
 
 
 def unjudged_marked(result):
     """{measure: set of the regressed or lost queries marked unjudged} of a comparison made
     under --unjudged-bounds (see unjudged_block); {} otherwise."""
-    return {name: set(m["queries"]) for name, m in result.get("unjudged", {}).get("marked", {}).items()}
+    return {name: set(m["queries"]) for name, m in result.unjudged.get("marked", {}).items()}
 
 
 def explain_counts(block, qids):
@@ -6484,12 +6581,15 @@ def pool_records(inputs, k, changed=()):
     """--pool's records (README: "Did it really miss?"): per query whose top k in any run given
     holds unjudged documents, {"query_id", "relevant": {doc: None}, "ranks": {doc: {run: rank}}},
     documents in the order of their best rank: the unlabeled queries ``changed`` first (see
-    most_changed), then the labeled ones in the labels' order; one at a time, so that memory holds one."""
+    most_changed), then the labeled ones in the labels' order; one at a time, so that memory
+    holds one."""
     truth, approved = inputs.truth, inputs.baseline
     sources = [(place(name), ranked) for name, ranked, _ in inputs.runs]
-    if approved is not None:  # a saved result holds no rankings: a note says so
+    # a saved result holds no rankings: a note says so
+    if approved is not None:
         sources += [(where, ranked) for where, ranked in [(approved.place, approved.ranked)] + [
-            (place(name), ranked) for ranked, name in approved.replicates] if not isinstance(ranked, Saved)]
+            (place(name), ranked) for ranked, name in approved.replicates]
+            if not isinstance(ranked, Saved)]
     for qid in chain(changed, truth.labels):
         ranks, labels = {}, truth.labels.get(qid, {})
         for name, ranked in sources:
@@ -6498,15 +6598,19 @@ def pool_records(inputs, k, changed=()):
                     ranks.setdefault(doc, {})[name] = rank
         order = sorted(ranks, key=lambda doc: min(ranks[doc].values()))
         if order:
-            yield {"query_id": qid, "relevant": dict.fromkeys(order), "ranks": {d: ranks[d] for d in order}}
+            yield {"query_id": qid, "relevant": dict.fromkeys(order),
+                   "ranks": {d: ranks[d] for d in order}}
 
 
 def most_changed(plan, results, labels):
-    """The queries without labels that the agreement measures compare, those whose ranking changed
-    most first: by the lowest value, in any run, of the first agreement measure asked for."""
+    """The queries without labels that the agreement measures compare, those whose ranking
+    changed most first: by the lowest value, in any run, of the first agreement measure asked
+    for."""
     first, lowest = next((s.name for s in plan.specs if agrees(s)), None), {}
-    for result in results.values() if first else ():
-        for q, row in result["per_query"].items():
+    if first is None:
+        return []
+    for result in results.values():
+        for q, row in result.per_query.items():
             if q not in labels:
                 lowest[q] = min(lowest.get(q, 1.0), row[first])
     return sorted(lowest, key=lowest.__getitem__)
@@ -6514,16 +6618,20 @@ def most_changed(plan, results, labels):
 
 def plotted_curves(plan, inputs):
     """{run name: its curves (see curves)}, and under None first the baseline's when it has
-    rankings: what --plot draws over k."""
+    rankings: what --plot draws over k; beside agreement measures each run's Overlap@k against
+    the baseline, which agrees with itself: 1 at every k."""
     no_answer, approved, drawn = inputs.truth.no_answer, inputs.baseline, {}
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
+    if plan.opts.agree:
+        itself = agreement_curve(plan, approved.ranked, approved.ranked)
+        drawn[None] = {**drawn[None], "Overlap@k": itself}
     for name, ranked, places in inputs.runs:
         judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
-        if plan.opts.agree:  # against the baseline, which agrees with itself: 1 at every k
-            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
-            drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
+        if plan.opts.agree:
+            overlap = agreement_curve(plan, ranked, approved.ranked)
+            drawn[name] = {**drawn[name], "Overlap@k": overlap}
     return drawn
 
 
@@ -6553,59 +6661,76 @@ def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
     coverage is read from, judged by the same policies as every run; or a saved result's."""
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
-    no_answer = truth.no_answer
+    no_answer, removed = truth.no_answer, None
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
-    return Evaluated(ranked, judged, skipped, zeroed, result,
-                     deduplicated(ranked, ranked if plan.opts.agree else judged)
-                     if plan.opts.duplicates == "first" else None,
+    if plan.opts.duplicates == "first":
+        removed = deduplicated(ranked, ranked if plan.opts.agree else judged)
+    return Evaluated(ranked, judged, skipped, zeroed, result, removed,
                      with_answer(judged, no_answer))
 
 
 def saved_evaluation(plan, truth, saved, whose):
-    """approved_evaluation of a saved result (README: "Keep the approved result"): its values of the
-    measures asked for stand for its run's, once check_saved agrees and its queries are the labels'
-    (less those it skipped).  It holds no rankings: no curves, nothing judged."""
-    obj, where, specs, no_answer = saved.result, saved.source, plan.specs, truth.no_answer
+    """approved_evaluation of a saved result (README: "Keep the approved result"): its values of
+    the measures asked for stand for its run's, once check_saved agrees and its queries are the
+    labels' (less those it skipped).  It holds no rankings: no curves, nothing judged."""
+    obj, where, specs = saved.result, saved.source, plan.specs
     if "per_query" not in obj:
-        fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s" % (len(obj["runs"]),
-                                                                                                  whose))
+        fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s"
+             % (len(obj["runs"]), whose))
     if "manifest" not in obj and "mrr_at_k" in obj:
-        fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's shape: save a result "
-                    "with -m R@3,RR@3 instead, which says what it was made on")
+        fail(where, "is the output of the seed's mode (FIXTURE --k K), which keeps the seed's "
+                    "shape: save a result with -m R@3,RR@3 instead, which says what it was made "
+                    "on")
     no_repeated_key(obj, where)
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
+    result = _saved_result(plan, truth, obj, where, whose)
+    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
+    judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
+    if coverage is None and judges:
+        fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
+             "warning reads: score its run again" % coverage_measure(specs))
+    removed = None
+    if plan.opts.duplicates == "first":
+        removed = obj.get("deduplicated")
+    counts = isinstance(removed, dict) and all(
+        isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
+    if plan.opts.duplicates == "first" and not counts:
+        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
+             % show(removed))
+    return Evaluated({}, None, result.skipped, result.zeroed, result, removed, coverage,
+                     obj["manifest"])
+
+
+def _saved_result(plan, truth, obj, where, whose):
+    """The general result a saved one stands for: its skips and zeros, and its values of the
+    measures asked for on the labels' queries (less those it skipped), refused when they are
+    not those, or when its means are not those of its values."""
     skipped, zeroed = (_saved_lists(obj, key, names, where) for key, names in (
         ("skipped", POLICIES), ("zeroed", ("missing_run", "no_relevant"))))
-    odd = set(obj["per_query"]) ^ (set(truth.labels) - set(skipped["missing_run"]) - set(skipped["no_relevant"]))
+    left = set(truth.labels) - set(skipped["missing_run"]) - set(skipped["no_relevant"])
+    odd = set(obj["per_query"]) ^ left
     if odd:
-        fail(where, "%s was saved on other queries than the labels give (%s): it was cut or edited; score its run "
-                    "again" % (whose, first_few(sorted(odd))))
+        fail(where, "%s was saved on other queries than the labels give (%s): it was cut or "
+                    "edited; score its run again" % (whose, first_few(sorted(odd))))
+    specs, no_answer = plan.specs, truth.no_answer
     per_query = {q: _saved_row(row, [s for s in specs if answers(s) != (q in no_answer)], where, q)
                  for q, row in obj["per_query"].items()}
-    unanswered = len(per_query.keys() & no_answer)
-    result = dict({"queries": len(per_query) - unanswered}, **({"no_answer_queries": unanswered} if no_answer else {}))
-    result.update(measures=aggregated(per_query, specs), per_query=per_query, skipped=skipped, zeroed=zeroed)
+    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
     check_self_consistent(obj, result, where)
     levels = [s.name for s in specs if s.rel is not None]
-    if levels:
-        result["no_relevant_at_level"] = {n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels}
-    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
-    if coverage is None and any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values()):
-        fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage warning reads: score "
-                                                     "its run again" % coverage_measure(specs))
-    removed = obj.get("deduplicated") if plan.opts.duplicates == "first" else None
-    if plan.opts.duplicates == "first" and not (isinstance(removed, dict) and all(
-            isinstance(n, int) and not isinstance(n, bool) for n in removed.values())):
-        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s" % show(removed))
-    return Evaluated({}, None, skipped, zeroed, result, removed, coverage, obj["manifest"])
+    if not levels:
+        return result
+    return Result(result, no_relevant_at_level={
+        n: _saved_number(obj, ("no_relevant_at_level", n), where) for n in levels})
 
 
 def replicate_entry(name, theirs, opts):
     """A replicate as the JSON output reports it: its name, means, skips and zeros (and the
     repeats --duplicates first removed), like the baseline's."""
-    entry = {"run": name, "measures": theirs.result["measures"], "skipped": theirs.skipped, "zeroed": theirs.zeroed}
+    entry = {"run": name, "measures": theirs.result["measures"], "skipped": theirs.skipped,
+             "zeroed": theirs.zeroed}
     if opts.duplicates == "first":
         entry["deduplicated"] = theirs.deduplicated
     return entry
@@ -6654,26 +6779,32 @@ def approved_side(plan, truth, approved, qrels_place):
     """(The baseline's Evaluated, its replicates', their (noise, unstable queries), see
     replicate_noise) of the Approved side, on the candidate's labels."""
     kept = approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place))
-    theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)), "the replicate %s" % place(name))
+    theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)),
+                                  "the replicate %s" % place(name))
               for ranked, name in approved.replicates]
     for (_, name), mine in zip(approved.replicates, theirs):
         same_queries(kept.result, mine.result, place(name), "the replicate and the baseline")
-    noise = replicate_noise(kept.result, [r.result for r in theirs], plan.specs) if theirs else (None, None)
-    return kept, theirs, noise
+    if not theirs:
+        return kept, theirs, (None, None)
+    return kept, theirs, replicate_noise(kept.result, [r.result for r in theirs], plan.specs)
 
 
 def saved_notes(plan, approved):
     """What a comparison says of saved results among the baseline and its replicates: what they
-    cannot give (they hold no rankings), and the version that saved them when it is not this one."""
+    cannot give (they hold no rankings), and the version that saved them when it is not this
+    one."""
     tool, base = "%s %s" % (PROG, __version__), approved[0].saved is not None
-    lines = ["%s was saved by %s, and this is %s" % ("a replicate" if i else "the baseline", kept.saved["tool"], tool)
-             for i, kept in enumerate(approved) if kept.saved is not None and kept.saved["tool"] != tool]
+    lines = ["%s was saved by %s, and this is %s"
+             % ("a replicate" if i else "the baseline", kept.saved["tool"], tool)
+             for i, kept in enumerate(approved)
+             if kept.saved is not None and kept.saved["tool"] != tool]
     return lines + ["a saved result holds no rankings: %s" % what for wanted, what in (
         (plan.config.explain and base, "--explain gives no ranks before the change"),
         (plan.config.pool is not None and any(kept.saved is not None for kept in approved),
          "--pool lists no unjudged documents of it"),
         (plan.curves and base, "--plot draws no curves of the baseline"),
-        (plan.config.unjudged_bounds and base, "--unjudged-bounds gives no bounds of the baseline")) if wanted]
+        (plan.config.unjudged_bounds and base,
+         "--unjudged-bounds gives no bounds of the baseline")) if wanted]
 
 
 # === Library ===
@@ -6871,14 +7002,16 @@ def _number(value, digits=None):
 
 
 def format_trec(result, runid=None):
-    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's tag, for -m runid)."""
+    """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's
+    tag, for -m runid), then each group's, its query group:NAME."""
     lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
-             for qid, row in result["per_query"].items() for name, value in row.items()]
-    lines += [] if runid is None else ["runid\tall\t%s" % runid]
-    for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.get("groups", {}).items()]:
-        # a group's means: its query is group:NAME
+             for qid, row in result.per_query.items() for name, value in row.items()]
+    if runid is not None:
+        lines.append("runid\tall\t%s" % runid)
+    for label, block in [("all", result)] + [("group:" + g, b) for g, b in result.groups.items()]:
         lines.append("num_q\t%s\t%d" % (label, block["queries"]))
-        if "no_answer_queries" in block:  # num_q counts the questions with an answer
+        # num_q counts the questions with an answer
+        if "no_answer_queries" in block:
             lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
         lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
                   for name, value in block["measures"].items()]
@@ -6899,41 +7032,42 @@ def _signed(value):
 def format_comparison(result, worst=5):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
-    if result["breaches"]:
-        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
+    if result.breaches:
+        lines += _section("gate breaches:", _breach_lines(result))
     lost, unstable, moved, histograms = changes(result, worst)
-    lines += ["lost (a hit before, nothing relevant now) by %s: %s%s" % (name, ", ".join(qids), _unjudged_of(
-        ", ".join(marked))) for name, qids, marked in lost]
-    lines += ["unstable (values differ among the baseline and its "
-              "replicates) by %s: %s" % (name, first_few(qids, 20))
-              for name, qids in unstable]
+    lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
+              % (name, ", ".join(qids), _unjudged_of(", ".join(marked)))
+              for name, qids, marked in lost]
+    lines += ["unstable (values differ among the baseline and its replicates) by %s: %s"
+              % (name, first_few(qids, 20)) for name, qids in unstable]
     for title, regressed, shown in moved:
-        lines += ["", title + ":"]
-        rows = [[name, q, before + " ->", after, delta] + marks for name, q, before, after, delta, *marks in regressed]
-        lines += ["  " + line.rstrip() for line in _columns(rows)] + ["  " + shown]
+        rows = [[name, q, before + " ->", after, delta] + marks
+                for name, q, before, after, delta, *marks in regressed]
+        lines += _section(title + ":", [line.rstrip() for line in _columns(rows)] + [shown])
     for name, counts in histograms:
         lines += ["", "per-query deltas of %s:" % name]
-        lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result["queries"])))
+        lines += ["  %-13s %5d %s" % (label, n, "#" * (n * 40 // max(1, result.queries)))
                   for (label, _), n in zip(HISTOGRAM, counts)]
-    cover = result.get("coverage")
+    cover = result.coverage
     if cover:
-        lines.append("")
-        lines.append("label coverage (%s): baseline %.4f, candidate %.4f"
-                     % (cover["measure"], cover["baseline"], cover["candidate"]))
+        lines += ["", "label coverage (%s): baseline %.4f, candidate %.4f"
+                  % (cover["measure"], cover["baseline"], cover["candidate"])]
     return "\n".join(lines)
 
 
 def _comparison_rows(result):
-    """Header and a row per measure of a comparison, as the table and Markdown show it."""
-    # and beside each measure its noise among the replicates, and unstable queries
-    noise = "noise" in result
-    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]
-            + (["noise", "unstable"] if noise else [])]
-    for name, c in result["comparison"].items():
-        rows.append([name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
-                     "[%s, %s]" % tuple(map(_signed, c["ci95"])),
-                     _number(c["p_value"], 4), _number(c["p_holm"], 4)]
-                    + ([_number(result["noise"][name], 4), str(len(result["unstable"][name]))] if noise else []))
+    """Header and a row per measure of a comparison, as the table and Markdown show it, and
+    with replicates beside each measure its noise among them and its unstable queries."""
+    rows = [["measure", "baseline", "candidate", "delta", "95% CI of delta", "p", "p (Holm)"]]
+    if result.noise:
+        rows[0] += ["noise", "unstable"]
+    for name, c in result.comparison.items():
+        row = [name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+               "[%s, %s]" % tuple(map(_signed, c["ci95"])),
+               _number(c["p_value"], 4), _number(c["p_holm"], 4)]
+        if result.noise:
+            row += [_number(result.noise[name], 4), str(len(result.unstable[name]))]
+        rows.append(row)
     return rows
 
 
@@ -6943,12 +7077,11 @@ def changes(result, worst):
     [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
     queries (see _worst_regressed), those with rows, and [(measure, its histogram's counts)]."""
     marked = unjudged_marked(result)
-    return ([(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
-             for name, c in result["comparison"].items() if c.get("lost")],
-            [(name, qids) for name, qids in result.get("unstable", {}).items() if qids],
-            [moved for moved in map(partial(_worst_regressed, result, worst), (False, True))
-             if moved[1]],
-            [(name, _histogram(result, name)) for name in result["comparison"]])
+    lost = [(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
+            for name, c in result.comparison.items() if c.get("lost")]
+    unstable = [(name, qids) for name, qids in result.unstable.items() if qids]
+    moved = [m for m in map(partial(_worst_regressed, result, worst), (False, True)) if m[1]]
+    return lost, unstable, moved, [(name, _histogram(result, name)) for name in result.comparison]
 
 
 def _breach_lines(result, each=BREACHES_SHOWN):
@@ -6968,9 +7101,11 @@ def _breach_lines(result, each=BREACHES_SHOWN):
 
 
 def _unjudged_of(marked):
-    """What the lost line of a report adds about its queries marked unjudged (README: "Did it really
-    miss?")."""
-    return "; unjudged documents in the candidate's top k: %s" % marked if marked else ""
+    """What the lost line of a report adds about its queries marked unjudged (README: "Did it
+    really miss?")."""
+    if not marked:
+        return ""
+    return "; unjudged documents in the candidate's top k: %s" % marked
 
 
 def _worst_regressed(result, worst, agreeing=False):
@@ -6980,56 +7115,74 @@ def _worst_regressed(result, worst, agreeing=False):
     differ among them, else empty; under --unjudged-bounds one more, "unjudged" for a marked
     query (README: "Did it really miss?"); and a line saying how many of each measure's are
     shown."""
-    base, cand, rows, shown = result["baseline_per_query"], result["per_query"], [], []
-    flags = [(flagged, word) for flagged, word in (({name: set(qids) for name, qids in result.get(
-        "unstable", {}).items()}, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
-    for name, c in result["comparison"].items():
+    base, cand, rows, shown = result.baseline_per_query, result.per_query, [], []
+    unstable = {name: set(qids) for name, qids in result.unstable.items()}
+    flags = [(flagged, word) for flagged, word in (
+        (unstable, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
+    for name, c in result.comparison.items():
         if ("changed" in c) != agreeing:
             continue
         drops = sorted(fell(c).items(), key=lambda pair: pair[1])
-        rows += [(name, q, _number(base[q][name], 4), _number(cand[q][name], 4), _signed(d))
-                 + tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
-                 for q, d in drops[:worst]]
-        if drops:
-            shown.append("%s %d of %d" % (name, min(worst, len(drops)), len(drops)) if len(drops) > worst else
-                         "%s all %d" % (name, len(drops)))
-    moved = "changed" if agreeing else "regressed"
-    title = "changed most (agreement with the baseline)" if agreeing else "worst regressed queries"
+        for q, d in drops[:worst]:
+            marks = tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
+            rows.append((name, q, _number(base[q][name], 4), _number(cand[q][name], 4),
+                         _signed(d)) + marks)
+        if len(drops) > worst:
+            shown.append("%s %d of %d" % (name, worst, len(drops)))
+        elif drops:
+            shown.append("%s all %d" % (name, len(drops)))
+    moved, title = "regressed", "worst regressed queries"
+    if agreeing:
+        moved, title = "changed", "changed most (agreement with the baseline)"
     return title, rows, "shown, of the %s queries: %s" % (moved, ", ".join(shown))
 
 
 def _histogram(result, name):
     """How many queries changed by how much (HISTOGRAM's bins) in a measure."""
-    c = result["comparison"][name]
+    c = result.comparison[name]
     moved = dict(c.get("improved", {}), **fell(c))
-    deltas = [moved.get(q, 0.0) for q, row in result["per_query"].items() if name in row]
+    deltas = [moved.get(q, 0.0) for q, row in result.per_query.items() if name in row]
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
 def explain_lines(block, limit=20):
     """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
-    k, c, texts = block["k"], block["counts"], block.get("texts", {})
-    name = (lambda d: "%s %s" % (d, show(texts[d]))) if texts else str
-    unranked = ", %d not in the ranking" % c["not_ranked"] if c["not_ranked"] else ""
+    k, c, texts, name = block["k"], block["counts"], block.get("texts"), str
+    if texts:
+        name = lambda d: "%s %s" % (d, show(texts[d]))
+    unranked = ""
+    if c["not_ranked"]:
+        unranked = ", %d not in the ranking" % c["not_ranked"]
     lines = ["why it missed, within the top %d: %s missed (%d absent%s, %d below), %d cut; %d "
-             "with unjudged documents in the top %d" % (k, n_queries(c["missed"]), c["absent"],
-                                                        unranked, c["below"], c["cut"],
-                                                        c["unjudged"], k)]
-    for q, e in list(block["queries"].items())[:limit]:
-        short = e.get("cause") == "not_ranked"  # the ranking may be all a log kept
-        gone = "not ranked" if short else "absent"
-        cause = "not in the ranking (%d ranked)" % e["ranked"] if short else e.get("cause")
-        parts = [cause] if cause else []
-        parts += [_few("%s %s" % (name(d), gone if r is None else "at %d" % r)
-                       for d, r in e.get("missing", {}).items())]
-        parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
-        parts += ["unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"])))] if "unjudged" in e else []
-        parts += ["ranks before -> after: " + _few("%s %s -> %s" % (name(d), *("absent" if r is None else r
-                                                                         for r in ranks))
-                                                  for d, ranks in _moves_first(e["ranks"], k))] if "ranks" in e else []
-        lines.append("%s: %s" % (q, "; ".join(p for p in parts if p)))
+             "with unjudged documents in the top %d"
+             % (k, n_queries(c["missed"]), c["absent"], unranked, c["below"], c["cut"],
+                c["unjudged"], k)]
+    lines += ["%s: %s" % (q, "; ".join(_explain_parts(e, k, name)))
+              for q, e in islice(block["queries"].items(), limit)]
     more = len(block["queries"]) - limit
-    return lines + (["and %d more (all of them in the JSON output)" % more] if more > 0 else [])
+    if more > 0:
+        lines.append("and %d more (all of them in the JSON output)" % more)
+    return lines
+
+
+def _explain_parts(e, k, name):
+    """What a report says of one query of an explain block: the cause, where each relevant
+    document missing went, those a floor or a budget cut, the unjudged in the top k, and with a
+    baseline the ranks before -> after (name: a document as the report shows it)."""
+    cause, gone = e.get("cause"), "absent"
+    # the ranking may be all a log kept
+    if cause == "not_ranked":
+        cause, gone = "not in the ranking (%d ranked)" % e["ranked"], "not ranked"
+    parts = [cause, _few("%s %s" % (name(d), gone if r is None else "at %d" % r)
+                         for d, r in e.get("missing", {}).items())]
+    parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
+    if "unjudged" in e:
+        parts.append("unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"]))))
+    if "ranks" in e:
+        moves = ["%s %s -> %s" % (name(d), *("absent" if r is None else r for r in ranks))
+                 for d, ranks in _moves_first(e["ranks"], k)]
+        parts.append("ranks before -> after: " + _few(moves))
+    return [p for p in parts if p]
 
 
 def _moves_first(ranks, k):
@@ -7044,49 +7197,76 @@ def _moves_first(ranks, k):
 def _few(items, limit=5):
     """'a, b, c and 4 more': a report's line of documents, never a wall (JSON holds them all)."""
     items = list(items)
-    return ", ".join(items[:limit]) + (" and %d more" % (len(items) - limit) if len(items) > limit else "")
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + " and %d more" % (len(items) - limit)
 
 
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
-    names = list(result["measures"])
-    ties = result.get("ties", {}).get("measures", {})
+    names, ties = list(result.measures), result.ties.get("measures", {})
     # a * marks a measure whose mean depends on how tied scores are ordered
-    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "") for n in names],
-            ["all"] + [_number(v, 4) for v in result["measures"].values()]]
+    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
+                         for n in names],
+            ["all"] + [_number(v, 4) for v in result.measures.values()]]
     if "ci95" in result:
-        rows.append(["95% CI"] + ["[%.4f, %.4f]" % tuple(result["ci95"][n]) if n in result["ci95"] else ""
-                                  for n in names])
-    rows += [[label] + [_number(ties[n][end], 4) for n in names] for label, end in (
-        ("ties: lowest", "low"), ("ties: highest", "high"))] if ties else []
-    rows += [[qid] + _cells(row, names) for qid, row in result["per_query"].items()] if per_query else []
-    lines = _columns(rows)
-    lines.append("%s evaluated%s" % (n_queries(result["queries"]), _unanswered(result)))
-    if result.get("ties", {}).get("queries"):
+        rows.append(["95% CI"] + [_interval(result.ci95.get(n)) for n in names])
+    if ties:
+        rows += [[label] + [_number(ties[n][end], 4) for n in names]
+                 for label, end in (("ties: lowest", "low"), ("ties: highest", "high"))]
+    if per_query:
+        rows += [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
+    lines = _columns(rows) + ["%s evaluated%s" % (n_queries(result.queries), _unanswered(result))]
+    tied = result.ties.get("queries")
+    if tied:
         lines.append("* depends on the order of tied scores in %s: %s"
-                     % (n_queries(len(result["ties"]["queries"])), first_few(result["ties"]["queries"], 10)))
-    if "folded" in result:
-        removed = result["folded"]["total"]
-        lines.append(("removed %d ranked text%s whose labels an earlier text had claimed, in %%s" % (
-            removed, "" if removed == 1 else "s") if "several_labels" in result else
-            "folded %d ranked chunks into an earlier chunk of their document, in %%s" % removed)
-            % n_queries(len(result["folded"]["per_query"])))
-    for kind, key in (("skipped", "skipped"), ("scored as empty or without relevant labels", "zeroed")):
-        for reason, qids in result[key].items():
-            if qids:
-                lines.append("%s (%s): %d: %s" % (kind, reason.replace("_", " "), len(qids),
-                                                  first_few(qids, 10)))
-    if "comparison" in result:
+                     % (n_queries(len(tied)), first_few(tied, 10)))
+    if result.folded:
+        lines.append(_folded_text(result))
+    for kind, lists in (("skipped", result.skipped),
+                        ("scored as empty or without relevant labels", result.zeroed)):
+        lines += ["%s (%s): %d: %s"
+                  % (kind, reason.replace("_", " "), len(qids), first_few(qids, 10))
+                  for reason, qids in lists.items() if qids]
+    if result.comparison:
         lines += ["", format_comparison(result)]
-    elif result.get("breaches"):  # a floor's, without a baseline
-        lines += ["", "gate breaches:"] + ["  " + line for line in _breach_lines(result)]
-    if "groups" in result:
-        lines += ["", "groups:"] + ["  " + line for line in _columns(_group_rows(result))]
-        lines += _group_footnotes(result)
-    if "explain" in result:
-        head, *rest = explain_lines(result["explain"])
-        lines += ["", head] + ["  " + line for line in rest]
+    # a floor's, without a baseline
+    elif result.breaches:
+        lines += _section("gate breaches:", _breach_lines(result))
+    if result.groups:
+        lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
+    if result.explain:
+        head, *rest = explain_lines(result.explain)
+        lines += _section(head, rest)
     return "\n".join(lines)
+
+
+def _section(head, lines):
+    """A section of a text report: a blank line, its head, its lines indented."""
+    return ["", head] + ["  " + line for line in lines]
+
+
+def _bullets(lines):
+    """Report lines as the items of a Markdown list."""
+    return ["- " + _md(line) for line in lines]
+
+
+def _folded_text(result):
+    """What the reader folded: chunks into an earlier chunk of their document, or under --match
+    contains the texts whose labels an earlier text had claimed."""
+    removed, queries = result.folded["total"], n_queries(len(result.folded["per_query"]))
+    if result.several_labels:
+        return "removed %s whose labels an earlier text had claimed, in %s" % (
+            _many(removed, "ranked text"), queries)
+    return "folded %d ranked chunks into an earlier chunk of their document, in %s" % (
+        removed, queries)
+
+
+def _interval(ci):
+    """A 95% interval as a report's cell: '[0.2500, 0.7500]', or empty without one."""
+    if not ci:
+        return ""
+    return "[%.4f, %.4f]" % tuple(ci)
 
 
 def _cells(row, names):
@@ -7097,28 +7277,41 @@ def _cells(row, names):
 
 def _unanswered(result):
     """', and 2 without an answer' when some queries have no answer in the corpus."""
-    count = result.get("no_answer_queries")
-    return "" if count is None else ", and %d without an answer" % count
+    if "no_answer_queries" not in result:
+        return ""
+    return ", and %d without an answer" % result.no_answer_queries
 
 
 def _group_rows(result):
     """Header and a row per group: its queries, then each measure's mean or, with a
     baseline, the candidate's mean, the change and a * when Holm's p < 0.05 (and with
     replicates the group's noise, which its gate allows)."""
-    names, rows, per_query = list(result["measures"]), [], result["per_query"]
-    for group, block in result["groups"].items():
-        cells = ["" if n not in block["measures"] else _change_cell(block["comparison"][n]) if "comparison" in block
-                 else _number(block["measures"][n], 4) for n in names]
-        if "noise" in block:
-            cells = [c and "%s noise %s" % (c, _number(block["noise"][n], 4)) for c, n in zip(cells, names)]
+    names, rows, per_query = list(result.measures), [], result.per_query
+    for group, block in result.groups.items():
+        cells, size = [_group_cell(block, n) for n in names], block["queries"]
         # Abstain's: the unanswered
         counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]
-        cells = [c + (" over %d%s" % (n, _few_mark(n)) if c and n != block["queries"] else "")
-                 for c, n in zip(cells, counts)]  # a count beside the mean it counts
+        # a count beside the mean it counts
+        for i, count in enumerate(counts):
+            if cells[i] and count != size:
+                cells[i] += " over %d%s" % (count, _few_mark(count))
         # of the means it counts
-        mark = _few_mark(block["queries"]) if block["queries"] in counts else ""
-        rows.append([group, "%d%s" % (block["queries"], mark)] + cells)
+        mark = _few_mark(size) if size in counts else ""
+        rows.append([group, "%d%s" % (size, mark)] + cells)
     return [["group", "queries"] + names] + rows
+
+
+def _group_cell(block, name):
+    """A group's cell of a measure: its mean or, with a baseline, its change (see _change_cell),
+    and with replicates its noise; empty when no query of the group is scored by it."""
+    if name not in block["measures"]:
+        return ""
+    cell = _number(block["measures"][name], 4)
+    if "comparison" in block:
+        cell = _change_cell(block["comparison"][name])
+    if "noise" in block:
+        cell = "%s noise %s" % (cell, _number(block["noise"][name], 4))
+    return cell
 
 
 def _few_mark(n):
@@ -7133,17 +7326,16 @@ def _change_cell(c):
 
 def _group_footnotes(*results):
     """What the marks of the group rows of these results mean."""
-    blocks = [block for r in results for block in r["groups"].values()]
+    blocks = [block for r in results for block in r.groups.values()]
     lines = []
     if any(block["small"] for block in blocks):
-        lines.append("(few): fewer than %d queries, a mean closer to noise than to a "
-                     "finding (still gated)"
-                     % SMALL_GROUP)
+        lines.append("(few): fewer than %d queries, a mean closer to noise than to a finding "
+                     "(still gated)" % SMALL_GROUP)
     if any("comparison" in block for block in blocks):
         lines.append(_change_note("groups"))
     if any(block.get("no_answer_queries") for block in blocks):
-        lines.append("queries: those with an answer; a group's questions without one count "
-                     "in Abstain alone")
+        lines.append("queries: those with an answer; a group's questions without one count in "
+                     "Abstain alone")
     return lines
 
 
@@ -7151,8 +7343,9 @@ _MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>~&!]")
 
 
 def _md(text):
-    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can break no table
-    (a '|' becomes an entity: no splitter can take it for a cell's end) and start no emphasis."""
+    """Text for Markdown, its markup characters escaped: an ID holding '|' or '*' can break no
+    table (a '|' becomes an entity: no splitter can take it for a cell's end) and start no
+    emphasis."""
     return _MD_SPECIAL.sub(r"\\\g<0>", str(text)).replace("|", "&#124;")
 
 
@@ -7168,22 +7361,24 @@ def _md_table(rows, labels=1):
 def format_markdown(result, per_query=False, worst=5):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
-    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result["queries"]), _unanswered(result)), ""]
-    lines += _md_breaches(_breach_lines(result), len(result.get("breaches", [])))
-    if "comparison" in result:
+    lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)),
+             ""]
+    lines += _md_breaches(_breach_lines(result), len(result.breaches))
+    if result.comparison:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
     else:
         lines += _md_table(_means_rows(result)) + [""]
-    lines += ["- " + _md(note.text) for note in notes(result) if note.kind != "gate failed"]
-    if "groups" in result:
+    lines += _bullets(note.text for note in notes(result) if note.kind != "gate failed")
+    if result.groups:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
-        lines += ["- " + _md(line) for line in _group_footnotes(result)]
-    if "explain" in result:
-        lines += _md_explain(result["explain"])
+        lines += _bullets(_group_footnotes(result))
+    if result.explain:
+        lines += _md_explain(result.explain)
     if per_query:
-        names = list(result["measures"])
-        rows = [["query"] + names] + [[qid] + _cells(row, names) for qid, row in result["per_query"].items()]
-        lines += ["", "<details><summary>Per query</summary>", ""] + _md_table(rows) + ["", "</details>"]
+        names = list(result.measures)
+        rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
+        lines += ["", "<details><summary>Per query</summary>", ""]
+        lines += _md_table([["query"] + names] + rows) + ["", "</details>"]
     # one blank line between blocks, however built
     return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")
 
@@ -7191,32 +7386,40 @@ def format_markdown(result, per_query=False, worst=5):
 def _md_explain(block, first=5):
     """An explain block for a CI page: the counts and the first queries, the rest folded away."""
     head, *rest = explain_lines(block)
-    lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + ["- " + _md(line) for line in rest[:first]]
+    lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""]
+    lines += _bullets(rest[:first])
     if rest[first:]:
         lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
-        lines += ["- " + _md(line) for line in rest[first:]] + ["", "</details>"]
+        lines += _bullets(rest[first:]) + ["", "</details>"]
     return lines + [""]
 
 
-def _md_breaches(breaches, count=None):
+def _md_breaches(breaches, count):
     """The breaches first, for a reviewer who reads no further (count: how many, when the
     lines leave some out); nothing when there are none."""
     if not breaches:
         return []
-    count = len(breaches) if count is None else count
-    return (["**%d gate breach%s**" % (count, "" if count == 1 else "es"), ""]
-            + ["- " + _md(line) for line in breaches] + [""])
+    plural = "es"
+    if count == 1:
+        plural = ""
+    return (["**%d gate breach%s**" % (count, plural), ""]
+            + _bullets(breaches) + [""])
 
 
 def _means_rows(result):
     """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
-    ties, ci = result.get("ties", {}).get("measures", {}), result.get("ci95", {})
-    rows = [["measure", "mean"] + (["95% CI"] if ci else [])
-            + (["lowest (ties)", "highest (ties)"] if ties else [])]
-    for name, mean in result["measures"].items():
+    ties, ci = result.ties.get("measures", {}), result.ci95
+    rows = [["measure", "mean"]]
+    if ci:
+        rows[0].append("95% CI")
+    if ties:
+        rows[0] += ["lowest (ties)", "highest (ties)"]
+    for name, mean in result.measures.items():
         row = [name, _number(mean, 4)]
-        row += ["[%.4f, %.4f]" % tuple(ci[name]) if name in ci else ""] if ci else []
-        row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)] if ties else []
+        if ci:
+            row.append(_interval(ci.get(name)))
+        if ties:
+            row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)]
         rows.append(row)
     return rows
 
@@ -7224,14 +7427,18 @@ def _means_rows(result):
 def _md_changes(result, worst):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
     lost, unstable, moved, histograms = changes(result, worst)
-    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s" % (
-        _md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20)))) for name, qids, marked in lost]
+    lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s"
+             % (_md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20))))
+             for name, qids, marked in lost]
     lines += ["- **unstable** by %s (values differ among the baseline and its replicates; not "
-              "gated per query): %s"
-              % (_md(name), _md(first_few(qids, 20))) for name, qids in unstable]
+              "gated per query): %s" % (_md(name), _md(first_few(qids, 20)))
+              for name, qids in unstable]
+    header = ["measure", "query", "baseline", "candidate", "delta"]
+    if result.unstable:
+        header.append("replicates")
+    if unjudged_marked(result):
+        header.append("labels")
     for title, regressed, shown in moved:
-        header = ["measure", "query", "baseline", "candidate", "delta"] + (
-            ["replicates"] if "unstable" in result else []) + (["labels"] if unjudged_marked(result) else [])
         lines += ["", title.capitalize() + ":", ""]
         lines += _md_table([header] + list(map(list, regressed)), labels=2) + ["", _md(shown)]
     rows = [["per-query change"] + [label for label, _ in HISTOGRAM]]
@@ -7244,32 +7451,49 @@ def format_csv(result):
     (with a comparison, each measure's baseline value, candidate value and delta, and with
     replicates 1 when the query is unstable, else 0), then with groups a column per group:
     1 for its members, else 0."""
-    base, columns = result.get("baseline_per_query"), []
-    unstable, marked = {n: set(qids) for n, qids in result.get("unstable", {}).items()}, unjudged_marked(result)
-    for n in result["measures"]:
-        value = partial(_cell, result["per_query"], n)
-        if base is None:
+    base, rows, columns = result.baseline_per_query, result.per_query, []
+    unstable = {n: set(qids) for n, qids in result.unstable.items()}
+    marked = unjudged_marked(result)
+    for n in result.measures:
+        value = partial(_cell, rows, n)
+        if not base:
             columns.append((n, value))
             continue
-        columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in result["per_query"][q] else ""),
+        columns += [("%s baseline" % n, lambda q, n=n: base[q][n] if n in rows[q] else ""),
                     ("%s candidate" % n, value),
-                    ("%s delta" % n, lambda q, n=n, value=value: "" if value(q) == "" else value(q) - base[q][n])]
-        columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, result["per_query"]))] if unstable else []
-        columns += [("%s unjudged" % n, partial(_flag_cell, marked, n, result["per_query"]))] if n in marked else []
-    columns += explain_columns(result.get("explain"), "")
-    return _csv_text(list(result["per_query"]), columns, [result])
+                    ("%s delta" % n, partial(_delta_cell, value, base, n))]
+        if unstable:
+            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, rows)))
+        if n in marked:
+            columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
+    columns += explain_columns(result.explain, "")
+    return _csv_text(list(rows), columns, [result])
+
+
+def _delta_cell(value, base, name, qid):
+    """A query's change of a measure from the baseline (value: its cell), or "" where the
+    measure does not score it."""
+    mine = value(qid)
+    if mine == "":
+        return ""
+    return mine - base[qid][name]
 
 
 def explain_columns(block, label):
     """CSV columns of an explain block, or none: per query the documents absent, not in a ranking
     that may be all a log kept (not_ranked: see explanations), below and unjudged."""
-    entry = (lambda q: block["queries"].get(q, {})) if block else None
-    kind = lambda q, rank: entry(q)["cause"] if rank is None else "below"  # unranked: its query's
-    missing = lambda q, cause: sum(kind(q, r) == cause
-                                   for r in entry(q).get("missing", {}).values())
-    return [] if not block else [(label + cause, partial(missing, cause=cause)) for cause in (
-        "absent", "not_ranked", "below")] + [("%sunjudged" % label, lambda q: len(entry(q).get(
-            "unjudged", ())))]
+    if not block:
+        return []
+    entry = lambda q: block["queries"].get(q, {})
+
+    def missing(q, cause):
+        # a document without a rank has its query's cause
+        causes = [entry(q)["cause"] if r is None else "below"
+                  for r in entry(q).get("missing", {}).values()]
+        return causes.count(cause)
+    columns = [(label + cause, partial(missing, cause=cause))
+               for cause in ("absent", "not_ranked", "below")]
+    return columns + [(label + "unjudged", lambda q: len(entry(q).get("unjudged", ())))]
 
 
 def _cell(per_query, name, qid):
@@ -7282,12 +7506,14 @@ def _csv_text(qids, columns, results):
     column per group of the results."""
     members = {}
     for r in results:
-        for name, block in r.get("groups", {}).items():
+        for name, block in r.groups.items():
             members.setdefault(name, set()).update(block["members"])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["query"] + [header for header, _ in columns] + ["group:" + name for name in members])
-    writer.writerows([q] + [cell(q) for _, cell in columns] + [int(q in m) for m in members.values()] for q in qids)
+    groups = ["group:" + name for name in members]
+    writer.writerow(["query"] + [header for header, _ in columns] + groups)
+    writer.writerows([q] + [cell(q) for _, cell in columns]
+                     + [int(q in m) for m in members.values()] for q in qids)
     return out.getvalue().rstrip("\n")
 
 
@@ -7320,38 +7546,61 @@ def format_runs(results, fmt, per_query=False, labels=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
     labels: run_labels() of the runs and the baseline."""
-    labels = labels or run_labels(list(results), "" if "comparison" in next(iter(results.values())) else None)
-    if fmt == "json":  # each run's text as --run alone prints it, indented one level
+    first = next(iter(results.values()))
+    labels = labels or run_labels(list(results), "" if first.comparison else None)
+    # each run's text as --run alone prints it, indented one level
+    if fmt == "json":
         marker = "\0run\0"
-        outer = json.dumps({"runs": {name: marker for name in results}}, indent=2).split(json.dumps(marker))
-        parts = [(piece.replace("\n", "\n    ") for piece in format_json(r)) for r in results.values()]
-        return chain.from_iterable(chain([text], part) for text, part in zip(outer, parts + [()]))
+        outer = json.dumps({"runs": dict.fromkeys(results, marker)}, indent=2)
+        parts = [(piece.replace("\n", "\n    ") for piece in format_json(r))
+                 for r in results.values()]
+        return chain.from_iterable(chain([text], part) for text, part in
+                                   zip(outer.split(json.dumps(marker)), parts + [()]))
     if fmt == "csv":
         return _runs_csv(results, labels)
-    rows = _columns(_runs_rows(results, labels)) if fmt == "table" else _md_table(_runs_rows(results, labels))
-    breaches = ["%s: %s" % (labels[name], line) for name, r in results.items() for line in _breach_lines(r)]
-    groups = [(labels[name], r) for name, r in results.items() if "groups" in r]
+    breaches = ["%s: %s" % (labels[name], line)
+                for name, r in results.items() for line in _breach_lines(r)]
     if fmt == "table":
-        lines = rows + _runs_footnotes(results)
-        lines += ["", "gate breaches:"] + ["  " + line for line in breaches] if breaches else []
-        for name, r in groups:
-            lines += ["", "groups of %s:" % name] + ["  " + line for line in _columns(_group_rows(r))]
-        lines += _group_footnotes(*(r for _, r in groups)) if groups else []
-        for name, r in ((n, r) for n, r in results.items() if "explain" in r):
-            head, *rest = explain_lines(r["explain"])
-            lines += ["", "%s: %s" % (labels[name], head)] + ["  " + line for line in rest]
-        return "\n".join(lines)
-    lines = ["### Retrieval evaluation: %d runs" % len(results), ""] + _md_breaches(
-        breaches, sum(len(r.get("breaches", [])) for r in results.values()))
-    lines += rows + [""] + ["- " + _md(line) for line in _runs_footnotes(results)]
-    lines += ["- " + _md("%s: %s" % (labels[name], note.text)) for name, r in results.items()
-              for note in notes(r) if note.kind == "warning"]  # the gates that cannot see, too
-    for name, r in groups:
-        lines += ["", "Groups of %s:" % _md(name), ""] + _md_table(_group_rows(r))
-    if groups:
-        lines += [""] + ["- " + _md(line) for line in _group_footnotes(*(r for _, r in groups))]
-    for name, r in ((n, r) for n, r in results.items() if "explain" in r):
-        lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r["explain"])
+        return _runs_table(results, labels, breaches)
+    return _runs_markdown(results, labels, breaches)
+
+
+def _runs_table(results, labels, breaches):
+    """format_runs' table: the runs' rows, their breaches, each run's groups and --explain."""
+    lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
+    if breaches:
+        lines += _section("gate breaches:", breaches)
+    grouped = [r for r in results.values() if r.groups]
+    for name, r in results.items():
+        if r.groups:
+            lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
+    lines += _group_footnotes(*grouped)
+    for name, r in results.items():
+        if r.explain:
+            head, *rest = explain_lines(r.explain)
+            lines += _section("%s: %s" % (labels[name], head), rest)
+    return "\n".join(lines)
+
+
+def _runs_markdown(results, labels, breaches):
+    """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
+    and --explain."""
+    count = sum(len(r.breaches) for r in results.values())
+    lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
+    lines += _md_breaches(breaches, count) + _md_table(_runs_rows(results, labels)) + [""]
+    lines += _bullets(_runs_footnotes(results))
+    # the gates that cannot see, too
+    lines += _bullets("%s: %s" % (labels[name], note.text) for name, r in results.items()
+                      for note in notes(r) if note.kind == "warning")
+    grouped = [r for r in results.values() if r.groups]
+    for name, r in results.items():
+        if r.groups:
+            lines += ["", "Groups of %s:" % _md(labels[name]), ""] + _md_table(_group_rows(r))
+    if grouped:
+        lines += [""] + _bullets(_group_footnotes(*grouped))
+    for name, r in results.items():
+        if r.explain:
+            lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
     return "\n".join(lines).rstrip("\n")
 
 
@@ -7361,42 +7610,53 @@ def _runs_rows(results, labels):
     baseline its change and a * when Holm's p over runs x measures is < 0.05; under --ci
     each measure's interval (of the change, with a baseline) beside it."""
     first = next(iter(results.values()))
-    names, ci = list(first["measures"]), "ci95" in first
-    rows = [["run", "queries"] + [c for n in names for c in [n] + (["%s 95%% CI" % n] if ci else [])]]
-    if "comparison" in first:
-        rows.append([labels[None], str(first["queries"])]
-                    + [c for n in names for c in [_number(first["comparison"][n]["baseline"], 4)]
-                       + ([""] if ci else [])])
-    if "noise" in first:
-        for label, cell in (("noise (%s)" % _replicates(len(first["replicates"])),
-                             lambda n: _number(first["noise"][n], 4)),
-                            ("unstable queries", lambda n: str(len(first["unstable"][n])))):
-            rows.append([label, ""] + [c for n in names for c in [cell(n)] + ([""] if ci else [])])
-    for name, r in results.items():
+    names, ci = list(first.measures), "ci95" in first
+
+    def row(label, count, cell, interval=lambda n: ""):
         cells = []
         for n in names:
-            cells.append(_change_cell(r["comparison"][n]) if "comparison" in r else _number(r["measures"][n], 4))
-            interval = r["comparison"][n]["ci95"] if "comparison" in r else r.get("ci95", {}).get(n)
-            cells += ["[%.4f, %.4f]" % tuple(interval) if interval else ""] if ci else []
-        rows.append([labels[name], str(r["queries"])] + cells)
+            cells.append(cell(n))
+            if ci:
+                cells.append(interval(n))
+        return [label, count] + cells
+    rows = [row("run", "queries", str, "%s 95%% CI".__mod__)]
+    if first.comparison:
+        baseline = lambda n: _number(first.comparison[n]["baseline"], 4)
+        rows.append(row(labels[None], str(first.queries), baseline))
+    if first.noise:
+        noise = "noise (%s)" % _replicates(len(first.replicates))
+        rows.append(row(noise, "", lambda n: _number(first.noise[n], 4)))
+        rows.append(row("unstable queries", "", lambda n: str(len(first.unstable[n]))))
+    for name, r in results.items():
+        cell = lambda n: _number(r.measures[n], 4)
+        interval = lambda n: _interval(r.ci95.get(n))
+        if r.comparison:
+            cell = lambda n: _change_cell(r.comparison[n])
+            interval = lambda n: _interval(r.comparison[n]["ci95"])
+        rows.append(row(labels[name], str(r.queries), cell, interval))
     return rows
 
 
 def _runs_footnotes(results):
     """What the change marks mean and, when some queries have no answer in the corpus, what
     the queries column counts."""
-    lines = [_change_note("runs")] if "comparison" in next(iter(results.values())) else []
-    unanswered = {name: r["no_answer_queries"] for name, r in results.items() if "no_answer_queries" in r}
-    if unanswered:
-        counts = set(unanswered.values())
-        lines.append("queries: those with an answer; those without one, which only "
-                     "Abstain scores: %s" % (
-            counts.pop() if len(counts) == 1 else ", ".join("%s %d" % kv for kv in unanswered.items())))
-    return lines
+    lines = []
+    if "comparison" in next(iter(results.values())):
+        lines.append(_change_note("runs"))
+    unanswered = {name: r["no_answer_queries"] for name, r in results.items()
+                  if "no_answer_queries" in r}
+    if not unanswered:
+        return lines
+    counts = ", ".join("%s %d" % kv for kv in unanswered.items())
+    if len(set(unanswered.values())) == 1:
+        counts = set(unanswered.values()).pop()
+    return lines + ["queries: those with an answer; those without one, which only Abstain "
+                    "scores: %s" % counts]
 
 
 def _change_note(family):
-    return "(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x measures" % family
+    return ("(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x "
+            "measures" % family)
 
 
 def _runs_csv(results, labels):
@@ -7404,23 +7664,25 @@ def _runs_csv(results, labels):
     each run's value (and change): a run that did not evaluate a query leaves its cells empty;
     with groups a 0/1 column per group, as for one run."""
     first = next(iter(results.values()))
-    base, columns = first.get("baseline_per_query"), []
-    unstable = {n: set(ids) for n, ids in first.get("unstable", {}).items()}
-    for n in first["measures"]:
-        if base is not None:
+    base, columns = first.baseline_per_query, []
+    unstable = {n: set(ids) for n, ids in first.unstable.items()}
+    for n in first.measures:
+        if base:
             columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
-            columns += [("%s unstable" % n, partial(_flag_cell, unstable, n, base))] if unstable else []
+        if base and unstable:
+            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
         for run, r in results.items():
-            value = partial(_cell, r["per_query"], n)
+            value, marked = partial(_cell, r.per_query, n), unjudged_marked(r)
             columns.append(("%s %s" % (n, labels[run]), value))
-            columns += [("%s %s delta" % (n, labels[run]), lambda q, n=n, value=value: "" if value(q) == "" else
-                         value(q) - base[q][n])] if base is not None else []
-            marked = unjudged_marked(r)
-            columns += [("%s %s unjudged" % (n, labels[run]), partial(_flag_cell, marked, n, r["per_query"]))
-                        ] if n in marked else []
+            if base:
+                delta = partial(_delta_cell, value, base, n)
+                columns.append(("%s %s delta" % (n, labels[run]), delta))
+            if n in marked:
+                flags = partial(_flag_cell, marked, n, r.per_query)
+                columns.append(("%s %s unjudged" % (n, labels[run]), flags))
     for run, r in results.items():
-        columns += explain_columns(r.get("explain"), labels[run] + " ")
-    qids = list(dict.fromkeys(q for r in results.values() for q in r["per_query"]))
+        columns += explain_columns(r.explain, labels[run] + " ")
+    qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
 
@@ -7431,38 +7693,55 @@ def notes(result):
     """What a report says beside the numbers, as Note records of kind "note" (what was left out,
     of the baseline too, and how: approved when it is on the baseline or its replicates, the same
     for every run compared to them), "warning" and "gate failed" (one per breach)."""
-    first = [Note("note", skipped_text(result["skipped"]))] + [Note("note", t, True) for t in approved_notes(result)]
-    first += [Note("note", text, True) for text in family_notes(result.get("comparison", {}))]
-    lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
-              for name, count in result.get("no_relevant_at_level", {}).items() if count]
-    lines += ["--ties does not bound %s: %s" % (name, why)
-              for name, why in result.get("ties", {}).get("not_bounded", {}).items()]
-    unbounded = [n for n in result["measures"] if n not in result.get("ci95", result["measures"])]
-    lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and these "
-                 "are sums or geometric means" % ", ".join(unbounded) if unbounded else None)
-    lines.append(_deduplicated_text(result.get("deduplicated"), ""))
-    lines += ["the agreement measures compared %s, %d of them without labels, which the other measures do not "
-              "score" % (n_queries(c["queries"]), c["unscored"]) for c in [result.get("agreement", {})] if c.get("unscored")]
-    lines += unjudged_notes(result.get("unjudged"))
-    lines += ["--explain: unjudged would mean merely unlabeled where the labels name only "
-              "relevant documents, as those of %s do: their unlabeled documents in the top %d are "
-              "not listed (JSON: \"unlabeled\")" % (n_queries(e["counts"]["unlabeled"]), e["k"])
-              for e in [result.get("explain")] if e and e["counts"]["unlabeled"]]
-    if "clusters" in result:
-        lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, not the queries one by "
-                     "one" % (result["clusters"], n_queries(result["queries"])))
-    several = result.get("several_labels", {}).get("per_query")
-    if several:
-        count = sum(several.values())
-        lines.append("%d ranked text%s contained more than one label, in %s (%s): each claims the first that no "
-                     "earlier text had" % (count, "" if count == 1 else "s", n_queries(len(several)), first_few(several)))
-    said = power_lines(result.get("power", {}), "--max-mean-drop") + [line for name, block in result.get(
-        "groups", {}).items() for line in power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)]
-    return ([note for note in first + [Note("note", line) for line in lines] if note.text]
+    first = [Note("note", skipped_text(result.skipped))]
+    first += [Note("note", text, True)
+              for text in approved_notes(result) + family_notes(result.comparison)]
+    first += [Note("note", line) for line in _own_notes(result)]
+    said = power_lines(result.power, "--max-mean-drop")
+    for name, block in result.groups.items():
+        said += power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)
+    return ([note for note in first if note.text]
             + [Note(*line) for line in said if line[0] == "note"]
-            + [Note("warning", w) for w in result.get("warnings", [])]
+            + [Note("warning", w) for w in result.warnings]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def _own_notes(result):
+    """The notes on the run's own result (None: nothing to say): the measures scored 0 for want
+    of a relevant label at their level, what --ties and --ci cannot bound, the repeats removed,
+    the agreement measures' queries without labels, --unjudged-bounds' notes, --explain's
+    unlabeled documents, the clusters drawn and the texts that held several labels."""
+    lines = ["%s scored 0 on %s with nothing relevant at its own level" % (name, n_queries(count))
+             for name, count in result.no_relevant_at_level.items() if count]
+    lines += ["--ties does not bound %s: %s" % (name, why)
+              for name, why in result.ties.get("not_bounded", {}).items()]
+    unbounded = [n for n in result.measures if "ci95" in result and n not in result.ci95]
+    if unbounded:
+        lines.append("--ci draws no interval for %s: its bootstrap is of arithmetic means, and "
+                     "these are sums or geometric means" % ", ".join(unbounded))
+    lines.append(_deduplicated_text(result.deduplicated, ""))
+    agreement = result.agreement
+    if agreement.get("unscored"):
+        lines.append("the agreement measures compared %s, %d of them without labels, which the "
+                     "other measures do not score"
+                     % (n_queries(agreement["queries"]), agreement["unscored"]))
+    lines += unjudged_notes(result.unjudged)
+    explain = result.explain
+    if explain and explain["counts"]["unlabeled"]:
+        lines.append("--explain: unjudged would mean merely unlabeled where the labels name only "
+                     "relevant documents, as those of %s do: their unlabeled documents in the top "
+                     "%d are not listed (JSON: \"unlabeled\")"
+                     % (n_queries(explain["counts"]["unlabeled"]), explain["k"]))
+    if "clusters" in result:
+        lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, "
+                     "not the queries one by one" % (result.clusters, n_queries(result.queries)))
+    several = result.several_labels.get("per_query")
+    if several:
+        lines.append("%s contained more than one label, in %s (%s): each claims the first that "
+                     "no earlier text had" % (_many(sum(several.values()), "ranked text"),
+                                              n_queries(len(several)), first_few(several)))
+    return lines
 
 
 def family_notes(comparison):
@@ -7481,18 +7760,19 @@ def unjudged_notes(block):
     the changed queries whose candidate top k holds unjudged documents."""
     if not block:
         return []
-    lines = ["if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
-        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["measures"].items())
-             ] if block["measures"] else []
-    lines += ["the baseline's, if every unjudged document were relevant: %s" % ", ".join("%s %s -> %s" % (
-        name, _number(v["judged"], 4), _number(v["if_relevant"], 4)) for name, v in block["baseline"].items())
-              ] if block.get("baseline") else []
-    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged "
-              "documents in the candidate's top k (%s): label them before calling "
-              "it a regression" % (len(m["queries"]), m["changed"], name,
-                                                                   first_few(m["queries"]))
+    lines = []
+    for whose, bounds in (("", block["measures"]), ("the baseline's, ", block.get("baseline"))):
+        if bounds:
+            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"], 4),
+                                                _number(v["if_relevant"], 4))
+                               for name, v in bounds.items())
+            lines.append("%sif every unjudged document were relevant: %s" % (whose, values))
+    lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the "
+              "candidate's top k (%s): label them before calling it a regression"
+              % (len(m["queries"]), m["changed"], name, first_few(m["queries"]))
               for name, m in block.get("marked", {}).items() if m["queries"]]
-    return lines + ["--unjudged-bounds does not bound %s: %s" % kv for kv in block.get("not_bounded", {}).items()]
+    return lines + ["--unjudged-bounds does not bound %s: %s" % kv
+                    for kv in block.get("not_bounded", {}).items()]
 
 
 def approved_notes(result):
@@ -7500,42 +7780,44 @@ def approved_notes(result):
     every run compared to them."""
     lines = []
     if "baseline_skipped" in result:
-        lines += _approved_notes("the baseline", result["baseline_skipped"], result["baseline_zeroed"])
-    for entry in result.get("replicates", ()):
-        lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"], entry["zeroed"])
-    if "noise" in result:
+        lines += _approved_notes("the baseline", result.baseline_skipped, result.baseline_zeroed)
+    for entry in result.replicates:
+        lines += _approved_notes("the replicate " + place(entry["run"]), entry["skipped"],
+                                 entry["zeroed"])
+    if result.noise:
         lines += _noise_notes(result)
-    return lines + [_deduplicated_text(result.get("baseline_deduplicated"), "the baseline's ")] + result.get(
-        "baseline_notes", [])
+    lines.append(_deduplicated_text(result.baseline_deduplicated, "the baseline's "))
+    return lines + list(result.baseline_notes)
 
 
 def _deduplicated_text(removed, whose):
     """What --duplicates first removed ({qid: how many}), or None."""
-    if removed:
-        return "--duplicates first removed %d repeated document%s from %s%s (%s)" % (
-            sum(removed.values()), "" if sum(removed.values()) == 1 else "s", whose, n_queries(len(removed)),
-            first_few(removed))
-    return None
+    if not removed:
+        return None
+    return "--duplicates first removed %s from %s%s (%s)" % (
+        _many(sum(removed.values()), "repeated document"), whose, n_queries(len(removed)),
+        first_few(removed))
 
 
 def _approved_notes(whose, skipped, zeroed):
     """What the baseline, or a replicate, skipped and scored as empty for want of a ranking."""
     lines, missing = [skipped_text(skipped, whose + " ")], zeroed["missing_run"]
     if missing:
-        lines.append("%s has no ranking for %s (%s): scored as empty" % (whose, n_queries(len(missing)),
-                                                                        first_few(missing)))
+        lines.append("%s has no ranking for %s (%s): scored as empty"
+                     % (whose, n_queries(len(missing)), first_few(missing)))
     return lines
 
 
 def _noise_notes(result):
     """The noise of each measure among the baseline and its replicates, and its unstable
     queries, which the per-query gate leaves out."""
-    n = _replicates(len(result["replicates"]))
-    return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, ", ".join(
-                "%s %s" % (name, _number(noise, 4)) for name, noise in result["noise"].items())),
-            "unstable queries (their values differ among the baseline and %s; --max-query-drop leaves them "
-            "out): %s" % (n, "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
-                                       for name, qids in result["unstable"].items()))]
+    n = _replicates(len(result.replicates))
+    noise = ", ".join("%s %s" % (name, _number(v, 4)) for name, v in result.noise.items())
+    unstable = "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
+                         for name, qids in result.unstable.items())
+    return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, noise),
+            "unstable queries (their values differ among the baseline and %s; --max-query-drop "
+            "leaves them out): %s" % (n, unstable)]
 
 
 def power_lines(block, flag, what=""):
@@ -7544,32 +7826,53 @@ def power_lines(block, flag, what=""):
     lines = []
     for name, p in block.items():
         if p["mde"] is None:
-            lines.append(("note", "power: %s%s: fewer than 2 queries, "
-                                  "nothing to say" % (what, name)))
+            lines.append(("note", "power: %s%s: fewer than 2 queries, nothing to say"
+                          % (what, name)))
             continue
         # (the limit as given, the queries it needs)
         gate = next(iter(p.get("queries_for", {}).items()), None)
-        need = "" if not gate else " (%s %s would need %d queries)" % (flag, *gate) if gate[1] is not None else (
-            "; more queries make a sum's change larger, not easier to see" if "of" in p else
-            "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0]))
+        detects, bound, summed = "detects", "", ""
+        if not p["paired"]:
+            detects, bound = "would detect", " (sqrt(2) x the run's: a bound, with no baseline)"
+        if "of" in p:
+            summed = " in its sum"
         lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d "
-                              "queries, sd %s%s%s" % (
-            what, name, "detects" if p["paired"] else "would detect", _number(p["mde"], 4),
-            " in its sum" * ("of" in p), p["n"], _number(p["sd"], 4),
-            "" if p["paired"] else " (sqrt(2) x the run's: a bound, with no baseline)", need)))
-        floor = p.get("floor")
-        if floor:  # under --gate-on mean a floor inside the interval is a coin toss: a warning
-            low, high = floor["ci95"]
-            interval = interval_text(low, high, p["n"])
-            kind = "warning" if floor["gate_on"] == "mean" else "note"
-            prefix = "warning: " if kind == "warning" else "power: "
-            lines.append(("note", "power: %s%s's %s lies %s --min-mean %s" % (
-                what, name, interval, "above" if low > floor["limit"] else "below",
-                floor["limit"])) if floor["resolved"] else (
-                kind, undecided_text(prefix, what + name, floor["limit"], interval)))
+                              "queries, sd %s%s%s"
+                      % (what, name, detects, _number(p["mde"], 4), summed, p["n"],
+                         _number(p["sd"], 4), bound, _need_text(p, gate, flag))))
+        if p.get("floor"):
+            lines.append(_floor_power(p["floor"], what + name, p["n"]))
         if gate and float(gate[0]) < p["mde"]:
             lines.append(("warning", finer_text(flag, gate[0], what + name, p["mde"])))
     return lines
+
+
+def _need_text(p, gate, flag):
+    """What a power note adds of a gate's limit (gate: (the limit as given, the queries it
+    needs)): the queries; for a sum's, that more do not help; for a limit of 0, that none do."""
+    if not gate:
+        return ""
+    if gate[1] is not None:
+        return " (%s %s would need %d queries)" % (flag, *gate)
+    if "of" in p:
+        return "; more queries make a sum's change larger, not easier to see"
+    return "; %s %s: a change of 0 cannot be resolved by any number of queries" % (flag, gate[0])
+
+
+def _floor_power(floor, name, n):
+    """What --power says of a mean floor (kind, text): where the interval of n queries lies, or
+    that the floor lies inside it: under --gate-on mean a coin toss, a warning."""
+    low, high = floor["ci95"]
+    interval = interval_text(low, high, n)
+    if floor["resolved"]:
+        side = "below"
+        if low > floor["limit"]:
+            side = "above"
+        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side,
+                                                                   floor["limit"])
+    if floor["gate_on"] == "mean":
+        return "warning", undecided_text("warning: ", name, floor["limit"], interval)
+    return "note", undecided_text("power: ", name, floor["limit"], interval)
 
 
 def breach_text(b):
@@ -7679,7 +7982,12 @@ def junit_cases(result, limits):
 
 def _replicates(n):
     """'1 replicate', '2 replicates'."""
-    return "%d replicate%s" % (n, "" if n == 1 else "s")
+    return _many(n, "replicate")
+
+
+def _many(n, thing):
+    """'1 thing', '2 things'."""
+    return "%d %s%s" % (n, thing, "" if n == 1 else "s")
 
 
 def stderr_lines(runs, labels, several):
@@ -7716,33 +8024,38 @@ def format_svg(runs, drawn, labels):
     some; labels: run_labels() of the runs and the baseline, shown whole in the title and
     tooltips, shortened in legends."""
     first, series = next(iter(runs.values())), list(drawn.items())
-    colours = {name: PALETTE[i % len(PALETTE)] for i, (name, _) in enumerate(series)}
-    legend = _legend({name: labels[name] for name, _ in series})
+    named = {name: labels[name] for name in drawn}
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(drawn)}
+    legend, compared = _legend(named), "baseline_per_query" in first
     # the <title>, whole
-    title = "Retrieval evaluation of %s" % ", ".join(labels[name] for name, _ in series)
+    title = "Retrieval evaluation of %s" % ", ".join(named.values())
     lines = _wrap(title, _TITLE)
-    if len(lines) > 3:  # names too long to show whole: shortened as a legend's, with more room
-        wide = _legend({name: labels[name] for name, _ in series}, _TITLE // 2)
-        lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide[name] for name, _ in series), _TITLE)
+    # names too long to show whole: shortened as a legend's, with more room
+    if len(lines) > 3:
+        wide = _legend(named, _TITLE // 2)
+        lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide.values()), _TITLE)
     parts, y = [], 36 + 20 * len(lines)
     for label in series[-1][1]:
-        parts.append(_curve_panel(label, [(labels[n], legend[n], c[label], colours[n]) for n, c in series], y))
+        panel = [(labels[n], legend[n], c[label], colours[n]) for n, c in series]
+        parts.append(_curve_panel(label, panel, y))
         y += _PANEL + 70
-    if "baseline_per_query" in first:
-        for name, r in runs.items():
-            for measure in r["measures"]:
-                parts.append(_strip(labels[name], legend[name], measure, r, y))
-                y += _STRIP + 60
-    shown = _xml(lines[0]) if len(lines) == 1 else "".join('<tspan x="%d" dy="%d">%s</tspan>' % (
-        _LEFT, 20 * (i > 0), _xml(line)) for i, line in enumerate(lines))
-    desc = ("Mean of %s over the cutoff k for each run%s." % (", ".join(series[-1][1]),
-            "; then each query's change from the baseline, sorted, losses in red, gains in green"
-            if "baseline_per_query" in first else ""))
+    for name, r in runs.items() if compared else ():
+        for measure in r.measures:
+            parts.append(_strip(labels[name], legend[name], measure, r, y))
+            y += _STRIP + 60
+    shown = _xml(lines[0])
+    if len(lines) > 1:
+        shown = "".join('<tspan x="%d" dy="%d">%s</tspan>' % (_LEFT, 20 * (i > 0), _xml(line))
+                        for i, line in enumerate(lines))
+    desc = "Mean of %s over the cutoff k for each run" % ", ".join(series[-1][1])
+    if compared:
+        desc += ("; then each query's change from the baseline, sorted, losses in red, gains in "
+                 "green")
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
             'role="img" aria-labelledby="t d" font-family="sans-serif" font-size="12">\n<title '
             'id="t">%s</title>\n<desc id="d">%s</desc>\n<rect width="100%%" height="100%%" '
             'fill="white"/>\n<text x="%d" y="28" font-size="16" font-weight="bold">%s</text>\n'
-            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc), _LEFT, shown))
+            % (_SVG_WIDTH, y, _SVG_WIDTH, y, _xml(title), _xml(desc + "."), _LEFT, shown))
     return head + "".join(parts) + "</svg>\n"
 
 
@@ -7750,15 +8063,24 @@ def _legend(labels, limit=_LEGEND):
     """{run: its label as a legend shows it}: the end of a long one, where paths differ, from a
     path separator when one leaves room (the whole label is in the picture's title and in each
     line's tooltip), the baseline's still called so, and numbered when two are the same."""
-    def end(name, label, room):
-        head = "baseline " if name is None and label.startswith("baseline ") else ""
-        tail, room = label[len(head):], room - len(head)
-        cuts = [i for i, c in enumerate(tail) if c in "/\\" and len(tail) - i < room] + [len(tail) + 1 - room]
-        return head + (tail if len(tail) <= room else "\u2026" + tail[cuts[0]:])
-    short = {name: end(name, label, limit) for name, label in labels.items()}
+    short = {name: _shortened(name, label, limit) for name, label in labels.items()}
     if len(set(short.values())) < len(short):
-        short = {name: "%d: %s" % (i, end(name, label, limit - 3)) for i, (name, label) in enumerate(labels.items(), 1)}
+        short = {name: "%d: %s" % (i, _shortened(name, label, limit - 3))
+                 for i, (name, label) in enumerate(labels.items(), 1)}
     return short
+
+
+def _shortened(name, label, room):
+    """A run's label (name: None for the baseline's) within ``room`` characters: its end, from a
+    path separator when one leaves room, after "baseline " for the baseline's."""
+    head = ""
+    if name is None and label.startswith("baseline "):
+        head = "baseline "
+    tail, room = label[len(head):], room - len(head)
+    if len(tail) <= room:
+        return head + tail
+    cuts = [i for i, c in enumerate(tail) if c in "/\\" and len(tail) - i < room]
+    return head + "\u2026" + tail[(cuts + [len(tail) + 1 - room])[0]:]
 
 
 def _wrap(text, width):
@@ -7778,40 +8100,43 @@ def _wrap(text, width):
 
 def _xml(text):
     """Text for XML: markup escaped, and the two characters XML 1.0 cannot hold replaced."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return text.replace("\ufffe", "?").replace("\uffff", "?")
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("\ufffe", "?").replace("\uffff", "?")
 
 
 def _curve_panel(label, series, top):
     """One measure's curves: axes, a grid, a line per run, a legend."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
-    ks = [k for k, _ in series[0][2]]
+    right, ks = _LEFT + width, [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
     # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
     spread = math.log if ks[-1] > PLOT_POINTS else float
-    x = lambda k: _LEFT + (width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1)) if ks[-1] > 1 else width / 2)
+
+    def x(k):
+        if ks[-1] == 1:
+            return _LEFT + width / 2
+        return _LEFT + width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over '
-           'queries</text>\n'
-           % (_xml(label), _LEFT, top - 10, _xml(label))]
-    for i in range(5):
-        v = low + (high - low) * i / 4
-        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
-                   'text-anchor="end">%.2f</text>\n' % (_LEFT, _LEFT + width, y(v), y(v), _LEFT - 6, y(v) + 4, v))
+           'queries</text>\n' % (_xml(label), _LEFT, top - 10, _xml(label))]
+    for v in (low + (high - low) * i / 4 for i in range(5)):
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" '
+                   'y="%.1f" text-anchor="end">%.2f</text>\n'
+                   % (_LEFT, right, y(v), y(v), _LEFT - 6, y(v) + 4, v))
     for k in _k_ticks(ks[-1]):
-        out.append('<text x="%.1f" y="%d" '
-                   'text-anchor="middle">%d</text>\n' % (x(k), top + _PANEL + 16, k))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n'
+                   % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
                % (_LEFT + width / 2, top + _PANEL + 34))
     for i, (name, short, points, colour) in enumerate(series):
-        out.append('<polyline fill="none" stroke="%s" stroke-width="2" '
-                   'points="%s"><title>%s</title></polyline>\n'
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s'
+                   '</title></polyline>\n'
                    % (colour, " ".join("%.1f,%.1f" % (x(k), y(v)) for k, v in points), _xml(name)))
-        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/>'
-                   '<text x="%d" y="%d">%s</text>\n' % (_LEFT + width + 12, _LEFT + width + 30, top + 14 + 18 * i,
-                                                      top + 14 + 18 * i, colour, _LEFT + width + 36,
-                                                      top + 18 + 18 * i, _xml(short)))
+        row = top + 14 + 18 * i
+        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text '
+                   'x="%d" y="%d">%s</text>\n'
+                   % (right + 12, right + 30, row, row, colour, right + 36, row + 4, _xml(short)))
     return "".join(out) + "</g>\n"
 
 
@@ -7824,12 +8149,16 @@ def _k_ticks(top):
     >>> _k_ticks(1000), _k_ticks(700)
     ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 2, 5, 10, 20, 50, 100, 200, 700])
     """
-    if top <= PLOT_POINTS:
-        ticks = [1] + list(range(5, top + 1, 5))
-    else:
-        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
-    far = top * (7 / 8 if top <= PLOT_POINTS else 0.7)  # a tick past this would crowd top's label
-    return [t for t in ticks if t == top or t <= far] + ([top] if top not in ticks else [])
+    # a tick past far would crowd top's label
+    ticks, far = [1] + list(range(5, top + 1, 5)), top * (7 / 8)
+    if top > PLOT_POINTS:
+        ticks = [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5)
+                 if m * 10 ** e <= top]
+        far = top * 0.7
+    shown = [t for t in ticks if t == top or t <= far]
+    if top not in ticks:
+        shown.append(top)
+    return shown
 
 
 def _strip(name, short, measure, result, top):
@@ -7837,39 +8166,57 @@ def _strip(name, short, measure, result, top):
     with replicates, a grey tick under each bar that holds an unstable query."""
     width = _SVG_WIDTH - _LEFT - _RIGHT
     base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
-    moved = sorted((row[measure] - base[q][measure], q in unstable) for q, row in result["per_query"].items()
-                   if measure in row)
+    moved = sorted((row[measure] - base[q][measure], q in unstable)
+                   for q, row in result["per_query"].items() if measure in row)
     deltas = [d for d, _ in moved]
-    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
-    counts = "%d worse, %d better" % (worse, better)
-    if agrees(parse_measures([measure])[0]):  # agreement: a change, neither worse nor better
-        counts = "%d changed" % worse
     bins = min(len(deltas), PLOT_BARS)
     edges = [i * len(deltas) // bins for i in range(bins + 1)]
-    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i]) for i in range(bins)]
+    bars = [math.fsum(deltas[edges[i]:edges[i + 1]]) / (edges[i + 1] - edges[i])
+            for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
-    middle, half = top + _STRIP / 2, _STRIP / 2
-    # nothing moved: no scale
-    out = ['<g aria-label="change of %s per query, %s against the baseline">\n' % (_xml(measure), _xml(name)),
-           '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
-           '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
-                          len(deltas) - worse - better),
-           '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n' % (_LEFT, _LEFT + width, middle, middle),
-           '<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" text-anchor="end">%+.2f'
-           '</text>\n' % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale) if any(deltas) else
-           '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)]
+    out = _strip_head(name, short, measure, deltas, top, scale)
+    middle, half, step = top + _STRIP / 2, _STRIP / 2, max(width / bins, 0.5)
     for i, d in enumerate(bars):
+        left, h, y, fill = _LEFT + width * i / bins, half * abs(d) / scale, middle, "#d62728"
+        if d > 0:
+            y, fill = middle - h, "#2ca02c"
         if d:
-            h = half * abs(d) / scale
             out.append('<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>\n'
-                       % (_LEFT + width * i / bins, middle - h if d > 0 else middle, max(width / bins, 0.5), h,
-                          "#2ca02c" if d > 0 else "#d62728"))
+                       % (left, y, step, h, fill))
         if any(flag for _, flag in moved[edges[i]:edges[i + 1]]):
             out.append('<rect x="%.2f" y="%d" width="%.2f" height="4" fill="#888"/>\n'
-                       % (_LEFT + width * i / bins, top + _STRIP + 2, max(width / bins, 0.5)))
-    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n' % (_LEFT, top + _STRIP + 18, (
-        "; a grey tick marks the %d unstable among the baseline's replicates" % len(unstable) if unstable else "")))
+                       % (left, top + _STRIP + 2, step))
+    ticks = ""
+    if unstable:
+        ticks = ("; a grey tick marks the %d unstable among the baseline's replicates"
+                 % len(unstable))
+    out.append('<text x="%d" y="%d">queries, sorted by change%s</text>\n'
+               % (_LEFT, top + _STRIP + 18, ticks))
     return "".join(out) + "</g>\n"
+
+
+def _strip_head(name, short, measure, deltas, top, scale):
+    """A strip's group, its title (how many queries are worse, better, or of an agreement
+    measure changed, and the same), its middle line and its scale: none when nothing moved."""
+    width, middle = _SVG_WIDTH - _LEFT - _RIGHT, top + _STRIP / 2
+    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    counts = "%d worse, %d better" % (worse, better)
+    # agreement: a change, neither worse nor better
+    if agrees(parse_measures([measure])[0]):
+        counts = "%d changed" % worse
+    scale_text = '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)
+    if any(deltas):
+        scale_text = ('<text x="%d" y="%.1f" text-anchor="end">%+.2f</text><text x="%d" y="%.1f" '
+                      'text-anchor="end">%+.2f</text>\n'
+                      % (_LEFT - 6, top + 4, scale, _LEFT - 6, top + _STRIP + 4, -scale))
+    return ['<g aria-label="change of %s per query, %s against the baseline">\n'
+            % (_xml(measure), _xml(name)),
+            '<text x="%d" y="%d" font-weight="bold">%s: change of %s per query (%s, %d the same)'
+            '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
+                           len(deltas) - worse - better),
+            '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n'
+            % (_LEFT, _LEFT + width, middle, middle),
+            scale_text]
 
 
 # === Command line ===
@@ -8437,10 +8784,7 @@ def compute(config, seed_mode=False):
                         % ", ".join(s.name for s in plan.specs))
     inputs = load_inputs(plan, seed_mode)
     plan = with_clusters(plan, inputs)
-    results = evaluate_runs(plan, inputs)
-    for name, result in results.items():  # the files as given, by role; of the runs, this one
-        result["manifest"]["inputs"] = {o.name: [name] if o.name == "run" else getattr(config, o.name)
-                                        for o in OPTIONS if o.stage == "input" and getattr(config, o.name) is not None}
+    results = evaluate_runs(plan, inputs, files=True)
     pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
         plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)

@@ -5854,6 +5854,87 @@ class ReportFormatsTest(TempDirTestCase):
         self.assertIn("  unchanged         2 " + "#" * 40 + "\n", rre.format_table(same))  # every query: the full bar
 
 
+class ResultRecordsTest(TempDirTestCase):
+    """A general result is a record (Result): each member made once, by the stage that knows it,
+    in the order the JSON output gives them, and read as fields by the reports."""
+
+    def rich(self, **options):
+        replicate = dict(BASE_GROUP_RUN, q0=BASE_GROUP_RUN["q1"])
+        return rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR,R@1,NumRet",
+                                groups=GROUPS, max_group_drop=0.1, max_mean_drop=0.1,
+                                max_query_drop=0.2, replicates=[replicate], **options)
+
+    def assert_in_member_order(self, result):
+        members = rre.Result.MEMBERS
+        self.assertTrue(set(result) <= set(members), set(result) - set(members))
+        self.assertEqual(list(result), sorted(result, key=members.index))
+
+    def test_every_member_is_declared_and_comes_in_the_declared_order(self):
+        results = [self.rich(ci=True, power=True, explain=True, unjudged_bounds=True,
+                             duplicates="first", ties=True),
+                   self.rich(min_mean={"RR": 0.9}, min_query={"R@1": 0.5}),
+                   rre.score_run({"q1": ["d1"], "q2": []}, {"q1": ["d1"], "q2": ["x"]},
+                                 "RR,Abstain", no_answer=["q2"], clusters={"c": ["q1", "q2"]},
+                                 ci=True),
+                   rre.score_run(GROUP_QRELS, CAND_GROUP_RUN, "R@1", chunk_separator="#",
+                                 ties=True, groups=GROUPS)]
+        for result in results:
+            with self.subTest(keys=list(result)):
+                self.assertIsInstance(result, rre.Result)
+                self.assert_in_member_order(result)
+        self.assertTrue({"comparison", "groups", "power", "explain", "unjudged", "noise", "ties",
+                         "ci95", "floors", "deduplicated", "clusters", "folded",
+                         "no_answer_queries"} <= set().union(*results))
+        status, out, err = cli("--qrels", self.write("q.json", GROUP_QRELS), "--run",
+                               self.write("r.json", CAND_GROUP_RUN), "--baseline",
+                               self.write("b.json", BASE_GROUP_RUN), "-m", "RR", "--ci")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(list(json.loads(out)), [k for k in results[0] if k in json.loads(out)])
+
+    def test_a_member_not_asked_for_reads_as_empty_and_an_unknown_field_is_refused(self):
+        result = rre.score_run({"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
+        self.assertEqual((result.queries, result.measures, result.ties, result.comparison),
+                         (1, {"RR": 0.5}, {}, {}))
+        self.assertNotIn("ties", result)  # reading a field adds no member
+        with self.assertRaises(AttributeError):
+            result.mesures
+        import pickle
+        copied = pickle.loads(pickle.dumps(result))
+        self.assertEqual((type(copied), copied), (rre.Result, result))
+        self.assertEqual("".join(rre.format_json(result)), json.dumps(dict(result), indent=2))
+
+    def test_a_stage_returns_its_result_and_leaves_the_one_it_was_given(self):
+        qrels, base = {"q1": {"d1": 1}}, {"q1": ["d1", "d2"], "q9": ["d5"]}
+        before = rre.score_run(qrels, base, "RR", unlabeled="skip")
+        kept = json.dumps(before)
+        after = rre.compare_runs(qrels, base, {"q1": ["d2", "d1"], "q9": ["d5"]}, "RR,Overlap@2",
+                                 unlabeled="skip", missing_run="skip")
+        self.assertEqual(json.dumps(before), kept)
+        self.assertEqual(after["agreement"], {"queries": 2, "unscored": 1})
+        self.assertEqual(list(after["per_query"]), ["q1", "q9"])  # the unlabeled after the others
+
+    def test_the_manifest_names_the_files_where_it_is_made(self):
+        qrels, run = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q1": ["d1"]})
+        made = json.loads(cli("--qrels", qrels, "--run", run, "-m", "RR")[1])["manifest"]
+        self.assertEqual(made["inputs"], {"qrels": [str(qrels)], "run": [str(run)]})
+        self.assertEqual(list(made)[-1], "inputs")
+        other = self.write("s.json", {"q1": ["d2"]})
+        several = json.loads(cli("--qrels", qrels, "--run", run, "--run", other, "-m", "RR")[1])
+        self.assertEqual([r["manifest"]["inputs"]["run"] for r in several["runs"].values()],
+                         [[str(run)], [str(other)]])
+        self.assertEqual(rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "RR")["manifest"]["inputs"],
+                         {})
+
+    def test_the_reports_read_plain_fields_of_a_result(self):
+        result = unrendered(self.rich, explain=True)
+        table, markdown = rre.format_table(result), rre.format_markdown(result)
+        self.assertIn("groups:", table)
+        self.assertIn("why it missed, within the top 1:", table)
+        self.assertIn("Groups:", markdown)
+        self.assertIn("noise among the baseline and 1 replicate", "\n".join(
+            note.text for note in rre.notes(result)))
+
+
 class SeveralRunsTest(TempDirTestCase):
     def setUp(self):
         super().setUp()
