@@ -3482,8 +3482,9 @@ def truth_digests(truth):
         digests["evidence"] = sorted_digest("%s\t%d\t%d\t%s\n" % (q, i, j, d) for q, sets in truth.evidence.items()
                                             for i, one in enumerate(sets, 1) for j, slot in enumerate(one, 1)
                                             for d in slot)
-    if truth.lengths is not None:  # a file's digest, taken as it was read; a library call's counts
-        digests["lengths"] = truth.counts_digest if truth.lengths is LATER else lengths_digest(truth.lengths)
+    # the counts file's digest, taken as it was read (see weigh_later)
+    if truth.counts_digest is not None:
+        digests["lengths"] = truth.counts_digest
     if truth.no_answer:
         digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
     return digests
@@ -3641,21 +3642,16 @@ def open_input(path):
     """
     source = place(path)
     with reading(source):
-        if path == "-":
-            if sys.stdin is None:
-                fail(source, "cannot read standard input: it is closed")
-            stdin, data = KEPT.get(path, (None, b""))
-            if stdin is not sys.stdin:  # kept with its stream: another standard input is read anew
-                KEPT[path] = stdin, data = sys.stdin, sys.stdin.buffer.read()
-            raw = io.BytesIO(data)
-        elif path in KEPT:
+        if path == "-" and sys.stdin is None:
+            fail(source, "cannot read standard input: it is closed")
+        # kept with its stream: another standard input is read anew
+        if path == "-" and KEPT.get(path, (None,))[0] is not sys.stdin:
+            KEPT[path] = sys.stdin, sys.stdin.buffer.read()
+        raw = io.BytesIO(KEPT[path][1]) if path in KEPT else open(path, "rb")
+        if not raw.seekable():
+            with raw:
+                KEPT[path] = None, raw.read()
             raw = io.BytesIO(KEPT[path][1])
-        else:
-            raw = open(path, "rb")
-            if not raw.seekable():
-                with raw:
-                    KEPT[path] = None, raw.read()
-                raw = io.BytesIO(KEPT[path][1])
         magic = raw.read(2)
         raw.seek(0)
     if magic != b"\x1f\x8b":
@@ -4177,16 +4173,15 @@ def records_in(obj, source):
     return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
 
 
-def json_records(objects, fields=None, line_of=None, first_keys=None):
+def json_records(objects, fields=None, first_keys=None):
     """(place, qid, {role: (field name, value)} of the roles it has) of each record, as read.
 
     A record that is not an object, has no query ID, names a role twice, has
     neither labels, a ranking nor evidence sets, or repeats another record's
-    query ID is refused.  objects: (place, value, where) of each record; line_of: {qid:
-    where} of the records read; first_keys, a list, gets the first record's keys.
+    query ID is refused.  objects: (place, value, where) of each record; first_keys, a list,
+    gets the first record's keys.
     """
-    fields = fields or JSONL_FIELDS
-    line_of = {} if line_of is None else line_of
+    fields, line_of = fields or JSONL_FIELDS, {}
     for where, record, mark in objects:
         check_object(record, where, "fields (a record is {\"query_id\": ..., \"relevant\": ..., "
                      "\"retrieved\": ...})")
@@ -4202,17 +4197,22 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         line_of[qid] = mark
         found = {role: _field(record, role, where, fields) for role in fields if role != "query"}
         found = {role: field for role, field in found.items() if field is not None}
-        needed = ("relevant", "retrieved", "evidence", "answerable")
-        if not found.keys() & set(needed):
-            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed]
-            fail(where, "the record has no %s or %s%s"
-                 % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
-        if found.keys() & set(needed) == {"answerable"} and found["answerable"][1] is True:
-            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed[:-1]]
-            fail(where, "the record says its question has an answer, and gives no %s or %s: "
-                        "nothing to score"
-                 % (", ".join(kinds[:-1]), kinds[-1]), qid)
+        needed = found.keys() & {"relevant", "retrieved", "evidence", "answerable"}
+        if not needed:
+            fail(where, "the record has no %s%s" % (roles_said(fields, "answerable"),
+                                                  fields_hint(record)), qid)
+        if needed == {"answerable"} and found["answerable"][1] is True:
+            fail(where, "the record says its question has an answer, and gives no %s: nothing "
+                        "to score" % roles_said(fields), qid)
         yield where, qid, found
+
+
+def roles_said(fields, *more):
+    """'labels (relevant or ...), a ranking (...) or evidence sets (...)': what a record may give,
+    and more roles, each with its field names."""
+    kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role]))
+             for role in ("relevant", "retrieved", "evidence") + more]
+    return "%s or %s" % (", ".join(kinds[:-1]), kinds[-1])
 
 
 def _field(record, role, where, fields):
@@ -4315,14 +4315,14 @@ def _record_truth(found, where, qid, opts, given, read):
     return unanswerable
 
 
-def records_rankings(records, source, truth, opts, line_of=None):
+def records_rankings(records, source, truth, opts):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
     sets, "no_answer": their queries without an answer} as far as they have them) of records
     (place, record, where) read as a fixture (truth.labels None: judged by each record's own
     labels, or its evidence sets standing in) or a run (whose labels are read, to be compared).
     Each record is judged as it is read, so that memory follows queries."""
     theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
-    for where, qid, found in json_records(records, opts.fields, line_of, keys):
+    for where, qid, found in json_records(records, opts.fields, keys):
         unanswerable = False
         if truth.labels is None:
             unanswerable = _record_truth(found, where, qid, opts, truth, (theirs, extras))
@@ -4331,10 +4331,7 @@ def records_rankings(records, source, truth, opts, line_of=None):
                           qid, opts, truth._replace(evidence=None),
                           (theirs if "relevant" in found else {}, extras))
         if "retrieved" in found:
-            docids, scores = record_ids(found, "retrieved", where, qid,
-                                        Values(check_score, "scores", opts.duplicates, opts.match))
-            if "scores" in found:
-                scores = record_scores(found["scores"], docids, scores, where, qid)
+            docids, scores = record_ranking(found, where, qid, opts.duplicates, opts.match)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
                                  evidence=extras.get("evidence") or truth.evidence)
             if unanswerable:  # known from the record itself: no budget scores its ranking
@@ -4355,6 +4352,16 @@ def records_rankings(records, source, truth, opts, line_of=None):
         no_record_has(source, "rankings", "retrieved", fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return theirs or None, ranked, extras
+
+
+def record_ranking(found, where, qid, duplicates, match):
+    """(IDs, scores or None) of a record's ranking (found: its roles), its scores list read when
+    it has one."""
+    values = Values(check_score, "scores", duplicates, match)
+    docids, scores = record_ids(found, "retrieved", where, qid, values)
+    if "scores" in found:
+        scores = record_scores(found["scores"], docids, scores, where, qid)
+    return docids, scores
 
 
 def fold_labels(qrels, separator, source=""):
@@ -5375,11 +5382,7 @@ class RunForms(Role):
         rankings, opts = {}, known.opts
         for where, qid, found in json_records(list(records), opts.fields):
             if "retrieved" in found:
-                values = Values(check_score, "scores", None, opts.match)
-                docids, scores = record_ids(found, "retrieved", where, qid, values)
-                if "scores" in found:
-                    scores = record_scores(found["scores"], docids, scores, where, qid)
-                rankings[qid] = docids, scores
+                rankings[qid] = record_ranking(found, where, qid, None, opts.match)
         return _json_forms(rankings)
 
     def json(text, source, known):
@@ -5569,8 +5572,8 @@ def _checked_library_options(options):
         elif option.kind == "cutoff":
             ok, checked[name] = True, value if value is None else check_cutoff(value)
         elif option.kind == "limit" and not isinstance(value, dict):
-            checked[name] = value if value is None else _number_at_least_zero(value)
-            ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
+            checked[name] = number = value if value is None else _real(value)
+            ok, rule = value is None or number is not None and number >= 0, "a number >= 0"
         elif option.kind == "choice":
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
         elif option.kind == "flag":
@@ -5588,12 +5591,6 @@ def _checked_library_options(options):
         if not ok:
             raise EvalError("%s must be %s, not %s" % (name, rule, show(value)))
     return checked
-
-
-def _number_at_least_zero(value):
-    """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
-    number = _real(value)
-    return -1.0 if number is None else number
 
 
 def _real(value):
