@@ -3031,12 +3031,12 @@ def mean_breaches(gate, name, limit, seen):
     baseline, candidate, rows, gates = seen
     before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
     value, least, rule = after, limit, {}
-    if baseline is not None:
-        noise = gates.noise[name] if gates.noise is not None else 0.0
-        before = baseline["measures"][name]
-        value, least = after - before, -(limit + noise)
+    # replicates: a drop gate's only
     if gates.noise is not None:
-        rule = {"noise": noise, "replicates": gates.replicates}
+        rule = {"noise": gates.noise[name], "replicates": gates.replicates}
+    if baseline is not None:
+        before = baseline["measures"][name]
+        value, least = after - before, -(limit + rule.get("noise", 0.0))
     queries = sum(1 for row in candidate["per_query"].values() if name in row)
     if gates.gate_on == "mean" or interval is None:
         failed = value < least - 1e-12
@@ -4132,12 +4132,15 @@ def sniff(value, source, fields=None):
     fields = fields or JSONL_FIELDS
     # a path's first key
     has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])
-    if isinstance(value, list) or (isinstance(value, dict) and has("query")
-                                   and has("relevant", "retrieved", "evidence")):
+    if isinstance(value, list):
         return "records"
-    if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
+    if not isinstance(value, dict):
+        return "object"
+    if has("query") and has("relevant", "retrieved", "evidence"):
+        return "records"
+    if any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"
-    if isinstance(value, dict) and all(isinstance(value.get(k), dict) for k in LLAMAINDEX_DATASET):
+    if all(isinstance(value.get(k), dict) for k in LLAMAINDEX_DATASET):
         return "llamaindex"
     return "object"
 
@@ -4260,21 +4263,6 @@ def _follow(value, steps, path, where, at):
                 return value
             return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)]
     return value
-
-
-def records_labels(records, source, opts, no_answer=NOTHING):
-    """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
-    as they have them) of the records (place, record, where) that hold labels, evidence sets
-    (which stand in for missing labels) or say that their question has no answer."""
-    qrels, extras, keys = {}, {}, []
-    for where, qid, found in json_records(records, opts.fields, first_keys=keys):
-        # folded by load, file-wide
-        _record_truth(found, where, qid, opts._replace(separator=None),
-                      Truth(None, no_answer=no_answer), (qrels, extras))
-    if not qrels:
-        no_record_has(source, "labels", "relevant", opts.fields, keys)
-    extras["keys"] = keys  # for a message on a role no record has
-    return qrels, extras
 
 
 def _record_truth(found, where, qid, opts, given, read):
@@ -5102,11 +5090,11 @@ def evidence_from_json(obj, source, root, match="id"):
             for qid, entry in obj.items()}
 
 
-def evidence_from_lines(lines, source):
-    """{qid: evidence sets} of (number, line) pairs QID SET SLOT DOCID, sets and slots in the
+def evidence_lines(stream, source, known):
+    """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    rows = column_lines(lines, source, "QID SET SLOT DOCID")
+    rows = column_lines(text_lines(stream, source), source, "QID SET SLOT DOCID")
     for number, where, (qid, set_name, slot_name, doc) in rows:
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
@@ -5215,10 +5203,10 @@ def check_no_answer(no_answer, qrels, level, where):
                  % show(relevant), qid)
 
 
-def no_answer_lines(lines, source):
-    """[qid, ...] of (number, line) pairs, a query ID a line; '#' lines are comments."""
+def no_answer_lines(stream, source, known):
+    """[qid, ...] of a text file's lines, a query ID a line; '#' lines are comments."""
     qids = {}
-    for number, where, (qid,) in column_lines(lines, source, "QID"):
+    for number, where, (qid,) in column_lines(text_lines(stream, source), source, "QID"):
         if qids.setdefault(qid, number) != number:
             fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
     if not qids:
@@ -5312,7 +5300,18 @@ class Labels(Role):
         return read_trec_qrels(stream, source), {}
 
     def records(records, source, known):
-        return records_labels(records, source, known.opts, known.truth.no_answer)
+        """Of the records (place, record, where) that hold labels, evidence sets (which stand in
+        for missing labels) or say that their question has no answer."""
+        qrels, extras, keys = {}, {}, []
+        # folded by load, file-wide
+        opts = known.opts._replace(separator=None)
+        given = Truth(None, no_answer=known.truth.no_answer)
+        for where, qid, found in json_records(records, opts.fields, keys):
+            _record_truth(found, where, qid, opts, given, (qrels, extras))
+        if not qrels:
+            no_record_has(source, "labels", "relevant", opts.fields, keys)
+        extras["keys"] = keys  # for a message on a role no record has
+        return qrels, extras
 
     def json(text, source, known):
         """Records, a fixture (or part of one), LlamaIndex's dataset or labels {qid: labels}."""
@@ -5400,8 +5399,7 @@ def _json_forms(rankings):
 
 class Evidence(Role):
     """{qid: evidence sets}, folded as labels are."""
-    def lines(stream, source, known):
-        return evidence_from_lines(text_lines(stream, source), source)
+    lines = evidence_lines
 
     def records(records, source, known):
         opts = known.opts
@@ -5446,8 +5444,7 @@ class Lengths(Role):
 
 class NoAnswer(Role):
     """[qid, ...] of the questions without an answer."""
-    def lines(stream, source, known):
-        return no_answer_lines(text_lines(stream, source), source)
+    lines = no_answer_lines
 
     def json(text, source, known):
         obj = parse_json(text, source)
