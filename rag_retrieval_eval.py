@@ -3105,13 +3105,15 @@ def check_floors(plan, result):
         per_query, plan.specs, plan)
     for name, floor in floors["min_mean"].items():
         ci = intervals.get(name)
+        if not ci:
+            continue
         queries = sum(1 for row in per_query.values() if name in row)
-        if config.power and ci:
+        if config.power:
             result["power"][name]["floor"] = {
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                 "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
         # a coin toss: said
-        elif ci and config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+        elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
             result["warnings"].append(
                 undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
     rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
@@ -3937,13 +3939,16 @@ def parse_json(text, source):
         fail(source, "invalid JSON: a number has too many digits")
 
 
-def check_object(obj, where, what, query=None):
-    """A JSON object without repeated keys."""
+def check_object(obj, where, what, query=None, empty=None):
+    """A JSON object without repeated keys; with empty, (what it holds, why) the words of a
+    refusal of an empty one."""
     if not isinstance(obj, dict):
         fail(where, "expected an object of %s, not %s %s"
              % (what, type(obj).__name__, show(obj)), query)
     if isinstance(obj, _DuplicateKeys):
         fail(where, "key %s appears twice" % show(obj.duplicate), query)
+    if empty and not obj:
+        nothing_in(where, *empty)
     return obj
 
 
@@ -4014,9 +4019,8 @@ def record_ids(found, role, where, qid, values):
 
 def qrels_from_json(obj, source, root, match="id"):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    check_object(obj, loc(source, root), "query IDs to labels")
-    if not obj:
-        nothing_in(loc(source, root), "labels", "the object holds no query")
+    check_object(obj, loc(source, root), "query IDs to labels", None,
+                 ("labels", "the object holds no query"))
     values = Values(check_grade, "grades", None, match)
     return {qid: _labels(*json_query(qid, value, source, root, values))
             for qid, value in obj.items()}
@@ -4805,9 +4809,8 @@ def groups_from_lines(lines, source, what="group"):
 def groups_from_json(obj, source, root, what="group"):
     """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...} (what: see
     groups_from_lines)."""
-    check_object(obj, loc(source, root), "%s names to query IDs" % what)
-    if not obj:
-        nothing_in(loc(source, root), what + "s", "the object holds no " + what)
+    check_object(obj, loc(source, root), "%s names to query IDs" % what, None,
+                 (what + "s", "the object holds no " + what))
     groups = {}
     for name, qids in obj.items():
         check_id(name, loc(source, root), what=what + " name")
@@ -4968,16 +4971,10 @@ def _fast_length_lines(piece, lines, lengths, wanted, digest):
 length_lines = fast_length_lines if FAST_PATHS else reference_length_lines
 
 
-def _digested(lengths):
-    """(lengths, their digest): what a lengths reader returns."""
-    return lengths, lengths_digest(lengths)
-
-
 def lengths_from_json(obj, source):
     """{ranked ID: token count} of a JSON object {"d1": 300, ...}."""
-    check_object(obj, source, "ranked IDs to token counts")
-    if not obj:
-        nothing_in(source, "token counts", "the object is empty")
+    check_object(obj, source, "ranked IDs to token counts", None,
+                 ("token counts", "the object is empty"))
     values = set(map(type, obj.values()))
     # a key that is no string (a library's dict): check_id words it
     with contextlib.suppress(TypeError):
@@ -5082,9 +5079,8 @@ def _evidence_lists(value, where, qid, what):
 
 def evidence_from_json(obj, source, root, match="id"):
     """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
-    check_object(obj, loc(source, root), "query IDs to evidence sets")
-    if not obj:
-        nothing_in(loc(source, root), "evidence", "the object holds no query")
+    check_object(obj, loc(source, root), "query IDs to evidence sets", None,
+                 ("evidence", "the object holds no query"))
     return {check_id(qid, loc(source, root), what="query ID"):
             evidence_entry(entry, loc(source, _join(root, qid)), qid, match)
             for qid, entry in obj.items()}
@@ -5439,7 +5435,8 @@ class Lengths(Role):
         return Lengths.value(parse_json(text, source), source, known)
 
     def value(obj, name, known):
-        return _digested(lengths_from_json(obj, name))
+        lengths = lengths_from_json(obj, name)
+        return lengths, lengths_digest(lengths)
 
 
 class NoAnswer(Role):
@@ -5501,14 +5498,16 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     source = place(path)
     theirs, ranked, extras = load(path, "run", Known(truth, opts), kinds)
     whose, ours = approved or (None, {})
-    approved = ours.get("labels") and approved  # we have no labels (agreement only): none to equal
-    if approved and "evidence" in extras and truth.evidence is not None:
+    # we have no labels (agreement only): none to equal
+    if not ours.get("labels"):
+        return ranked
+    if "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose,
                           "evidence sets", ours["evidence"])
-    if approved and theirs is not None:
+    if theirs is not None:
         check_same_labels(theirs, truth.labels, "%s: qrels" % source, whose,
                           ours_at=ours["labels"])
-    elif approved and "evidence" in extras:  # standing in for its labels
+    elif "evidence" in extras:  # standing in for its labels
         check_same_labels(evidence_labels_of(extras["evidence"]), truth.labels,
                           "%s: evidence" % source, whose, "labels (its evidence sets)",
                           ours["labels"])
@@ -6287,7 +6286,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     if not approved.kept:
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
-    config, base, agreed = plan.config, kept.result, [s.name for s in specs if agrees(s)]
+    base, agreed = kept.result, [s.name for s in specs if agrees(s)]
     # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
     if agreed:
         ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
@@ -6295,7 +6294,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
         lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
         kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
-    gates = Gates(gates_of(plan, "baseline"), config.gate_on, noise, unstable, len(replicas))
+    gates = Gates(gates_of(plan, "baseline"), plan.config.gate_on, noise, unstable, len(replicas))
     out = compare(base, result, specs, plan, approved.place, gates)
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
     out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
