@@ -3310,8 +3310,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     """Add a group's comparison (its intervals under --ci, and with replicates its noise) to its
     block; return the breaches of its gate.  approved: the baseline's per_query, then each
     replicate's."""
-    theirs = [{q: pq[q] for q in rows} for pq in approved]
-    theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
+    mine = ({q: pq[q] for q in rows} for pq in approved)
+    theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in mine]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
     candidate = {"per_query": rows, "measures": block["measures"]}
@@ -3676,7 +3676,7 @@ _BOM = b"\xef\xbb\xbf"
 def is_json(stream, source):
     """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
     stream."""
-    block, first = b"", True
+    first = True
     while True:
         block = read_bytes(stream, source, BLOCK)
         if first and block.startswith(_BOM):
@@ -3939,12 +3939,16 @@ def parse_json(text, source):
         fail(source, "invalid JSON: a number has too many digits")
 
 
+def typed(value):
+    """'list [1, 2]': a value's type, then the value as show() gives it."""
+    return "%s %s" % (type(value).__name__, show(value))
+
+
 def check_object(obj, where, what, query=None, empty=None):
     """A JSON object without repeated keys; with empty, (what it holds, why) the words of a
     refusal of an empty one."""
     if not isinstance(obj, dict):
-        fail(where, "expected an object of %s, not %s %s"
-             % (what, type(obj).__name__, show(obj)), query)
+        fail(where, "expected an object of %s, not %s" % (what, typed(obj)), query)
     if isinstance(obj, _DuplicateKeys):
         fail(where, "key %s appears twice" % show(obj.duplicate), query)
     if empty and not obj:
@@ -4253,15 +4257,15 @@ def follow(value, path, where):
 def _follow(value, steps, path, where, at):
     for i, (key, each) in enumerate(steps):
         if not isinstance(value, dict) or key not in value:
-            what = "is %s %s, not an object" % (type(value).__name__, show(value))
+            what = "is %s, not an object" % typed(value)
             if isinstance(value, dict):
                 what = "has no key %s" % show(key)
             fail(where, "the path %s leads nowhere: %s %s" % (path, at, what))
         value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
         if each:
             if not isinstance(value, list):
-                fail(where, "the path %s leads nowhere: %s is %s %s, not a list" % (
-                    path, at, type(value).__name__, show(value)))
+                fail(where, "the path %s leads nowhere: %s is %s, not a list"
+                     % (path, at, typed(value)))
             rest = steps[i + 1:]
             if not rest:
                 return value
@@ -4816,8 +4820,7 @@ def groups_from_json(obj, source, root, what="group"):
         check_id(name, loc(source, root), what=what + " name")
         where = loc(source, _join(root, name))
         if not isinstance(qids, list):
-            fail(where, "expected a list of query IDs, not %s %s"
-                 % (type(qids).__name__, show(qids)))
+            fail(where, "expected a list of query IDs, not %s" % typed(qids))
         if not qids:
             fail(where, "%s %s is empty" % (what, show(name)))
         members = groups[name] = {}
@@ -5030,7 +5033,7 @@ def evidence_entry(entry, where, qid, match="id"):
     nesting = _nesting(entry)
     if not isinstance(entry, list) or nesting > 3:
         fail(where, "expected evidence as a list of IDs, of slots (lists of IDs) or of sets "
-                    "(lists of slots), not %s %s" % (type(entry).__name__, show(entry)), qid)
+                    "(lists of slots), not %s" % typed(entry), qid)
     if not nesting:
         fail(where, "the evidence is empty: give at least one set of at least one ID", qid)
     sets = [(where, entry)] if nesting < 3 else _evidence_lists(entry, where, qid, "evidence set")
@@ -5069,9 +5072,8 @@ def _evidence_lists(value, where, qid, what):
     for i, member in enumerate(value):
         if not isinstance(member, list):
             fail("%s[%d]" % (where, i),
-                 "mixed nesting: expected %s (a list) like the first, not %s %s"
-                 % ("a slot" if what == "slot" else "an evidence set", type(member).__name__,
-                    show(member)), qid)
+                 "mixed nesting: expected %s (a list) like the first, not %s"
+                 % ("a slot" if what == "slot" else "an evidence set", typed(member)), qid)
         if not member:
             fail("%s[%d]" % (where, i), "the %s is empty" % what, qid)
     return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
@@ -5175,8 +5177,7 @@ def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
     where = loc(source, root)
     if not isinstance(value, list):
-        fail(where, "expected a list of query IDs, not %s %s"
-             % (type(value).__name__, show(value)))
+        fail(where, "expected a list of query IDs, not %s" % typed(value))
     if not value:
         nothing_in(where, "queries", "the list of questions without an answer is empty")
     first = {}
@@ -5563,8 +5564,9 @@ def _checked_library_options(options):
     for name, value in options.items():
         option = OPTION[name]
         if option.kind == "count":
-            checked[name] = _integral(value)
-            ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
+            checked[name] = number = _integral(value)
+            ok = number is not None and number >= option.values
+            rule = "an integer >= %d" % option.values
         elif option.kind == "cutoff":
             ok, checked[name] = True, value if value is None else check_cutoff(value)
         elif option.kind == "limit" and not isinstance(value, dict):
@@ -6471,8 +6473,8 @@ def _path(path):
     try:
         path = os.fspath(path)
     except TypeError:
-        raise EvalError("a file name must be a string or a path, not %s %s"
-                        % (type(path).__name__, show(path))) from None
+        raise EvalError("a file name must be a string or a path, not %s"
+                        % typed(path)) from None
     if not isinstance(path, str):
         raise EvalError("a file name must be text, not %s" % show(path))
     return path
