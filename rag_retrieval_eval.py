@@ -3271,7 +3271,7 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=()):
+def group_results(groups, result, plan, where, no_answer, replicates):
     """(The "groups" block of a result, the breaches of --max-group-drop): each group's means
     over the evaluated queries it holds (of the measures that score one of them), its
     intervals under --ci and, with a baseline, its comparison, with Holm's correction over
@@ -3280,7 +3280,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     # rows in evaluation order: the sums of the queries alone
     order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
-        rows = {q: per_query[q] for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
+        rows = {q: per_query[q] for q in sorted(order.keys() & qids, key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
@@ -3956,7 +3956,7 @@ def check_object(obj, where, what, query=None, empty=None):
     return obj
 
 
-def normalized_texts(value, where, qid=None):
+def normalized_texts(value, where, qid):
     """A JSON list of texts, or object keyed by texts, normalized (anything else is left to the
     checks that follow); two keys that are one text once normalized are refused."""
     if isinstance(value, list):
@@ -4043,7 +4043,7 @@ def rankings_from_json(obj, source, root, duplicates="error", match="id"):
     return {qid: json_query(qid, value, source, root, values) for qid, value in obj.items()}
 
 
-def split_fixture(obj, source, evidence_given=False):
+def split_fixture(obj, source, evidence_given):
     """(its "qrels" or None, its "runs", {"groups": ..., "evidence": ...} as far as it has
     them) of a fixture object; evidence sets (its own, or given: evidence_given) stand in
     for missing "qrels"."""
@@ -4184,7 +4184,7 @@ def records_in(obj, source):
     return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
 
 
-def json_records(objects, fields=None, first_keys=None):
+def json_records(objects, fields, first_keys=None):
     """(place, qid, {role: (field name, value)} of the roles it has) of each record, as read.
 
     A record that is not an object, has no query ID, names a role twice, has
@@ -4262,13 +4262,10 @@ def _follow(value, steps, path, where, at):
                 what = "has no key %s" % show(key)
             fail(where, "the path %s leads nowhere: %s %s" % (path, at, what))
         value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
-        if each:
-            if not isinstance(value, list):
-                fail(where, "the path %s leads nowhere: %s is %s, not a list"
-                     % (path, at, typed(value)))
-            rest = steps[i + 1:]
-            if not rest:
-                return value
+        if each and not isinstance(value, list):
+            fail(where, "the path %s leads nowhere: %s is %s, not a list" % (path, at, typed(value)))
+        rest = steps[i + 1:]
+        if each and rest:
             return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)]
     return value
 
@@ -4830,7 +4827,7 @@ def groups_from_json(obj, source, root, what="group"):
     return groups
 
 
-def _add_member(members, qid, name, where, what="group"):
+def _add_member(members, qid, name, where, what):
     if qid in members:
         fail(where, "query %s is listed twice in %s %s (first at %s)"
              % (show(qid), what, show(name), members[qid]))
@@ -5079,7 +5076,7 @@ def _evidence_lists(value, where, qid, what):
     return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
 
 
-def evidence_from_json(obj, source, root, match="id"):
+def evidence_from_json(obj, source, root, match):
     """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
     check_object(obj, loc(source, root), "query IDs to evidence sets", None,
                  ("evidence", "the object holds no query"))
@@ -5134,7 +5131,7 @@ def evidence_labels_of(evidence):
     return {qid: evidence_labels(sets) for qid, sets in evidence.items()}
 
 
-def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
+def check_evidence_wanted(specs, evidence, qrels, where, keys):
     """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
     came from records), and evidence sets that do not name exactly the labeled queries."""
     wanted = [s.name for s in specs if MEASURES[s.base].evidence]
@@ -5147,7 +5144,7 @@ def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
         check_evidence(evidence, qrels, where)
 
 
-def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
+def check_inputs_used(specs, lengths, evidence, labels_given, flag):
     """Refuse token counts that no budget weighs, and evidence sets that no measure reads when
     labels are given besides (without them, evidence sets stand in for the labels): an input
     read and then used by nothing is a mistake (flag: "--" names options, "" keywords)."""
@@ -5234,7 +5231,7 @@ def load(path, role, known=Known(), kinds=None):
     return reader.fold(read_input(path, reader, known, kinds), known.opts.separator, place(path))
 
 
-def read_input(path, reader, known, kinds=None):
+def read_input(path, reader, known, kinds):
     """What a reader (a Role) reads of a file, by the kind of file sniff finds, or of a library
     call's Value; kinds, a list, gets the file's kind."""
     source = place(path)
