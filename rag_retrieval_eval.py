@@ -4263,7 +4263,8 @@ def _follow(value, steps, path, where, at):
             fail(where, "the path %s leads nowhere: %s %s" % (path, at, what))
         value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
         if each and not isinstance(value, list):
-            fail(where, "the path %s leads nowhere: %s is %s, not a list" % (path, at, typed(value)))
+            fail(where, "the path %s leads nowhere: %s is %s, not a list"
+                 % (path, at, typed(value)))
         rest = steps[i + 1:]
         if each and rest:
             return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)]
