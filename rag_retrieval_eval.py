@@ -4823,8 +4823,8 @@ def groups_from_json(obj, source, root, what="group"):
             fail(where, "%s %s is empty" % (what, show(name)))
         members = groups[name] = {}
         for i, qid in enumerate(qids):
-            _add_member(members, check_id(qid, "%s[%d]" % (where, i), what="query ID"), name,
-                        "%s[%d]" % (where, i), what)
+            at = "%s[%d]" % (where, i)
+            _add_member(members, check_id(qid, at, what="query ID"), name, at, what)
     return groups
 
 
@@ -4991,14 +4991,14 @@ def record_scores(field, docids, scores, where, qid):
     """The scores of a record's scores list, parallel to its ranking's IDs (AutoRAG's
     retrieve_scores)."""
     name, values = field
+    where = loc(where, name)
     if scores is not None:
-        fail(loc(where, name), "the ranking gives its scores already (an object of IDs to "
-             "scores): leave out one of the two", qid)
+        fail(where, "the ranking gives its scores already (an object of IDs to scores): leave out "
+             "one of the two", qid)
     if not isinstance(values, list) or len(values) != len(docids):
-        fail(loc(where, name), "expected a list of %d scores, one per ranked ID, not %s"
+        fail(where, "expected a list of %d scores, one per ranked ID, not %s"
              % (len(docids), show(values)), qid)
-    return [check_score(value, "%s[%d]" % (loc(where, name), i), qid)
-            for i, value in enumerate(values)]
+    return [check_score(value, "%s[%d]" % (where, i), qid) for i, value in enumerate(values)]
 
 
 def record_lengths(field, docids, where, qid):
@@ -5141,8 +5141,13 @@ def check_evidence_wanted(specs, evidence, qrels, where, keys):
                         "JSON Lines record's evidence field%s"
                         % (", ".join(wanted), "s" if len(wanted) == 1 else "",
                            _role_hint(keys, "evidence")))
-    if evidence is not None:
-        check_evidence(evidence, qrels, where)
+    if evidence is None:
+        return
+    odd = next((q for q in chain(qrels, evidence) if bool(qrels.get(q)) != (q in evidence)), None)
+    if odd is not None:  # an empty list of labels labels nothing
+        fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
+             % ("labels but no evidence set" if qrels.get(odd) else "evidence sets but no labels"),
+             odd)
 
 
 def check_inputs_used(specs, lengths, evidence, labels_given, flag):
@@ -5157,15 +5162,6 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
                         "the labels: add %s, or leave the labels out to let the evidence "
                         "stand in for them"
                         % (flag, " or ".join(m.name for m in MEASURES.values() if m.evidence)))
-
-
-def check_evidence(evidence, qrels, where):
-    """Refuse evidence sets that do not name exactly the labeled queries."""
-    odd = next((q for q in chain(qrels, evidence) if bool(qrels.get(q)) != (q in evidence)), None)
-    if odd is not None:  # an empty list of labels labels nothing
-        fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
-             % ("labels but no evidence set" if qrels.get(odd) else "evidence sets but no labels"),
-             odd)
 
 
 # --- Questions with no answer in the corpus (README: "Score floors and questions with no answer")
