@@ -4309,12 +4309,13 @@ def _record_truth(found, where, qid, opts, given, read):
     return unanswerable
 
 
-def records_rankings(records, source, truth, opts):
+def records_rankings(records, source, truth, opts, rankings=True):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
     sets, "no_answer": their queries without an answer} as far as they have them) of records
     (place, record, where) read as a fixture (truth.labels None: judged by each record's own
-    labels, or its evidence sets standing in) or a run (whose labels are read, to be compared).
-    Each record is judged as it is read, so that memory follows queries."""
+    labels, or its evidence sets standing in) or a run (whose labels are read, to be compared);
+    rankings False: as labels, their rankings left unread.  Each record is judged as it is
+    read, so that memory follows queries."""
     theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
     for where, qid, found in json_records(records, opts.fields, keys):
         unanswerable = False
@@ -4324,7 +4325,7 @@ def records_rankings(records, source, truth, opts):
             _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where,
                           qid, opts, truth._replace(evidence=None),
                           (theirs if "relevant" in found else {}, extras))
-        if "retrieved" in found:
+        if "retrieved" in found and rankings:
             docids, scores = record_ranking(found, where, qid, opts.duplicates, opts.match)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
                                  evidence=extras.get("evidence") or truth.evidence)
@@ -4342,7 +4343,7 @@ def records_rankings(records, source, truth, opts):
             ranked.update(judge_run({qid: (docids, scores)}, own, opts, at))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
-    if not ranked and keys:
+    if rankings and not ranked and keys:
         no_record_has(source, "rankings", "retrieved", fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return theirs or None, ranked, extras
@@ -5293,15 +5294,10 @@ class Labels(Role):
     def records(records, source, known):
         """Of the records (place, record, where) that hold labels, evidence sets (which stand in
         for missing labels) or say that their question has no answer."""
-        qrels, extras, keys = {}, {}, []
+        given = Truth(None, no_answer=known.truth.no_answer)
         # folded by load, file-wide
         opts = known.opts._replace(separator=None)
-        given = Truth(None, no_answer=known.truth.no_answer)
-        for where, qid, found in json_records(records, opts.fields, keys):
-            _record_truth(found, where, qid, opts, given, (qrels, extras))
-        if not qrels:
-            no_record_has(source, "labels", "relevant", opts.fields, keys)
-        extras["keys"] = keys  # for a message on a role no record has
+        qrels, _, extras = records_rankings(records, source, given, opts, rankings=False)
         return qrels, extras
 
     def json(text, source, known):
