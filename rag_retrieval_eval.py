@@ -5553,23 +5553,24 @@ def _checked_library_options(options):
     checked = dict(options)
     for name, value in options.items():
         option = OPTION[name]
-        if option.kind == "count":
+        kind = option.kind
+        if kind == "count":
             checked[name] = number = _integral(value)
             ok = number is not None and number >= option.values
             rule = "an integer >= %d" % option.values
-        elif option.kind == "cutoff":
+        elif kind == "cutoff":
             ok, checked[name] = True, value if value is None else check_cutoff(value)
-        elif option.kind == "limit" and not isinstance(value, dict):
+        elif kind == "limit" and not isinstance(value, dict):
             checked[name] = number = value if value is None else _real(value)
             ok, rule = value is None or number is not None and number >= 0, "a number >= 0"
-        elif option.kind == "choice":
+        elif kind == "choice":
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
-        elif option.kind == "flag":
+        elif kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
         # each a float (JSON has no numpy number, no Fraction); a drop limit's >= 0
-        elif option.kind in ("floors", "limit"):
+        elif kind in ("floors", "limit"):
             floats = {n: _real(x) for n, x in value.items()} if isinstance(value, dict) else {}
-            least = 0 if option.kind == "limit" else -math.inf
+            least = 0 if kind == "limit" else -math.inf
             checked[name] = value and floats
             ok = value is None or isinstance(value, dict) and all(
                 isinstance(n, str) and x is not None and x >= least for n, x in floats.items())
