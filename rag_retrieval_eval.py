@@ -3297,8 +3297,7 @@ def group_results(groups, result, plan, where, no_answer, replicates):
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.gates["max_group_drop"])
         if base is not None:
-            approved = [base] + list(replicates)
-            mine = _group_comparison(block, rows, specs, approved, plan, where)
+            mine = _group_comparison(block, rows, specs, [base, *replicates], plan, where)
             breaches += [b._replace(rule=dict(b.rule, group=name))
                          for b in mine + _nothing_to_gate(specs, plan)]
     if base is not None:
