@@ -3329,12 +3329,12 @@ def mean_breaches(gate, name, limit, seen):
     baseline, candidate, rows, gates = seen
     before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
     value, least, rule = after, limit, {}
-    if baseline is not None:
-        noise = gates.noise[name] if gates.noise is not None else 0.0
-        before = baseline["measures"][name]
-        value, least = after - before, -(limit + noise)
+    # replicates: a drop gate's only
     if gates.noise is not None:
-        rule = {"noise": noise, "replicates": gates.replicates}
+        rule = {"noise": gates.noise[name], "replicates": gates.replicates}
+    if baseline is not None:
+        before = baseline["measures"][name]
+        value, least = after - before, -(limit + rule.get("noise", 0.0))
     queries = sum(1 for row in candidate["per_query"].values() if name in row)
     if gates.gate_on == "mean" or interval is None:
         failed = value < least - 1e-12
@@ -3403,13 +3403,15 @@ def check_floors(plan, result):
         per_query, plan.specs, plan)
     for name, floor in floors["min_mean"].items():
         ci = intervals.get(name)
+        if not ci:
+            continue
         queries = sum(1 for row in per_query.values() if name in row)
-        if config.power and ci:
+        if config.power:
             result["power"][name]["floor"] = {
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                 "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
         # a coin toss: said
-        elif ci and config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+        elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
             result["warnings"].append(
                 undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
     rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
@@ -3585,7 +3587,7 @@ def holm_over(rows):
         row["p_holm"] = p
 
 
-def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=()):
+def group_results(groups, result, plan, where, no_answer, replicates):
     """(The "groups" block of a result, the breaches of --max-group-drop): each group's means
     over the evaluated queries it holds (of the measures that score one of them), its
     intervals under --ci and, with a baseline, its comparison, with Holm's correction over
@@ -3595,8 +3597,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
     # rows in evaluation order: the sums of the queries alone
     order = {q: i for i, q in enumerate(per_query)}
     for name, qids in groups.items():
-        rows = {q: per_query[q]
-                for q in sorted((q for q in qids if q in order), key=order.__getitem__)}
+        rows = {q: per_query[q] for q in sorted(order.keys() & qids, key=order.__getitem__)}
         if not rows:
             fail(where, "group %s: none of its %s is left to evaluate (%s): see --missing-run and "
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
@@ -3613,8 +3614,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
         if plan.config.power:
             block["power"] = power(rows, specs, base, plan.gates["max_group_drop"])
         if base is not None:
-            approved = [base] + list(replicates)
-            mine = _group_comparison(block, rows, specs, approved, plan, where)
+            mine = _group_comparison(block, rows, specs, [base, *replicates], plan, where)
             breaches += [b._replace(rule=dict(b.rule, group=name))
                          for b in mine + _nothing_to_gate(specs, plan)]
     if base is not None:
@@ -3626,8 +3626,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     """Add a group's comparison (its intervals under --ci, and with replicates its noise) to its
     block; return the breaches of its gate.  approved: the baseline's per_query, then each
     replicate's."""
-    theirs = [{q: pq[q] for q in rows} for pq in approved]
-    theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in theirs]
+    mine = ({q: pq[q] for q in rows} for pq in approved)
+    theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in mine]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
     candidate = {"per_query": rows, "measures": block["measures"]}
@@ -3820,10 +3820,9 @@ def truth_digests(truth):
                                             for i, one in enumerate(sets, 1)
                                             for j, slot in enumerate(one, 1)
                                             for d in slot)
-    # a file's digest, taken as it was read; a library call's counts
-    if truth.lengths is not None:
-        digests["lengths"] = (truth.counts_digest if truth.lengths is LATER
-                              else lengths_digest(truth.lengths))
+    # the counts file's digest, taken as it was read (see weigh_later)
+    if truth.counts_digest is not None:
+        digests["lengths"] = truth.counts_digest
     if truth.no_answer:
         digests["no_answer"] = sorted_digest("%s\n" % q for q in truth.no_answer)
     return digests
@@ -4000,21 +3999,16 @@ def open_input(path):
     """
     source = place(path)
     with reading(source):
-        if path == "-":
-            if sys.stdin is None:
-                fail(source, "cannot read standard input: it is closed")
-            stdin, data = KEPT.get(path, (None, b""))
-            if stdin is not sys.stdin:  # kept with its stream: another standard input is read anew
-                KEPT[path] = stdin, data = sys.stdin, sys.stdin.buffer.read()
-            raw = io.BytesIO(data)
-        elif path in KEPT:
+        if path == "-" and sys.stdin is None:
+            fail(source, "cannot read standard input: it is closed")
+        # kept with its stream: another standard input is read anew
+        if path == "-" and KEPT.get(path, (None,))[0] is not sys.stdin:
+            KEPT[path] = sys.stdin, sys.stdin.buffer.read()
+        raw = io.BytesIO(KEPT[path][1]) if path in KEPT else open(path, "rb")
+        if not raw.seekable():
+            with raw:
+                KEPT[path] = None, raw.read()
             raw = io.BytesIO(KEPT[path][1])
-        else:
-            raw = open(path, "rb")
-            if not raw.seekable():
-                with raw:
-                    KEPT[path] = None, raw.read()
-                raw = io.BytesIO(KEPT[path][1])
         magic = raw.read(2)
         raw.seek(0)
     if magic != b"\x1f\x8b":
@@ -4037,7 +4031,7 @@ _BOM = b"\xef\xbb\xbf"
 def is_json(stream, source):
     """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
     stream."""
-    block, first = b"", True
+    first = True
     while True:
         block = read_bytes(stream, source, BLOCK)
         if first and block.startswith(_BOM):
@@ -4300,17 +4294,24 @@ def parse_json(text, source):
         fail(source, "invalid JSON: a number has too many digits")
 
 
-def check_object(obj, where, what, query=None):
-    """A JSON object without repeated keys."""
+def typed(value):
+    """'list [1, 2]': a value's type, then the value as show() gives it."""
+    return "%s %s" % (type(value).__name__, show(value))
+
+
+def check_object(obj, where, what, query=None, empty=None):
+    """A JSON object without repeated keys; with empty, (what it holds, why) the words of a
+    refusal of an empty one."""
     if not isinstance(obj, dict):
-        fail(where, "expected an object of %s, not %s %s"
-             % (what, type(obj).__name__, show(obj)), query)
+        fail(where, "expected an object of %s, not %s" % (what, typed(obj)), query)
     if isinstance(obj, _DuplicateKeys):
         fail(where, "key %s appears twice" % show(obj.duplicate), query)
+    if empty and not obj:
+        nothing_in(where, *empty)
     return obj
 
 
-def normalized_texts(value, where, qid=None):
+def normalized_texts(value, where, qid):
     """A JSON list of texts, or object keyed by texts, normalized (anything else is left to the
     checks that follow); two keys that are one text once normalized are refused."""
     if isinstance(value, list):
@@ -4377,9 +4378,8 @@ def record_ids(found, role, where, qid, values):
 
 def qrels_from_json(obj, source, root, match="id"):
     """{qid: {doc: grade}} from {"q": ["d", ...]} (grade 1) or {"q": {"d": grade}}."""
-    check_object(obj, loc(source, root), "query IDs to labels")
-    if not obj:
-        nothing_in(loc(source, root), "labels", "the object holds no query")
+    check_object(obj, loc(source, root), "query IDs to labels", None,
+                 ("labels", "the object holds no query"))
     values = Values(check_grade, "grades", None, match)
     return {qid: _labels(*json_query(qid, value, source, root, values))
             for qid, value in obj.items()}
@@ -4398,7 +4398,7 @@ def rankings_from_json(obj, source, root, duplicates="error", match="id"):
     return {qid: json_query(qid, value, source, root, values) for qid, value in obj.items()}
 
 
-def split_fixture(obj, source, evidence_given=False):
+def split_fixture(obj, source, evidence_given):
     """(its "qrels" or None, its "runs", {"groups": ..., "evidence": ...} as far as it has
     them) of a fixture object; evidence sets (its own, or given: evidence_given) stand in
     for missing "qrels"."""
@@ -4495,12 +4495,15 @@ def sniff(value, source, fields=None):
     fields = fields or JSONL_FIELDS
     # a path's first key
     has = lambda *roles: any(_first_key(key) in value for role in roles for key in fields[role])
-    if isinstance(value, list) or (isinstance(value, dict) and has("query")
-                                   and has("relevant", "retrieved", "evidence")):
+    if isinstance(value, list):
         return "records"
-    if isinstance(value, dict) and any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
+    if not isinstance(value, dict):
+        return "object"
+    if has("query") and has("relevant", "retrieved", "evidence"):
+        return "records"
+    if any(isinstance(value.get(key), dict) for key in FIXTURE_KEYS):
         return "fixture"
-    if isinstance(value, dict) and all(isinstance(value.get(k), dict) for k in LLAMAINDEX_DATASET):
+    if all(isinstance(value.get(k), dict) for k in LLAMAINDEX_DATASET):
         return "llamaindex"
     return "object"
 
@@ -4536,16 +4539,15 @@ def records_in(obj, source):
     return [(loc(source, "[%d]" % i), record, "at [%d]" % i) for i, record in enumerate(obj)]
 
 
-def json_records(objects, fields=None, line_of=None, first_keys=None):
+def json_records(objects, fields, first_keys=None):
     """(place, qid, {role: (field name, value)} of the roles it has) of each record, as read.
 
     A record that is not an object, has no query ID, names a role twice, has
     neither labels, a ranking nor evidence sets, or repeats another record's
-    query ID is refused.  objects: (place, value, where) of each record; line_of: {qid:
-    where} of the records read; first_keys, a list, gets the first record's keys.
+    query ID is refused.  objects: (place, value, where) of each record; first_keys, a list,
+    gets the first record's keys.
     """
-    fields = fields or JSONL_FIELDS
-    line_of = {} if line_of is None else line_of
+    fields, line_of = fields or JSONL_FIELDS, {}
     for where, record, mark in objects:
         check_object(record, where, "fields (a record is {\"query_id\": ..., \"relevant\": ..., "
                      "\"retrieved\": ...})")
@@ -4561,17 +4563,22 @@ def json_records(objects, fields=None, line_of=None, first_keys=None):
         line_of[qid] = mark
         found = {role: _field(record, role, where, fields) for role in fields if role != "query"}
         found = {role: field for role, field in found.items() if field is not None}
-        needed = ("relevant", "retrieved", "evidence", "answerable")
-        if not found.keys() & set(needed):
-            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed]
-            fail(where, "the record has no %s or %s%s"
-                 % (", ".join(kinds[:-1]), kinds[-1], fields_hint(record)), qid)
-        if found.keys() & set(needed) == {"answerable"} and found["answerable"][1] is True:
-            kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role])) for role in needed[:-1]]
-            fail(where, "the record says its question has an answer, and gives no %s or %s: "
-                        "nothing to score"
-                 % (", ".join(kinds[:-1]), kinds[-1]), qid)
+        needed = found.keys() & {"relevant", "retrieved", "evidence", "answerable"}
+        if not needed:
+            fail(where, "the record has no %s%s" % (roles_said(fields, "answerable"),
+                                                  fields_hint(record)), qid)
+        if needed == {"answerable"} and found["answerable"][1] is True:
+            fail(where, "the record says its question has an answer, and gives no %s: nothing "
+                        "to score" % roles_said(fields), qid)
         yield where, qid, found
+
+
+def roles_said(fields, *more):
+    """'labels (relevant or ...), a ranking (...) or evidence sets (...)': what a record may give,
+    and more roles, each with its field names."""
+    kinds = ["%s (%s)" % (ROLES[role], " or ".join(fields[role]))
+             for role in ("relevant", "retrieved", "evidence") + more]
+    return "%s or %s" % (", ".join(kinds[:-1]), kinds[-1])
 
 
 def _field(record, role, where, fields):
@@ -4605,35 +4612,18 @@ def follow(value, path, where):
 def _follow(value, steps, path, where, at):
     for i, (key, each) in enumerate(steps):
         if not isinstance(value, dict) or key not in value:
-            what = "is %s %s, not an object" % (type(value).__name__, show(value))
+            what = "is %s, not an object" % typed(value)
             if isinstance(value, dict):
                 what = "has no key %s" % show(key)
             fail(where, "the path %s leads nowhere: %s %s" % (path, at, what))
         value, at = value[key], key if at == "the record" else "%s.%s" % (at, key)
-        if each:
-            if not isinstance(value, list):
-                fail(where, "the path %s leads nowhere: %s is %s %s, not a list" % (
-                    path, at, type(value).__name__, show(value)))
-            rest = steps[i + 1:]
-            if not rest:
-                return value
+        if each and not isinstance(value, list):
+            fail(where, "the path %s leads nowhere: %s is %s, not a list"
+                 % (path, at, typed(value)))
+        rest = steps[i + 1:]
+        if each and rest:
             return [_follow(v, rest, path, where, "%s[%d]" % (at, j)) for j, v in enumerate(value)]
     return value
-
-
-def records_labels(records, source, opts, no_answer=NOTHING):
-    """({qid: {doc: grade}}, {"evidence": {qid: evidence sets}, "no_answer": [qid, ...]} as far
-    as they have them) of the records (place, record, where) that hold labels, evidence sets
-    (which stand in for missing labels) or say that their question has no answer."""
-    qrels, extras, keys = {}, {}, []
-    for where, qid, found in json_records(records, opts.fields, first_keys=keys):
-        # folded by load, file-wide
-        _record_truth(found, where, qid, opts._replace(separator=None),
-                      Truth(None, no_answer=no_answer), (qrels, extras))
-    if not qrels:
-        no_record_has(source, "labels", "relevant", opts.fields, keys)
-    extras["keys"] = keys  # for a message on a role no record has
-    return qrels, extras
 
 
 def _record_truth(found, where, qid, opts, given, read):
@@ -4674,14 +4664,15 @@ def _record_truth(found, where, qid, opts, given, read):
     return unanswerable
 
 
-def records_rankings(records, source, truth, opts, line_of=None):
+def records_rankings(records, source, truth, opts, rankings=True):
     """(the records' own labels or None, {qid: Ranking or None}, {"evidence": their evidence
     sets, "no_answer": their queries without an answer} as far as they have them) of records
     (place, record, where) read as a fixture (truth.labels None: judged by each record's own
-    labels, or its evidence sets standing in) or a run (whose labels are read, to be compared).
-    Each record is judged as it is read, so that memory follows queries."""
+    labels, or its evidence sets standing in) or a run (whose labels are read, to be compared);
+    rankings False: as labels, their rankings left unread.  Each record is judged as it is
+    read, so that memory follows queries."""
     theirs, ranked, keys, extras, fields = {}, {}, [], {}, opts.fields or JSONL_FIELDS
-    for where, qid, found in json_records(records, opts.fields, line_of, keys):
+    for where, qid, found in json_records(records, opts.fields, keys):
         unanswerable = False
         if truth.labels is None:
             unanswerable = _record_truth(found, where, qid, opts, truth, (theirs, extras))
@@ -4689,11 +4680,8 @@ def records_rankings(records, source, truth, opts, line_of=None):
             _record_truth({r: found[r] for r in ("relevant", "evidence") if r in found}, where,
                           qid, opts, truth._replace(evidence=None),
                           (theirs if "relevant" in found else {}, extras))
-        if "retrieved" in found:
-            docids, scores = record_ids(found, "retrieved", where, qid,
-                                        Values(check_score, "scores", opts.duplicates, opts.match))
-            if "scores" in found:
-                scores = record_scores(found["scores"], docids, scores, where, qid)
+        if "retrieved" in found and rankings:
+            docids, scores = record_ranking(found, where, qid, opts.duplicates, opts.match)
             own = truth._replace(labels=theirs if truth.labels is None else truth.labels,
                                  evidence=extras.get("evidence") or truth.evidence)
             if unanswerable:  # known from the record itself: no budget scores its ranking
@@ -4710,10 +4698,20 @@ def records_rankings(records, source, truth, opts, line_of=None):
             ranked.update(judge_run({qid: (docids, scores)}, own, opts, at))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
-    if not ranked and keys:
+    if rankings and not ranked and keys:
         no_record_has(source, "rankings", "retrieved", fields, keys)
     extras["keys"] = keys  # for a message on a role no record has
     return theirs or None, ranked, extras
+
+
+def record_ranking(found, where, qid, duplicates, match):
+    """(IDs, scores or None) of a record's ranking (found: its roles), its scores list read when
+    it has one."""
+    values = Values(check_score, "scores", duplicates, match)
+    docids, scores = record_ids(found, "retrieved", where, qid, values)
+    if "scores" in found:
+        scores = record_scores(found["scores"], docids, scores, where, qid)
+    return docids, scores
 
 
 def fold_labels(qrels, separator, source=""):
@@ -5169,26 +5167,24 @@ def groups_from_lines(lines, source, what="group"):
 def groups_from_json(obj, source, root, what="group"):
     """{group: {qid: where}} of a JSON object {"group": ["q1", ...], ...} (what: see
     groups_from_lines)."""
-    check_object(obj, loc(source, root), "%s names to query IDs" % what)
-    if not obj:
-        nothing_in(loc(source, root), what + "s", "the object holds no " + what)
+    check_object(obj, loc(source, root), "%s names to query IDs" % what, None,
+                 (what + "s", "the object holds no " + what))
     groups = {}
     for name, qids in obj.items():
         check_id(name, loc(source, root), what=what + " name")
         where = loc(source, _join(root, name))
         if not isinstance(qids, list):
-            fail(where, "expected a list of query IDs, not %s %s"
-                 % (type(qids).__name__, show(qids)))
+            fail(where, "expected a list of query IDs, not %s" % typed(qids))
         if not qids:
             fail(where, "%s %s is empty" % (what, show(name)))
         members = groups[name] = {}
         for i, qid in enumerate(qids):
-            _add_member(members, check_id(qid, "%s[%d]" % (where, i), what="query ID"), name,
-                        "%s[%d]" % (where, i), what)
+            at = "%s[%d]" % (where, i)
+            _add_member(members, check_id(qid, at, what="query ID"), name, at, what)
     return groups
 
 
-def _add_member(members, qid, name, where, what="group"):
+def _add_member(members, qid, name, where, what):
     if qid in members:
         fail(where, "query %s is listed twice in %s %s (first at %s)"
              % (show(qid), what, show(name), members[qid]))
@@ -5332,16 +5328,10 @@ def _fast_length_lines(piece, lines, lengths, wanted, digest):
 length_lines = fast_length_lines if FAST_PATHS else reference_length_lines
 
 
-def _digested(lengths):
-    """(lengths, their digest): what a lengths reader returns."""
-    return lengths, lengths_digest(lengths)
-
-
 def lengths_from_json(obj, source):
     """{ranked ID: token count} of a JSON object {"d1": 300, ...}."""
-    check_object(obj, source, "ranked IDs to token counts")
-    if not obj:
-        nothing_in(source, "token counts", "the object is empty")
+    check_object(obj, source, "ranked IDs to token counts", None,
+                 ("token counts", "the object is empty"))
     values = set(map(type, obj.values()))
     # a key that is no string (a library's dict): check_id words it
     with contextlib.suppress(TypeError):
@@ -5357,14 +5347,14 @@ def record_scores(field, docids, scores, where, qid):
     """The scores of a record's scores list, parallel to its ranking's IDs (AutoRAG's
     retrieve_scores)."""
     name, values = field
+    where = loc(where, name)
     if scores is not None:
-        fail(loc(where, name), "the ranking gives its scores already (an object of IDs to "
-             "scores): leave out one of the two", qid)
+        fail(where, "the ranking gives its scores already (an object of IDs to scores): leave out "
+             "one of the two", qid)
     if not isinstance(values, list) or len(values) != len(docids):
-        fail(loc(where, name), "expected a list of %d scores, one per ranked ID, not %s"
+        fail(where, "expected a list of %d scores, one per ranked ID, not %s"
              % (len(docids), show(values)), qid)
-    return [check_score(value, "%s[%d]" % (loc(where, name), i), qid)
-            for i, value in enumerate(values)]
+    return [check_score(value, "%s[%d]" % (where, i), qid) for i, value in enumerate(values)]
 
 
 def record_lengths(field, docids, where, qid):
@@ -5397,7 +5387,7 @@ def evidence_entry(entry, where, qid, match="id"):
     nesting = _nesting(entry)
     if not isinstance(entry, list) or nesting > 3:
         fail(where, "expected evidence as a list of IDs, of slots (lists of IDs) or of sets "
-                    "(lists of slots), not %s %s" % (type(entry).__name__, show(entry)), qid)
+                    "(lists of slots), not %s" % typed(entry), qid)
     if not nesting:
         fail(where, "the evidence is empty: give at least one set of at least one ID", qid)
     sets = [(where, entry)] if nesting < 3 else _evidence_lists(entry, where, qid, "evidence set")
@@ -5436,29 +5426,27 @@ def _evidence_lists(value, where, qid, what):
     for i, member in enumerate(value):
         if not isinstance(member, list):
             fail("%s[%d]" % (where, i),
-                 "mixed nesting: expected %s (a list) like the first, not %s %s"
-                 % ("a slot" if what == "slot" else "an evidence set", type(member).__name__,
-                    show(member)), qid)
+                 "mixed nesting: expected %s (a list) like the first, not %s"
+                 % ("a slot" if what == "slot" else "an evidence set", typed(member)), qid)
         if not member:
             fail("%s[%d]" % (where, i), "the %s is empty" % what, qid)
     return [("%s[%d]" % (where, i), member) for i, member in enumerate(value)]
 
 
-def evidence_from_json(obj, source, root, match="id"):
+def evidence_from_json(obj, source, root, match):
     """{qid: evidence sets} of a JSON object {qid: evidence, ...} (see evidence_entry)."""
-    check_object(obj, loc(source, root), "query IDs to evidence sets")
-    if not obj:
-        nothing_in(loc(source, root), "evidence", "the object holds no query")
+    check_object(obj, loc(source, root), "query IDs to evidence sets", None,
+                 ("evidence", "the object holds no query"))
     return {check_id(qid, loc(source, root), what="query ID"):
             evidence_entry(entry, loc(source, _join(root, qid)), qid, match)
             for qid, entry in obj.items()}
 
 
-def evidence_from_lines(lines, source):
-    """{qid: evidence sets} of (number, line) pairs QID SET SLOT DOCID, sets and slots in the
+def evidence_lines(stream, source, known):
+    """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    rows = column_lines(lines, source, "QID SET SLOT DOCID")
+    rows = column_lines(text_lines(stream, source), source, "QID SET SLOT DOCID")
     for number, where, (qid, set_name, slot_name, doc) in rows:
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
@@ -5500,7 +5488,7 @@ def evidence_labels_of(evidence):
     return {qid: evidence_labels(sets) for qid, sets in evidence.items()}
 
 
-def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
+def check_evidence_wanted(specs, evidence, qrels, where, keys):
     """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
     came from records), and evidence sets that do not name exactly the labeled queries."""
     wanted = [s.name for s in specs if MEASURES[s.base].evidence]
@@ -5509,11 +5497,16 @@ def check_evidence_wanted(specs, evidence, qrels, where, keys=None):
                         "JSON Lines record's evidence field%s"
                         % (", ".join(wanted), "s" if len(wanted) == 1 else "",
                            _role_hint(keys, "evidence")))
-    if evidence is not None:
-        check_evidence(evidence, qrels, where)
+    if evidence is None:
+        return
+    odd = next((q for q in chain(qrels, evidence) if bool(qrels.get(q)) != (q in evidence)), None)
+    if odd is not None:  # an empty list of labels labels nothing
+        fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
+             % ("labels but no evidence set" if qrels.get(odd) else "evidence sets but no labels"),
+             odd)
 
 
-def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
+def check_inputs_used(specs, lengths, evidence, labels_given, flag):
     """Refuse token counts that no budget weighs, and evidence sets that no measure reads when
     labels are given besides (without them, evidence sets stand in for the labels): an input
     read and then used by nothing is a mistake (flag: "--" names options, "" keywords)."""
@@ -5527,15 +5520,6 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag="--"):
                         % (flag, " or ".join(m.name for m in MEASURES.values() if m.evidence)))
 
 
-def check_evidence(evidence, qrels, where):
-    """Refuse evidence sets that do not name exactly the labeled queries."""
-    odd = next((q for q in chain(qrels, evidence) if bool(qrels.get(q)) != (q in evidence)), None)
-    if odd is not None:  # an empty list of labels labels nothing
-        fail(where, "the query has %s: the evidence sets name exactly the labeled queries"
-             % ("labels but no evidence set" if qrels.get(odd) else "evidence sets but no labels"),
-             odd)
-
-
 # --- Questions with no answer in the corpus (README: "Score floors and questions with no answer")
 # ---
 
@@ -5543,8 +5527,7 @@ def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
     where = loc(source, root)
     if not isinstance(value, list):
-        fail(where, "expected a list of query IDs, not %s %s"
-             % (type(value).__name__, show(value)))
+        fail(where, "expected a list of query IDs, not %s" % typed(value))
     if not value:
         nothing_in(where, "queries", "the list of questions without an answer is empty")
     first = {}
@@ -5567,10 +5550,10 @@ def check_no_answer(no_answer, qrels, level, where):
                  % show(relevant), qid)
 
 
-def no_answer_lines(lines, source):
-    """[qid, ...] of (number, line) pairs, a query ID a line; '#' lines are comments."""
+def no_answer_lines(stream, source, known):
+    """[qid, ...] of a text file's lines, a query ID a line; '#' lines are comments."""
     qids = {}
-    for number, where, (qid,) in column_lines(lines, source, "QID"):
+    for number, where, (qid,) in column_lines(text_lines(stream, source), source, "QID"):
         if qids.setdefault(qid, number) != number:
             fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
     if not qids:
@@ -5601,7 +5584,7 @@ def load(path, role, known=Known(), kinds=None):
     return reader.fold(read_input(path, reader, known, kinds), known.opts.separator, place(path))
 
 
-def read_input(path, reader, known, kinds=None):
+def read_input(path, reader, known, kinds):
     """What a reader (a Role) reads of a file, by the kind of file sniff finds, or of a library
     call's Value; kinds, a list, gets the file's kind."""
     source = place(path)
@@ -5664,7 +5647,13 @@ class Labels(Role):
         return read_trec_qrels(stream, source), {}
 
     def records(records, source, known):
-        return records_labels(records, source, known.opts, known.truth.no_answer)
+        """Of the records (place, record, where) that hold labels, evidence sets (which stand in
+        for missing labels) or say that their question has no answer."""
+        given = Truth(None, no_answer=known.truth.no_answer)
+        # folded by load, file-wide
+        opts = known.opts._replace(separator=None)
+        qrels, _, extras = records_rankings(records, source, given, opts, rankings=False)
+        return qrels, extras
 
     def json(text, source, known):
         """Records, a fixture (or part of one), LlamaIndex's dataset or labels {qid: labels}."""
@@ -5734,11 +5723,7 @@ class RunForms(Role):
         rankings, opts = {}, known.opts
         for where, qid, found in json_records(list(records), opts.fields):
             if "retrieved" in found:
-                values = Values(check_score, "scores", None, opts.match)
-                docids, scores = record_ids(found, "retrieved", where, qid, values)
-                if "scores" in found:
-                    scores = record_scores(found["scores"], docids, scores, where, qid)
-                rankings[qid] = docids, scores
+                rankings[qid] = record_ranking(found, where, qid, None, opts.match)
         return _json_forms(rankings)
 
     def json(text, source, known):
@@ -5756,8 +5741,7 @@ def _json_forms(rankings):
 
 class Evidence(Role):
     """{qid: evidence sets}, folded as labels are."""
-    def lines(stream, source, known):
-        return evidence_from_lines(text_lines(stream, source), source)
+    lines = evidence_lines
 
     def records(records, source, known):
         opts = known.opts
@@ -5797,13 +5781,13 @@ class Lengths(Role):
         return Lengths.value(parse_json(text, source), source, known)
 
     def value(obj, name, known):
-        return _digested(lengths_from_json(obj, name))
+        lengths = lengths_from_json(obj, name)
+        return lengths, lengths_digest(lengths)
 
 
 class NoAnswer(Role):
     """[qid, ...] of the questions without an answer."""
-    def lines(stream, source, known):
-        return no_answer_lines(text_lines(stream, source), source)
+    lines = no_answer_lines
 
     def json(text, source, known):
         obj = parse_json(text, source)
@@ -5860,14 +5844,16 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
     source = place(path)
     theirs, ranked, extras = load(path, "run", Known(truth, opts), kinds)
     whose, ours = approved or (None, {})
-    approved = ours.get("labels") and approved  # we have no labels (agreement only): none to equal
-    if approved and "evidence" in extras and truth.evidence is not None:
+    # we have no labels (agreement only): none to equal
+    if not ours.get("labels"):
+        return ranked
+    if "evidence" in extras and truth.evidence is not None:
         check_same_labels(extras["evidence"], truth.evidence, "%s: evidence" % source, whose,
                           "evidence sets", ours["evidence"])
-    if approved and theirs is not None:
+    if theirs is not None:
         check_same_labels(theirs, truth.labels, "%s: qrels" % source, whose,
                           ours_at=ours["labels"])
-    elif approved and "evidence" in extras:  # standing in for its labels
+    elif "evidence" in extras:  # standing in for its labels
         check_same_labels(evidence_labels_of(extras["evidence"]), truth.labels,
                           "%s: evidence" % source, whose, "labels (its evidence sets)",
                           ours["labels"])
@@ -5922,22 +5908,24 @@ def _checked_library_options(options):
     checked = dict(options)
     for name, value in options.items():
         option = OPTION[name]
-        if option.kind == "count":
-            checked[name] = _integral(value)
-            ok, rule = checked[name] is not None and checked[name] >= option.values, "an integer >= %d" % option.values
-        elif option.kind == "cutoff":
+        kind = option.kind
+        if kind == "count":
+            checked[name] = number = _integral(value)
+            ok = number is not None and number >= option.values
+            rule = "an integer >= %d" % option.values
+        elif kind == "cutoff":
             ok, checked[name] = True, value if value is None else check_cutoff(value)
-        elif option.kind == "limit" and not isinstance(value, dict):
-            checked[name] = value if value is None else _number_at_least_zero(value)
-            ok, rule = checked[name] is None or checked[name] >= 0, "a number >= 0"
-        elif option.kind == "choice":
+        elif kind == "limit" and not isinstance(value, dict):
+            checked[name] = number = value if value is None else _real(value)
+            ok, rule = value is None or number is not None and number >= 0, "a number >= 0"
+        elif kind == "choice":
             ok, rule = value in option.values, "one of " + ", ".join(option.values)
-        elif option.kind == "flag":
+        elif kind == "flag":
             ok, rule = isinstance(value, bool), "True or False"
         # each a float (JSON has no numpy number, no Fraction); a drop limit's >= 0
-        elif option.kind in ("floors", "limit"):
+        elif kind in ("floors", "limit"):
             floats = {n: _real(x) for n, x in value.items()} if isinstance(value, dict) else {}
-            least = 0 if option.kind == "limit" else -math.inf
+            least = 0 if kind == "limit" else -math.inf
             checked[name] = value and floats
             ok = value is None or isinstance(value, dict) and all(
                 isinstance(n, str) and x is not None and x >= least for n, x in floats.items())
@@ -5947,12 +5935,6 @@ def _checked_library_options(options):
         if not ok:
             raise EvalError("%s must be %s, not %s" % (name, rule, show(value)))
     return checked
-
-
-def _number_at_least_zero(value):
-    """A real number (but bool) as a float, or -1.0 when it is none, or infinite."""
-    number = _real(value)
-    return -1.0 if number is None else number
 
 
 def _real(value):
@@ -6750,7 +6732,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     if not approved.kept:
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
-    config, base, agreed = plan.config, kept.result, [s.name for s in specs if agrees(s)]
+    base, agreed = kept.result, [s.name for s in specs if agrees(s)]
     # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
     if agreed:
         ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
@@ -6758,7 +6740,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
         lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
         kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
-    gates = Gates(gates_of(plan, "baseline"), config.gate_on, noise, unstable, len(replicas))
+    gates = Gates(gates_of(plan, "baseline"), plan.config.gate_on, noise, unstable, len(replicas))
     out = compare(base, result, specs, plan, approved.place, gates)
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
     out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
@@ -6941,8 +6923,8 @@ def _path(path):
     try:
         path = os.fspath(path)
     except TypeError:
-        raise EvalError("a file name must be a string or a path, not %s %s"
-                        % (type(path).__name__, show(path))) from None
+        raise EvalError("a file name must be a string or a path, not %s"
+                        % typed(path)) from None
     if not isinstance(path, str):
         raise EvalError("a file name must be text, not %s" % show(path))
     return path
