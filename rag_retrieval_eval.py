@@ -3388,39 +3388,49 @@ def jsonable(result):
 
 
 def check_floors(plan, result):
-    """Add to a result its floors (--min-mean, --min-query) and their breaches, when it has some:
-    each mean below its floor, read as --gate-on says (see mean_breaches: "interval" fails
-    when the whole 95% interval lies below it, "noninferiority" unless the whole interval lies at
-    or above it), then each query below one, lowest first.  With --power, a mean floor's entry
-    says whether the interval holds the floor; without it, a warning names each floor that it
-    holds while the mean decides: a coin toss."""
+    """The blocks a result's floors (--min-mean, --min-query) change, when it has some: the floors,
+    the breaches with theirs added (each mean below its floor, read as --gate-on says (see
+    mean_breaches: "interval" fails when the whole 95% interval lies below it, "noninferiority"
+    unless the whole interval lies at or above it), then each query below one, lowest first),
+    and --power's entries or the warnings: with --power, a mean floor's entry says whether the
+    interval holds the floor; without it, a warning names each floor that it holds while the
+    mean decides: a coin toss."""
     config, per_query, out = plan.config, result["per_query"], []
     floors = gates_of(plan, None)
     if not any(floors.values()):
-        return
+        return {}
     # only a mean floor reads an interval: a --min-query alone draws no bootstrap
     intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
         per_query, plan.specs, plan)
-    for name, floor in floors["min_mean"].items():
-        ci = intervals.get(name)
-        if not ci:
-            continue
-        queries = sum(1 for row in per_query.values() if name in row)
-        if config.power:
-            result["power"][name]["floor"] = {
-                "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
-                "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
-        # a coin toss: said
-        elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
-            result["warnings"].append(
-                undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
+    blocks = _floor_notes(config, result, floors["min_mean"], intervals)
     rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
     seen = (None, result, rows, Gates(floors, config.gate_on))
     for name, limits in floors.items():
         for measure, floor in limits.items():
             out += GATES[name].check(GATES[name], measure, floor, seen)
-    result["floors"] = floors
-    result.setdefault("breaches", []).extend(out)
+    return dict(blocks, floors=floors, breaches=result.get("breaches", []) + out)
+
+
+def _floor_notes(config, result, floors, intervals):
+    """{"power": ...} with each mean floor's entry, or {"warnings": ...} with a warning for each
+    floor its interval holds (see check_floors)."""
+    power = {name: dict(entry) for name, entry in result.get("power", {}).items()}
+    warnings = list(result.get("warnings", []))
+    for name, floor in floors.items():
+        ci = intervals.get(name)
+        if not ci:
+            continue
+        queries = sum(1 for row in result["per_query"].values() if name in row)
+        if config.power:
+            power[name]["floor"] = {
+                "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
+                "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
+        # a coin toss: said
+        elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+            warnings.append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
+    if config.power:
+        return {"power": power}
+    return {"warnings": warnings}
 
 
 def interval_text(low, high, queries):
@@ -6307,7 +6317,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     if inputs.groups is not None and breaches:
         result = Result(result, breaches=result.breaches + breaches)
     result = Result(result, **described(plan, truth, ranked, judged, result, intervals))
-    check_floors(plan, result)
+    result = Result(result, **check_floors(plan, result))
     answered = with_answer(judged, truth.no_answer)
     return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
