@@ -63,25 +63,21 @@ if sys.version_info < (3, 9):  # before anything an older Python cannot run
     sys.stderr.write("rag_retrieval_eval: error: %s\n" % _OLD)
     sys.exit(2)
 
+# Modules that few commands use (csv, difflib, gzip, random, statistics, traceback) are
+# imported inside the functions that use them: a command pays only for what it uses.
 import argparse
 import contextlib
-import csv
-import difflib
 import gc
 import getopt
-import gzip
 import hashlib
 import io
 import json
 import math
 import numbers
 import os
-import random
 import re
 import signal
-import statistics
 import time
-import traceback
 import unicodedata
 import zlib
 from array import array
@@ -2301,6 +2297,7 @@ def _trec_joined(names):
 
 def suggestions(text, names):
     """The closest of the names the form in use takes to an unknown one, as 'did you mean'."""
+    import difflib
     close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
@@ -2644,7 +2641,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     0.5
     >>> sign_flip_p([0.0, 0.0]), sign_flip_p([])
     (1.0, 1.0)
-    >>> sign_flip_p([1.0] * 20, 999, random.Random(0)) == 1 / 1000   # only the observed reaches 20
+    >>> sign_flip_p([1.0] * 20, 999) == 1 / 1000   # only the observed reaches 20
     True
     """
     moved = [d for d in diffs if d]
@@ -2654,6 +2651,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
         for d in moved:
             sums = [x + d for x in sums] + [x - d for x in sums]
         return sum(1 for x in sums if abs(x) >= reach) / len(sums)
+    import random
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
     hits = 0
@@ -2799,6 +2797,7 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
     ...] of every row, or None: queries that share a source are one unit (README: "Questions that
     share a source"): a cluster's summed difference is flipped, and clusters are resampled, a
     resample's mean its queries' total over their count."""
+    import random
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
@@ -2871,6 +2870,7 @@ bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
 
 def bootstrap_rounds(seed, resamples):
     """(generator, resamples) of each of BOOTSTRAP_ROUNDS rounds, round r seeded "seed/r"."""
+    import random
     return [(random.Random("%d/%d" % (seed, r)),
              resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS)
             for r in range(BOOTSTRAP_ROUNDS)]
@@ -3096,6 +3096,7 @@ def power(per_query, specs, base=None, limit=None):
     >>> power(after, [Spec("R@1", "R", 1)], before, 0.1)
     {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963, 'queries_for': {'0.1': 99}}}
     """
+    import statistics
     out = {}
     # RelString has no spread
     for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
@@ -3599,6 +3600,7 @@ def open_input(path):
         raw.seek(0)
     if magic != b"\x1f\x8b":
         return raw
+    import gzip
     if isinstance(raw, io.BytesIO):
         return gzip.GzipFile(fileobj=raw, mode="rb")
     raw.close()  # a GzipFile closes only a file it opened itself
@@ -6699,6 +6701,7 @@ def _cell(per_query, name, qid):
 def _csv_text(qids, columns, results):
     """CSV of a row per query: its ID, a cell per column (header, cell(qid)), then a 0/1
     column per group of the results."""
+    import csv
     members = {}
     for r in results:
         for name, block in r.get("groups", {}).items():
@@ -7509,6 +7512,7 @@ def _trec_line(spec, qid, value, labels):
 def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
+    import gzip
     with open_input(path) as stream:
         if is_json(stream, place(path)):  # JSON and JSON Lines hold no TREC line, so no tag
             return ""
@@ -7630,6 +7634,7 @@ def main(argv=None):
             return _main(argv)
     except Exception:  # a user's mistake is an EvalError, answered in _main: this is ours
         with contextlib.suppress(AttributeError, OSError, ValueError):
+            import traceback
             traceback.print_exc()
         _say("internal error: this is a bug of %s %s, not a problem with your input: please "
              "report it with the traceback above and the command line" % (PROG, __version__))
