@@ -3633,6 +3633,19 @@ def is_json(stream, source):
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32)) + b"\x7f"
 _CONTROL_BYTE = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+# Translated by this table, text that holds no control byte is unchanged: a check
+# faster in C than deleting them.  The pattern's search costs about 60 instructions a
+# character, so it is made only where a control may be: a control byte, or the UTF-8
+# lead byte of the C1 controls (\xc2) or of U+2028 and U+2029 (\xe2).
+_SPACED_CONTROLS = bytes.maketrans(_CONTROL_BYTES, b" " * len(_CONTROL_BYTES))
+
+
+def first_control(data, text):
+    """The first control character or line separator of text (data: its UTF-8), or None."""
+    clean = data.translate(_SPACED_CONTROLS) == data
+    if clean and b"\xc2" not in data and b"\xe2" not in data:
+        return None
+    return _CONTROLS.search(text)
 
 
 def text_lines(stream, source):
@@ -3684,9 +3697,7 @@ def _decode_lines(whole, rest, number, source):
     except UnicodeDecodeError as exc:
         fail("%s:%d" % (source, number + whole.count(b"\n", 0, exc.start)),
              "not UTF-8: byte 0x%02x" % whole[exc.start])
-    bad = None
-    if whole.translate(None, _CONTROL_BYTES) != whole or not text.isascii():
-        bad = _CONTROLS.search(text)
+    bad = first_control(whole, text)
     if bad is not None:
         fail("%s:%d" % (source, number + text.count("\n", 0, bad.start())),
              "control character %s: not text" % show(bad.group()))
@@ -4578,15 +4589,14 @@ _MARK = b"\x00"
 
 def _fast_columns(piece, lines):
     """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
-    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
-            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
-        raise _Decline  # a control character (NUL too), or a lone CR ending a line
+    if b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n"):
+        raise _Decline  # a lone CR ending a line
     try:
         text = piece.decode("utf-8")
     except UnicodeDecodeError:
         raise _Decline from None
-    if not text.isascii() and _CONTROLS.search(text):
-        raise _Decline
+    if first_control(piece, text):
+        raise _Decline  # a control character (NUL too)
     tokens = piece.replace(b"\n", b" \x00 ").split()
     width = len(tokens) // lines
     if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
