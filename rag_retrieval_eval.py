@@ -883,10 +883,10 @@ def rank_listed(docids, labels, depth=None):
 def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
 
-    trec_eval's order: score descending, then ID descending.  A labeled document's rank is
-    1 + the documents scored higher + the tied ones with a greater ID: nothing is sorted.
-    For each of ``orders`` (None: by grade, or a gains table), also the ranks in the best and
-    the worst order of tied documents (_best_and_worst_ranks), or None when none is tied.
+    trec_eval's order: score descending, then ID descending.  A labeled document's rank is 1 +
+    the documents scored higher + the tied ones with a greater ID; only the scores are sorted,
+    reversed (a run lists them descending, ties too: one ascending run).  For each of ``orders``
+    (None: by grade, or a gains table), the best and worst ranks over ties, None if none is tied.
 
     >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
     ({'d2': 2, 'd1': 3}, 3, None)
@@ -899,7 +899,7 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     present = [d for d in labels if d in docset]
     if not present:
         return {}, num_ret, None
-    ordered = sorted(scores)
+    ordered = sorted(reversed(scores))
     index = dict(zip(docids, range(n))) if len(present) > 8 else None
     ranks, groups, tied_at = {}, {}, {}
     for doc in present:
