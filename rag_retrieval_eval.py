@@ -3635,15 +3635,16 @@ _CONTROL_BYTE = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 # Translated by this table, text that holds no control byte is unchanged: a check
 # faster in C than deleting them.  The pattern's search costs about 60 instructions a
-# character, so it is made only where a control may be: a control byte, or the UTF-8
-# lead byte of the C1 controls (\xc2) or of U+2028 and U+2029 (\xe2).
+# character, so it is made only where a control may be: a control byte, or in UTF-8
+# the lead byte of the C1 controls, U+2028 or U+2029.
 _SPACED_CONTROLS = bytes.maketrans(_CONTROL_BYTES, b" " * len(_CONTROL_BYTES))
+_NON_ASCII_CONTROLS = (b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 def first_control(data, text):
     """The first control character or line separator of text (data: its UTF-8), or None."""
     clean = data.translate(_SPACED_CONTROLS) == data
-    if clean and b"\xc2" not in data and b"\xe2" not in data:
+    if clean and (data.isascii() or not any(lead in data for lead in _NON_ASCII_CONTROLS)):
         return None
     return _CONTROLS.search(text)
 
