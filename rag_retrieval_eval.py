@@ -3633,17 +3633,15 @@ def is_json(stream, source):
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32)) + b"\x7f"
 _CONTROL_BYTE = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
-# Translated by this table, text that holds no control byte is unchanged: a check
-# faster in C than deleting them.  The pattern's search costs about 60 instructions a
-# character, so it is made only where a control may be: a control byte, or in UTF-8
-# the lead byte of the C1 controls, U+2028 or U+2029.
-_SPACED_CONTROLS = bytes.maketrans(_CONTROL_BYTES, b" " * len(_CONTROL_BYTES))
+# One memchr() a control byte, 28 in all, is faster than one translation of the bytes.
+# The pattern's search costs about 60 instructions a character, so it is made only where
+# a control may be: a control byte, or in UTF-8 a C1 control's lead byte, U+2028, U+2029.
 _NON_ASCII_CONTROLS = (b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 def first_control(data, text):
     """The first control character or line separator of text (data: its UTF-8), or None."""
-    clean = data.translate(_SPACED_CONTROLS) == data
+    clean = not any(byte in data for byte in _CONTROL_BYTES)
     if clean and (data.isascii() or not any(lead in data for lead in _NON_ASCII_CONTROLS)):
         return None
     return _CONTROLS.search(text)
