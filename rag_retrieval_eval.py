@@ -3639,12 +3639,12 @@ _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 _NON_ASCII_CONTROLS = (b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
-def first_control(data, text):
-    """The first control character or line separator of text (data: its UTF-8), or None."""
+def first_control(data):
+    """The first control character or line separator of UTF-8 data, as a match, or None."""
     clean = not any(byte in data for byte in _CONTROL_BYTES)
     if clean and (data.isascii() or not any(lead in data for lead in _NON_ASCII_CONTROLS)):
         return None
-    return _CONTROLS.search(text)
+    return _CONTROLS.search(data.decode("utf-8"))
 
 
 def text_lines(stream, source):
@@ -3696,7 +3696,7 @@ def _decode_lines(whole, rest, number, source):
     except UnicodeDecodeError as exc:
         fail("%s:%d" % (source, number + whole.count(b"\n", 0, exc.start)),
              "not UTF-8: byte 0x%02x" % whole[exc.start])
-    bad = first_control(whole, text)
+    bad = first_control(whole)
     if bad is not None:
         fail("%s:%d" % (source, number + text.count("\n", 0, bad.start())),
              "control character %s: not text" % show(bad.group()))
@@ -4591,11 +4591,12 @@ def _fast_columns(piece, lines):
     """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
     if b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n"):
         raise _Decline  # a lone CR ending a line
-    try:
-        text = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Decline from None
-    if first_control(piece, text):
+    if not piece.isascii():
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Decline from None
+    if first_control(piece):
         raise _Decline  # a control character (NUL too)
     tokens = piece.replace(b"\n", b" \x00 ").split()
     width = len(tokens) // lines

@@ -4227,7 +4227,7 @@ class InputTwinsTest(TempDirTestCase):
                   "\u2027", "\x01", "\x7f", "\x1f", "\t"]
         for a, b in itertools.product(pieces, repeat=2):
             text = "q1 Q0 %s%s 1 0.5 t\n" % (a, b)
-            found, expected = rre.first_control(text.encode(), text), rre._CONTROLS.search(text)
+            found, expected = rre.first_control(text.encode()), rre._CONTROLS.search(text)
             self.assertEqual(found and found.group(), expected and expected.group(), repr(text))
             if expected:
                 self.assertRaises(rre._Decline, rre._fast_columns, text.encode(), 1)
