@@ -64,25 +64,21 @@ if sys.version_info < (3, 9):  # before anything an older Python cannot run
     sys.stderr.write("rag_retrieval_eval: error: %s\n" % _OLD)
     sys.exit(2)
 
+# Modules that few commands use (csv, difflib, gzip, random, statistics, traceback) are
+# imported inside the functions that use them: a command pays only for what it uses.
 import argparse
 import contextlib
-import csv
-import difflib
 import gc
 import getopt
-import gzip
 import hashlib
 import io
 import json
 import math
 import numbers
 import os
-import random
 import re
 import signal
-import statistics
 import time
-import traceback
 import unicodedata
 import zlib
 from array import array
@@ -970,10 +966,10 @@ def rank_listed(docids, labels, depth=None):
 def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     """{doc: rank} of the labeled documents of a scored ranking, and num_ret.
 
-    trec_eval's order: score descending, then ID descending.  A labeled document's rank is
-    1 + the documents scored higher + the tied ones with a greater ID: nothing is sorted.
-    For each of ``orders`` (None: by grade, or a gains table), also the ranks in the best and
-    the worst order of tied documents (_best_and_worst_ranks), or None when none is tied.
+    trec_eval's order: score descending, then ID descending.  A labeled document's rank is 1 +
+    the documents scored higher + the tied ones with a greater ID; only the scores are sorted,
+    reversed (a run lists them descending, ties too: one ascending run).  For each of ``orders``
+    (None: by grade, or a gains table), the best and worst ranks over ties, None if none is tied.
 
     >>> rank_scored(["d1", "d2", "d3"], [1.0, 2.0, 2.0], {"d2": 1, "d1": 0})
     ({'d2': 2, 'd1': 3}, 3, None)
@@ -986,7 +982,7 @@ def rank_scored(docids, scores, labels, depth=None, docset=None, orders=()):
     present = [d for d in labels if d in docset]
     if not present:
         return {}, num_ret, None
-    ordered = sorted(scores)
+    ordered = sorted(reversed(scores))
     index = dict(zip(docids, range(n))) if len(present) > 8 else None
     ranks, groups, tied_at = {}, {}, {}
     for doc in present:
@@ -2544,6 +2540,7 @@ def _trec_joined(names):
 
 def suggestions(text, names):
     """The closest of the names the form in use takes to an unknown one, as 'did you mean'."""
+    import difflib
     close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
@@ -2943,7 +2940,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     0.5
     >>> sign_flip_p([0.0, 0.0]), sign_flip_p([])
     (1.0, 1.0)
-    >>> sign_flip_p([1.0] * 20, 999, random.Random(0)) == 1 / 1000   # only the observed reaches 20
+    >>> sign_flip_p([1.0] * 20, 999) == 1 / 1000   # only the observed reaches 20
     True
     """
     moved = [d for d in diffs if d]
@@ -2954,6 +2951,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
         for d in moved:
             sums = [x + d for x in sums] + [x - d for x in sums]
         return sum(1 for x in sums if abs(x) >= reach) / len(sums)
+    import random
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
     hits = 0
@@ -3101,6 +3099,7 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
     ...] of every row, or None: queries that share a source are one unit (README: "Questions that
     share a source"): a cluster's summed difference is flipped, and clusters are resampled, a
     resample's mean its queries' total over their count."""
+    import random
     columns = list(diffs) + list(means)
     n = len(columns[0]) if columns else 0
     fixed = [fixed_point(column) for column in columns] if n else []
@@ -3174,6 +3173,7 @@ bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
 
 def bootstrap_rounds(seed, resamples):
     """(generator, resamples) of each of BOOTSTRAP_ROUNDS rounds, round r seeded "seed/r"."""
+    import random
     return [(random.Random("%d/%d" % (seed, r)),
              resamples * (r + 1) // BOOTSTRAP_ROUNDS - resamples * r // BOOTSTRAP_ROUNDS)
             for r in range(BOOTSTRAP_ROUNDS)]
@@ -3465,6 +3465,7 @@ def power(per_query, specs, base=None, limits=NOTHING):
     {'R@1': {'paired': True, 'n': 2, 'sd': 0.3535533905932738, 'mde': 0.7003963,
              'queries_for': {'0.1': 99}}}
     """
+    import statistics
     out = {}
     # RelString has no spread
     for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
@@ -4023,6 +4024,7 @@ def open_input(path):
         raw.seek(0)
     if magic != b"\x1f\x8b":
         return raw
+    import gzip
     if isinstance(raw, io.BytesIO):
         return gzip.GzipFile(fileobj=raw, mode="rb")
     raw.close()  # a GzipFile closes only a file it opened itself
@@ -4056,6 +4058,18 @@ def is_json(stream, source):
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32)) + b"\x7f"
 _CONTROL_BYTE = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+# One memchr() a control byte, 28 in all, is faster than one translation of the bytes.
+# The pattern's search costs about 60 instructions a character, so it is made only where
+# a control may be: a control byte, or in UTF-8 a C1 control's lead byte, U+2028, U+2029.
+_NON_ASCII_CONTROLS = (b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def first_control(data):
+    """The first control character or line separator of UTF-8 data, as a match, or None."""
+    clean = not any(byte in data for byte in _CONTROL_BYTES)
+    if clean and (data.isascii() or not any(lead in data for lead in _NON_ASCII_CONTROLS)):
+        return None
+    return _CONTROLS.search(data.decode("utf-8"))
 
 
 def text_lines(stream, source):
@@ -4107,9 +4121,7 @@ def _decode_lines(whole, rest, number, source):
     except UnicodeDecodeError as exc:
         fail("%s:%d" % (source, number + whole.count(b"\n", 0, exc.start)),
              "not UTF-8: byte 0x%02x" % whole[exc.start])
-    bad = None
-    if whole.translate(None, _CONTROL_BYTES) != whole or not text.isascii():
-        bad = _CONTROLS.search(text)
+    bad = first_control(whole)
     if bad is not None:
         fail("%s:%d" % (source, number + text.count("\n", 0, bad.start())),
              "control character %s: not text" % show(bad.group()))
@@ -5026,7 +5038,8 @@ def _chunks(stream, chunk):
             if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
                 raise _Decline
             if piece:
-                lines = piece.count(b"\n")
+                # what replace() takes out is found by memchr(): 4 times faster than count()
+                lines = len(piece) - len(piece.replace(b"\n", b""))
                 count += lines
                 yield count, piece, lines
     except (OSError, EOFError, zlib.error):
@@ -5042,15 +5055,15 @@ _MARK = b"\x00"
 
 def _fast_columns(piece, lines):
     """(qids, docids, scores) of a chunk of ``lines`` whole lines; IDs stay bytes."""
-    if len(piece.translate(None, _CONTROL_BYTES)) < len(piece) or (
-            b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n")):
-        raise _Decline  # a control character (NUL too), or a lone CR ending a line
-    try:
-        text = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _Decline from None
-    if not text.isascii() and _CONTROLS.search(text):
-        raise _Decline
+    if b"\r" in piece and piece.count(b"\r") != piece.count(b"\r\n"):
+        raise _Decline  # a lone CR ending a line
+    if not piece.isascii():
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Decline from None
+    if first_control(piece):
+        raise _Decline  # a control character (NUL too)
     tokens = piece.replace(b"\n", b" \x00 ").split()
     width = len(tokens) // lines
     if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
@@ -7496,6 +7509,7 @@ def _cell(per_query, name, qid):
 def _csv_text(qids, columns, results):
     """CSV of a row per query: its ID, a cell per column (header, cell(qid)), then a 0/1
     column per group of the results."""
+    import csv
     members = {}
     for r in results:
         for name, block in r.groups.items():
@@ -8495,6 +8509,7 @@ def _trec_line(spec, qid, value, labels):
 def _runid(path):
     """The run's tag: the 6th field of its last line, as trec_eval keeps it (read again: gzip
     is read through, standard input kept from the first read)."""
+    import gzip
     with open_input(path) as stream:
         # JSON and JSON Lines hold no TREC line, so no tag
         if is_json(stream, place(path)):
@@ -8628,6 +8643,7 @@ def main(argv=None):
     # a user's mistake is an EvalError, answered in _main: this is ours
     except Exception:
         with contextlib.suppress(AttributeError, OSError, ValueError):
+            import traceback
             traceback.print_exc()
         _say("internal error: this is a bug of %s %s, not a problem with your input: please "
              "report it with the traceback above and the command line" % (PROG, __version__))

@@ -4352,6 +4352,18 @@ class InputTwinsTest(TempDirTestCase):
                                "--lengths", "-", "--format", "csv", stdin=b"# counts\nd1 3\nx 1\n")
         self.assertEqual((status, out.splitlines()), (0, ["query,R(tokens=3)@1", "q1,1.0", "q2,"]), err)
 
+    def test_the_control_check_finds_what_the_pattern_finds(self):
+        # first_control searches the pattern only where the bytes allow a control; the fast
+        # TREC reader declines, and text_lines refuses, where the pattern finds one
+        pieces = ["d1", "caf\u00e9", "\u2013", "\u00a9", "\x85", "\u0080\u009f", "\u2028", "\u2029",
+                  "\u2027", "\x01", "\x7f", "\x1f", "\t"]
+        for a, b in itertools.product(pieces, repeat=2):
+            text = "q1 Q0 %s%s 1 0.5 t\n" % (a, b)
+            found, expected = rre.first_control(text.encode()), rre._CONTROLS.search(text)
+            self.assertEqual(found and found.group(), expected and expected.group(), repr(text))
+            if expected:
+                self.assertRaises(rre._Decline, rre._fast_columns, text.encode(), 1)
+
 
 class EvidenceTest(TempDirTestCase):
     def test_the_worked_example_in_every_input_form(self):
