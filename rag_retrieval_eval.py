@@ -28,16 +28,19 @@ Map: the sections in pipeline order, each calling only into those above it.
                    filtered_judged, within_budget: what every measure needs of a query
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
-  Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds
+  Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds;
+                   Result (a general result: its members once, in their JSON order, read as fields)
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
                    option, needs and check), Breach (a gate's breach, a record), group_results,
                    check_floors, power and blind_warnings (how fine a gate can be)
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
-                   reader of each role (a Role), READERS and load(path, role, Known)
+                   reader of each role (a Role: its files' readers, and value() for a library
+                   call's Value), READERS and load(path or Value, role, Known): the one loader
   Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
                    evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
+                   evaluate_loaded's stages, each returning its blocks: described, explained;
                    the features a result gains: agreement_rows and agreement_curve (agreement
                    measures), explanations (--explain), unjudged_block (--unjudged-bounds),
                    pool_records (--pool), plotted_curves (--plot)
