@@ -1357,6 +1357,9 @@ NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of 
 # pack "skip").  None: no floor, or no budget.
 Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
+# the facts of most measures: they score the labels of the questions that have an answer, and
+# read no evidence sets
+ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
 
 
 def measure(name, cutoff, trec, **record):
@@ -1408,7 +1411,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
 
 
 @measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1431,7 +1434,7 @@ def context_precision(q, k):
 
 
 @measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE,
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **ON_LABELS,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1443,7 +1446,7 @@ def precision(q, k):
 
 
 @measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1456,7 +1459,7 @@ def reciprocal_rank(q, k):
 
 
 @measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1467,7 +1470,7 @@ def success(q, k):
 
 
 @measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1482,7 +1485,7 @@ def average_precision(q, k):
 
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -1531,7 +1534,7 @@ def ndcg_with_gains(q, k, gains):
 
 
 @measure("Rprec", "none", ("Rprec", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1543,7 +1546,7 @@ def r_precision(q, k):
 
 
 @measure("Judged", "required", ("", ""), params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1554,21 +1557,21 @@ def judged_share(q, k):
 
 
 @measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
 @measure("NumRel", "none", ("num_rel", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
 @measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1595,7 +1598,7 @@ def _judged_nonrel_ranks(q):
 
 
 @measure("Bpref", "none", ("bpref", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1615,7 +1618,7 @@ def bpref(q, k):
 
 
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1630,7 +1633,7 @@ def gm_average_precision(q, k):
 
 
 @measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1642,7 +1645,7 @@ INFAP_EPSILON = 0.00001
 
 @measure("infAP", "none", ("infAP", ""), params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **ON_LABELS)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool
     (Yilmaz and Aslam; trec_eval's m_infap.c).
@@ -1667,8 +1670,7 @@ def inferred_ap(q, k):
 
 
 @measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **ON_LABELS)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1679,15 +1681,14 @@ def set_precision(q, k):
 
 
 @measure("SetR", "none", ("set_recall", ""),
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **ON_LABELS)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
 
 
 @measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **ON_LABELS)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1701,7 +1702,7 @@ def set_f(q, k):
 
 
 @measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1722,7 +1723,7 @@ def interpolated_precision(q, level):
 # are kept, for its numbers are what a TREC user compares with.
 
 @measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1735,7 +1736,7 @@ def r_precision_multiple(q, multiple):
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
          unjudged="a relevant label moves a document to another coefficient", losable=False,
-         evidence=False, domain=ANSWERABLE)
+         **ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
     + d * others missed.
@@ -1752,7 +1753,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
 
 
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -1764,7 +1765,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 
 
 @measure("BinG", "none", ("binG", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -1798,7 +1799,7 @@ def _ideal_dcg(ideal):
 
 
 @measure("G", "none", ("G", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -1825,7 +1826,7 @@ def normalized_gain(q, k, *, gains=None):
 
 @measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **ON_LABELS)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -1848,7 +1849,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
 
 @measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **ON_LABELS)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -1876,7 +1877,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
 
 
 @measure("RelP", "required", ("", "relative_P_{k}"),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -1888,16 +1889,14 @@ def relative_precision(q, k):
 
 
 @measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
 @measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -1908,14 +1907,14 @@ def set_average_precision(q, k):
 
 
 @measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
     return len(_judged_nonrel_ranks(q))
 
 
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -1938,8 +1937,7 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, evidence=False,
-         domain=ANSWERABLE)
+         unjudged="it is what unjudged documents leave open", losable=False, **ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
     ranking.
@@ -1959,7 +1957,7 @@ def rbp_residual(q, k, *, p=0.8):
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -1970,8 +1968,7 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
