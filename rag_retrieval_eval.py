@@ -627,6 +627,15 @@ def parse_cutoff(text, minimum=1, what="cutoff"):
 _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def signed_decimal(text):
+    """A plain decimal number, signed or not, as a float ('1e400' is inf); None for any other
+    text ('nan', '1_0', ' 1')."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not _DECIMAL.fullmatch(digits):
+        return None
+    return float(text)
+
+
 def parse_limit(text):
     """A gate's limit: a plain decimal number >= 0 ('1_0', 'nan', 'inf' are refused)."""
     limit = float(text) if _DECIMAL.fullmatch(text.strip()) else math.inf
@@ -2276,10 +2285,10 @@ def _gains_param(value, name):
 
 
 def _thresh_param(value, name):
-    number = value[1:] if value[:1] in "+-" else value
-    if not _DECIMAL.fullmatch(number) or not math.isfinite(float(value)):
+    number = signed_decimal(value)
+    if number is None or not math.isfinite(number):
         raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
-    return float(value)
+    return number
 
 
 def _pack_param(value, name):
@@ -2317,14 +2326,14 @@ def _weights_param(value, name):
 
 def _number_param(key):
     def parse(value, name):
-        number = value[1:] if value[:1] in "+-" else value
+        number = signed_decimal(value)
         # not 1e-310, not 1e400
-        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or
-                                               sys.float_info.min <= float(number) < math.inf)
+        held = number is not None and (number == 0 or
+                                       sys.float_info.min <= abs(number) < math.inf)
         if not held:
             raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
                             "size), not %s" % (show(name), key, show(value)))
-        return float(value)
+        return number
     return parse
 
 
@@ -2394,12 +2403,11 @@ def parse_floors(text, what="a floor"):
     floors = []
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
-        number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
+        number = signed_decimal(value.strip())
         # 1e400: no floor
-        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))
-        if not (equals and name.strip() and finite):
+        if not (equals and name.strip() and number is not None and math.isfinite(number)):
             raise EvalError("%s is MEASURE=X, as R@5=0.8, not %s" % (what, show(item)))
-        floors.append((name.strip(), float(value)))
+        floors.append((name.strip(), number))
     return floors
 
 
@@ -2924,9 +2932,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     if len(moved) <= EXACT_LIMIT:
         # float sums in another order may differ in the last bits
         reach = abs(sum(moved)) - 1e-9
-        sums = [0.0]
-        for d in moved:
-            sums = [x + d for x in sums] + [x - d for x in sums]
+        sums = flip_table(moved)
         return sum(1 for x in sums if abs(x) >= reach) / len(sums)
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
@@ -3866,7 +3872,7 @@ def check_manifest(made, where):
         if (key in made or key != "label_coverage") and not isinstance(made.get(key), kind):
             fail(loc(where, "manifest." + key),
                  "expected %s, not %s" % (what, show(made.get(key))))
-    for name, value in made.get("label_coverage", {}).items():
+    for name in made.get("label_coverage", {}):
         _saved_number(made, ("label_coverage", name), where)
 
 
