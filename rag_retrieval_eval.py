@@ -1366,9 +1366,12 @@ NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of 
 # pack "skip").  None: no floor, or no budget.
 Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
+_REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 # the facts of most measures: they score the labels of the questions that have an answer, and
 # read no evidence sets
-ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+_ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of a count (NumRet...), summed over the queries
+_COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 
 
 def measure(name, cutoff, trec, **record):
@@ -1419,8 +1422,8 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
+@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1442,8 +1445,8 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **ON_LABELS,
+@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1454,8 +1457,8 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
+@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1467,8 +1470,8 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **ON_LABELS)
+@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1478,8 +1481,8 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1494,7 +1497,7 @@ def average_precision(q, k):
 
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -1543,7 +1546,7 @@ def ndcg_with_gains(q, k, gains):
 
 
 @measure("Rprec", "none", ("Rprec", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1555,7 +1558,7 @@ def r_precision(q, k):
 
 
 @measure("Judged", "required", ("", ""), params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1565,22 +1568,19 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+@measure("NumRet", "none", ("num_ret", ""), params=(), **_COUNT)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
-@measure("NumRel", "none", ("num_rel", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+@measure("NumRel", "none", ("num_rel", ""), **_COUNT)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
-@measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+@measure("NumRelRet", "none", ("num_rel_ret", ""), **_COUNT)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1607,7 +1607,7 @@ def _judged_nonrel_ranks(q):
 
 
 @measure("Bpref", "none", ("bpref", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1627,7 +1627,7 @@ def bpref(q, k):
 
 
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1642,7 +1642,7 @@ def gm_average_precision(q, k):
 
 
 @measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1654,7 +1654,7 @@ INFAP_EPSILON = 0.00001
 
 @measure("infAP", "none", ("infAP", ""), params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
-         losable=False, **ON_LABELS)
+         losable=False, **_ON_LABELS)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool
     (Yilmaz and Aslam; trec_eval's m_infap.c).
@@ -1679,7 +1679,7 @@ def inferred_ap(q, k):
 
 
 @measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **ON_LABELS)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1690,14 +1690,14 @@ def set_precision(q, k):
 
 
 @measure("SetR", "none", ("set_recall", ""),
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
 
 
 @measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **ON_LABELS)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1711,7 +1711,7 @@ def set_f(q, k):
 
 
 @measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1732,7 +1732,7 @@ def interpolated_precision(q, level):
 # are kept, for its numbers are what a TREC user compares with.
 
 @measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1745,7 +1745,7 @@ def r_precision_multiple(q, multiple):
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
          unjudged="a relevant label moves a document to another coefficient", losable=False,
-         **ON_LABELS)
+         **_ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
     + d * others missed.
@@ -1762,7 +1762,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
 
 
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -1774,7 +1774,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 
 
 @measure("BinG", "none", ("binG", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -1808,7 +1808,7 @@ def _ideal_dcg(ideal):
 
 
 @measure("G", "none", ("G", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -1835,7 +1835,7 @@ def normalized_gain(q, k, *, gains=None):
 
 @measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **ON_LABELS)
+         losable=False, **_ON_LABELS)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -1858,7 +1858,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
 
 @measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **ON_LABELS)
+         losable=False, **_ON_LABELS)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -1886,7 +1886,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
 
 
 @measure("RelP", "required", ("", "relative_P_{k}"),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -1898,14 +1898,14 @@ def relative_precision(q, k):
 
 
 @measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
 @measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -1915,15 +1915,14 @@ def set_average_precision(q, k):
     return len(q.rel_ranks) ** 2 / (q.num_ret * q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), **_COUNT)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
     return len(_judged_nonrel_ranks(q))
 
 
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **ON_LABELS)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -1946,7 +1945,7 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, **ON_LABELS)
+         unjudged="it is what unjudged documents leave open", losable=False, **_ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
     ranking.
@@ -1966,7 +1965,7 @@ def rbp_residual(q, k, *, p=0.8):
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged=NOT_PLAIN, losable=False, **ON_LABELS)
+         unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -1977,7 +1976,7 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **ON_LABELS)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **_ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -1999,12 +1998,13 @@ def relevance_string(q, k):
 # once each of its slots holds one of the slot's documents.  q.evidence holds, per set, the rank of
 # each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}} and
 # {{d9}}, ranking d4 d2 d5 d3 d9.
+# the facts of an evidence measure
+_EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, evidence=True,
+                 domain=ANSWERABLE)
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceRecall", "optional", ("", ""), losable=True, **_EVIDENCE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
@@ -2018,9 +2018,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
-@measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceSuccess", "optional", ("", ""), losable=False, **_EVIDENCE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -2030,9 +2028,7 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceRR", "optional", ("", ""), losable=False, **_EVIDENCE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
@@ -2178,7 +2174,7 @@ def parse_measure(text):
     registered = match and MEASURES.get({n.lower(): n
                                          for n in MEASURES}.get(match.group(1).lower()))
     if not registered:
-        if "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text:
+        if "(" in text and ")" not in text:
             raise EvalError("%s: its parameter list is not closed" % show(text))
         raise EvalError("unknown measure %s" % show(text))
     _, params, at, cut = match.groups()
@@ -2423,21 +2419,22 @@ def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
     for text in _trec_joined(t for group in texts for t in split_names(group)):
+        name = text.strip()
         # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
         try:
-            if text.strip() in TREC_ARGS:
-                found = trec_specs(text.strip())
+            if name in TREC_ARGS:
+                found = trec_specs(name)
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
-            found = trec_specs(text.strip())
+            found = trec_specs(name)
             # runid, num_q: lines of trec_eval's layout
-            if found is None and text.strip() in TREC_ORDER:
+            if found is None and name in TREC_ORDER:
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and "
                            "--format trec print it"
-                           % show(text.strip()))
+                           % show(name))
             elif found is None:
-                close = suggestions(text.strip(), measure_names() + list(TREC_NAMES))
+                close = suggestions(name, measure_names() + list(TREC_NAMES))
                 bad.append(str(exc) + (close if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
@@ -2760,9 +2757,9 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     own_levels = [s for s in specs if s.rel is not None]
     # scored 0 for want of a relevant label at the measure's own level
     if own_levels:
-        result["no_relevant_at_level"] = {s.name: sum(1 for q, j in judged.items()
-                                                      if q not in no_answer
-                                                      and not at_level(j, s.rel).num_rel)
+        result["no_relevant_at_level"] = {s.name: sum(q not in no_answer
+                                                      and not at_level(j, s.rel).num_rel
+                                                      for q, j in judged.items())
                                           for s in own_levels}
     return result
 
@@ -2933,7 +2930,7 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
         # float sums in another order may differ in the last bits
         reach = abs(sum(moved)) - 1e-9
         sums = flip_table(moved)
-        return sum(1 for x in sums if abs(x) >= reach) / len(sums)
+        return sum(abs(x) >= reach for x in sums) / len(sums)
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
     hits = 0
@@ -3519,7 +3516,7 @@ def paired_by_domain(baseline, candidate, specs, plan):
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
-        tested = sum(1 for s in mine if not agrees(s))
+        tested = sum(not agrees(s) for s in mine)
         pvalues, intervals = paired_statistics(
             diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
                 [cand[q][n] for q in qids] for n in means],
@@ -3582,7 +3579,7 @@ def group_results(groups, result, plan, where, no_answer=NOTHING, replicates=())
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
         answered = len(rows) - len(rows.keys() & no_answer)
-        fewest = min((sum(1 for row in rows.values() if s.name in row) for s in specs), default=0)
+        fewest = min((sum(s.name in row for row in rows.values()) for s in specs), default=0)
         # some mean is over so few
         block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}
         if no_answer:
@@ -3737,22 +3734,21 @@ def _mismatch_causes(sample, qrels, missed, match):
     # that of every label
     prefix = os.path.commonprefix([min(labels), max(labels)])
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
-    guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
+    guesses = [(sum(d.split(sep, 1)[0] in qrels[q] for q, d in sample),
                 "ranked IDs look like chunks of labeled documents: try "
                 "--chunk-separator %s" % show(sep))
                for sep in SEPARATORS if match == "id" and any(sep in d for _, d in sample)]
-    guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
+    guesses.append((sum(d not in qrels[q] and d.lower() in lower[q] for q, d in sample),
                     "ranked and labeled IDs differ in letter case"))
     # texts
-    guesses.append((sum(1 for q, d in sample if " " in d
-                        and any(label in d for label in qrels[q])),
+    guesses.append((sum(" " in d and any(label in d for label in qrels[q]) for q, d in sample),
                     "ranked entries hold labeled texts inside them: try --match contains"))
     if prefix:
-        guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
+        guesses.append((sum(prefix + d in qrels[q] for q, d in sample),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
     theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
-    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]),
+    return guesses + [(sum(d[cut:] in qrels[q] for q, d in sample),
                        "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
