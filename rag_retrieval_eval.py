@@ -795,6 +795,11 @@ def judge(ranks, num_ret, labels, level=1, evidence=None, ranked=0):
                   evidence, None, ranked)
 
 
+def _graded_ranks(q):
+    """Sorted ranks of retrieved documents with a grade >= 0: judged, relevant or not."""
+    return sorted(set(q.judged_ranks).difference(q.unjudged_ranks))
+
+
 def at_level(q, level):
     """The same query's Judged record at another relevance level (a measure's rel=).
 
@@ -807,7 +812,7 @@ def at_level(q, level):
         rel_ranks = [r for r, g in q.gains if g >= least]
         num_rel = len([g for g in q.ideal if g >= least])
     else:
-        rel_ranks, num_rel = sorted(set(q.judged_ranks).difference(q.unjudged_ranks)), graded
+        rel_ranks, num_rel = _graded_ranks(q), graded
     bounds = q.bounds and tuple(at_level(b, level) for b in q.bounds)
     return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel,
                       bounds=bounds)
@@ -954,6 +959,7 @@ def _judged_only(ranks, labels):
 
 
 def _num_ret(n, depth):
+    """How many of n ranked documents count within a depth, or a cutoff (None: all)."""
     return n if depth is None or depth >= n else depth
 
 
@@ -965,7 +971,7 @@ def rank_listed(docids, labels, depth=None):
     """
     num_ret = _num_ret(len(docids), depth)
     if len(labels) > 8:
-        return {d: i + 1 for i, d in enumerate(docids[:num_ret]) if d in labels}, num_ret
+        return {d: i for i, d in enumerate(docids[:num_ret], 1) if d in labels}, num_ret
     ranks = {}
     # a few labels: a C scan each beats hashing the ranking
     for doc in labels:
@@ -1194,16 +1200,16 @@ def filtered_judged(plain, items, truth, opts, query):
                 fail(query.where,
                      "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
+        if ranking_filter.tokens is not None:
+            kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if ranking_filter.tokens is None:
             kept = list(kept)
             # ties whole
             out[ranking_filter] = judge_items(kept, opts, query, opts.ties)
-        else:
-            kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
-        if ranking_filter.tokens is not None and truth.lengths is not LATER:
+        elif truth.lengths is not LATER:
             kept = within_budget(kept, ranking_filter, truth.lengths or {}, opts, query)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
-        elif ranking_filter.tokens is not None:
+        else:
             # a prefix stops at the reach
             if ranking_filter.pack != "skip" and reach is not None:
                 kept = _through_reach(kept, reach, labels, opts)
@@ -1441,7 +1447,7 @@ def context_precision(q, k):
     >>> context_precision(one, 10), precision(one, 10)
     (0.5, 0.1)
     """
-    left = q.num_ret if k is None else min(k, q.num_ret)
+    left = _num_ret(q.num_ret, k)
     return _found(q, k) / left if left else 0.0
 
 
@@ -1589,15 +1595,10 @@ def relevant_retrieved_count(q, k):
 # trec_eval's measures for incomplete labels: a negative grade means "pooled but
 # unjudged", and a document without a label was never in the pool (form_res_rels.c).
 
-def _graded_ranks(q):
-    """Sorted ranks of retrieved documents with a grade >= 0: judged, relevant or not."""
-    return sorted(set(q.judged_ranks).difference(q.unjudged_ranks))
-
-
 def _unjudged_within(q, k):
     """How many unjudged documents (no label, or a negative grade) a query's top k holds (its whole
     ranking when k is None)."""
-    n = q.num_ret if k is None else min(k, q.num_ret)
+    n = _num_ret(q.num_ret, k)
     return n - bisect_right(_graded_ranks(q), n)
 
 
@@ -2242,8 +2243,7 @@ def _parse_params(text, registered, name):
         raise EvalError("%s: overhead= and pack= go with a token budget, tokens=B" % show(name))
     ranking = None
     if "thresh" in values or "tokens" in values:
-        ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
-                         values.get("pack", "prefix"))
+        ranking = Filter(**{key: values[key] for key in FILTER_PARAMS if key in values})
     # RBP's p past 1 overflows
     p, agree = values.get("p", 0.5), registered.domain == AGREEMENT
     if not (0 < p < 1 if agree else 0 <= p <= 1):
@@ -2360,15 +2360,10 @@ def _params_text(rel, gains, ranking=None, args=()):
         params.append("%s=%s" % (key, shown))
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
-    if ranking is not None:
-        if ranking.thresh is not None:
-            params.append("thresh=" + _number_text(ranking.thresh))
-        if ranking.tokens is not None:
-            params.append("tokens=%d" % ranking.tokens)
-        if ranking.overhead:
-            params.append("overhead=%d" % ranking.overhead)
-        if ranking.pack == "skip":
-            params.append("pack=skip")
+    # a filter's parameters but its defaults
+    for key, value, default in zip(FILTER_PARAMS, ranking or Filter(), Filter()):
+        if value != default:
+            params.append("%s=%s" % (key, value if key == "pack" else _number_text(value)))
     return "(%s)" % ",".join(params) if params else ""
 
 
@@ -2500,16 +2495,14 @@ def _trec_params(name, base, params, docs):
     """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
     own = MEASURES[base].func.__kwdefaults__ or {}
     items = params.split(",") if params else []
-    pairs = None
-    if all("=" in item for item in items):
-        pairs = dict(item.partition("=")[::2] for item in items)
     ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
     if "weights" in own and len(items) == 4:
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
     # ndcg.1=3,2=9; rbp_resid.p=0.5
-    elif own.keys() & {"gains", "p"} and pairs is not None:
+    elif own.keys() & {"gains", "p"} and all("=" in item for item in items):
+        pairs = dict(item.partition("=")[::2] for item in items)
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         if "p" in pairs:
             ours = ["p=" + pairs["p"]]
@@ -2575,8 +2568,7 @@ def trec_label(name):
     if uncut in TREC_ARGS:
         trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
     # RBP is rbp only with trec_eval's p
-    if (spec.rel is not None or spec.gains is not None or spec.filter is not None
-            or spec.args != trec_args):
+    if _params_text(spec.rel, spec.gains, spec.filter) or spec.args != trec_args:
         return name
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
@@ -2629,7 +2621,7 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
 def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
     say."""
-    bad = []
+    bad, hint = [], ""
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
                                                                            if q in no_answer]
@@ -2642,11 +2634,9 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
                 first_few(unanswered)))
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
+        hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
+                "--unlabeled skip)")
     if bad:
-        hint = ""
-        if extra and policies["unlabeled"] == "error":
-            hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
-                    "--unlabeled skip)")
         fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
              % ("; ".join(bad), hint))
 
@@ -2716,18 +2706,18 @@ def aggregated(per_query, specs):
     """Means (sums for counts, geometric means for GMAP) over the evaluated queries each measure
     scores, in their order."""
     out = {}
-    # a query's text has no mean
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
+    for spec in specs:
+        how = MEASURES[spec.base].aggregate
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
-        total = sum(values)
-        if MEASURES[spec.base].aggregate == "sum":
-            out[spec.name] = total
+        if how == "sum":
+            out[spec.name] = sum(values)
         # trec_eval's floor: one 0 would make any mean 0
-        elif MEASURES[spec.base].aggregate == "geometric":
+        elif how == "geometric":
             logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
             out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
-        else:
-            out[spec.name] = total / len(values) if values else 0.0
+        # a query's text (RelString) has no mean
+        elif how == "mean":
+            out[spec.name] = sum(values) / len(values) if values else 0.0
     return out
 
 
@@ -2820,7 +2810,7 @@ def if_relevant(q, base, k):
     >>> [if_relevant(j, b, k) for b, k in (("R", 3), ("P", 3), ("RR", None), ("SetP", None))]
     [0.6666666666666666, 0.6666666666666666, 1.0, 0.75]
     """
-    n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
+    n, labeled = _num_ret(q.num_ret, k), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
     return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added),
                                           num_rel=q.num_rel + len(added)), k)
@@ -2832,7 +2822,7 @@ def unjudged_bounds(judged, specs):
     out, loose = {}, {}
     for spec in specs:
         fact = MEASURES[spec.base].unjudged
-        plain = spec.rel is None and spec.gains is None and spec.filter is None
+        plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
             out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
@@ -3494,10 +3484,10 @@ def replicate_noise(baseline, replicates, specs):
     >>> replicate_noise(one, [two, one], parse_measures(["R@1"]))
     ({'R@1': 0.5}, {'R@1': ['q1']})
     """
-    results = [baseline] + list(replicates)
-    noise = {s.name: max(r["measures"][s.name] for r in results)
-                     - min(r["measures"][s.name] for r in results)
-             for s in specs}
+    noise = {}
+    for s in specs:
+        means = [r["measures"][s.name] for r in [baseline, *replicates]]
+        noise[s.name] = max(means) - min(means)
     unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
                     r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
     return noise, unstable
@@ -7970,8 +7960,7 @@ class _Parser(argparse.ArgumentParser):
         if ours or any(not a.startswith("-") for a in extra):
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
-        raise EvalError("%s (see --help)"
-                        % (message if message.isprintable() else repr(message)[1:-1]))
+        raise EvalError("%s (see --help)" % place(message))
 
     def convert_arg_line_to_args(self, line):
         # an argument file's blank line is no argument
@@ -8018,7 +8007,7 @@ def build_parser(defaults=True):
 
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
-    flag, lowest = "--" + option.name.replace("_", "-"), option.values
+    flag = "--" + option.name.replace("_", "-")
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
@@ -8026,7 +8015,7 @@ def _argument(option):
         "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limits)},
-        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest,
+        "count": {"type": _arg(lambda text: parse_cutoff(text, option.values,
                                                          option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
