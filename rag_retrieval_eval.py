@@ -626,6 +626,15 @@ def parse_cutoff(text, minimum=1, what="cutoff"):
 _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def signed_decimal(text):
+    """A plain decimal number, signed or not, as a float ('1e400' is inf); None for any other
+    text ('nan', '1_0', ' 1')."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not _DECIMAL.fullmatch(digits):
+        return None
+    return float(text)
+
+
 def parse_limit(text):
     """A gate's limit: a plain decimal number >= 0 ('1_0', 'nan', 'inf' are refused)."""
     limit = float(text) if _DECIMAL.fullmatch(text.strip()) else math.inf
@@ -785,6 +794,11 @@ def judge(ranks, num_ret, labels, level=1, evidence=None, ranked=0):
                   evidence, None, ranked)
 
 
+def _graded_ranks(q):
+    """Sorted ranks of retrieved documents with a grade >= 0: judged, relevant or not."""
+    return sorted(set(q.judged_ranks).difference(q.unjudged_ranks))
+
+
 def at_level(q, level):
     """The same query's Judged record at another relevance level (a measure's rel=).
 
@@ -797,7 +811,7 @@ def at_level(q, level):
         rel_ranks = [r for r, g in q.gains if g >= least]
         num_rel = len([g for g in q.ideal if g >= least])
     else:
-        rel_ranks, num_rel = sorted(set(q.judged_ranks).difference(q.unjudged_ranks)), graded
+        rel_ranks, num_rel = _graded_ranks(q), graded
     bounds = q.bounds and tuple(at_level(b, level) for b in q.bounds)
     return q._replace(rel_ranks=rel_ranks, num_rel=num_rel, num_nonrel=graded - num_rel,
                       bounds=bounds)
@@ -944,6 +958,7 @@ def _judged_only(ranks, labels):
 
 
 def _num_ret(n, depth):
+    """How many of n ranked documents count within a depth, or a cutoff (None: all)."""
     return n if depth is None or depth >= n else depth
 
 
@@ -955,7 +970,7 @@ def rank_listed(docids, labels, depth=None):
     """
     num_ret = _num_ret(len(docids), depth)
     if len(labels) > 8:
-        return {d: i + 1 for i, d in enumerate(docids[:num_ret]) if d in labels}, num_ret
+        return {d: i for i, d in enumerate(docids[:num_ret], 1) if d in labels}, num_ret
     ranks = {}
     # a few labels: a C scan each beats hashing the ranking
     for doc in labels:
@@ -1184,16 +1199,16 @@ def filtered_judged(plain, items, truth, opts, query):
                 fail(query.where,
                      "a score floor (thresh=) needs scores, and the ranking is a list", query.qid)
             kept = takewhile(partial(_scored_at_least, ranking_filter.thresh), kept)
+        if ranking_filter.tokens is not None:
+            kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
         if ranking_filter.tokens is None:
             kept = list(kept)
             # ties whole
             out[ranking_filter] = judge_items(kept, opts, query, opts.ties)
-        else:
-            kept, reach = within_depth(kept, opts, labels), opts.filters[ranking_filter]
-        if ranking_filter.tokens is not None and truth.lengths is not LATER:
+        elif truth.lengths is not LATER:
             kept = within_budget(kept, ranking_filter, truth.lengths or {}, opts, query)
             out[ranking_filter] = budget_judged(plain, kept, ranking_filter, opts, query)
-        elif ranking_filter.tokens is not None:
+        else:
             # a prefix stops at the reach
             if ranking_filter.pack != "skip" and reach is not None:
                 kept = _through_reach(kept, reach, labels, opts)
@@ -1356,6 +1371,12 @@ NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of 
 # pack "skip").  None: no floor, or no budget.
 Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
+_REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
+# the facts of most measures: they score the labels of the questions that have an answer, and
+# read no evidence sets
+_ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of a count (NumRet...), summed over the queries
+_COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 
 
 def measure(name, cutoff, trec, **record):
@@ -1406,8 +1427,8 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1425,12 +1446,12 @@ def context_precision(q, k):
     >>> context_precision(one, 10), precision(one, 10)
     (0.5, 0.1)
     """
-    left = q.num_ret if k is None else min(k, q.num_ret)
+    left = _num_ret(q.num_ret, k)
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE,
+@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1441,8 +1462,8 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1454,8 +1475,8 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, evidence=False, domain=ANSWERABLE)
+@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1465,8 +1486,8 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=("rel",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS,
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1481,7 +1502,7 @@ def average_precision(q, k):
 
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -1530,7 +1551,7 @@ def ndcg_with_gains(q, k, gains):
 
 
 @measure("Rprec", "none", ("Rprec", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1542,7 +1563,7 @@ def r_precision(q, k):
 
 
 @measure("Judged", "required", ("", ""), params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1552,22 +1573,19 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), aggregate="sum", params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+@measure("NumRet", "none", ("num_ret", ""), params=(), **_COUNT)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
-@measure("NumRel", "none", ("num_rel", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+@measure("NumRel", "none", ("num_rel", ""), **_COUNT)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
-@measure("NumRelRet", "none", ("num_rel_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+@measure("NumRelRet", "none", ("num_rel_ret", ""), **_COUNT)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1576,15 +1594,10 @@ def relevant_retrieved_count(q, k):
 # trec_eval's measures for incomplete labels: a negative grade means "pooled but
 # unjudged", and a document without a label was never in the pool (form_res_rels.c).
 
-def _graded_ranks(q):
-    """Sorted ranks of retrieved documents with a grade >= 0: judged, relevant or not."""
-    return sorted(set(q.judged_ranks).difference(q.unjudged_ranks))
-
-
 def _unjudged_within(q, k):
     """How many unjudged documents (no label, or a negative grade) a query's top k holds (its whole
     ranking when k is None)."""
-    n = q.num_ret if k is None else min(k, q.num_ret)
+    n = _num_ret(q.num_ret, k)
     return n - bisect_right(_graded_ranks(q), n)
 
 
@@ -1594,7 +1607,7 @@ def _judged_nonrel_ranks(q):
 
 
 @measure("Bpref", "none", ("bpref", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1614,7 +1627,7 @@ def bpref(q, k):
 
 
 @measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1629,7 +1642,7 @@ def gm_average_precision(q, k):
 
 
 @measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1641,7 +1654,7 @@ INFAP_EPSILON = 0.00001
 
 @measure("infAP", "none", ("infAP", ""), params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **_ON_LABELS)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool
     (Yilmaz and Aslam; trec_eval's m_infap.c).
@@ -1666,8 +1679,7 @@ def inferred_ap(q, k):
 
 
 @measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1678,15 +1690,14 @@ def set_precision(q, k):
 
 
 @measure("SetR", "none", ("set_recall", ""),
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
 
 
 @measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1700,7 +1711,7 @@ def set_f(q, k):
 
 
 @measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1721,7 +1732,7 @@ def interpolated_precision(q, level):
 # are kept, for its numbers are what a TREC user compares with.
 
 @measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1734,7 +1745,7 @@ def r_precision_multiple(q, multiple):
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
          unjudged="a relevant label moves a document to another coefficient", losable=False,
-         evidence=False, domain=ANSWERABLE)
+         **_ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
     + d * others missed.
@@ -1751,7 +1762,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
 
 
 @measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -1763,7 +1774,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
 
 
 @measure("BinG", "none", ("binG", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -1797,7 +1808,7 @@ def _ideal_dcg(ideal):
 
 
 @measure("G", "none", ("G", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -1824,7 +1835,7 @@ def normalized_gain(q, k, *, gains=None):
 
 @measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **_ON_LABELS)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -1847,7 +1858,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
 
 @measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
          ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, evidence=False, domain=ANSWERABLE)
+         losable=False, **_ON_LABELS)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -1875,7 +1886,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
 
 
 @measure("RelP", "required", ("", "relative_P_{k}"),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -1887,16 +1898,14 @@ def relative_precision(q, k):
 
 
 @measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
 @measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -1906,15 +1915,14 @@ def set_average_precision(q, k):
     return len(q.rel_ranks) ** 2 / (q.num_ret * q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), aggregate="sum",
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), **_COUNT)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
     return len(_judged_nonrel_ranks(q))
 
 
 @measure("RBP", "optional", ("rbp", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, evidence=False, domain=ANSWERABLE)
+         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -1937,8 +1945,7 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, evidence=False,
-         domain=ANSWERABLE)
+         unjudged="it is what unjudged documents leave open", losable=False, **_ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
     ranking.
@@ -1958,7 +1965,7 @@ def rbp_residual(q, k, *, p=0.8):
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged=NOT_PLAIN, losable=False, evidence=False, domain=ANSWERABLE)
+         unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -1969,8 +1976,7 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, evidence=False,
-         domain=ANSWERABLE)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **_ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -1992,12 +1998,13 @@ def relevance_string(q, k):
 # once each of its slots holds one of the slot's documents.  q.evidence holds, per set, the rank of
 # each slot's first document; the README's example ("Evidence sets"): sets {{d1, d2}, {d3}} and
 # {{d9}}, ranking d4 d2 d5 d3 d9.
+# the facts of an evidence measure
+_EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, evidence=True,
+                 domain=ANSWERABLE)
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=True, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceRecall", "optional", ("", ""), losable=True, **_EVIDENCE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
@@ -2011,9 +2018,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
-@measure("EvidenceSuccess", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceSuccess", "optional", ("", ""), losable=False, **_EVIDENCE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -2023,9 +2028,7 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), params=FILTER_PARAMS,
-         ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, losable=False, evidence=True,
-         domain=ANSWERABLE)
+@measure("EvidenceRR", "optional", ("", ""), losable=False, **_EVIDENCE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
@@ -2171,7 +2174,7 @@ def parse_measure(text):
     registered = match and MEASURES.get({n.lower(): n
                                          for n in MEASURES}.get(match.group(1).lower()))
     if not registered:
-        if "(" in text and not text.strip().rpartition("@")[0].endswith(")") and ")" not in text:
+        if "(" in text and ")" not in text:
             raise EvalError("%s: its parameter list is not closed" % show(text))
         raise EvalError("unknown measure %s" % show(text))
     _, params, at, cut = match.groups()
@@ -2239,8 +2242,7 @@ def _parse_params(text, registered, name):
         raise EvalError("%s: overhead= and pack= go with a token budget, tokens=B" % show(name))
     ranking = None
     if "thresh" in values or "tokens" in values:
-        ranking = Filter(values.get("thresh"), values.get("tokens"), values.get("overhead", 0),
-                         values.get("pack", "prefix"))
+        ranking = Filter(**{key: values[key] for key in FILTER_PARAMS if key in values})
     # RBP's p past 1 overflows
     p, agree = values.get("p", 0.5), registered.domain == AGREEMENT
     if not (0 < p < 1 if agree else 0 <= p <= 1):
@@ -2278,10 +2280,10 @@ def _gains_param(value, name):
 
 
 def _thresh_param(value, name):
-    number = value[1:] if value[:1] in "+-" else value
-    if not _DECIMAL.fullmatch(number) or not math.isfinite(float(value)):
+    number = signed_decimal(value)
+    if number is None or not math.isfinite(number):
         raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
-    return float(value)
+    return number
 
 
 def _pack_param(value, name):
@@ -2319,14 +2321,14 @@ def _weights_param(value, name):
 
 def _number_param(key):
     def parse(value, name):
-        number = value[1:] if value[:1] in "+-" else value
+        number = signed_decimal(value)
         # not 1e-310, not 1e400
-        held = _DECIMAL.fullmatch(number) and (float(number) == 0 or
-                                               sys.float_info.min <= float(number) < math.inf)
+        held = number is not None and (number == 0 or
+                                       sys.float_info.min <= abs(number) < math.inf)
         if not held:
             raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
                             "size), not %s" % (show(name), key, show(value)))
-        return float(value)
+        return number
     return parse
 
 
@@ -2357,15 +2359,10 @@ def _params_text(rel, gains, ranking=None, args=()):
         params.append("%s=%s" % (key, shown))
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
-    if ranking is not None:
-        if ranking.thresh is not None:
-            params.append("thresh=" + _number_text(ranking.thresh))
-        if ranking.tokens is not None:
-            params.append("tokens=%d" % ranking.tokens)
-        if ranking.overhead:
-            params.append("overhead=%d" % ranking.overhead)
-        if ranking.pack == "skip":
-            params.append("pack=skip")
+    # a filter's parameters but its defaults
+    for key, value, default in zip(FILTER_PARAMS, ranking or Filter(), Filter()):
+        if value != default:
+            params.append("%s=%s" % (key, value if key == "pack" else _number_text(value)))
     return "(%s)" % ",".join(params) if params else ""
 
 
@@ -2396,12 +2393,11 @@ def parse_floors(text, what="a floor"):
     floors = []
     for item in split_names(text):
         name, equals, value = item.rpartition("=")
-        number = value.strip()[1:] if value.strip()[:1] in "+-" else value.strip()
+        number = signed_decimal(value.strip())
         # 1e400: no floor
-        finite = _DECIMAL.fullmatch(number) and math.isfinite(float(number))
-        if not (equals and name.strip() and finite):
+        if not (equals and name.strip() and number is not None and math.isfinite(number)):
             raise EvalError("%s is MEASURE=X, as R@5=0.8, not %s" % (what, show(item)))
-        floors.append((name.strip(), float(value)))
+        floors.append((name.strip(), number))
     return floors
 
 
@@ -2417,21 +2413,22 @@ def parse_measures(texts):
     """Specs for comma-separated measure lists; every bad name is reported at once."""
     specs, bad = {}, []
     for text in _trec_joined(t for group in texts for t in split_names(group)):
+        name = text.strip()
         # trec_eval's rbp is RBP(p=0.9), whatever the case-blind RBP says
         try:
-            if text.strip() in TREC_ARGS:
-                found = trec_specs(text.strip())
+            if name in TREC_ARGS:
+                found = trec_specs(name)
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
-            found = trec_specs(text.strip())
+            found = trec_specs(name)
             # runid, num_q: lines of trec_eval's layout
-            if found is None and text.strip() in TREC_ORDER:
+            if found is None and name in TREC_ORDER:
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and "
                            "--format trec print it"
-                           % show(text.strip()))
+                           % show(name))
             elif found is None:
-                close = suggestions(text.strip(), measure_names() + list(TREC_NAMES))
+                close = suggestions(name, measure_names() + list(TREC_NAMES))
                 bad.append(str(exc) + (close if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
@@ -2497,16 +2494,14 @@ def _trec_params(name, base, params, docs):
     """Our parameters, '(p=0.9)' or '', of a trec_eval measure's after its dot (docs: its -N)."""
     own = MEASURES[base].func.__kwdefaults__ or {}
     items = params.split(",") if params else []
-    pairs = None
-    if all("=" in item for item in items):
-        pairs = dict(item.partition("=")[::2] for item in items)
     ours = [TREC_ARGS[name]] if name in TREC_ARGS else []
     if "weights" in own and len(items) == 4:
         ours = ["weights={%s}" % params] + (["docs=%d" % docs] if docs else [])
     elif "levels" in own and items:
         ours = ["levels={%s}" % params]
     # ndcg.1=3,2=9; rbp_resid.p=0.5
-    elif own.keys() & {"gains", "p"} and pairs is not None:
+    elif own.keys() & {"gains", "p"} and all("=" in item for item in items):
+        pairs = dict(item.partition("=")[::2] for item in items)
         gains = ",".join("%s:%s" % pair for pair in pairs.items() if pair[0] != "p")
         if "p" in pairs:
             ours = ["p=" + pairs["p"]]
@@ -2573,8 +2568,7 @@ def trec_label(name):
     if uncut in TREC_ARGS:
         trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
     # RBP is rbp only with trec_eval's p
-    if (spec.rel is not None or spec.gains is not None or spec.filter is not None
-            or spec.args != trec_args):
+    if _params_text(spec.rel, spec.gains, spec.filter) or spec.args != trec_args:
         return name
     label = uncut if spec.k is None else pattern.format(k=spec.k)
     return label or name
@@ -2627,7 +2621,7 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
 def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
     say."""
-    bad = []
+    bad, hint = [], ""
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
                                                                            if q in no_answer]
@@ -2640,11 +2634,9 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
                 first_few(unanswered)))
     if extra and policies["unlabeled"] == "error":
         bad.append("%s no labels (%s)" % (_count(extra, "ranked"), first_few(extra)))
+        hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
+                "--unlabeled skip)")
     if bad:
-        hint = ""
-        if extra and policies["unlabeled"] == "error":
-            hint = (" (a run of every query, as BEIR writes, is scored on the labeled ones with "
-                    "--unlabeled skip)")
         fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
              % ("; ".join(bad), hint))
 
@@ -2714,18 +2706,18 @@ def aggregated(per_query, specs):
     """Means (sums for counts, geometric means for GMAP) over the evaluated queries each measure
     scores, in their order."""
     out = {}
-    # a query's text has no mean
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
+    for spec in specs:
+        how = MEASURES[spec.base].aggregate
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
-        total = sum(values)
-        if MEASURES[spec.base].aggregate == "sum":
-            out[spec.name] = total
+        if how == "sum":
+            out[spec.name] = sum(values)
         # trec_eval's floor: one 0 would make any mean 0
-        elif MEASURES[spec.base].aggregate == "geometric":
+        elif how == "geometric":
             logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
             out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
-        else:
-            out[spec.name] = total / len(values) if values else 0.0
+        # a query's text (RelString) has no mean
+        elif how == "mean":
+            out[spec.name] = sum(values) / len(values) if values else 0.0
     return out
 
 
@@ -2841,7 +2833,7 @@ def if_relevant(q, base, k):
     >>> [if_relevant(j, b, k) for b, k in (("R", 3), ("P", 3), ("RR", None), ("SetP", None))]
     [0.6666666666666666, 0.6666666666666666, 1.0, 0.75]
     """
-    n, labeled = q.num_ret if k is None else min(k, q.num_ret), set(_graded_ranks(q))
+    n, labeled = _num_ret(q.num_ret, k), set(_graded_ranks(q))
     added = [r for r in range(1, n + 1) if r not in labeled]
     return MEASURES[base].func(q._replace(rel_ranks=sorted(q.rel_ranks + added),
                                           num_rel=q.num_rel + len(added)), k)
@@ -2853,7 +2845,7 @@ def unjudged_bounds(judged, specs):
     out, loose = {}, {}
     for spec in specs:
         fact = MEASURES[spec.base].unjudged
-        plain = spec.rel is None and spec.gains is None and spec.filter is None
+        plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
             out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
@@ -2950,10 +2942,8 @@ def sign_flip_p(diffs, permutations=10000, rng=None):
     if len(moved) <= EXACT_LIMIT:
         # float sums in another order may differ in the last bits
         reach = abs(sum(moved)) - 1e-9
-        sums = [0.0]
-        for d in moved:
-            sums = [x + d for x in sums] + [x - d for x in sums]
-        return sum(1 for x in sums if abs(x) >= reach) / len(sums)
+        sums = flip_table(moved)
+        return sum(abs(x) >= reach for x in sums) / len(sums)
     import random
     rng = rng or random.Random(0)
     blocks, reach = flip_blocks(moved)
@@ -3533,10 +3523,10 @@ def replicate_noise(baseline, replicates, specs):
     >>> replicate_noise(one, [two, one], parse_measures(["R@1"]))
     ({'R@1': 0.5}, {'R@1': ['q1']})
     """
-    results = [baseline] + list(replicates)
-    noise = {s.name: max(r["measures"][s.name] for r in results)
-                     - min(r["measures"][s.name] for r in results)
-             for s in specs}
+    noise = {}
+    for s in specs:
+        means = [r["measures"][s.name] for r in [baseline, *replicates]]
+        noise[s.name] = max(means) - min(means)
     unstable = {s.name: [q for q, row in baseline["per_query"].items() if s.name in row and any(
                     r["per_query"][q][s.name] != row[s.name] for r in replicates)] for s in specs}
     return noise, unstable
@@ -3555,7 +3545,7 @@ def paired_by_domain(baseline, candidate, specs, plan):
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
         means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
-        tested = sum(1 for s in mine if not agrees(s))
+        tested = sum(not agrees(s) for s in mine)
         pvalues, intervals = paired_statistics(
             diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
                 [cand[q][n] for q in qids] for n in means],
@@ -3617,7 +3607,7 @@ def group_results(groups, result, plan, where, no_answer, replicates):
                  "--no-relevant" % (show(name), n_queries(len(qids)), first_few(qids)))
         specs = [s for s in plan.specs if any(s.name in row for row in rows.values())]
         answered = len(rows) - len(rows.keys() & no_answer)
-        fewest = min((sum(1 for row in rows.values() if s.name in row) for s in specs), default=0)
+        fewest = min((sum(s.name in row for row in rows.values()) for s in specs), default=0)
         # some mean is over so few
         block = blocks[name] = {"queries": answered, "small": fewest < SMALL_GROUP}
         if no_answer:
@@ -3771,22 +3761,21 @@ def _mismatch_causes(sample, qrels, missed, match):
     # that of every label
     prefix = os.path.commonprefix([min(labels), max(labels)])
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
-    guesses = [(sum(1 for q, d in sample if d.split(sep, 1)[0] in qrels[q]),
+    guesses = [(sum(d.split(sep, 1)[0] in qrels[q] for q, d in sample),
                 "ranked IDs look like chunks of labeled documents: try "
                 "--chunk-separator %s" % show(sep))
                for sep in SEPARATORS if match == "id" and any(sep in d for _, d in sample)]
-    guesses.append((sum(1 for q, d in sample if d not in qrels[q] and d.lower() in lower[q]),
+    guesses.append((sum(d not in qrels[q] and d.lower() in lower[q] for q, d in sample),
                     "ranked and labeled IDs differ in letter case"))
     # texts
-    guesses.append((sum(1 for q, d in sample if " " in d
-                        and any(label in d for label in qrels[q])),
+    guesses.append((sum(" " in d and any(label in d for label in qrels[q]) for q, d in sample),
                     "ranked entries hold labeled texts inside them: try --match contains"))
     if prefix:
-        guesses.append((sum(1 for q, d in sample if prefix + d in qrels[q]),
+        guesses.append((sum(prefix + d in qrels[q] for q, d in sample),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
     theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
-    return guesses + [(sum(1 for q, d in sample if d[cut:] in qrels[q]),
+    return guesses + [(sum(d[cut:] in qrels[q] for q, d in sample),
                        "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
 
@@ -3909,7 +3898,7 @@ def check_manifest(made, where):
         if (key in made or key != "label_coverage") and not isinstance(made.get(key), kind):
             fail(loc(where, "manifest." + key),
                  "expected %s, not %s" % (what, show(made.get(key))))
-    for name, value in made.get("label_coverage", {}).items():
+    for name in made.get("label_coverage", {}):
         _saved_number(made, ("label_coverage", name), where)
 
 
@@ -8327,8 +8316,7 @@ class _Parser(argparse.ArgumentParser):
         if ours or any(not a.startswith("-") for a in extra):
             message += (": trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, "
                         "--run" + "".join(", " + o for o in ours))
-        raise EvalError("%s (see --help)"
-                        % (message if message.isprintable() else repr(message)[1:-1]))
+        raise EvalError("%s (see --help)" % place(message))
 
     def convert_arg_line_to_args(self, line):
         # an argument file's blank line is no argument
@@ -8375,7 +8363,7 @@ def build_parser(defaults=True):
 
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
-    flag, lowest = "--" + option.name.replace("_", "-"), option.values
+    flag = "--" + option.name.replace("_", "-")
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
@@ -8383,7 +8371,7 @@ def _argument(option):
         "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
         "cutoff": {"type": _arg(parse_cutoff)}, "limit": {"type": _arg(parse_limits)},
-        "count": {"type": _arg(lambda text: parse_cutoff(text, lowest,
+        "count": {"type": _arg(lambda text: parse_cutoff(text, option.values,
                                                          option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
