@@ -3042,15 +3042,18 @@ def flip_blocks(moved):
     equal statistics are equal whatever the order of addition.
 
     >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
-    >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
-    ([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]], True)
+    >>> [[v / 2 ** 52 for v in block] for block in blocks]
+    [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]]
+    >>> reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
+    True
     """
     exponent = math.frexp(math.fsum(map(abs, moved)))[1]  # the sum of |d| is below 2**exponent
     scale = 2.0 ** (54 - exponent)
     values = [round(d * scale) for d in moved]
     sizes = sorted(map(abs, values))
     sizes = [0] * (-len(sizes) % 8) + sizes
-    return [sizes[i:i + 8] for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
+    blocks = [sizes[i:i + 8] for i in range(0, len(sizes), 8)]
+    return blocks, abs(sum(values)) - math.ceil(1e-9 * scale)
 
 
 def flip_table(block):
@@ -3151,7 +3154,8 @@ def fast_bootstrap_sums(fixed, seed, resamples):
                 at, need = at + need, found >> top  # the words rejected are drawn again
                 total += found - (need << top)
             totals.append(total)
-    columns = [[((total >> (field * c)) & mask) + n * low for total in totals] for c, low in enumerate(lows)]
+    columns = [[((total >> (field * c)) & mask) + n * low for total in totals]
+               for c, low in enumerate(lows)]
     return list(map(list, zip(*columns)))  # a resample keeps n words: n lows are added back
 
 
@@ -3159,13 +3163,16 @@ def _packed_columns(fixed):
     """(table, field, lows, n) for fast_bootstrap_sums: see there."""
     n, columns = len(fixed[0][0]), len(fixed)
     lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    widest = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows))
+    field = widest + n.bit_length()
     packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
               for row in zip(*(ints for ints, _ in fixed))]
     shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
     packed = [shared.setdefault(v, v) for v in packed]
-    bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+    # 2**bits entries: whole copies of the n queries, then words that are drawn again
+    copies, rejected = divmod(1 << index_bits(n), n)
+    table = packed * copies + [1 << (field * columns)] * rejected
+    return table, field, lows, n
 
 
 bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
@@ -3453,11 +3460,11 @@ def power(per_query, specs, base=None, limits=NOTHING):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
     the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries
     a gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
-    baseline, sd is sqrt(2) times that of the run's own values ("paired": false): the paired spread when a second run
-    spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
-    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd *
-    sqrt(n), and no number of queries is given, as more queries make that change larger, not easier
-    to see; nor for a limit of 0, which no number of queries resolves.
+    baseline, sd is sqrt(2) times that of the run's own values ("paired": false): the paired
+    spread when a second run spreads alike and the two are not negatively correlated.  None where
+    fewer than 2 queries.  A count (NumRet...) is gated by the change of its sum ("of": "sum"):
+    mde = Z_POWER * sd * sqrt(n), and no number of queries is given, as more queries make that
+    change larger, not easier to see; nor for a limit of 0, which no number of queries resolves.
 
     >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
