@@ -4771,13 +4771,24 @@ def fold_labels(qrels, separator, source=""):
     return folded
 
 
+def folded_json_labels(qrels, source, opts):
+    """The folded labels (see fold_labels) of a JSON qrels object."""
+    return fold_labels(qrels_from_json(qrels, source, "qrels", opts.match), opts.separator, source)
+
+
+def folded_json_evidence(evidence, source, opts):
+    """The folded evidence sets (see fold_evidence) of a JSON evidence object."""
+    sets = evidence_from_json(evidence, source, "evidence", opts.match)
+    return fold_evidence(sets, opts.separator, source)
+
+
 def reference_json_rankings(text, source, truth, opts):
     """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
     "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or part
     of one) or array of records.  truth.labels None: the text must be a fixture or records,
-    judged by its own (folded) labels, or its evidence sets (or truth's) standing in for them.
-    """
-    (kind, obj), theirs, root, extras = json_value(text, source, opts.fields, truth.labels is not None), None, "", {}
+    judged by its own (folded) labels, or its evidence sets (or truth's) standing in for them."""
+    kind, obj = json_value(text, source, opts.fields, truth.labels is not None)
+    theirs, root, extras = None, "", {}
     if kind == "result":  # a saved result stands for a baseline's run: see saved_evaluation
         return None, Saved(obj, source), {}
     if kind == "llamaindex":
@@ -4788,14 +4799,15 @@ def reference_json_rankings(text, source, truth, opts):
     if truth.labels is None:
         labels, obj, extras = split_fixture(obj, source, truth.evidence is not None)
         if "evidence" in extras:
-            extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence", opts.match),
-                                               opts.separator, source)
+            extras["evidence"] = folded_json_evidence(extras["evidence"], source, opts)
             truth = truth._replace(evidence=extras["evidence"])
-        theirs, root = (evidence_labels_of(truth.evidence) if labels is None else
-                        fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)), "runs"
+        root = "runs"
         # the evidence sets stand in for its labels (the fast twin takes no such fixture)
         if labels is None:
+            theirs = evidence_labels_of(truth.evidence)
             extras["stand_in"] = True
+        else:
+            theirs = folded_json_labels(labels, source, opts)
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
                 given_twice(source, 'the fixture has "no_answer"', "--no-answer")
@@ -4804,10 +4816,9 @@ def reference_json_rankings(text, source, truth, opts):
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
-            theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels", opts.match), opts.separator, source)
+            theirs = folded_json_labels(obj["qrels"], source, opts)
         if "evidence" in obj:  # and its evidence sets
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
-                                               opts.separator, source)
+            extras["evidence"] = folded_json_evidence(obj["evidence"], source, opts)
         obj, root = fixture_part(obj, "runs", source)
     rankings = rankings_from_json(obj, source, root, opts.duplicates, opts.match)
     return theirs, judge_run(rankings, truth, opts, source, root), extras
@@ -4838,8 +4849,8 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)
 def fast_json_rankings(text, source, truth, opts):
     """= reference_json_rankings(text, source, truth, opts).
 
-    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other layout and any error,
-    JSON's or ours, go to the reference, which finds it again and words it.
+    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other layout and any
+    error, JSON's or ours, go to the reference, which finds it again and words it.
     """
     try:
         return _fast_json_rankings(text, source, truth, opts)
@@ -4851,7 +4862,7 @@ def _fast_json_rankings(text, source, truth, opts):
     theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
     if head:
         labels, i = _DECODER.raw_decode(text, head.end())
-        theirs = fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)
+        theirs = folded_json_labels(labels, source, opts)
         if truth.labels is None:
             truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
         runs, root = _RUNS_NEXT.match(text, i), "runs"
@@ -4874,14 +4885,16 @@ def _fast_json_rankings(text, source, truth, opts):
         if close is None or close.group(1) != "}":
             raise _Decline
         end = close.end()
-    if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
-        # no ranking; trailing text; or a fixture (or part of one) in another layout
+    other_layout = not root and not ranked.keys().isdisjoint(FIXTURE_KEYS)
+    # no ranking; trailing text; or a fixture (or part of one) in another layout
+    if not ranked or text[end:].strip(" \t\n\r") or other_layout:
         raise _Decline
     return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
 
 
 def _members(text, i, read):
-    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member at a time."""
+    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member
+    at a time."""
     out = {}
     i = _SPACE.match(text, i + 1).end() if text.startswith("{", i) else i
     if text.startswith("}", i):
@@ -4928,7 +4941,9 @@ def reference_judged_trec_run(stream, source, truth, opts):
     first: the first bad line, else the first query that cannot be judged.  A run whose
     queries are not contiguous is read again, whole (read_trec_run)."""
     ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
-    for number, qid, doc, value in chain(trec_run_lines(stream, source), [(None, None, None, None)]):
+    # a last line of no query ends the last query
+    lines = chain(trec_run_lines(stream, source), [(None, None, None, None)])
+    for number, qid, doc, value in lines:
         if qid != current:
             if current is not None:
                 try:
@@ -4937,7 +4952,8 @@ def reference_judged_trec_run(stream, source, truth, opts):
                     judging_error, ranked[current] = judging_error or exc, None
             if qid is not None and qid in ranked:  # the query comes back
                 stream.seek(0)
-                return judge_run(read_trec_run(stream, source, opts.duplicates), truth, opts, source)
+                rankings = read_trec_run(stream, source, opts.duplicates)
+                return judge_run(rankings, truth, opts, source)
             current, docids, scores, line_of = qid, [], [], {}
         if qid is not None:
             first = line_of.setdefault(doc, number)
@@ -4981,7 +4997,8 @@ def _fast_pass(stream, truth, opts, chunk, progress=None, source=""):
         for q, first, stop in _segments(qids):
             if q != current:
                 if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, truth, opts, source)
+                    qid = current.decode()
+                    ranked[qid] = _fast_judge(current, docs, values, truth, opts, source)
                 if q.decode() in ranked:  # the query came back: only the reference keeps all
                     raise _Decline
                 current, docs, values = q, [], []
@@ -5003,17 +5020,21 @@ def _fast_judge(q, docs, values, truth, opts, source):
     try:  # an error goes to the reference, which words it in its place among the run's errors
         # IDs are cut, or texts claim labels, as text
         if opts.separator or opts.match == "contains":
-            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
+            decoded = list(map(bytes.decode, docids))
+            return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         if labels is None and not opts.agree:
             return None
         sets = evidence_of(truth, qid)
-        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in (labels or {}).items()}, opts, docset,
-                                sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
+        grades = {d.encode(): g for d, g in (labels or {}).items()}
+        encoded = sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s)
+                                 for s in sets)
+        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
             ranks, top, _ = ranking.seen
-            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, top.decode(), None))
+            decoded = {d.decode(): r for d, r in ranks.items()}
+            ranking = ranking._replace(seen=(decoded, top.decode(), None))
         if ranking.top:
             ranking = ranking._replace(top=ranking.top.decode())
         # the items a filter reaches are decoded as it reaches them
@@ -5021,8 +5042,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
-            ranking = with_filters(ranking, items, truth, opts, Query(qid, source, labels, evidence_of(truth, qid),
-                                                                     False))
+            query = Query(qid, source, labels, sets, False)
+            ranking = with_filters(ranking, items, truth, opts, query)
         return ranking
     except EvalError:
         raise _Decline from None
@@ -5042,7 +5063,8 @@ def _chunks(stream, chunk):
             block = rest + block
             cut = block.rfind(b"\n") + 1
             piece, rest = block[:cut], block[cut:]
-            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
+            long_line = len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE
+            if len(rest) > MAX_LINE or long_line:
                 raise _Decline
             if piece:
                 # what replace() takes out is found by memchr(): 4 times faster than count()
@@ -5073,7 +5095,8 @@ def _fast_columns(piece, lines):
         raise _Decline  # a control character (NUL too)
     tokens = piece.replace(b"\n", b" \x00 ").split()
     width = len(tokens) // lines
-    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
+    if width >= 6 and len(tokens) == width * lines and (
+            tokens[width - 1::width].count(_MARK) == lines):
         raw = tokens[4::width]
         try:
             scores = list(map(float, raw))
@@ -5113,9 +5136,10 @@ def _fast_lines(piece):
 def _segments(qids):
     """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
 
-    A query's lines are nearly always contiguous, and usually as many as the last query's, so each
-    run's end is first guessed from the last run, else found by galloping and bisecting, then proven
-    in C by one count; a chunk where that proof fails is split by groupby, element by element.
+    A query's lines are nearly always contiguous, and usually as many as the last query's, so
+    each run's end is first guessed from the last run, else found by galloping and bisecting, then
+    proven in C by one count; a chunk where that proof fails is split by groupby, element by
+    element.
     """
     out, n, start, size = [], len(qids), 0, 1
     while start < n:
@@ -5169,14 +5193,16 @@ def _windows_in_rank_order(docids, scores, size=16):
     if not all(map(ge, scores, islice(scores, 1, None))):
         floor = sorted(scores)[-min(size, n)]
         for keep in (floor.__le__, floor.__gt__):
-            yield [(x, d.decode()) for x, d in sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)]
+            kept = compress(zip(scores, docids), map(keep, scores))
+            yield [(x, d.decode()) for x, d in sorted(kept, reverse=True)]
         return
     start = 0
     while start < n:
         stop = min(n, start + size)
         while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
             stop += 1
-        yield [(x, d.decode()) for x, d in sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)]
+        window = zip(scores[start:stop], docids[start:stop])
+        yield [(x, d.decode()) for x, d in sorted(window, reverse=True)]
         start, size = stop, size * 2
 
 
@@ -5326,25 +5352,27 @@ _LEADING_ZERO = re.compile(rb" 0[0-9]")  # a count such as 007: IDs hold no spac
 
 
 def _fast_length_lines(piece, lines, lengths, wanted, digest):
-    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and all of them
-    to the digest; return how many it added, or decline.  Each line is proven to hold an ID, one
-    space and a count without leading zeros: the lines hashed as they stand are lengths_digest's."""
+    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and all of
+    them to the digest; return how many it added, or decline.  Each line is proven to hold an ID,
+    one space and a count without leading zeros: the lines hashed as they stand are
+    lengths_digest's."""
     if b"\r" in piece:
         if piece.count(b"\r") != piece.count(b"\r\n"):
             raise _Decline
         piece = piece.replace(b"\r\n", b"\n")
-    if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
-            b"#") or b"\n#" in piece or b" \n" in piece:
-        # a control character, a tab or the like, a comment, a space that ends a line
+    odd = len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece)
+    # a control character, a tab or the like, a comment, a space that ends a line
+    if not piece.isascii() or odd or piece.startswith(b"#") or b"\n#" in piece or b" \n" in piece:
         raise _Decline
     # ID, count, line break: three tokens a line
     tokens = piece.replace(b"\n", b" \n ").split(b" ")
     ids, counts = tokens[0:-1:3], tokens[1::3]
-    if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
-            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or _LEADING_ZERO.search(piece):
-        # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+    shaped = len(tokens) == 3 * lines + 1 and tokens[2::3].count(b"\n") == lines
+    # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+    # with a leading zero, which the digest drops
+    if not shaped or not b"".join(counts).isdigit() or b"" in ids or (
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO) or _LEADING_ZERO.search(piece)):
         raise _Decline
-        # with a leading zero, which the digest drops
     digest.update(piece.replace(b" ", b"\t"))
     if wanted is not None:
         keep = list(map(wanted.__contains__, ids))
