@@ -5933,9 +5933,11 @@ def weigh_later(maps, truth, opts, path):
     with the counts of the lengths file: it is read once every ranking is, and keeps the
     counts of those items only (a dictionary of every count would cost more than the run).
     Return the digest of every count in the file (see lengths_digest)."""
-    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
-    lengths, digest = load(path, "lengths", Known(wanted={item[1] for ranked, qid in waiting
-                                                          for items in ranked[qid].pending[1].values() for item in items}))
+    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items()
+               if r is not None and r.pending]
+    wanted = {item[1] for ranked, qid in waiting
+              for items in ranked[qid].pending[1].values() for item in items}
+    lengths, digest = load(path, "lengths", Known(wanted=wanted))
     for ranked, qid in waiting:
         (query, pending), judged = ranked[qid].pending, ranked[qid].judged
         filtered = dict(judged.filtered)
@@ -5944,20 +5946,22 @@ def weigh_later(maps, truth, opts, path):
             mine = query._replace(listed=bool(items) and items[0][0] is None)  # as its items say
             filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, opts, mine)
             if opts.top_k:
-                ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, query.labels, opts)})
+                documents = _documents_in(kept, query.labels, opts)
+                ranked[qid] = with_kept(ranked[qid], {ranking_filter: documents})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
     return digest
 
 
 def _measure_names(measures):
     """A library call's measures as a list of names, or None."""
-    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
-            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
+    names = [measures] if isinstance(measures, str) else measures
+    if not (names is None or isinstance(names, (list, tuple))) or any(
+            not isinstance(m, str) for m in names or ()):
         raise EvalError("measures must be names such as 'R@10', or a list "
                         "of them, not %s" % show(measures))
     if measures is not None and not measures:  # as -m '' is
         raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
+    return None if names is None else list(names)
 
 
 def _checked_library_options(options):
@@ -6010,15 +6014,17 @@ def configure(values, *, keywords=False):
     call's (measures and replicates under their keywords' names), each value refused when the
     command line's parser could not have produced it, and converted as it converts it."""
     if not keywords:
-        fields = values["fields"] and merged_fields(pair for named in values["fields"] for pair in named.items())
+        fields = values["fields"] and merged_fields(
+            pair for named in values["fields"] for pair in named.items())
         floors = {o.name: values[o.name] and [pair for given in values[o.name] for pair in given]
                   for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
-    values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
-    inputs = [o.name for o in OPTIONS if o.stage == "input"]
-    return Config(**_checked_library_options({n: v for n, v in values.items() if n in Config._fields
-                                              and n not in inputs + ["measure"]}),
-                  **{n: values[n] for n in inputs + ["measure"] if n in values})
+    values = dict(values, measure=_measure_names(values["measures"]),
+                  replicate=values.get("replicates"))
+    as_given = [o.name for o in OPTIONS if o.stage == "input"] + ["measure"]
+    options = {n: v for n, v in values.items() if n in Config._fields and n not in as_given}
+    given = {n: values[n] for n in as_given if n in values}
+    return Config(**_checked_library_options(options), **given)
 
 
 def wants_runid(config):
@@ -6041,12 +6047,15 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
     if config.k or not specs:
-        specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
+        seeds = [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]
+        specs = list(dict.fromkeys(specs + seeds))
     asked = set(specs)
     gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
-    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
+    gain_orders = ()
+    if config.ties:
+        gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
     # a budget weighs no item past its measures' largest cutoff
     filters, curves = {}, config.plot is not None
     for spec in (s for s in specs if s.filter is not None):
@@ -6055,11 +6064,13 @@ def make_plan(config):
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties, config.judged_only,
-                   fields_table(config.fields or {}), config.duplicates, gain_orders, filters, match=config.match,
-                   top_k=(config.explain or config.pool is not None) and max([s.k for s in specs
-                                                                             if type(s.k) is int] or [10]),
-                   abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
+    deepest = max([s.k for s in specs if type(s.k) is int] or [10])
+    top_k = (config.explain or config.pool is not None) and deepest
+    opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
+                   config.judged_only, fields_table(config.fields or {}), config.duplicates,
+                   gain_orders, filters, match=config.match, top_k=top_k,
+                   abstain=frozenset(s.filter for s in specs
+                                     if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
@@ -6793,17 +6804,21 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     base, agreed = kept.result, [s.name for s in specs if agrees(s)]
     # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
     if agreed:
-        ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
-        rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
+        ones = {q: dict.fromkeys(agreed, 1.0)
+                for q, row in result["per_query"].items() if agreed[0] in row}
+        rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {}))
+                for q in chain(base["per_query"], ones)}
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
         lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
         kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
     gates = Gates(gates_of(plan, "baseline"), plan.config.gate_on, noise, unstable, len(replicas))
     out = compare(base, result, specs, plan, approved.place, gates)
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
-    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
+    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed,
+               baseline_per_query=base["per_query"])
     if replicas:
-        out["replicates"] = [replicate_entry(name, mine, opts) for (_, name), mine in zip(replicas, theirs)]
+        out["replicates"] = [replicate_entry(name, mine, opts)
+                             for (_, name), mine in zip(replicas, theirs)]
         out.update(noise=noise, unstable=unstable)
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
@@ -8828,8 +8843,8 @@ def compute(config, seed_mode=False):
     inputs = load_inputs(plan, seed_mode)
     plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs, files=True)
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
-        plan, results, inputs.truth.labels)))
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(
+        inputs, plan.opts.top_k, most_changed(plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 
