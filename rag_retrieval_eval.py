@@ -3035,15 +3035,18 @@ def flip_blocks(moved):
     equal statistics are equal whatever the order of addition.
 
     >>> blocks, reach = flip_blocks([0.5, -0.25])        # in units of 2**52: 2 and -1
-    >>> [[v / 2 ** 52 for v in block] for block in blocks], reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
-    ([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]], True)
+    >>> [[v / 2 ** 52 for v in block] for block in blocks]
+    [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]]
+    >>> reach == 2 ** 52 - math.ceil(1e-9 * 2 ** 54)
+    True
     """
     exponent = math.frexp(math.fsum(map(abs, moved)))[1]  # the sum of |d| is below 2**exponent
     scale = 2.0 ** (54 - exponent)
     values = [round(d * scale) for d in moved]
     sizes = sorted(map(abs, values))
     sizes = [0] * (-len(sizes) % 8) + sizes
-    return [sizes[i:i + 8] for i in range(0, len(sizes), 8)], abs(sum(values)) - math.ceil(1e-9 * scale)
+    blocks = [sizes[i:i + 8] for i in range(0, len(sizes), 8)]
+    return blocks, abs(sum(values)) - math.ceil(1e-9 * scale)
 
 
 def flip_table(block):
@@ -3144,7 +3147,8 @@ def fast_bootstrap_sums(fixed, seed, resamples):
                 at, need = at + need, found >> top  # the words rejected are drawn again
                 total += found - (need << top)
             totals.append(total)
-    columns = [[((total >> (field * c)) & mask) + n * low for total in totals] for c, low in enumerate(lows)]
+    columns = [[((total >> (field * c)) & mask) + n * low for total in totals]
+               for c, low in enumerate(lows)]
     return list(map(list, zip(*columns)))  # a resample keeps n words: n lows are added back
 
 
@@ -3152,13 +3156,16 @@ def _packed_columns(fixed):
     """(table, field, lows, n) for fast_bootstrap_sums: see there."""
     n, columns = len(fixed[0][0]), len(fixed)
     lows = [min(ints) for ints, _ in fixed]
-    field = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows)) + n.bit_length()
+    widest = max((max(ints) - low).bit_length() for (ints, _), low in zip(fixed, lows))
+    field = widest + n.bit_length()
     packed = [sum((v - low) << (field * c) for c, (v, low) in enumerate(zip(row, lows)))
               for row in zip(*(ints for ints, _ in fixed))]
     shared = {}  # queries with equal values share one integer: fewer bytes for the caches to hold
     packed = [shared.setdefault(v, v) for v in packed]
-    bits = index_bits(n)
-    return packed * ((1 << bits) // n) + [1 << (field * columns)] * ((1 << bits) % n), field, lows, n
+    # 2**bits entries: whole copies of the n queries, then words that are drawn again
+    copies, rejected = divmod(1 << index_bits(n), n)
+    table = packed * copies + [1 << (field * columns)] * rejected
+    return table, field, lows, n
 
 
 bootstrap_sums = fast_bootstrap_sums if FAST_PATHS else reference_bootstrap_sums
@@ -3446,11 +3453,11 @@ def power(per_query, specs, base=None, limits=NOTHING):
     from the n paired differences with a baseline's values (base), of sample standard deviation sd,
     the smallest change of the mean the set detects, mde = Z_POWER * sd / sqrt(n), and the queries
     a gate's limit X (limits: {measure: X}) would need, ceil((Z_POWER * sd / X) ** 2).  Without a
-    baseline, sd is sqrt(2) times that of the run's own values ("paired": false): the paired spread when a second run
-    spreads alike and the two are not negatively correlated.  None where fewer than 2 queries.  A
-    count (NumRet...) is gated by the change of its sum ("of": "sum"): mde = Z_POWER * sd *
-    sqrt(n), and no number of queries is given, as more queries make that change larger, not easier
-    to see; nor for a limit of 0, which no number of queries resolves.
+    baseline, sd is sqrt(2) times that of the run's own values ("paired": false): the paired
+    spread when a second run spreads alike and the two are not negatively correlated.  None where
+    fewer than 2 queries.  A count (NumRet...) is gated by the change of its sum ("of": "sum"):
+    mde = Z_POWER * sd * sqrt(n), and no number of queries is given, as more queries make that
+    change larger, not easier to see; nor for a limit of 0, which no number of queries resolves.
 
     >>> before = {"q1": {"R@1": 0.5}, "q2": {"R@1": 0.5}}
     >>> after = {"q1": {"R@1": 1.0}, "q2": {"R@1": 0.5}}
@@ -4756,13 +4763,24 @@ def fold_labels(qrels, separator, source=""):
     return folded
 
 
+def folded_json_labels(qrels, source, opts):
+    """The folded labels (see fold_labels) of a JSON qrels object."""
+    return fold_labels(qrels_from_json(qrels, source, "qrels", opts.match), opts.separator, source)
+
+
+def folded_json_evidence(evidence, source, opts):
+    """The folded evidence sets (see fold_evidence) of a JSON evidence object."""
+    sets = evidence_from_json(evidence, source, "evidence", opts.match)
+    return fold_evidence(sets, opts.separator, source)
+
+
 def reference_json_rankings(text, source, truth, opts):
     """(the file's own labels or None, {qid: Ranking or None}, {"groups": its groups unread,
     "evidence": its evidence sets}, each only when it has them) of a JSON run, fixture (or part
     of one) or array of records.  truth.labels None: the text must be a fixture or records,
-    judged by its own (folded) labels, or its evidence sets (or truth's) standing in for them.
-    """
-    (kind, obj), theirs, root, extras = json_value(text, source, opts.fields, truth.labels is not None), None, "", {}
+    judged by its own (folded) labels, or its evidence sets (or truth's) standing in for them."""
+    kind, obj = json_value(text, source, opts.fields, truth.labels is not None)
+    theirs, root, extras = None, "", {}
     if kind == "result":  # a saved result stands for a baseline's run: see saved_evaluation
         return None, Saved(obj, source), {}
     if kind == "llamaindex":
@@ -4773,14 +4791,15 @@ def reference_json_rankings(text, source, truth, opts):
     if truth.labels is None:
         labels, obj, extras = split_fixture(obj, source, truth.evidence is not None)
         if "evidence" in extras:
-            extras["evidence"] = fold_evidence(evidence_from_json(extras["evidence"], source, "evidence", opts.match),
-                                               opts.separator, source)
+            extras["evidence"] = folded_json_evidence(extras["evidence"], source, opts)
             truth = truth._replace(evidence=extras["evidence"])
-        theirs, root = (evidence_labels_of(truth.evidence) if labels is None else
-                        fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)), "runs"
+        root = "runs"
         # the evidence sets stand in for its labels (the fast twin takes no such fixture)
         if labels is None:
+            theirs = evidence_labels_of(truth.evidence)
             extras["stand_in"] = True
+        else:
+            theirs = folded_json_labels(labels, source, opts)
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
                 given_twice(source, 'the fixture has "no_answer"', "--no-answer")
@@ -4789,10 +4808,9 @@ def reference_json_rankings(text, source, truth, opts):
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
         if "qrels" in obj:  # a baseline's labels, which must be the candidate's
-            theirs = fold_labels(qrels_from_json(obj["qrels"], source, "qrels", opts.match), opts.separator, source)
+            theirs = folded_json_labels(obj["qrels"], source, opts)
         if "evidence" in obj:  # and its evidence sets
-            extras["evidence"] = fold_evidence(evidence_from_json(obj["evidence"], source, "evidence", opts.match),
-                                               opts.separator, source)
+            extras["evidence"] = folded_json_evidence(obj["evidence"], source, opts)
         obj, root = fixture_part(obj, "runs", source)
     rankings = rankings_from_json(obj, source, root, opts.duplicates, opts.match)
     return theirs, judge_run(rankings, truth, opts, source, root), extras
@@ -4823,8 +4841,8 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs)
 def fast_json_rankings(text, source, truth, opts):
     """= reference_json_rankings(text, source, truth, opts).
 
-    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other layout and any error,
-    JSON's or ours, go to the reference, which finds it again and words it.
+    Takes the usual {"qrels": ..., "runs": {...}} or {qid: ranking}; any other layout and any
+    error, JSON's or ours, go to the reference, which finds it again and words it.
     """
     try:
         return _fast_json_rankings(text, source, truth, opts)
@@ -4836,7 +4854,7 @@ def _fast_json_rankings(text, source, truth, opts):
     theirs, head, start = None, _QRELS_FIRST.match(text), _SPACE.match(text).end()
     if head:
         labels, i = _DECODER.raw_decode(text, head.end())
-        theirs = fold_labels(qrels_from_json(labels, source, "qrels", opts.match), opts.separator, source)
+        theirs = folded_json_labels(labels, source, opts)
         if truth.labels is None:
             truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
         runs, root = _RUNS_NEXT.match(text, i), "runs"
@@ -4859,14 +4877,16 @@ def _fast_json_rankings(text, source, truth, opts):
         if close is None or close.group(1) != "}":
             raise _Decline
         end = close.end()
-    if not ranked or text[end:].strip(" \t\n\r") or not root and not ranked.keys().isdisjoint(FIXTURE_KEYS):
-        # no ranking; trailing text; or a fixture (or part of one) in another layout
+    other_layout = not root and not ranked.keys().isdisjoint(FIXTURE_KEYS)
+    # no ranking; trailing text; or a fixture (or part of one) in another layout
+    if not ranked or text[end:].strip(" \t\n\r") or other_layout:
         raise _Decline
     return theirs, ranked, {}  # a fixture with groups (or any other member) was declined
 
 
 def _members(text, i, read):
-    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member at a time."""
+    """({key: read(key, value)}, offset past it) of the JSON object at offset i, parsed a member
+    at a time."""
     out = {}
     i = _SPACE.match(text, i + 1).end() if text.startswith("{", i) else i
     if text.startswith("}", i):
@@ -4913,7 +4933,9 @@ def reference_judged_trec_run(stream, source, truth, opts):
     first: the first bad line, else the first query that cannot be judged.  A run whose
     queries are not contiguous is read again, whole (read_trec_run)."""
     ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
-    for number, qid, doc, value in chain(trec_run_lines(stream, source), [(None, None, None, None)]):
+    # a last line of no query ends the last query
+    lines = chain(trec_run_lines(stream, source), [(None, None, None, None)])
+    for number, qid, doc, value in lines:
         if qid != current:
             if current is not None:
                 try:
@@ -4922,7 +4944,8 @@ def reference_judged_trec_run(stream, source, truth, opts):
                     judging_error, ranked[current] = judging_error or exc, None
             if qid is not None and qid in ranked:  # the query comes back
                 stream.seek(0)
-                return judge_run(read_trec_run(stream, source, opts.duplicates), truth, opts, source)
+                rankings = read_trec_run(stream, source, opts.duplicates)
+                return judge_run(rankings, truth, opts, source)
             current, docids, scores, line_of = qid, [], [], {}
         if qid is not None:
             first = line_of.setdefault(doc, number)
@@ -4966,7 +4989,8 @@ def _fast_pass(stream, truth, opts, chunk, progress=None, source=""):
         for q, first, stop in _segments(qids):
             if q != current:
                 if current is not None:
-                    ranked[current.decode()] = _fast_judge(current, docs, values, truth, opts, source)
+                    qid = current.decode()
+                    ranked[qid] = _fast_judge(current, docs, values, truth, opts, source)
                 if q.decode() in ranked:  # the query came back: only the reference keeps all
                     raise _Decline
                 current, docs, values = q, [], []
@@ -4988,17 +5012,21 @@ def _fast_judge(q, docs, values, truth, opts, source):
     try:  # an error goes to the reference, which words it in its place among the run's errors
         # IDs are cut, or texts claim labels, as text
         if opts.separator or opts.match == "contains":
-            return judge_run({qid: (list(map(bytes.decode, docids)), scores)}, truth, opts, source)[qid]
+            decoded = list(map(bytes.decode, docids))
+            return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         if labels is None and not opts.agree:
             return None
         sets = evidence_of(truth, qid)
-        ranking = judge_ranking(docids, scores, {d.encode(): g for d, g in (labels or {}).items()}, opts, docset,
-                                sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s) for s in sets))
+        grades = {d.encode(): g for d, g in (labels or {}).items()}
+        encoded = sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s)
+                                 for s in sets)
+        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
             ranks, top, _ = ranking.seen
-            ranking = ranking._replace(seen=({d.decode(): r for d, r in ranks.items()}, top.decode(), None))
+            decoded = {d.decode(): r for d, r in ranks.items()}
+            ranking = ranking._replace(seen=(decoded, top.decode(), None))
         if ranking.top:
             ranking = ranking._replace(top=ranking.top.decode())
         # the items a filter reaches are decoded as it reaches them
@@ -5006,8 +5034,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             items = chain.from_iterable(_windows_in_rank_order(docids, scores))
-            ranking = with_filters(ranking, items, truth, opts, Query(qid, source, labels, evidence_of(truth, qid),
-                                                                     False))
+            query = Query(qid, source, labels, sets, False)
+            ranking = with_filters(ranking, items, truth, opts, query)
         return ranking
     except EvalError:
         raise _Decline from None
@@ -5027,7 +5055,8 @@ def _chunks(stream, chunk):
             block = rest + block
             cut = block.rfind(b"\n") + 1
             piece, rest = block[:cut], block[cut:]
-            if len(rest) > MAX_LINE or len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE:
+            long_line = len(piece) > MAX_LINE and max(map(len, piece.split(b"\n"))) > MAX_LINE
+            if len(rest) > MAX_LINE or long_line:
                 raise _Decline
             if piece:
                 # what replace() takes out is found by memchr(): 4 times faster than count()
@@ -5058,7 +5087,8 @@ def _fast_columns(piece, lines):
         raise _Decline  # a control character (NUL too)
     tokens = piece.replace(b"\n", b" \x00 ").split()
     width = len(tokens) // lines
-    if width >= 6 and len(tokens) == width * lines and tokens[width - 1::width].count(_MARK) == lines:
+    if width >= 6 and len(tokens) == width * lines and (
+            tokens[width - 1::width].count(_MARK) == lines):
         raw = tokens[4::width]
         try:
             scores = list(map(float, raw))
@@ -5098,9 +5128,10 @@ def _fast_lines(piece):
 def _segments(qids):
     """(qid, start, stop) of each run of equal IDs in a chunk's qid column.
 
-    A query's lines are nearly always contiguous, and usually as many as the last query's, so each
-    run's end is first guessed from the last run, else found by galloping and bisecting, then proven
-    in C by one count; a chunk where that proof fails is split by groupby, element by element.
+    A query's lines are nearly always contiguous, and usually as many as the last query's, so
+    each run's end is first guessed from the last run, else found by galloping and bisecting, then
+    proven in C by one count; a chunk where that proof fails is split by groupby, element by
+    element.
     """
     out, n, start, size = [], len(qids), 0, 1
     while start < n:
@@ -5154,14 +5185,16 @@ def _windows_in_rank_order(docids, scores, size=16):
     if not all(map(ge, scores, islice(scores, 1, None))):
         floor = sorted(scores)[-min(size, n)]
         for keep in (floor.__le__, floor.__gt__):
-            yield [(x, d.decode()) for x, d in sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)]
+            kept = compress(zip(scores, docids), map(keep, scores))
+            yield [(x, d.decode()) for x, d in sorted(kept, reverse=True)]
         return
     start = 0
     while start < n:
         stop = min(n, start + size)
         while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
             stop += 1
-        yield [(x, d.decode()) for x, d in sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)]
+        window = zip(scores[start:stop], docids[start:stop])
+        yield [(x, d.decode()) for x, d in sorted(window, reverse=True)]
         start, size = stop, size * 2
 
 
@@ -5311,25 +5344,27 @@ _LEADING_ZERO = re.compile(rb" 0[0-9]")  # a count such as 007: IDs hold no spac
 
 
 def _fast_length_lines(piece, lines, lengths, wanted, digest):
-    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and all of them
-    to the digest; return how many it added, or decline.  Each line is proven to hold an ID, one
-    space and a count without leading zeros: the lines hashed as they stand are lengths_digest's."""
+    """Add a chunk's lines ID TOKENS of the wanted IDs (bytes; None: all) to lengths, and all of
+    them to the digest; return how many it added, or decline.  Each line is proven to hold an ID,
+    one space and a count without leading zeros: the lines hashed as they stand are
+    lengths_digest's."""
     if b"\r" in piece:
         if piece.count(b"\r") != piece.count(b"\r\n"):
             raise _Decline
         piece = piece.replace(b"\r\n", b"\n")
-    if not piece.isascii() or len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece) or piece.startswith(
-            b"#") or b"\n#" in piece or b" \n" in piece:
-        # a control character, a tab or the like, a comment, a space that ends a line
+    odd = len(piece.translate(None, _ODD_LENGTH_BYTES)) < len(piece)
+    # a control character, a tab or the like, a comment, a space that ends a line
+    if not piece.isascii() or odd or piece.startswith(b"#") or b"\n#" in piece or b" \n" in piece:
         raise _Decline
     # ID, count, line break: three tokens a line
     tokens = piece.replace(b"\n", b" \n ").split(b" ")
     ids, counts = tokens[0:-1:3], tokens[1::3]
-    if len(tokens) != 3 * lines + 1 or tokens[2::3].count(b"\n") != lines or not b"".join(counts).isdigit() or (
-            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO)) or b"" in ids or _LEADING_ZERO.search(piece):
-        # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+    shaped = len(tokens) == 3 * lines + 1 and tokens[2::3].count(b"\n") == lines
+    # a count of 19 digits or more (an ID of as many digits is read by the reference), or
+    # with a leading zero, which the digest drops
+    if not shaped or not b"".join(counts).isdigit() or b"" in ids or (
+            _NINETEEN_DIGITS in piece.translate(_DIGITS_AS_ZERO) or _LEADING_ZERO.search(piece)):
         raise _Decline
-        # with a leading zero, which the digest drops
     digest.update(piece.replace(b" ", b"\t"))
     if wanted is not None:
         keep = list(map(wanted.__contains__, ids))
@@ -5890,9 +5925,11 @@ def weigh_later(maps, truth, opts, path):
     with the counts of the lengths file: it is read once every ranking is, and keeps the
     counts of those items only (a dictionary of every count would cost more than the run).
     Return the digest of every count in the file (see lengths_digest)."""
-    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items() if r is not None and r.pending]
-    lengths, digest = load(path, "lengths", Known(wanted={item[1] for ranked, qid in waiting
-                                                          for items in ranked[qid].pending[1].values() for item in items}))
+    waiting = [(ranked, qid) for ranked in maps for qid, r in ranked.items()
+               if r is not None and r.pending]
+    wanted = {item[1] for ranked, qid in waiting
+              for items in ranked[qid].pending[1].values() for item in items}
+    lengths, digest = load(path, "lengths", Known(wanted=wanted))
     for ranked, qid in waiting:
         (query, pending), judged = ranked[qid].pending, ranked[qid].judged
         filtered = dict(judged.filtered)
@@ -5901,20 +5938,22 @@ def weigh_later(maps, truth, opts, path):
             mine = query._replace(listed=bool(items) and items[0][0] is None)  # as its items say
             filtered[ranking_filter] = budget_judged(judged, kept, ranking_filter, opts, mine)
             if opts.top_k:
-                ranked[qid] = with_kept(ranked[qid], {ranking_filter: _documents_in(kept, query.labels, opts)})
+                documents = _documents_in(kept, query.labels, opts)
+                ranked[qid] = with_kept(ranked[qid], {ranking_filter: documents})
         ranked[qid] = ranked[qid]._replace(judged=judged._replace(filtered=filtered), pending=None)
     return digest
 
 
 def _measure_names(measures):
     """A library call's measures as a list of names, or None."""
-    if not (measures is None or isinstance(measures, (str, list, tuple))) or any(
-            not isinstance(m, str) for m in (() if measures is None or isinstance(measures, str) else measures)):
+    names = [measures] if isinstance(measures, str) else measures
+    if not (names is None or isinstance(names, (list, tuple))) or any(
+            not isinstance(m, str) for m in names or ()):
         raise EvalError("measures must be names such as 'R@10', or a list "
                         "of them, not %s" % show(measures))
     if measures is not None and not measures:  # as -m '' is
         raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    return None if measures is None else [measures] if isinstance(measures, str) else list(measures)
+    return None if names is None else list(names)
 
 
 def _checked_library_options(options):
@@ -5967,15 +6006,17 @@ def configure(values, *, keywords=False):
     call's (measures and replicates under their keywords' names), each value refused when the
     command line's parser could not have produced it, and converted as it converts it."""
     if not keywords:
-        fields = values["fields"] and merged_fields(pair for named in values["fields"] for pair in named.items())
+        fields = values["fields"] and merged_fields(
+            pair for named in values["fields"] for pair in named.items())
         floors = {o.name: values[o.name] and [pair for given in values[o.name] for pair in given]
                   for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
-    values = dict(values, measure=_measure_names(values["measures"]), replicate=values.get("replicates"))
-    inputs = [o.name for o in OPTIONS if o.stage == "input"]
-    return Config(**_checked_library_options({n: v for n, v in values.items() if n in Config._fields
-                                              and n not in inputs + ["measure"]}),
-                  **{n: values[n] for n in inputs + ["measure"] if n in values})
+    values = dict(values, measure=_measure_names(values["measures"]),
+                  replicate=values.get("replicates"))
+    as_given = [o.name for o in OPTIONS if o.stage == "input"] + ["measure"]
+    options = {n: v for n, v in values.items() if n in Config._fields and n not in as_given}
+    given = {n: values[n] for n in as_given if n in values}
+    return Config(**_checked_library_options(options), **given)
 
 
 def wants_runid(config):
@@ -5998,12 +6039,15 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
     if config.k or not specs:
-        specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]))
+        seeds = [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]
+        specs = list(dict.fromkeys(specs + seeds))
     asked = set(specs)
     gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
-    gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None)) if config.ties else ()
+    gain_orders = ()
+    if config.ties:
+        gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
     # a budget weighs no item past its measures' largest cutoff
     filters, curves = {}, config.plot is not None
     for spec in (s for s in specs if s.filter is not None):
@@ -6012,11 +6056,13 @@ def make_plan(config):
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties, config.judged_only,
-                   fields_table(config.fields or {}), config.duplicates, gain_orders, filters, match=config.match,
-                   top_k=(config.explain or config.pool is not None) and max([s.k for s in specs
-                                                                             if type(s.k) is int] or [10]),
-                   abstain=frozenset(s.filter for s in specs if not answers(s) and s.filter is not None),
+    deepest = max([s.k for s in specs if type(s.k) is int] or [10])
+    top_k = (config.explain or config.pool is not None) and deepest
+    opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
+                   config.judged_only, fields_table(config.fields or {}), config.duplicates,
+                   gain_orders, filters, match=config.match, top_k=top_k,
+                   abstain=frozenset(s.filter for s in specs
+                                     if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
@@ -6750,17 +6796,21 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     base, agreed = kept.result, [s.name for s in specs if agrees(s)]
     # identical with itself, the baseline agrees 1.0 wherever the run is compared with it
     if agreed:
-        ones = {q: dict.fromkeys(agreed, 1.0) for q, row in result["per_query"].items() if agreed[0] in row}
-        rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {})) for q in chain(base["per_query"], ones)}
+        ones = {q: dict.fromkeys(agreed, 1.0)
+                for q, row in result["per_query"].items() if agreed[0] in row}
+        rows = {q: dict(base["per_query"].get(q, {}), **ones.get(q, {}))
+                for q in chain(base["per_query"], ones)}
         base = dict(base, per_query=rows, measures=aggregated(rows, specs))
         lacked = kept.zeroed["missing_run"] + [q for q in ones if q not in kept.ranked]  # zeroed
         kept = kept._replace(zeroed=dict(kept.zeroed, missing_run=list(dict.fromkeys(lacked))))
     gates = Gates(gates_of(plan, "baseline"), plan.config.gate_on, noise, unstable, len(replicas))
     out = compare(base, result, specs, plan, approved.place, gates)
     intervals = out.pop("ci95")  # the result puts them last, as without a baseline
-    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed, baseline_per_query=base["per_query"])
+    out.update(baseline_skipped=kept.skipped, baseline_zeroed=kept.zeroed,
+               baseline_per_query=base["per_query"])
     if replicas:
-        out["replicates"] = [replicate_entry(name, mine, opts) for (_, name), mine in zip(replicas, theirs)]
+        out["replicates"] = [replicate_entry(name, mine, opts)
+                             for (_, name), mine in zip(replicas, theirs)]
         out.update(noise=noise, unstable=unstable)
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
@@ -8784,8 +8834,8 @@ def compute(config, seed_mode=False):
     inputs = load_inputs(plan, seed_mode)
     plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs, files=True)
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(inputs, plan.opts.top_k, most_changed(
-        plan, results, inputs.truth.labels)))
+    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(
+        inputs, plan.opts.top_k, most_changed(plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
 
