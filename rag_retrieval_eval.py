@@ -8192,8 +8192,8 @@ def _k_ticks(top):
     """Round ticks of the k axis up to ``top``: 1, 5, 10, 15, 20 on a linear one; 1, 2, 5, 10,
     20, 50 ... on a log one; and ``top`` itself, unless a tick stands too close to it.
 
-    >>> _k_ticks(10), _k_ticks(16), _k_ticks(18)
-    ([1, 5, 10], [1, 5, 10, 16], [1, 5, 10, 15, 18])
+    >>> _k_ticks(10), _k_ticks(16), _k_ticks(18), _k_ticks(9)
+    ([1, 5, 10], [1, 5, 10, 16], [1, 5, 10, 15, 18], [1, 5, 9])
     >>> _k_ticks(1000), _k_ticks(700)
     ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 2, 5, 10, 20, 50, 100, 200, 700])
     """

@@ -239,6 +239,7 @@ FIXTURE_REJECTIONS = [
     ("blank file", b"  \n", [], ["file is empty"]),
     ("not UTF-8", b'{"qrels": {"q1": ["d\xff"]}}', [], ["f.json:1", "not UTF-8", "0xff"]),
     ("invalid JSON", b'{"qrels": {"q1": ["d1"],\n "runs": }', [], ["f.json:2:10", "invalid JSON"]),
+    ("invalid JSON after blank lines", b'\n\n{"qrels": }', [], ["f.json:3:11", "invalid JSON"]),
     ("deep nesting", b"[" * 100000 + b"]" * 100000, [], ["nested too deeply"]),
     ("top level list", b"[1, 2]", [], ["[0]", "expected an object of fields", "int 1"]),
     ("missing runs", {"qrels": {"q1": ["d1"]}}, [], ['missing "runs"']),
@@ -339,6 +340,8 @@ GOOD_QRELS = "q1 0 d1 1\n"
 
 
 TREC_REJECTIONS = [
+    ("a control character on the third line of labels", "q1 0 d1 1\nq1 0 d2 1\nq1 0 d\x01 1\n",
+     GOOD_RUN, [], ["qrels.txt:3: control character '\\x01': not text"]),
     ("qrels mixing 4 and 3 columns", "q1 0 d1 1\nq1 d2 1\n", GOOD_RUN, [],
      ["qrels.txt:2", "expected 4 columns (QID ITER DOCID GRADE) as on line 1", "found 3"]),
     ("qrels mixing 3 and 4 columns", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 0 d2 1\n", GOOD_RUN, [],
@@ -6081,6 +6084,8 @@ class PlotTest(TempDirTestCase):
             self.assertEqual(text.count("change of %s per query" % name), 3, name)
         self.assertEqual(len(root.findall(".//%spolyline" % ns)), 3 * 4)  # 3 curves, baseline and 3 runs
         self.assertEqual((root.get("role"), root.find(ns + "title").text[:9]), ("img", "Retrieval"))
+        self.assertTrue(root.find(ns + "desc").text.startswith(
+            "Mean of R@k, nDCG@k, P(rel=1)@k over the cutoff k for each run; then each query's"))
 
     def test_curves_hold_the_mean_at_each_cutoff(self):
         labels = rre.qrels_from_json(GROUP_QRELS, None, "qrels")
