@@ -6990,7 +6990,7 @@ def format_json(result):
         yield "".join(batch)
 
 
-def _number(value, digits=None):
+def _number(value, digits=4):
     if value is None:  # a tie bound --ties could not give
         return "-"
     if isinstance(value, int):
@@ -7001,7 +7001,7 @@ def _number(value, digits=None):
 def format_trec(result, runid=None):
     """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's
     tag, for -m runid), then each group's, its query group:NAME."""
-    lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
+    lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value, None))
              for qid, row in result.per_query.items() for name, value in row.items()]
     if runid is not None:
         lines.append("runid\tall\t%s" % runid)
@@ -7010,7 +7010,7 @@ def format_trec(result, runid=None):
         # num_q counts the questions with an answer
         if "no_answer_queries" in block:
             lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
-        lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
+        lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value, None))
                   for name, value in block["measures"].items()]
     return "\n".join(lines)
 
@@ -7059,11 +7059,11 @@ def _comparison_rows(result):
     if result.noise:
         rows[0] += ["noise", "unstable"]
     for name, c in result.comparison.items():
-        row = [name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+        row = [name, _number(c["baseline"]), _number(c["candidate"]), _signed(c["delta"]),
                "[%s, %s]" % tuple(map(_signed, c["ci95"])),
-               _number(c["p_value"], 4), _number(c["p_holm"], 4)]
+               _number(c["p_value"]), _number(c["p_holm"])]
         if result.noise:
-            row += [_number(result.noise[name], 4), str(len(result.unstable[name]))]
+            row += [_number(result.noise[name]), str(len(result.unstable[name]))]
         rows.append(row)
     return rows
 
@@ -7122,7 +7122,7 @@ def _worst_regressed(result, worst, agreeing=False):
         drops = sorted(fell(c).items(), key=lambda pair: pair[1])
         for q, d in drops[:worst]:
             marks = tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
-            rows.append((name, q, _number(base[q][name], 4), _number(cand[q][name], 4),
+            rows.append((name, q, _number(base[q][name]), _number(cand[q][name]),
                          _signed(d)) + marks)
         if len(drops) > worst:
             shown.append("%s %d of %d" % (name, worst, len(drops)))
@@ -7205,11 +7205,11 @@ def format_table(result, per_query=False):
     # a * marks a measure whose mean depends on how tied scores are ordered
     rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
                          for n in names],
-            ["all"] + [_number(v, 4) for v in result.measures.values()]]
+            ["all"] + [_number(v) for v in result.measures.values()]]
     if "ci95" in result:
         rows.append(["95% CI"] + [_interval(result.ci95.get(n)) for n in names])
     if ties:
-        rows += [[label] + [_number(ties[n][end], 4) for n in names]
+        rows += [[label] + [_number(ties[n][end]) for n in names]
                  for label, end in (("ties: lowest", "low"), ("ties: highest", "high"))]
     if per_query:
         rows += [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -7269,7 +7269,7 @@ def _interval(ci):
 def _cells(row, names):
     """A query's values of the measures, as a table shows them; empty for a measure that does
     not score the query (Abstain, or any other, on a query without an answer)."""
-    return [_number(row[n], 4) if n in row else "" for n in names]
+    return [_number(row[n]) if n in row else "" for n in names]
 
 
 def _unanswered(result):
@@ -7303,11 +7303,11 @@ def _group_cell(block, name):
     and with replicates its noise; empty when no query of the group is scored by it."""
     if name not in block["measures"]:
         return ""
-    cell = _number(block["measures"][name], 4)
+    cell = _number(block["measures"][name])
     if "comparison" in block:
         cell = _change_cell(block["comparison"][name])
     if "noise" in block:
-        cell = "%s noise %s" % (cell, _number(block["noise"][name], 4))
+        cell = "%s noise %s" % (cell, _number(block["noise"][name]))
     return cell
 
 
@@ -7318,7 +7318,7 @@ def _few_mark(n):
 def _change_cell(c):
     """'0.5000 (-0.2500)*': a mean, its change from the baseline, * when Holm's p < 0.05."""
     star = (c["p_holm"] or 1) < 0.05  # none: in no Holm family
-    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if star else "")
+    return "%s (%s)%s" % (_number(c["candidate"]), _signed(c["delta"]), "*" if star else "")
 
 
 def _group_footnotes(*results):
@@ -7412,11 +7412,11 @@ def _means_rows(result):
     if ties:
         rows[0] += ["lowest (ties)", "highest (ties)"]
     for name, mean in result.measures.items():
-        row = [name, _number(mean, 4)]
+        row = [name, _number(mean)]
         if ci:
             row.append(_interval(ci.get(name)))
         if ties:
-            row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)]
+            row += [_number(ties[name]["low"]), _number(ties[name]["high"])]
         rows.append(row)
     return rows
 
@@ -7619,14 +7619,14 @@ def _runs_rows(results, labels):
         return [label, count] + cells
     rows = [row("run", "queries", str, "%s 95%% CI".__mod__)]
     if first.comparison:
-        baseline = lambda n: _number(first.comparison[n]["baseline"], 4)
+        baseline = lambda n: _number(first.comparison[n]["baseline"])
         rows.append(row(labels[None], str(first.queries), baseline))
     if first.noise:
         noise = "noise (%s)" % _replicates(len(first.replicates))
-        rows.append(row(noise, "", lambda n: _number(first.noise[n], 4)))
+        rows.append(row(noise, "", lambda n: _number(first.noise[n])))
         rows.append(row("unstable queries", "", lambda n: str(len(first.unstable[n]))))
     for name, r in results.items():
-        cell = lambda n: _number(r.measures[n], 4)
+        cell = lambda n: _number(r.measures[n])
         interval = lambda n: _interval(r.ci95.get(n))
         if r.comparison:
             cell = lambda n: _change_cell(r.comparison[n])
@@ -7761,8 +7761,8 @@ def unjudged_notes(block):
     lines = []
     for whose, bounds in (("", block["measures"]), ("the baseline's, ", block.get("baseline"))):
         if bounds:
-            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"], 4),
-                                                _number(v["if_relevant"], 4))
+            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"]),
+                                                _number(v["if_relevant"]))
                                for name, v in bounds.items())
             lines.append("%sif every unjudged document were relevant: %s" % (whose, values))
     lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the "
@@ -7810,7 +7810,7 @@ def _noise_notes(result):
     """The noise of each measure among the baseline and its replicates, and its unstable
     queries, which the per-query gate leaves out."""
     n = _replicates(len(result.replicates))
-    noise = ", ".join("%s %s" % (name, _number(v, 4)) for name, v in result.noise.items())
+    noise = ", ".join("%s %s" % (name, _number(v)) for name, v in result.noise.items())
     unstable = "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
                          for name, qids in result.unstable.items())
     return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, noise),
@@ -7836,8 +7836,8 @@ def power_lines(block, flag, what=""):
             summed = " in its sum"
         lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d "
                               "queries, sd %s%s%s"
-                      % (what, name, detects, _number(p["mde"], 4), summed, p["n"],
-                         _number(p["sd"], 4), bound, _need_text(p, gate, flag))))
+                      % (what, name, detects, _number(p["mde"]), summed, p["n"],
+                         _number(p["sd"]), bound, _need_text(p, gate, flag))))
         if p.get("floor"):
             lines.append(_floor_power(p["floor"], what + name, p["n"]))
         if gate and float(gate[0]) < p["mde"]:
@@ -7880,7 +7880,7 @@ def breach_text(b):
     allowed = "%s %s" % (b.gate.flag, b.limit)
     if "noise" in b.rule:
         allowed += " + noise %s among the baseline and %s" % (
-            _number(b.rule["noise"], 4), _replicates(b.rule["replicates"]))
+            _number(b.rule["noise"]), _replicates(b.rule["replicates"]))
     if b.gate.needs and b.drop is None:
         return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
                 "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
@@ -7890,14 +7890,14 @@ def breach_text(b):
     elif "gate_on" in b.rule:
         rule = _interval_rule(b, allowed)
     elif b.gate.needs:
-        rule = "drop %s > %s" % (_number(b.drop, 4), allowed)
+        rule = "drop %s > %s" % (_number(b.drop), allowed)
     else:
         rule = "below " + allowed
     if b.query is not None and "replicates" in b.rule:
         rule += "; the same in the baseline and %s" % _replicates(b.rule["replicates"])
-    values = _number(b.candidate, 4)
+    values = _number(b.candidate)
     if b.gate.needs:
-        values = "%s -> %s" % (_number(b.baseline, 4), values)
+        values = "%s -> %s" % (_number(b.baseline), values)
     where = _where(b.gate, b.measure, b.query, b.rule.get("group"))
     return "%s %s: %s (%s)" % (b.measure, where, values, rule)
 
@@ -7908,11 +7908,11 @@ def _interval_rule(b, allowed):
     below = b.rule["gate_on"] == "interval"
     if not b.gate.needs:
         verb = "lies below" if below else "does not lie at or above"
-        return "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
+        return "95%% CI [%s, %s] %s %s" % (_number(low), _number(high), verb, allowed)
     verb, shown = ("lies below", "") if below else (
         "does not lie above", ": not shown to be no worse")
     return "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
-        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
+        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop))
 
 
 def _where(gate, measure, query=None, group=None, quote=show):
