@@ -8221,7 +8221,8 @@ def _strip_head(name, short, measure, deltas, top, scale):
 
 USAGE = """%(prog)s [options] FIXTURE
        %(prog)s [options] --qrels FILE --run FILE [--run FILE ...] [--baseline FILE]
-       %(prog)s [-q] [-c] [-l N] [-M N] [-J] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN   (trec_eval's form)"""
+       %(prog)s [-q] [-c] [-l N] [-M N] [-J] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN   \
+(trec_eval's form)"""
 EPILOG = """\
 input forms, three lines each (a file whose first non-blank character is '{' is JSON):
   TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
@@ -8266,7 +8267,8 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
   G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
-  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})
+  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  \
+IPrecAvg(levels={.2,.5,.8})
 
 trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
   means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
@@ -8281,15 +8283,20 @@ exit statuses:
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format \
+table
   python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
-  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m nDCG@10,R@100 --unlabeled skip
-  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
+  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m \
+nDCG@10,R@100 --unlabeled skip
+  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields \
+relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
   python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
       --summary "$GITHUB_STEP_SUMMARY" > report.json
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline \
+approved.txt \\
       -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run ann.txt --baseline approved.txt --replicate approved-2.txt \\
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run ann.txt --baseline approved.txt \
+--replicate approved-2.txt \\
       --replicate approved-3.txt -m nDCG@10 --max-mean-drop 0.01 --gate-on interval
 """
 
@@ -8544,37 +8551,68 @@ def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if config.fixture is None and not ((config.qrels or config.evidence or config.baseline) and config.run):
-        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)%s" % (
-            "; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no labels, --baseline"
-            if config.run else ""))
+    labels = config.qrels or config.evidence or config.baseline
+    if config.fixture is None and not (labels and config.run):
+        hint = ""
+        if config.run:
+            hint = ("; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no "
+                    "labels, --baseline")
+        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)"
+                        + hint)
     check_options(config)
-    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
     if config.junit is not None and not gates_given(config):
         raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
                         "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
+    _check_files(config)
+    _check_runs(config)
+
+
+def _check_files(config):
+    """Refuse an output file that cannot be written or that names an input or another output,
+    and standard input named for two inputs."""
+    # every role's
+    named = [p for o in OPTIONS if o.stage == "input"
+             for p in _listed(getattr(config, o.name)) if p]
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
-    for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
+    # refused before any work; nothing is created
+    for i, (flag, path) in enumerate(outputs):
         check_output_path(flag, path)
-        twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
+        twin = _twin(path, named + [p for _, p in outputs[:i]])
         if twin is not None:
-            raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
-                            % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
+            whose = "standard input" if twin in STDIN_NAMES else place(twin)
+            raise EvalError("%s %s names %s, which is read or written already: give it a file "
+                            "of its own" % (flag, place(path), whose))
     check_stdin_once(named)
-    for flag, paths in (("--run", config.run or ()), ("--replicate", [config.baseline] + (config.replicate or []))):
+
+
+def _check_runs(config):
+    """Refuse a run given twice, and a replicate that is the candidate's own input."""
+    replicates = config.replicate or []
+    approved = [config.baseline] + replicates
+    for flag, paths in (("--run", config.run or ()), ("--replicate", approved)):
         for i, path in enumerate(paths):
-            twin = next((other for other in paths[:i] if _same_file(path, other)), None)
-            if twin is not None:
-                raise EvalError("%s %s and %s %s name the same file: give each run once" % (
-                    "--baseline" if twin == config.baseline else flag, place(twin), flag, place(path)))
-    candidates = [("--run", p) for p in config.run or ()] + [("FIXTURE", config.fixture)] * (config.fixture is not None)
-    for path in config.replicate or ():
-        own = next((c for c in candidates if _same_file(path, c[1])), None)
+            twin = _twin(path, paths[:i])
+            if twin is None:
+                continue
+            first = "--baseline" if twin == config.baseline else flag
+            raise EvalError("%s %s and %s %s name the same file: give each run once"
+                            % (first, place(twin), flag, place(path)))
+    candidates = dict.fromkeys(config.run or (), "--run")
+    if config.fixture is not None:
+        candidates[config.fixture] = "FIXTURE"
+    for path in replicates:
+        own = _twin(path, candidates)
         if own is not None:
-            raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
-                            "baseline's configuration, and the candidate's would pass its change as noise"
-                            % (place(path), own[0], place(own[1])))
+            raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is "
+                            "another run of the baseline's configuration, and the candidate's "
+                            "would pass its change as noise"
+                            % (place(path), candidates[own], place(own)))
+
+
+def _twin(path, others):
+    """The first of ``others`` that names the same file as ``path``, or None."""
+    return next((other for other in others if _same_file(path, other)), None)
 
 
 def check_stdin_once(paths):
@@ -8651,35 +8689,58 @@ def _main(argv):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
-    except SystemExit as exc:  # --help
+    # --help
+    except SystemExit as exc:
         return exc.code
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
     labels = run_labels(list(runs), config.baseline)
-    # a legend names the baseline's file
-    svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
-        **labels, None: "baseline %s" % place(config.baseline)})
     for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
-    if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
+    # stdout keeps the seed script's bytes; notes went to stderr
+    if seed_mode:
         return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
     if several:
         text = format_runs(runs, config.format, config.per_query, labels)
     else:
-        runid = _runid(config.run[0] if config.run else config.fixture) if wants_runid(config) else None
-        text = {"json": format_json, "csv": format_csv, "trec": partial(format_trec, runid=runid),
-                "table": partial(format_table, per_query=config.per_query),
-                "markdown": partial(format_markdown, per_query=config.per_query)}[config.format](result)
+        text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0
+    status = _write_files(config, runs, labels, pool, drawn, status)
+    return max(_print(text, status), status)
+
+
+def _one_run_text(config, result):
+    """The main output of one run, in its --format."""
+    runid = None
+    if wants_runid(config):
+        runid = _runid(config.run[0] if config.run else config.fixture)
+    formats = {"json": format_json, "csv": format_csv, "trec": partial(format_trec, runid=runid),
+               "table": partial(format_table, per_query=config.per_query),
+               "markdown": partial(format_markdown, per_query=config.per_query)}
+    return formats[config.format](result)
+
+
+def _write_files(config, runs, labels, pool, drawn, status):
+    """Write the files asked for: --summary, --plot, --pool, --junit (drawn: the plot's curves);
+    the status, 3 when one could not be written."""
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
-        summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, config.per_query)
+        if len(runs) > 1:
+            summary = format_runs(runs, "markdown", labels=labels)
+        else:
+            summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
+    legend = labels
+    # a legend names the baseline's file
+    if config.baseline is not None:
+        legend = {**labels, None: "baseline %s" % place(config.baseline)}
+    svg = config.plot and [format_svg(runs, drawn, legend)]
     junit = config.junit and [format_junit(runs, labels, make_plan(config).gates)]
-    for path, written, what in ((config.plot, svg and [svg], "the plot"), (config.pool, pool, "the pool"),
-                                (config.junit, junit, "the JUnit report")):
+    files = ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
+             (config.junit, junit, "the JUnit report"))
+    for path, written, what in files:
         status = 3 if written is not None and not write_file(path, written, what) else status
-    return max(_print(text, status), status)
+    return status
 
 
 def unshown(config):
