@@ -7026,12 +7026,12 @@ def _signed(value):
     return "%+.4f" % value
 
 
-def format_comparison(result, worst=5):
+def format_comparison(result):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
     if result.breaches:
         lines += _section("gate breaches:", _breach_lines(result))
-    lost, unstable, moved, histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
               % (name, ", ".join(qids), _unjudged_of(", ".join(marked)))
               for name, qids, marked in lost]
@@ -7068,7 +7068,7 @@ def _comparison_rows(result):
     return rows
 
 
-def changes(result, worst):
+def changes(result):
     """The model of a comparison's per-query changes that the table and Markdown render:
     [(measure, lost queries, those of them marked unjudged)], [(measure, unstable queries)], the
     [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
@@ -7077,23 +7077,24 @@ def changes(result, worst):
     lost = [(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
             for name, c in result.comparison.items() if c.get("lost")]
     unstable = [(name, qids) for name, qids in result.unstable.items() if qids]
-    moved = [m for m in map(partial(_worst_regressed, result, worst), (False, True)) if m[1]]
+    moved = [m for m in map(partial(_worst_regressed, result), (False, True)) if m[1]]
     return lost, unstable, moved, [(name, _histogram(result, name)) for name in result.comparison]
 
 
-def _breach_lines(result, each=BREACHES_SHOWN):
+def _breach_lines(result):
     """The breach lines a report shows: every mean and group breach, and of each measure's
     per-query breaches the largest ``each``, then how many more (JSON holds them all)."""
     lines = []
     by_measure = groupby(result.get("breaches", []), lambda b: (b.measure, b.query is not None))
     for (measure, per_query), breaches in by_measure:
         breaches = list(breaches)
-        lines += [breach_text(b) for b in (breaches[:each] if per_query else breaches)]
-        if per_query and len(breaches) > each:
+        lines += [breach_text(b) for b in (breaches[:BREACHES_SHOWN] if per_query else breaches)]
+        if per_query and len(breaches) > BREACHES_SHOWN:
             first = breaches[0]
             went = "dropped by more than" if first.gate.needs else "below"
+            more = len(breaches) - BREACHES_SHOWN
             lines.append("%s: %d more queries %s %s %s (all of them in the JSON output)"
-                         % (measure, len(breaches) - each, went, first.gate.flag, first.limit))
+                         % (measure, more, went, first.gate.flag, first.limit))
     return lines
 
 
@@ -7105,7 +7106,7 @@ def _unjudged_of(marked):
     return "; unjudged documents in the candidate's top k: %s" % marked
 
 
-def _worst_regressed(result, worst, agreeing=False):
+def _worst_regressed(result, agreeing=False):
     """(title, rows, shown) of the worst regressed queries (agreeing: of the agreement measures,
     those that changed most): (measure, query, before, after, delta) of each measure's ``worst``
     largest drops, as text; with replicates a cell more, "unstable" for a query whose values
@@ -7113,6 +7114,8 @@ def _worst_regressed(result, worst, agreeing=False):
     query (README: "Did it really miss?"); and a line saying how many of each measure's are
     shown."""
     base, cand, rows, shown = result.baseline_per_query, result.per_query, [], []
+    # a report's length
+    worst = 5
     unstable = {name: set(qids) for name, qids in result.unstable.items()}
     flags = [(flagged, word) for flagged, word in (
         (unstable, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
@@ -7142,7 +7145,7 @@ def _histogram(result, name):
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
-def explain_lines(block, limit=20):
+def explain_lines(block):
     """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
     k, c, texts, name = block["k"], block["counts"], block.get("texts"), str
     if texts:
@@ -7155,8 +7158,8 @@ def explain_lines(block, limit=20):
              % (k, n_queries(c["missed"]), c["absent"], unranked, c["below"], c["cut"],
                 c["unjudged"], k)]
     lines += ["%s: %s" % (q, "; ".join(_explain_parts(e, k, name)))
-              for q, e in islice(block["queries"].items(), limit)]
-    more = len(block["queries"]) - limit
+              for q, e in islice(block["queries"].items(), 20)]
+    more = len(block["queries"]) - 20
     if more > 0:
         lines.append("and %d more (all of them in the JSON output)" % more)
     return lines
@@ -7191,26 +7194,23 @@ def _moves_first(ranks, k):
     return sorted(ranks.items(), key=order)
 
 
-def _few(items, limit=5):
+def _few(items):
     """'a, b, c and 4 more': a report's line of documents, never a wall (JSON holds them all)."""
     items = list(items)
-    if len(items) <= limit:
+    if len(items) <= 5:
         return ", ".join(items)
-    return ", ".join(items[:limit]) + " and %d more" % (len(items) - limit)
+    return ", ".join(items[:5]) + " and %d more" % (len(items) - 5)
 
 
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
     names, ties = list(result.measures), result.ties.get("measures", {})
+    # the Markdown's rows, a column per measure
+    rows = [[_TABLE_LABELS.get(row[0], row[0]), *row[1:]]
+            for row in zip(*_means_rows(result, "ci95" in result))]
     # a * marks a measure whose mean depends on how tied scores are ordered
-    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
-                         for n in names],
-            ["all"] + [_number(v) for v in result.measures.values()]]
-    if "ci95" in result:
-        rows.append(["95% CI"] + [_interval(result.ci95.get(n)) for n in names])
-    if ties:
-        rows += [[label] + [_number(ties[n][end]) for n in names]
-                 for label, end in (("ties: lowest", "low"), ("ties: highest", "high"))]
+    rows[0][1:] = [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
+                   for n in names]
     if per_query:
         rows += [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
     lines = _columns(rows) + ["%s evaluated%s" % (n_queries(result.queries), _unanswered(result))]
@@ -7236,6 +7236,10 @@ def format_table(result, per_query=False):
         head, *rest = explain_lines(result.explain)
         lines += _section(head, rest)
     return "\n".join(lines)
+
+
+_TABLE_LABELS = {"measure": "query", "mean": "all", "lowest (ties)": "ties: lowest",
+                 "highest (ties)": "ties: highest"}
 
 
 def _section(head, lines):
@@ -7355,16 +7359,16 @@ def _md_table(rows, labels=1):
                              for row in rows[1:]]
 
 
-def format_markdown(result, per_query=False, worst=5):
+def format_markdown(result, per_query=False):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)),
              ""]
     lines += _md_breaches(_breach_lines(result), len(result.breaches))
     if result.comparison:
-        lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
+        lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result)
     else:
-        lines += _md_table(_means_rows(result)) + [""]
+        lines += _md_table(_means_rows(result, bool(result.ci95))) + [""]
     lines += _bullets(note.text for note in notes(result) if note.kind != "gate failed")
     if result.groups:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
@@ -7380,14 +7384,14 @@ def format_markdown(result, per_query=False, worst=5):
     return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")
 
 
-def _md_explain(block, first=5):
+def _md_explain(block):
     """An explain block for a CI page: the counts and the first queries, the rest folded away."""
     head, *rest = explain_lines(block)
     lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""]
-    lines += _bullets(rest[:first])
-    if rest[first:]:
-        lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
-        lines += _bullets(rest[first:]) + ["", "</details>"]
+    lines += _bullets(rest[:5])
+    if rest[5:]:
+        lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - 5), ""]
+        lines += _bullets(rest[5:]) + ["", "</details>"]
     return lines + [""]
 
 
@@ -7396,16 +7400,14 @@ def _md_breaches(breaches, count):
     lines leave some out); nothing when there are none."""
     if not breaches:
         return []
-    plural = "es"
-    if count == 1:
-        plural = ""
-    return (["**%d gate breach%s**" % (count, plural), ""]
-            + _bullets(breaches) + [""])
+    plural = "" if count == 1 else "es"
+    return ["**%d gate breach%s**" % (count, plural), ""] + _bullets(breaches) + [""]
 
 
-def _means_rows(result):
-    """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
-    ties, ci = result.ties.get("measures", {}), result.ci95
+def _means_rows(result, ci):
+    """Header and a row per measure: mean, and its interval (ci: whether to show it) and tie
+    bounds when asked for."""
+    ties = result.ties.get("measures", {})
     rows = [["measure", "mean"]]
     if ci:
         rows[0].append("95% CI")
@@ -7414,16 +7416,16 @@ def _means_rows(result):
     for name, mean in result.measures.items():
         row = [name, _number(mean)]
         if ci:
-            row.append(_interval(ci.get(name)))
+            row.append(_interval(result.ci95.get(name)))
         if ties:
             row += [_number(ties[name]["low"]), _number(ties[name]["high"])]
         rows.append(row)
     return rows
 
 
-def _md_changes(result, worst):
+def _md_changes(result):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
-    lost, unstable, moved, histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result)
     lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s"
              % (_md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20))))
              for name, qids, marked in lost]
@@ -7622,7 +7624,7 @@ def _runs_rows(results, labels):
         baseline = lambda n: _number(first.comparison[n]["baseline"])
         rows.append(row(labels[None], str(first.queries), baseline))
     if first.noise:
-        noise = "noise (%s)" % _replicates(len(first.replicates))
+        noise = "noise (%s)" % _many(len(first.replicates), "replicate")
         rows.append(row(noise, "", lambda n: _number(first.noise[n])))
         rows.append(row("unstable queries", "", lambda n: str(len(first.unstable[n]))))
     for name, r in results.items():
@@ -7809,7 +7811,7 @@ def _approved_notes(whose, skipped, zeroed):
 def _noise_notes(result):
     """The noise of each measure among the baseline and its replicates, and its unstable
     queries, which the per-query gate leaves out."""
-    n = _replicates(len(result.replicates))
+    n = _many(len(result.replicates), "replicate")
     noise = ", ".join("%s %s" % (name, _number(v)) for name, v in result.noise.items())
     unstable = "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
                          for name, qids in result.unstable.items())
@@ -7880,7 +7882,7 @@ def breach_text(b):
     allowed = "%s %s" % (b.gate.flag, b.limit)
     if "noise" in b.rule:
         allowed += " + noise %s among the baseline and %s" % (
-            _number(b.rule["noise"]), _replicates(b.rule["replicates"]))
+            _number(b.rule["noise"]), _many(b.rule["replicates"], "replicate"))
     if b.gate.needs and b.drop is None:
         return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
                 "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
@@ -7894,7 +7896,7 @@ def breach_text(b):
     else:
         rule = "below " + allowed
     if b.query is not None and "replicates" in b.rule:
-        rule += "; the same in the baseline and %s" % _replicates(b.rule["replicates"])
+        rule += "; the same in the baseline and %s" % _many(b.rule["replicates"], "replicate")
     values = _number(b.candidate)
     if b.gate.needs:
         values = "%s -> %s" % (_number(b.baseline), values)
@@ -7976,11 +7978,6 @@ def junit_cases(result, limits):
         if b.query is not None:
             cases[b.gate, b.measure, None, None].append(b)
     return cases
-
-
-def _replicates(n):
-    """'1 replicate', '2 replicates'."""
-    return _many(n, "replicate")
 
 
 def _many(n, thing):
@@ -8373,7 +8370,7 @@ def _argument(option):
     flag = "--" + option.name.replace("_", "-")
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
-        "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
+        "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
         "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
@@ -8382,7 +8379,8 @@ def _argument(option):
                                                          option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
-        "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
+        "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}.get(
+            option.kind, {}))
     if option.kind == "positional":
         return [option.name], keywords
     if option.kind == "names":
@@ -8480,17 +8478,16 @@ def format_trec_eval(result, specs, runid, per_query):
     labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name]
               else trec_label(spec.name)
               for (name, params), found in specs.items() for spec in found}
-    lines = []
+    # the run's, not a measure's
+    lines, said = [], {"runid": runid, "num_q": result["queries"]}
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
         # a geometric mean is, as in trec_eval, a summary only
         lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
                   for spec in found if MEASURES[spec.base].aggregate != "geometric"]
     for (name, _), found in specs.items():
-        if name == "runid":
-            lines.append("%-22s\tall\t%s" % ("runid", runid))
-        elif name == "num_q":
-            lines.append("%-22s\tall\t%d" % ("num_q", result["queries"]))
+        if name in said:
+            lines.append("%-22s\tall\t%s" % (name, said[name]))
         else:
             # a text (RelString) is a query's only
             lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
