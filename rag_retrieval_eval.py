@@ -7570,11 +7570,10 @@ def _runs_table(results, labels, breaches):
     lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
     if breaches:
         lines += _section("gate breaches:", breaches)
-    grouped = [r for r in results.values() if r.groups]
     for name, r in results.items():
         if r.groups:
             lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
-    lines += _group_footnotes(*grouped)
+    lines += _group_footnotes(*results.values())
     for name, r in results.items():
         if r.explain:
             head, *rest = explain_lines(r.explain)
@@ -8567,9 +8566,9 @@ def check_usage(config):
 def _check_files(config):
     """Refuse an output file that cannot be written or that names an input or another output,
     and standard input named for two inputs."""
-    # every role's
-    named = [p for o in OPTIONS if o.stage == "input"
-             for p in _listed(getattr(config, o.name)) if p]
+    given = [getattr(config, o.name) for o in OPTIONS if o.stage == "input"]
+    # every role's: none, one, or (a repeatable option's) a list
+    named = [p for value in given for p in (value if isinstance(value, list) else [value]) if p]
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     # refused before any work; nothing is created
@@ -8618,13 +8617,6 @@ def check_stdin_once(paths):
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
-
-
-def _listed(value):
-    """The paths an option gives: none, one, or (a repeatable option's) a list."""
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
 
 
 def _same_file(one, other):
