@@ -7040,7 +7040,7 @@ def format_json(result):
         yield "".join(batch)
 
 
-def _number(value, digits=None):
+def _number(value, digits=4):
     if value is None:  # a tie bound --ties could not give
         return "-"
     if isinstance(value, int):
@@ -7051,7 +7051,7 @@ def _number(value, digits=None):
 def format_trec(result, runid=None):
     """trec_eval -q style: measure<TAB>query<TAB>value, then the 'all' rows (runid: the run's
     tag, for -m runid), then each group's, its query group:NAME."""
-    lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value))
+    lines = ["%s\t%s\t%s" % (trec_label(name), qid, _number(value, None))
              for qid, row in result.per_query.items() for name, value in row.items()]
     if runid is not None:
         lines.append("runid\tall\t%s" % runid)
@@ -7060,7 +7060,7 @@ def format_trec(result, runid=None):
         # num_q counts the questions with an answer
         if "no_answer_queries" in block:
             lines.append("num_no_answer\t%s\t%d" % (label, block["no_answer_queries"]))
-        lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value))
+        lines += ["%s\t%s\t%s" % (trec_label(name), label, _number(value, None))
                   for name, value in block["measures"].items()]
     return "\n".join(lines)
 
@@ -7076,12 +7076,12 @@ def _signed(value):
     return "%+.4f" % value
 
 
-def format_comparison(result, worst=5):
+def format_comparison(result):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
     if result.breaches:
         lines += _section("gate breaches:", _breach_lines(result))
-    lost, unstable, moved, histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
               % (name, ", ".join(qids), _unjudged_of(", ".join(marked)))
               for name, qids, marked in lost]
@@ -7109,16 +7109,16 @@ def _comparison_rows(result):
     if result.noise:
         rows[0] += ["noise", "unstable"]
     for name, c in result.comparison.items():
-        row = [name, _number(c["baseline"], 4), _number(c["candidate"], 4), _signed(c["delta"]),
+        row = [name, _number(c["baseline"]), _number(c["candidate"]), _signed(c["delta"]),
                "[%s, %s]" % tuple(map(_signed, c["ci95"])),
-               _number(c["p_value"], 4), _number(c["p_holm"], 4)]
+               _number(c["p_value"]), _number(c["p_holm"])]
         if result.noise:
-            row += [_number(result.noise[name], 4), str(len(result.unstable[name]))]
+            row += [_number(result.noise[name]), str(len(result.unstable[name]))]
         rows.append(row)
     return rows
 
 
-def changes(result, worst):
+def changes(result):
     """The model of a comparison's per-query changes that the table and Markdown render:
     [(measure, lost queries, those of them marked unjudged)], [(measure, unstable queries)], the
     [(title, rows, shown)] of the worst regressed and the agreement measures' most changed
@@ -7127,23 +7127,24 @@ def changes(result, worst):
     lost = [(name, c["lost"], [q for q in c["lost"] if q in marked.get(name, ())])
             for name, c in result.comparison.items() if c.get("lost")]
     unstable = [(name, qids) for name, qids in result.unstable.items() if qids]
-    moved = [m for m in map(partial(_worst_regressed, result, worst), (False, True)) if m[1]]
+    moved = [m for m in map(partial(_worst_regressed, result), (False, True)) if m[1]]
     return lost, unstable, moved, [(name, _histogram(result, name)) for name in result.comparison]
 
 
-def _breach_lines(result, each=BREACHES_SHOWN):
+def _breach_lines(result):
     """The breach lines a report shows: every mean and group breach, and of each measure's
     per-query breaches the largest ``each``, then how many more (JSON holds them all)."""
     lines = []
     by_measure = groupby(result.get("breaches", []), lambda b: (b.measure, b.query is not None))
     for (measure, per_query), breaches in by_measure:
         breaches = list(breaches)
-        lines += [breach_text(b) for b in (breaches[:each] if per_query else breaches)]
-        if per_query and len(breaches) > each:
+        lines += [breach_text(b) for b in (breaches[:BREACHES_SHOWN] if per_query else breaches)]
+        if per_query and len(breaches) > BREACHES_SHOWN:
             first = breaches[0]
             went = "dropped by more than" if first.gate.needs else "below"
+            more = len(breaches) - BREACHES_SHOWN
             lines.append("%s: %d more queries %s %s %s (all of them in the JSON output)"
-                         % (measure, len(breaches) - each, went, first.gate.flag, first.limit))
+                         % (measure, more, went, first.gate.flag, first.limit))
     return lines
 
 
@@ -7155,7 +7156,7 @@ def _unjudged_of(marked):
     return "; unjudged documents in the candidate's top k: %s" % marked
 
 
-def _worst_regressed(result, worst, agreeing=False):
+def _worst_regressed(result, agreeing=False):
     """(title, rows, shown) of the worst regressed queries (agreeing: of the agreement measures,
     those that changed most): (measure, query, before, after, delta) of each measure's ``worst``
     largest drops, as text; with replicates a cell more, "unstable" for a query whose values
@@ -7163,6 +7164,8 @@ def _worst_regressed(result, worst, agreeing=False):
     query (README: "Did it really miss?"); and a line saying how many of each measure's are
     shown."""
     base, cand, rows, shown = result.baseline_per_query, result.per_query, [], []
+    # a report's length
+    worst = 5
     unstable = {name: set(qids) for name, qids in result.unstable.items()}
     flags = [(flagged, word) for flagged, word in (
         (unstable, "unstable"), (unjudged_marked(result), "unjudged")) if flagged]
@@ -7172,7 +7175,7 @@ def _worst_regressed(result, worst, agreeing=False):
         drops = sorted(fell(c).items(), key=lambda pair: pair[1])
         for q, d in drops[:worst]:
             marks = tuple(word if q in flagged.get(name, ()) else "" for flagged, word in flags)
-            rows.append((name, q, _number(base[q][name], 4), _number(cand[q][name], 4),
+            rows.append((name, q, _number(base[q][name]), _number(cand[q][name]),
                          _signed(d)) + marks)
         if len(drops) > worst:
             shown.append("%s %d of %d" % (name, worst, len(drops)))
@@ -7192,7 +7195,7 @@ def _histogram(result, name):
     return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
 
 
-def explain_lines(block, limit=20):
+def explain_lines(block):
     """An explain block as report lines: its counts, then a line per query (at most ``limit``)."""
     k, c, texts, name = block["k"], block["counts"], block.get("texts"), str
     if texts:
@@ -7205,8 +7208,8 @@ def explain_lines(block, limit=20):
              % (k, n_queries(c["missed"]), c["absent"], unranked, c["below"], c["cut"],
                 c["unjudged"], k)]
     lines += ["%s: %s" % (q, "; ".join(_explain_parts(e, k, name)))
-              for q, e in islice(block["queries"].items(), limit)]
-    more = len(block["queries"]) - limit
+              for q, e in islice(block["queries"].items(), 20)]
+    more = len(block["queries"]) - 20
     if more > 0:
         lines.append("and %d more (all of them in the JSON output)" % more)
     return lines
@@ -7241,26 +7244,23 @@ def _moves_first(ranks, k):
     return sorted(ranks.items(), key=order)
 
 
-def _few(items, limit=5):
+def _few(items):
     """'a, b, c and 4 more': a report's line of documents, never a wall (JSON holds them all)."""
     items = list(items)
-    if len(items) <= limit:
+    if len(items) <= 5:
         return ", ".join(items)
-    return ", ".join(items[:limit]) + " and %d more" % (len(items) - limit)
+    return ", ".join(items[:5]) + " and %d more" % (len(items) - 5)
 
 
 def format_table(result, per_query=False):
     """Aligned columns a person reads: the means first, per-query rows on request."""
     names, ties = list(result.measures), result.ties.get("measures", {})
+    # the Markdown's rows, a column per measure
+    rows = [[_TABLE_LABELS.get(row[0], row[0]), *row[1:]]
+            for row in zip(*_means_rows(result, "ci95" in result))]
     # a * marks a measure whose mean depends on how tied scores are ordered
-    rows = [["query"] + [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
-                         for n in names],
-            ["all"] + [_number(v, 4) for v in result.measures.values()]]
-    if "ci95" in result:
-        rows.append(["95% CI"] + [_interval(result.ci95.get(n)) for n in names])
-    if ties:
-        rows += [[label] + [_number(ties[n][end], 4) for n in names]
-                 for label, end in (("ties: lowest", "low"), ("ties: highest", "high"))]
+    rows[0][1:] = [n + ("*" if n in ties and ties[n]["high"] != ties[n]["low"] else "")
+                   for n in names]
     if per_query:
         rows += [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
     lines = _columns(rows) + ["%s evaluated%s" % (n_queries(result.queries), _unanswered(result))]
@@ -7286,6 +7286,10 @@ def format_table(result, per_query=False):
         head, *rest = explain_lines(result.explain)
         lines += _section(head, rest)
     return "\n".join(lines)
+
+
+_TABLE_LABELS = {"measure": "query", "mean": "all", "lowest (ties)": "ties: lowest",
+                 "highest (ties)": "ties: highest"}
 
 
 def _section(head, lines):
@@ -7319,7 +7323,7 @@ def _interval(ci):
 def _cells(row, names):
     """A query's values of the measures, as a table shows them; empty for a measure that does
     not score the query (Abstain, or any other, on a query without an answer)."""
-    return [_number(row[n], 4) if n in row else "" for n in names]
+    return [_number(row[n]) if n in row else "" for n in names]
 
 
 def _unanswered(result):
@@ -7353,11 +7357,11 @@ def _group_cell(block, name):
     and with replicates its noise; empty when no query of the group is scored by it."""
     if name not in block["measures"]:
         return ""
-    cell = _number(block["measures"][name], 4)
+    cell = _number(block["measures"][name])
     if "comparison" in block:
         cell = _change_cell(block["comparison"][name])
     if "noise" in block:
-        cell = "%s noise %s" % (cell, _number(block["noise"][name], 4))
+        cell = "%s noise %s" % (cell, _number(block["noise"][name]))
     return cell
 
 
@@ -7368,7 +7372,7 @@ def _few_mark(n):
 def _change_cell(c):
     """'0.5000 (-0.2500)*': a mean, its change from the baseline, * when Holm's p < 0.05."""
     star = (c["p_holm"] or 1) < 0.05  # none: in no Holm family
-    return "%s (%s)%s" % (_number(c["candidate"], 4), _signed(c["delta"]), "*" if star else "")
+    return "%s (%s)%s" % (_number(c["candidate"]), _signed(c["delta"]), "*" if star else "")
 
 
 def _group_footnotes(*results):
@@ -7405,16 +7409,16 @@ def _md_table(rows, labels=1):
                              for row in rows[1:]]
 
 
-def format_markdown(result, per_query=False, worst=5):
+def format_markdown(result, per_query=False):
     """GitHub-flavoured Markdown for a pull request or a CI summary page: breaches first,
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)),
              ""]
     lines += _md_breaches(_breach_lines(result), len(result.breaches))
     if result.comparison:
-        lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result, worst)
+        lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result)
     else:
-        lines += _md_table(_means_rows(result)) + [""]
+        lines += _md_table(_means_rows(result, bool(result.ci95))) + [""]
     lines += _bullets(note.text for note in notes(result) if note.kind != "gate failed")
     if result.groups:
         lines += ["", "Groups:", ""] + _md_table(_group_rows(result)) + [""]
@@ -7430,14 +7434,14 @@ def format_markdown(result, per_query=False, worst=5):
     return re.sub("\n{3,}", "\n\n", "\n".join(lines)).rstrip("\n")
 
 
-def _md_explain(block, first=5):
+def _md_explain(block):
     """An explain block for a CI page: the counts and the first queries, the rest folded away."""
     head, *rest = explain_lines(block)
     lines = ["", "**%s**" % _md(head[0].upper() + head[1:]), ""]
-    lines += _bullets(rest[:first])
-    if rest[first:]:
-        lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - first), ""]
-        lines += _bullets(rest[first:]) + ["", "</details>"]
+    lines += _bullets(rest[:5])
+    if rest[5:]:
+        lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - 5), ""]
+        lines += _bullets(rest[5:]) + ["", "</details>"]
     return lines + [""]
 
 
@@ -7446,34 +7450,32 @@ def _md_breaches(breaches, count):
     lines leave some out); nothing when there are none."""
     if not breaches:
         return []
-    plural = "es"
-    if count == 1:
-        plural = ""
-    return (["**%d gate breach%s**" % (count, plural), ""]
-            + _bullets(breaches) + [""])
+    plural = "" if count == 1 else "es"
+    return ["**%d gate breach%s**" % (count, plural), ""] + _bullets(breaches) + [""]
 
 
-def _means_rows(result):
-    """Header and a row per measure: mean, and its interval and tie bounds when asked for."""
-    ties, ci = result.ties.get("measures", {}), result.ci95
+def _means_rows(result, ci):
+    """Header and a row per measure: mean, and its interval (ci: whether to show it) and tie
+    bounds when asked for."""
+    ties = result.ties.get("measures", {})
     rows = [["measure", "mean"]]
     if ci:
         rows[0].append("95% CI")
     if ties:
         rows[0] += ["lowest (ties)", "highest (ties)"]
     for name, mean in result.measures.items():
-        row = [name, _number(mean, 4)]
+        row = [name, _number(mean)]
         if ci:
-            row.append(_interval(ci.get(name)))
+            row.append(_interval(result.ci95.get(name)))
         if ties:
-            row += [_number(ties[name]["low"], 4), _number(ties[name]["high"], 4)]
+            row += [_number(ties[name]["low"]), _number(ties[name]["high"])]
         rows.append(row)
     return rows
 
 
-def _md_changes(result, worst):
+def _md_changes(result):
     """Lost queries, the worst regressed ones and a histogram of per-query changes."""
-    lost, unstable, moved, histograms = changes(result, worst)
+    lost, unstable, moved, histograms = changes(result)
     lines = ["- **lost** by %s (a hit before, nothing relevant now): %s%s"
              % (_md(name), _md(first_few(qids, 20)), _md(_unjudged_of(first_few(marked, 20))))
              for name, qids, marked in lost]
@@ -7618,11 +7620,10 @@ def _runs_table(results, labels, breaches):
     lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
     if breaches:
         lines += _section("gate breaches:", breaches)
-    grouped = [r for r in results.values() if r.groups]
     for name, r in results.items():
         if r.groups:
             lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
-    lines += _group_footnotes(*grouped)
+    lines += _group_footnotes(*results.values())
     for name, r in results.items():
         if r.explain:
             head, *rest = explain_lines(r.explain)
@@ -7669,14 +7670,14 @@ def _runs_rows(results, labels):
         return [label, count] + cells
     rows = [row("run", "queries", str, "%s 95%% CI".__mod__)]
     if first.comparison:
-        baseline = lambda n: _number(first.comparison[n]["baseline"], 4)
+        baseline = lambda n: _number(first.comparison[n]["baseline"])
         rows.append(row(labels[None], str(first.queries), baseline))
     if first.noise:
-        noise = "noise (%s)" % _replicates(len(first.replicates))
-        rows.append(row(noise, "", lambda n: _number(first.noise[n], 4)))
+        noise = "noise (%s)" % _many(len(first.replicates), "replicate")
+        rows.append(row(noise, "", lambda n: _number(first.noise[n])))
         rows.append(row("unstable queries", "", lambda n: str(len(first.unstable[n]))))
     for name, r in results.items():
-        cell = lambda n: _number(r.measures[n], 4)
+        cell = lambda n: _number(r.measures[n])
         interval = lambda n: _interval(r.ci95.get(n))
         if r.comparison:
             cell = lambda n: _change_cell(r.comparison[n])
@@ -7811,8 +7812,8 @@ def unjudged_notes(block):
     lines = []
     for whose, bounds in (("", block["measures"]), ("the baseline's, ", block.get("baseline"))):
         if bounds:
-            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"], 4),
-                                                _number(v["if_relevant"], 4))
+            values = ", ".join("%s %s -> %s" % (name, _number(v["judged"]),
+                                                _number(v["if_relevant"]))
                                for name, v in bounds.items())
             lines.append("%sif every unjudged document were relevant: %s" % (whose, values))
     lines += ["unjudged: %d of %d regressed or lost queries of %s have unjudged documents in the "
@@ -7859,8 +7860,8 @@ def _approved_notes(whose, skipped, zeroed):
 def _noise_notes(result):
     """The noise of each measure among the baseline and its replicates, and its unstable
     queries, which the per-query gate leaves out."""
-    n = _replicates(len(result.replicates))
-    noise = ", ".join("%s %s" % (name, _number(v, 4)) for name, v in result.noise.items())
+    n = _many(len(result.replicates), "replicate")
+    noise = ", ".join("%s %s" % (name, _number(v)) for name, v in result.noise.items())
     unstable = "; ".join("%s %d%s" % (name, len(qids), " (%s)" % first_few(qids) if qids else "")
                          for name, qids in result.unstable.items())
     return ["noise among the baseline and %s (largest minus smallest mean): %s" % (n, noise),
@@ -7886,8 +7887,8 @@ def power_lines(block, flag, what=""):
             summed = " in its sum"
         lines.append(("note", "power (80%%, two-sided 5%%): %s%s %s a change of %s%s over %d "
                               "queries, sd %s%s%s"
-                      % (what, name, detects, _number(p["mde"], 4), summed, p["n"],
-                         _number(p["sd"], 4), bound, _need_text(p, gate, flag))))
+                      % (what, name, detects, _number(p["mde"]), summed, p["n"],
+                         _number(p["sd"]), bound, _need_text(p, gate, flag))))
         if p.get("floor"):
             lines.append(_floor_power(p["floor"], what + name, p["n"]))
         if gate and float(gate[0]) < p["mde"]:
@@ -7930,7 +7931,7 @@ def breach_text(b):
     allowed = "%s %s" % (b.gate.flag, b.limit)
     if "noise" in b.rule:
         allowed += " + noise %s among the baseline and %s" % (
-            _number(b.rule["noise"], 4), _replicates(b.rule["replicates"]))
+            _number(b.rule["noise"]), _many(b.rule["replicates"], "replicate"))
     if b.gate.needs and b.drop is None:
         return ("%s group %s mean: no query of the group is scored by it: %s cannot decide on "
                 "nothing, and fails" % (b.measure, show(b.rule["group"]), allowed))
@@ -7940,14 +7941,14 @@ def breach_text(b):
     elif "gate_on" in b.rule:
         rule = _interval_rule(b, allowed)
     elif b.gate.needs:
-        rule = "drop %s > %s" % (_number(b.drop, 4), allowed)
+        rule = "drop %s > %s" % (_number(b.drop), allowed)
     else:
         rule = "below " + allowed
     if b.query is not None and "replicates" in b.rule:
-        rule += "; the same in the baseline and %s" % _replicates(b.rule["replicates"])
-    values = _number(b.candidate, 4)
+        rule += "; the same in the baseline and %s" % _many(b.rule["replicates"], "replicate")
+    values = _number(b.candidate)
     if b.gate.needs:
-        values = "%s -> %s" % (_number(b.baseline, 4), values)
+        values = "%s -> %s" % (_number(b.baseline), values)
     where = _where(b.gate, b.measure, b.query, b.rule.get("group"))
     return "%s %s: %s (%s)" % (b.measure, where, values, rule)
 
@@ -7958,11 +7959,11 @@ def _interval_rule(b, allowed):
     below = b.rule["gate_on"] == "interval"
     if not b.gate.needs:
         verb = "lies below" if below else "does not lie at or above"
-        return "95%% CI [%s, %s] %s %s" % (_number(low, 4), _number(high, 4), verb, allowed)
+        return "95%% CI [%s, %s] %s %s" % (_number(low), _number(high), verb, allowed)
     verb, shown = ("lies below", "") if below else (
         "does not lie above", ": not shown to be no worse")
     return "95%% CI of the change [%s, %s] %s -(%s)%s; drop %s" % (
-        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop, 4))
+        _signed(low), _signed(high), verb, allowed, shown, _number(b.drop))
 
 
 def _where(gate, measure, query=None, group=None, quote=show):
@@ -8026,11 +8027,6 @@ def junit_cases(result, limits):
         if b.query is not None:
             cases[b.gate, b.measure, None, None].append(b)
     return cases
-
-
-def _replicates(n):
-    """'1 replicate', '2 replicates'."""
-    return _many(n, "replicate")
 
 
 def _many(n, thing):
@@ -8271,7 +8267,8 @@ def _strip_head(name, short, measure, deltas, top, scale):
 
 USAGE = """%(prog)s [options] FIXTURE
        %(prog)s [options] --qrels FILE --run FILE [--run FILE ...] [--baseline FILE]
-       %(prog)s [-q] [-c] [-l N] [-M N] [-J] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN   (trec_eval's form)"""
+       %(prog)s [-q] [-c] [-l N] [-M N] [-J] [-N N] [-m MEASURE[.PARAMS]]... QRELS RUN   \
+(trec_eval's form)"""
 EPILOG = """\
 input forms, three lines each (a file whose first non-blank character is '{' is JSON):
   TREC qrels: QID ITER DOCID GRADE        TREC run: QID Q0 DOCID RANK SCORE [TAG]
@@ -8316,7 +8313,8 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
   G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
-  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})
+  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  \
+IPrecAvg(levels={.2,.5,.8})
 
 trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
   means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
@@ -8331,15 +8329,20 @@ exit statuses:
 
 examples:
   python3 rag_retrieval_eval.py retrieval_fixture.json --k 3
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format table
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run run.txt -m R@10,nDCG@10 -m AP --format \
+table
   python3 rag_retrieval_eval.py new.json --baseline approved.json -m R@5 --max-query-drop 0.5
-  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m nDCG@10,R@100 --unlabeled skip
-  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
+  python3 rag_retrieval_eval.py --qrels scifact/qrels/test.tsv --run results.json -m \
+nDCG@10,R@100 --unlabeled skip
+  python3 rag_retrieval_eval.py log.jsonl -m R@5 --fields \
+relevant=expected_chunk_ids,retrieved=retrieved_chunk_ids
   python3 rag_retrieval_eval.py cand.jsonl --baseline approved.jsonl -m R@5 --max-query-drop 0.5 \\
       --summary "$GITHUB_STEP_SUMMARY" > report.json
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline approved.txt \\
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run bm25.txt --run dense.txt --baseline \
+approved.txt \\
       -m R@10,nDCG@10 --groups groups.json --max-group-drop 0.05 --format table --plot recall.svg
-  python3 rag_retrieval_eval.py --qrels qrels.txt --run ann.txt --baseline approved.txt --replicate approved-2.txt \\
+  python3 rag_retrieval_eval.py --qrels qrels.txt --run ann.txt --baseline approved.txt \
+--replicate approved-2.txt \\
       --replicate approved-3.txt -m nDCG@10 --max-mean-drop 0.01 --gate-on interval
 """
 
@@ -8416,7 +8419,7 @@ def _argument(option):
     flag = "--" + option.name.replace("_", "-")
     keywords = {"metavar": option.metavar} if option.metavar else {}
     keywords.update({
-        "positional": {"nargs": "?"}, "file": {}, "text": {}, "files": {"action": "append"},
+        "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
         "choice": {"choices": option.values},
         "cutoffs": {"nargs": "+", "action": "extend", "type": _arg(parse_cutoff)},
@@ -8425,7 +8428,8 @@ def _argument(option):
                                                          option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
-        "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}[option.kind])
+        "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}.get(
+            option.kind, {}))
     if option.kind == "positional":
         return [option.name], keywords
     if option.kind == "names":
@@ -8523,17 +8527,16 @@ def format_trec_eval(result, specs, runid, per_query):
     labels = {spec.name: name + "_" + params if params and not TREC_ORDER[name]
               else trec_label(spec.name)
               for (name, params), found in specs.items() for spec in found}
-    lines = []
+    # the run's, not a measure's
+    lines, said = [], {"runid": runid, "num_q": result["queries"]}
     for qid in sorted(result["per_query"]) if per_query else ():
         row = result["per_query"][qid]
         # a geometric mean is, as in trec_eval, a summary only
         lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
                   for spec in found if MEASURES[spec.base].aggregate != "geometric"]
     for (name, _), found in specs.items():
-        if name == "runid":
-            lines.append("%-22s\tall\t%s" % ("runid", runid))
-        elif name == "num_q":
-            lines.append("%-22s\tall\t%d" % ("num_q", result["queries"]))
+        if name in said:
+            lines.append("%-22s\tall\t%s" % (name, said[name]))
         else:
             # a text (RelString) is a query's only
             lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
@@ -8594,37 +8597,68 @@ def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    if config.fixture is None and not ((config.qrels or config.evidence or config.baseline) and config.run):
-        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)%s" % (
-            "; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no labels, --baseline"
-            if config.run else ""))
+    labels = config.qrels or config.evidence or config.baseline
+    if config.fixture is None and not (labels and config.run):
+        hint = ""
+        if config.run:
+            hint = ("; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no "
+                    "labels, --baseline")
+        raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)"
+                        + hint)
     check_options(config)
-    named = [p for o in OPTIONS if o.stage == "input" for p in _listed(getattr(config, o.name)) if p]  # every role
     if config.junit is not None and not gates_given(config):
         raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
                         "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
+    _check_files(config)
+    _check_runs(config)
+
+
+def _check_files(config):
+    """Refuse an output file that cannot be written or that names an input or another output,
+    and standard input named for two inputs."""
+    given = [getattr(config, o.name) for o in OPTIONS if o.stage == "input"]
+    # every role's: none, one, or (a repeatable option's) a list
+    named = [p for value in given for p in (value if isinstance(value, list) else [value]) if p]
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
-    for i, (flag, path) in enumerate(outputs):  # refused before any work; nothing is created
+    # refused before any work; nothing is created
+    for i, (flag, path) in enumerate(outputs):
         check_output_path(flag, path)
-        twin = next((other for other in named + [p for _, p in outputs[:i]] if _same_file(path, other)), None)
+        twin = _twin(path, named + [p for _, p in outputs[:i]])
         if twin is not None:
-            raise EvalError("%s %s names %s, which is read or written already: give it a file of its own"
-                            % (flag, place(path), "standard input" if twin in STDIN_NAMES else place(twin)))
+            whose = "standard input" if twin in STDIN_NAMES else place(twin)
+            raise EvalError("%s %s names %s, which is read or written already: give it a file "
+                            "of its own" % (flag, place(path), whose))
     check_stdin_once(named)
-    for flag, paths in (("--run", config.run or ()), ("--replicate", [config.baseline] + (config.replicate or []))):
+
+
+def _check_runs(config):
+    """Refuse a run given twice, and a replicate that is the candidate's own input."""
+    replicates = config.replicate or []
+    approved = [config.baseline] + replicates
+    for flag, paths in (("--run", config.run or ()), ("--replicate", approved)):
         for i, path in enumerate(paths):
-            twin = next((other for other in paths[:i] if _same_file(path, other)), None)
-            if twin is not None:
-                raise EvalError("%s %s and %s %s name the same file: give each run once" % (
-                    "--baseline" if twin == config.baseline else flag, place(twin), flag, place(path)))
-    candidates = [("--run", p) for p in config.run or ()] + [("FIXTURE", config.fixture)] * (config.fixture is not None)
-    for path in config.replicate or ():
-        own = next((c for c in candidates if _same_file(path, c[1])), None)
+            twin = _twin(path, paths[:i])
+            if twin is None:
+                continue
+            first = "--baseline" if twin == config.baseline else flag
+            raise EvalError("%s %s and %s %s name the same file: give each run once"
+                            % (first, place(twin), flag, place(path)))
+    candidates = dict.fromkeys(config.run or (), "--run")
+    if config.fixture is not None:
+        candidates[config.fixture] = "FIXTURE"
+    for path in replicates:
+        own = _twin(path, candidates)
         if own is not None:
-            raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is another run of the "
-                            "baseline's configuration, and the candidate's would pass its change as noise"
-                            % (place(path), own[0], place(own[1])))
+            raise EvalError("--replicate %s is the candidate's own input (%s %s): a replicate is "
+                            "another run of the baseline's configuration, and the candidate's "
+                            "would pass its change as noise"
+                            % (place(path), candidates[own], place(own)))
+
+
+def _twin(path, others):
+    """The first of ``others`` that names the same file as ``path``, or None."""
+    return next((other for other in others if _same_file(path, other)), None)
 
 
 def check_stdin_once(paths):
@@ -8633,13 +8667,6 @@ def check_stdin_once(paths):
     if len(inputs) > 1:
         raise EvalError("standard input can be read once: %s given for two inputs" % " and ".join(
             map(show, inputs)))
-
-
-def _listed(value):
-    """The paths an option gives: none, one, or (a repeatable option's) a list."""
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
 
 
 def _same_file(one, other):
@@ -8701,35 +8728,58 @@ def _main(argv):
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
-    except SystemExit as exc:  # --help
+    # --help
+    except SystemExit as exc:
         return exc.code
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
     labels = run_labels(list(runs), config.baseline)
-    # a legend names the baseline's file
-    svg = None if config.plot is None else format_svg(runs, drawn, labels if config.baseline is None else {
-        **labels, None: "baseline %s" % place(config.baseline)})
     for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
-    if seed_mode:  # stdout keeps the seed script's bytes; notes went to stderr
+    # stdout keeps the seed script's bytes; notes went to stderr
+    if seed_mode:
         return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
     if several:
         text = format_runs(runs, config.format, config.per_query, labels)
     else:
-        runid = _runid(config.run[0] if config.run else config.fixture) if wants_runid(config) else None
-        text = {"json": format_json, "csv": format_csv, "trec": partial(format_trec, runid=runid),
-                "table": partial(format_table, per_query=config.per_query),
-                "markdown": partial(format_markdown, per_query=config.per_query)}[config.format](result)
+        text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") for r in runs.values()) else 0
+    status = _write_files(config, runs, labels, pool, drawn, status)
+    return max(_print(text, status), status)
+
+
+def _one_run_text(config, result):
+    """The main output of one run, in its --format."""
+    runid = None
+    if wants_runid(config):
+        runid = _runid(config.run[0] if config.run else config.fixture)
+    formats = {"json": format_json, "csv": format_csv, "trec": partial(format_trec, runid=runid),
+               "table": partial(format_table, per_query=config.per_query),
+               "markdown": partial(format_markdown, per_query=config.per_query)}
+    return formats[config.format](result)
+
+
+def _write_files(config, runs, labels, pool, drawn, status):
+    """Write the files asked for: --summary, --plot, --pool, --junit (drawn: the plot's curves);
+    the status, 3 when one could not be written."""
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
-        summary = format_runs(runs, "markdown", labels=labels) if several else format_markdown(result, config.per_query)
+        if len(runs) > 1:
+            summary = format_runs(runs, "markdown", labels=labels)
+        else:
+            summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
+    legend = labels
+    # a legend names the baseline's file
+    if config.baseline is not None:
+        legend = {**labels, None: "baseline %s" % place(config.baseline)}
+    svg = config.plot and [format_svg(runs, drawn, legend)]
     junit = config.junit and [format_junit(runs, labels, make_plan(config).gates)]
-    for path, written, what in ((config.plot, svg and [svg], "the plot"), (config.pool, pool, "the pool"),
-                                (config.junit, junit, "the JUnit report")):
+    files = ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
+             (config.junit, junit, "the JUnit report"))
+    for path, written, what in files:
         status = 3 if written is not None and not write_file(path, written, what) else status
-    return max(_print(text, status), status)
+    return status
 
 
 def unshown(config):
