@@ -2763,7 +2763,7 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
         return result
     answered = [j for q, j in judged.items() if q not in no_answer]
     return Result(result, no_relevant_at_level={
-        s.name: sum(1 for j in answered if not at_level(j, s.rel).num_rel) for s in own_levels})
+        s.name: sum(not at_level(j, s.rel).num_rel for j in answered) for s in own_levels})
 
 
 def scored_result(per_query, specs, skipped, zeroed, no_answer):
@@ -3327,21 +3327,22 @@ def mean_breaches(gate, name, limit, seen):
     little.
     """
     baseline, candidate, rows, gates = seen
-    before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
+    after, interval = candidate["measures"][name], rows[name]["ci95"]
+    before = drop = None
     value, least, rule = after, limit, {}
     # replicates: a drop gate's only
     if gates.noise is not None:
         rule = {"noise": gates.noise[name], "replicates": gates.replicates}
     if baseline is not None:
         before = baseline["measures"][name]
-        value, least = after - before, -(limit + rule.get("noise", 0.0))
-    queries = sum(1 for row in candidate["per_query"].values() if name in row)
+        drop = before - after
+        value, least = -drop, -(limit + rule.get("noise", 0.0))
+    queries = sum(name in row for row in candidate["per_query"].values())
     if gates.gate_on == "mean" or interval is None:
         failed = value < least - 1e-12
     else:
         failed = queries < 2 or interval[1 if gates.gate_on == "interval" else 0] < least - 1e-12
         rule.update(gate_on=gates.gate_on, ci95=list(interval), queries=queries)
-    drop = None if before is None else before - after
     return [Breach(name, None, before, after, drop, gate, limit, rule)] if failed else []
 
 
@@ -3356,9 +3357,12 @@ def query_breaches(gate, name, limit, seen):
     for i, (q, row) in enumerate(candidate["per_query"].items()):
         if name not in row or q in exempt:
             continue
-        before = None if baseline is None else baseline["per_query"][q][name]
-        drop = None if before is None else before - row[name]
-        value = row[name] if before is None else row[name] - before
+        before = drop = None
+        value = row[name]
+        if baseline is not None:
+            before = baseline["per_query"][q][name]
+            drop = before - value
+            value = -drop
         if value < least - 1e-12:
             found.append((value, i, Breach(name, q, before, row[name], drop, gate, limit, rule)))
     return [breach for _, _, breach in sorted(found)]
@@ -3420,7 +3424,7 @@ def _floor_notes(config, result, floors, intervals):
         ci = intervals.get(name)
         if not ci:
             continue
-        queries = sum(1 for row in result["per_query"].values() if name in row)
+        queries = sum(name in row for row in result["per_query"].values())
         if config.power:
             power[name]["floor"] = {
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
