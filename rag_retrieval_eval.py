@@ -402,8 +402,8 @@ def _join(root, key):
 
 def fail(where, problem, query=None):
     """Raise EvalError for ``where`` (file, line or JSON path)."""
-    parts = [p for p in (where, None if query is None else "query %s" % show(query), problem) if p]
-    raise EvalError(": ".join(parts))
+    raise EvalError(": ".join(
+        p for p in (where, None if query is None else "query %s" % show(query), problem) if p))
 
 
 def given_twice(where, what, flag, them="them", query=None):
@@ -436,15 +436,14 @@ def skipped_text(skipped, whose=""):
              for reason, q in skipped.items() if q]
     if not parts:
         return None
-    total = sum(len(q) for q in skipped.values())
-    return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+    return "%sskipped %s: %s" % (
+        whose, n_queries(sum(len(q) for q in skipped.values())), "; ".join(parts))
 
 
 def no_record_has(source, what, role, fields, keys):
     """Refuse records of which none has a role's field, naming the first record's keys."""
-    names = " or ".join((fields or JSONL_FIELDS)[role])
-    nothing_in(source, what, "no record has %s%s"
-               % (names, fields_hint(keys, role, "the first record's")))
+    nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
+                                                    fields_hint(keys, role, "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
@@ -1170,9 +1169,9 @@ def with_filters(ranking, items, truth, opts, query):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
-    judged = ranking.judged._replace(filtered=filtered)
     return with_kept(ranking, documents_kept)._replace(
-        judged=judged, pending=(query, waiting) if waiting else None)
+        judged=ranking.judged._replace(filtered=filtered),
+        pending=(query, waiting) if waiting else None)
 
 
 def with_kept(ranking, kept):
@@ -2248,8 +2247,8 @@ def _parse_params(text, registered, name):
     if not (0 < p < 1 if agree else 0 <= p <= 1):
         raise EvalError("%s: p is a number %s, as 0.9"
                         % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
-    args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
-    return values.get("rel"), values.get("gains"), ranking, args
+    return values.get("rel"), values.get("gains"), ranking, tuple(
+        (key, values[key]) for key in own if key in values and values[key] != own[key])
 
 
 def _count_param(key):
@@ -2756,8 +2755,8 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     """The general result of judged queries: means, per-query values, what was left out (see
     scored_result), and how many each measure with a level of its own scored 0 for want of a
     relevant label at that level."""
-    per_query = score_queries(judged, specs, no_answer)
-    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
+    result = scored_result(score_queries(judged, specs, no_answer), specs, skipped, zeroed,
+                           no_answer)
     own_levels = [s for s in specs if s.rel is not None]
     if not own_levels:
         return result
@@ -3645,8 +3644,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in mine]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
-    candidate = {"per_query": rows, "measures": block["measures"]}
-    out = compare(theirs[0], candidate, specs, plan, where, gates)
+    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan,
+                  where, gates)
     # the same intervals as mean_intervals, from the comparison's resamples
     if plan.config.ci:
         block["ci95"] = out["ci95"]
@@ -4732,8 +4731,8 @@ def records_rankings(records, source, truth, opts, rankings=True):
 def record_ranking(found, where, qid, duplicates, match):
     """(IDs, scores or None) of a record's ranking (found: its roles), its scores list read when
     it has one."""
-    values = Values(check_score, "scores", duplicates, match)
-    docids, scores = record_ids(found, "retrieved", where, qid, values)
+    docids, scores = record_ids(found, "retrieved", where, qid,
+                                Values(check_score, "scores", duplicates, match))
     if "scores" in found:
         scores = record_scores(found["scores"], docids, scores, where, qid)
     return docids, scores
@@ -4774,8 +4773,8 @@ def folded_json_labels(qrels, source, opts):
 
 def folded_json_evidence(evidence, source, opts):
     """The folded evidence sets (see fold_evidence) of a JSON evidence object."""
-    sets = evidence_from_json(evidence, source, "evidence", opts.match)
-    return fold_evidence(sets, opts.separator, source)
+    return fold_evidence(evidence_from_json(evidence, source, "evidence", opts.match),
+                         opts.separator, source)
 
 
 def reference_json_rankings(text, source, truth, opts):
@@ -4816,8 +4815,8 @@ def reference_json_rankings(text, source, truth, opts):
         if "evidence" in obj:  # and its evidence sets
             extras["evidence"] = folded_json_evidence(obj["evidence"], source, opts)
         obj, root = fixture_part(obj, "runs", source)
-    rankings = rankings_from_json(obj, source, root, opts.duplicates, opts.match)
-    return theirs, judge_run(rankings, truth, opts, source, root), extras
+    return theirs, judge_run(rankings_from_json(obj, source, root, opts.duplicates, opts.match),
+                             truth, opts, source, root), extras
 
 
 # json.loads would build every ranking before the first is judged: memory ten
@@ -5500,8 +5499,8 @@ def evidence_lines(stream, source, known):
     """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    rows = column_lines(text_lines(stream, source), source, "QID SET SLOT DOCID")
-    for number, where, (qid, set_name, slot_name, doc) in rows:
+    for number, where, (qid, set_name, slot_name, doc) in column_lines(
+            text_lines(stream, source), source, "QID SET SLOT DOCID"):
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
             fail(where, "document %s is listed twice in one slot (first at line %d)"
@@ -5651,8 +5650,8 @@ def read_input(path, reader, known, kinds):
         if kind == "text" and reader.lines:
             return reader.lines(stream, source, known)
         if kind == "json lines" and reader.records:
-            objects = json_line_objects(_read_lines(stream, source), source)
-            return reader.records(objects, source, known)
+            return reader.records(json_line_objects(_read_lines(stream, source), source), source,
+                                  known)
         text = read_json_text(stream, source)
     return reader.json(text, source, known)
 
@@ -5705,8 +5704,8 @@ class Labels(Role):
         for missing labels) or say that their question has no answer."""
         given = Truth(None, no_answer=known.truth.no_answer)
         # folded by load, file-wide
-        opts = known.opts._replace(separator=None)
-        qrels, _, extras = records_rankings(records, source, given, opts, rankings=False)
+        qrels, _, extras = records_rankings(records, source, given,
+                                            known.opts._replace(separator=None), rankings=False)
         return qrels, extras
 
     def json(text, source, known):
@@ -8507,8 +8506,7 @@ def _say_trec_notes(said, result, measures, given):
                     "trec_eval 9 (10 stops; -c scores them 0)"
                     % (n_queries(len(missing)), first_few(missing), result["queries"]))
     # all_trec's relstring: unsaid
-    asked = [text.partition(".")[0] for text in measures]
-    if "relstring" in asked and "-q" not in given:
+    if "relstring" in [text.partition(".")[0] for text in measures] and "-q" not in given:
         said.append("relstring is a query's line, and no mean: give -q to print it")
     for line in said:
         _say("note: " + line)
@@ -8520,8 +8518,8 @@ def _trec_rows(text):
     if name in TREC_NICKNAMES and not params:
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
-        close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
-        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
+        raise EvalError("-m: trec_eval has no measure %s%s"
+                        % (show(text), suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])))
     return [(name, params)]
 
 
@@ -8630,17 +8628,17 @@ def _check_files(config):
         check_output_path(flag, path)
         twin = _twin(path, named + [p for _, p in outputs[:i]])
         if twin is not None:
-            whose = "standard input" if twin in STDIN_NAMES else place(twin)
             raise EvalError("%s %s names %s, which is read or written already: give it a file "
-                            "of its own" % (flag, place(path), whose))
+                            "of its own" % (flag, place(path), "standard input"
+                                            if twin in STDIN_NAMES else place(twin)))
     check_stdin_once(named)
 
 
 def _check_runs(config):
     """Refuse a run given twice, and a replicate that is the candidate's own input."""
     replicates = config.replicate or []
-    approved = [config.baseline] + replicates
-    for flag, paths in (("--run", config.run or ()), ("--replicate", approved)):
+    for flag, paths in (("--run", config.run or ()),
+                        ("--replicate", [config.baseline] + replicates)):
         for i, path in enumerate(paths):
             twin = _twin(path, paths[:i])
             if twin is None:
