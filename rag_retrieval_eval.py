@@ -628,8 +628,7 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 def signed_decimal(text):
     """A plain decimal number, signed or not, as a float ('1e400' is inf); None for any other
     text ('nan', '1_0', ' 1')."""
-    digits = text[1:] if text[:1] in "+-" else text
-    if not _DECIMAL.fullmatch(digits):
+    if not _DECIMAL.fullmatch(text[1:] if text[:1] in "+-" else text):
         return None
     return float(text)
 
@@ -1149,9 +1148,9 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            where = source if root is None else loc(source, _join(root, qid))
             ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, Query(
-                qid, where, labels, evidence_of(truth, qid), scores is None))
+                qid, source if root is None else loc(source, _join(root, qid)), labels,
+                evidence_of(truth, qid), scores is None))
     return ranked
 
 
@@ -1400,8 +1399,8 @@ def measure(name, cutoff, trec, **record):
 
     def register(func):
         # the help's line: the summary, which may be wrapped
-        doc = " ".join(func.__doc__.strip().split("\n\n")[0].split())
-        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, doc=doc, **facts)
+        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, **facts,
+                                 doc=" ".join(func.__doc__.strip().split("\n\n")[0].split()))
         return func
     return register
 
@@ -2209,8 +2208,8 @@ def _fractional_spec(text, registered, label, cut):
         valid, rule = 0 < value < INT_LIMIT, "the multiple of R is a number above 0, as 0.2"
     if not valid:
         raise EvalError("%s: %s" % (show(text), rule))
-    shown = "%.1f" % value if value == int(value) else repr(value)
-    return Spec("%s@%s" % (label, shown), registered.name, value)
+    return Spec("%s@%s" % (label, "%.1f" % value if value == int(value) else repr(value)),
+                registered.name, value)
 
 
 # 1e-05, as printed
@@ -3406,8 +3405,8 @@ def check_floors(plan, result):
     intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
         per_query, plan.specs, plan)
     blocks = _floor_notes(config, result, floors["min_mean"], intervals)
-    rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
-    seen = (None, result, rows, Gates(floors, config.gate_on))
+    seen = (None, result, {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs},
+            Gates(floors, config.gate_on))
     for name, limits in floors.items():
         for measure, floor in limits.items():
             out += GATES[name].check(GATES[name], measure, floor, seen)
@@ -4937,8 +4936,8 @@ def reference_judged_trec_run(stream, source, truth, opts):
     queries are not contiguous is read again, whole (read_trec_run)."""
     ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
     # a last line of no query ends the last query
-    lines = chain(trec_run_lines(stream, source), [(None, None, None, None)])
-    for number, qid, doc, value in lines:
+    for number, qid, doc, value in chain(trec_run_lines(stream, source),
+                                         [(None, None, None, None)]):
         if qid != current:
             if current is not None:
                 try:
@@ -8393,9 +8392,10 @@ class _Parser(argparse.ArgumentParser):
 def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
     the spellings fill theirs)."""
-    rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
     return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18
-                     else "  %s\n%21s%s" % (names, "", doc) for names, doc in rows)
+                     else "  %s\n%21s%s" % (names, "", doc)
+                     for names, doc in ((", ".join(spellings(spec)), spec.doc)
+                                        for spec in MEASURES.values()))
 
 
 @lru_cache(maxsize=2)
@@ -8491,8 +8491,8 @@ def trec_eval_main(flags, files):
         return 2
     _say_trec_notes(said, result, measures, given)
     # a gzip run is read through again for it
-    runid = _runid(files[1]) if "runid" in chosen else None
-    text = format_trec_eval(result, specs, runid, "-q" in given)
+    text = format_trec_eval(result, specs, _runid(files[1]) if "runid" in chosen else None,
+                            "-q" in given)
     # -m relstring without -q: nothing, as trec_eval
     return _print(text, 0) if text else 0
 
@@ -8643,9 +8643,9 @@ def _check_runs(config):
             twin = _twin(path, paths[:i])
             if twin is None:
                 continue
-            first = "--baseline" if twin == config.baseline else flag
             raise EvalError("%s %s and %s %s name the same file: give each run once"
-                            % (first, place(twin), flag, place(path)))
+                            % ("--baseline" if twin == config.baseline else flag, place(twin),
+                               flag, place(path)))
     candidates = dict.fromkeys(config.run or (), "--run")
     if config.fixture is not None:
         candidates[config.fixture] = "FIXTURE"
