@@ -852,7 +852,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k
     if seen:
-        shown = "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret))
+        shown = "" if opts.judged_only else _top(docids, scores, min(seen, num_ret))
         seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
 
@@ -2338,7 +2338,10 @@ _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _t
 
 
 def _number_text(value):
-    """A parameter's number as it is printed: 3, not 3.0; 0.45 as typed."""
+    """A parameter's number as it is printed: 3, not 3.0; 0.45 as typed; a tuple of them as
+    {1,2}."""
+    if isinstance(value, tuple):
+        return "{%s}" % ",".join(map(_number_text, value))
     return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
 
 
@@ -2349,12 +2352,7 @@ def _params_text(rel, gains, ranking=None, args=()):
     params = []
     if rel is not None:
         params.append("rel=%d" % rel)
-    for key, value in args:
-        if isinstance(value, tuple):
-            shown = "{%s}" % ",".join(map(_number_text, value))
-        else:
-            shown = _number_text(value)
-        params.append("%s=%s" % (key, shown))
+    params += ["%s=%s" % (key, _number_text(value)) for key, value in args]
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
     # a filter's parameters but its defaults
@@ -3422,17 +3420,15 @@ def _floor_notes(config, result, floors, intervals):
         ci = intervals.get(name)
         if not ci:
             continue
-        queries = sum(name in row for row in result["per_query"].values())
         if config.power:
             power[name]["floor"] = {
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                 "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
         # a coin toss: said
         elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+            queries = sum(name in row for row in result["per_query"].values())
             warnings.append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
-    if config.power:
-        return {"power": power}
-    return {"warnings": warnings}
+    return {"power": power} if config.power else {"warnings": warnings}
 
 
 def interval_text(low, high, queries):
@@ -4717,8 +4713,8 @@ def records_rankings(records, source, truth, opts, rankings=True):
                             "is not given%s"
                      % (" or ".join(fields["tokens"]),
                         fields_hint(keys, "tokens", "the first record's")), qid)
-            at = loc(where, found["retrieved"][0])
-            ranked.update(judge_run({qid: (docids, scores)}, own, opts, at))
+            ranked.update(judge_run({qid: (docids, scores)}, own, opts,
+                                    loc(where, found["retrieved"][0])))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
     if rankings and not ranked and keys:
