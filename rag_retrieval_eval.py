@@ -3569,8 +3569,9 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     qids, diffs, p, interval = paired
-    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
-    if MEASURES[spec.base].aggregate == "sum":
+    name, measure = spec.name, MEASURES[spec.base]
+    before, after = baseline["measures"][name], candidate["measures"][name]
+    if measure.aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p,
@@ -3582,9 +3583,9 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
         row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))
     if p is None or alone:
         row["p_holm"] = None
-    if MEASURES[spec.base].losable:
-        row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
-                       and candidate["per_query"][q][spec.name] == 0]
+    if measure.losable:
+        row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
+                       and candidate["per_query"][q][name] == 0]
     return row
 
 
@@ -4670,12 +4671,12 @@ def _record_truth(found, where, qid, opts, given, read):
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
-        if given.no_answer and not value:
-            given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
         if value and qid in given.no_answer:
             fail(where, "the record says its question has an answer, and %s lists it among those "
                         "without one: which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
+            if given.no_answer:
+                given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
             extras.setdefault("no_answer", []).append(qid)
             unanswerable = True
     if unanswerable:
