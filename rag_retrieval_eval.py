@@ -3395,13 +3395,13 @@ def check_floors(plan, result):
     and --power's entries or the warnings: with --power, a mean floor's entry says whether the
     interval holds the floor; without it, a warning names each floor that it holds while the
     mean decides: a coin toss."""
-    config, per_query, out = plan.config, result["per_query"], []
+    config, out = plan.config, []
     floors = gates_of(plan, None)
     if not any(floors.values()):
         return {}
     # only a mean floor reads an interval: a --min-query alone draws no bootstrap
     intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
-        per_query, plan.specs, plan)
+        result["per_query"], plan.specs, plan)
     blocks = _floor_notes(config, result, floors["min_mean"], intervals)
     seen = (None, result, {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs},
             Gates(floors, config.gate_on))
@@ -5698,9 +5698,9 @@ class Labels(Role):
     def records(records, source, known):
         """Of the records (place, record, where) that hold labels, evidence sets (which stand in
         for missing labels) or say that their question has no answer."""
-        given = Truth(None, no_answer=known.truth.no_answer)
         # folded by load, file-wide
-        qrels, _, extras = records_rankings(records, source, given,
+        qrels, _, extras = records_rankings(records, source,
+                                            Truth(None, no_answer=known.truth.no_answer),
                                             known.opts._replace(separator=None), rankings=False)
         return qrels, extras
 
@@ -5769,11 +5769,9 @@ class RunForms(Role):
         return _json_forms(read_trec_run(stream, source))
 
     def records(records, source, known):
-        rankings, opts = {}, known.opts
-        for where, qid, found in json_records(list(records), opts.fields):
-            if "retrieved" in found:
-                rankings[qid] = record_ranking(found, where, qid, None, opts.match)
-        return _json_forms(rankings)
+        return _json_forms({qid: record_ranking(found, where, qid, None, known.opts.match)
+                            for where, qid, found in json_records(list(records), known.opts.fields)
+                            if "retrieved" in found})
 
     def json(text, source, known):
         kind, obj = json_value(text, source, known.opts.fields)
@@ -8774,9 +8772,8 @@ def _write_files(config, runs, labels, pool, drawn, status):
         legend = {**labels, None: "baseline %s" % place(config.baseline)}
     svg = config.plot and [format_svg(runs, drawn, legend)]
     junit = config.junit and [format_junit(runs, labels, make_plan(config).gates)]
-    files = ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
-             (config.junit, junit, "the JUnit report"))
-    for path, written, what in files:
+    for path, written, what in ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
+                                (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return status
 
