@@ -4206,7 +4206,8 @@ def read_trec_qrels(stream, source):
         if tabs and "" in cols:
             fail(where, "an empty column in a tab-separated line: %s"
                  % show(line.strip(ASCII_SPACE)))
-        qid, doc, grade = (cols[0], cols[2], cols[3]) if width == 4 else cols
+        # TREC's ITER is not read
+        qid, doc, grade = cols[:1] + cols[-2:]
         labels = qrels.setdefault(qid, {})
         if doc in labels:
             fail(where, "document %s is labeled twice (first at line %d)"
