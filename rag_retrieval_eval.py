@@ -3677,9 +3677,9 @@ def coverage(baseline, candidate, specs):
     unlabeled documents is measured against labels that were never made for it.
     """
     name = coverage_measure(specs)
-    means = [judged if isinstance(judged, float) else mean_judged(judged, name)
-             for judged in (baseline, candidate)]
-    return {"measure": name, "baseline": means[0], "candidate": means[1]}
+    before, after = [judged if isinstance(judged, float) else mean_judged(judged, name)
+                     for judged in (baseline, candidate)]
+    return {"measure": name, "baseline": before, "candidate": after}
 
 
 def coverage_cutoff(specs):
@@ -3742,11 +3742,8 @@ def id_mismatch(ranked, qrels, match="id"):
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
     # only misses carry a sample
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]
-    # a healthy run misses a few queries
-    if not sample or 10 * len(missed) < len(judged):
-        return None
-    # every query is labeled with nothing: nothing to match
-    if not any(qrels.values()):
+    # a healthy run misses a few queries; with every query labeled with nothing, nothing matches
+    if not sample or 10 * len(missed) < len(judged) or not any(qrels.values()):
         return None
     best, cause = max(_mismatch_causes(sample, qrels, missed, match))
     everywhere = len(missed) == len(judged)
