@@ -402,8 +402,8 @@ def _join(root, key):
 
 def fail(where, problem, query=None):
     """Raise EvalError for ``where`` (file, line or JSON path)."""
-    parts = [p for p in (where, None if query is None else "query %s" % show(query), problem) if p]
-    raise EvalError(": ".join(parts))
+    raise EvalError(": ".join(
+        p for p in (where, None if query is None else "query %s" % show(query), problem) if p))
 
 
 def given_twice(where, what, flag, them="them", query=None):
@@ -436,15 +436,14 @@ def skipped_text(skipped, whose=""):
              for reason, q in skipped.items() if q]
     if not parts:
         return None
-    total = sum(len(q) for q in skipped.values())
-    return "%sskipped %s: %s" % (whose, n_queries(total), "; ".join(parts))
+    return "%sskipped %s: %s" % (
+        whose, n_queries(sum(len(q) for q in skipped.values())), "; ".join(parts))
 
 
 def no_record_has(source, what, role, fields, keys):
     """Refuse records of which none has a role's field, naming the first record's keys."""
-    names = " or ".join((fields or JSONL_FIELDS)[role])
-    nothing_in(source, what, "no record has %s%s"
-               % (names, fields_hint(keys, role, "the first record's")))
+    nothing_in(source, what, "no record has %s%s" % (" or ".join((fields or JSONL_FIELDS)[role]),
+                                                    fields_hint(keys, role, "the first record's")))
 
 
 def fields_hint(keys, role=None, whose="the record's"):
@@ -629,8 +628,7 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 def signed_decimal(text):
     """A plain decimal number, signed or not, as a float ('1e400' is inf); None for any other
     text ('nan', '1_0', ' 1')."""
-    digits = text[1:] if text[:1] in "+-" else text
-    if not _DECIMAL.fullmatch(digits):
+    if not _DECIMAL.fullmatch(text[1:] if text[:1] in "+-" else text):
         return None
     return float(text)
 
@@ -854,7 +852,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k
     if seen:
-        shown = "" if opts.judged_only else _top(docids, scores, min(opts.top_k, num_ret))
+        shown = "" if opts.judged_only else _top(docids, scores, min(seen, num_ret))
         seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
 
@@ -1150,9 +1148,9 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            where = source if root is None else loc(source, _join(root, qid))
             ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, Query(
-                qid, where, labels, evidence_of(truth, qid), scores is None))
+                qid, source if root is None else loc(source, _join(root, qid)), labels,
+                evidence_of(truth, qid), scores is None))
     return ranked
 
 
@@ -1170,9 +1168,9 @@ def with_filters(ranking, items, truth, opts, query):
     """The Ranking with the Judged record of each filter's ranking (see filtered_judged), and
     the items that wait for the token counts."""
     filtered, waiting, documents_kept = filtered_judged(ranking.judged, items, truth, opts, query)
-    judged = ranking.judged._replace(filtered=filtered)
     return with_kept(ranking, documents_kept)._replace(
-        judged=judged, pending=(query, waiting) if waiting else None)
+        judged=ranking.judged._replace(filtered=filtered),
+        pending=(query, waiting) if waiting else None)
 
 
 def with_kept(ranking, kept):
@@ -1401,8 +1399,8 @@ def measure(name, cutoff, trec, **record):
 
     def register(func):
         # the help's line: the summary, which may be wrapped
-        doc = " ".join(func.__doc__.strip().split("\n\n")[0].split())
-        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, doc=doc, **facts)
+        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, **facts,
+                                 doc=" ".join(func.__doc__.strip().split("\n\n")[0].split()))
         return func
     return register
 
@@ -2210,8 +2208,8 @@ def _fractional_spec(text, registered, label, cut):
         valid, rule = 0 < value < INT_LIMIT, "the multiple of R is a number above 0, as 0.2"
     if not valid:
         raise EvalError("%s: %s" % (show(text), rule))
-    shown = "%.1f" % value if value == int(value) else repr(value)
-    return Spec("%s@%s" % (label, shown), registered.name, value)
+    return Spec("%s@%s" % (label, "%.1f" % value if value == int(value) else repr(value)),
+                registered.name, value)
 
 
 # 1e-05, as printed
@@ -2248,8 +2246,8 @@ def _parse_params(text, registered, name):
     if not (0 < p < 1 if agree else 0 <= p <= 1):
         raise EvalError("%s: p is a number %s, as 0.9"
                         % (show(name), "above 0 and below 1" if agree else "from 0 to 1"))
-    args = tuple((key, values[key]) for key in own if key in values and values[key] != own[key])
-    return values.get("rel"), values.get("gains"), ranking, args
+    return values.get("rel"), values.get("gains"), ranking, tuple(
+        (key, values[key]) for key in own if key in values and values[key] != own[key])
 
 
 def _count_param(key):
@@ -2340,7 +2338,10 @@ _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _t
 
 
 def _number_text(value):
-    """A parameter's number as it is printed: 3, not 3.0; 0.45 as typed."""
+    """A parameter's number as it is printed: 3, not 3.0; 0.45 as typed; a tuple of them as
+    {1,2}."""
+    if isinstance(value, tuple):
+        return "{%s}" % ",".join(map(_number_text, value))
     return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
 
 
@@ -2351,12 +2352,7 @@ def _params_text(rel, gains, ranking=None, args=()):
     params = []
     if rel is not None:
         params.append("rel=%d" % rel)
-    for key, value in args:
-        if isinstance(value, tuple):
-            shown = "{%s}" % ",".join(map(_number_text, value))
-        else:
-            shown = _number_text(value)
-        params.append("%s=%s" % (key, shown))
+    params += ["%s=%s" % (key, _number_text(value)) for key, value in args]
     if gains is not None:
         params.append("gains={%s}" % ",".join("%d:%s" % (g, _number_text(v)) for g, v in gains))
     # a filter's parameters but its defaults
@@ -2756,14 +2752,14 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
     """The general result of judged queries: means, per-query values, what was left out (see
     scored_result), and how many each measure with a level of its own scored 0 for want of a
     relevant label at that level."""
-    per_query = score_queries(judged, specs, no_answer)
-    result = scored_result(per_query, specs, skipped, zeroed, no_answer)
+    result = scored_result(score_queries(judged, specs, no_answer), specs, skipped, zeroed,
+                           no_answer)
     own_levels = [s for s in specs if s.rel is not None]
     if not own_levels:
         return result
     answered = [j for q, j in judged.items() if q not in no_answer]
     return Result(result, no_relevant_at_level={
-        s.name: sum(1 for j in answered if not at_level(j, s.rel).num_rel) for s in own_levels})
+        s.name: sum(not at_level(j, s.rel).num_rel for j in answered) for s in own_levels})
 
 
 def scored_result(per_query, specs, skipped, zeroed, no_answer):
@@ -3327,21 +3323,22 @@ def mean_breaches(gate, name, limit, seen):
     little.
     """
     baseline, candidate, rows, gates = seen
-    before, after, interval = None, candidate["measures"][name], rows[name]["ci95"]
+    after, interval = candidate["measures"][name], rows[name]["ci95"]
+    before = drop = None
     value, least, rule = after, limit, {}
     # replicates: a drop gate's only
     if gates.noise is not None:
         rule = {"noise": gates.noise[name], "replicates": gates.replicates}
     if baseline is not None:
         before = baseline["measures"][name]
-        value, least = after - before, -(limit + rule.get("noise", 0.0))
-    queries = sum(1 for row in candidate["per_query"].values() if name in row)
+        drop = before - after
+        value, least = -drop, -(limit + rule.get("noise", 0.0))
+    queries = sum(name in row for row in candidate["per_query"].values())
     if gates.gate_on == "mean" or interval is None:
         failed = value < least - 1e-12
     else:
         failed = queries < 2 or interval[1 if gates.gate_on == "interval" else 0] < least - 1e-12
         rule.update(gate_on=gates.gate_on, ci95=list(interval), queries=queries)
-    drop = None if before is None else before - after
     return [Breach(name, None, before, after, drop, gate, limit, rule)] if failed else []
 
 
@@ -3356,9 +3353,12 @@ def query_breaches(gate, name, limit, seen):
     for i, (q, row) in enumerate(candidate["per_query"].items()):
         if name not in row or q in exempt:
             continue
-        before = None if baseline is None else baseline["per_query"][q][name]
-        drop = None if before is None else before - row[name]
-        value = row[name] if before is None else row[name] - before
+        before = drop = None
+        value = row[name]
+        if baseline is not None:
+            before = baseline["per_query"][q][name]
+            drop = before - value
+            value = -drop
         if value < least - 1e-12:
             found.append((value, i, Breach(name, q, before, row[name], drop, gate, limit, rule)))
     return [breach for _, _, breach in sorted(found)]
@@ -3395,16 +3395,16 @@ def check_floors(plan, result):
     and --power's entries or the warnings: with --power, a mean floor's entry says whether the
     interval holds the floor; without it, a warning names each floor that it holds while the
     mean decides: a coin toss."""
-    config, per_query, out = plan.config, result["per_query"], []
+    config, out = plan.config, []
     floors = gates_of(plan, None)
     if not any(floors.values()):
         return {}
     # only a mean floor reads an interval: a --min-query alone draws no bootstrap
     intervals = result.get("ci95") or floors["min_mean"] and mean_intervals(
-        per_query, plan.specs, plan)
+        result["per_query"], plan.specs, plan)
     blocks = _floor_notes(config, result, floors["min_mean"], intervals)
-    rows = {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs}
-    seen = (None, result, rows, Gates(floors, config.gate_on))
+    seen = (None, result, {s.name: {"ci95": intervals.get(s.name)} for s in plan.specs},
+            Gates(floors, config.gate_on))
     for name, limits in floors.items():
         for measure, floor in limits.items():
             out += GATES[name].check(GATES[name], measure, floor, seen)
@@ -3420,17 +3420,15 @@ def _floor_notes(config, result, floors, intervals):
         ci = intervals.get(name)
         if not ci:
             continue
-        queries = sum(1 for row in result["per_query"].values() if name in row)
         if config.power:
             power[name]["floor"] = {
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                 "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
         # a coin toss: said
         elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+            queries = sum(name in row for row in result["per_query"].values())
             warnings.append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
-    if config.power:
-        return {"power": power}
-    return {"warnings": warnings}
+    return {"power": power} if config.power else {"warnings": warnings}
 
 
 def interval_text(low, high, queries):
@@ -3571,8 +3569,9 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     qids, diffs, p, interval = paired
-    before, after = baseline["measures"][spec.name], candidate["measures"][spec.name]
-    if MEASURES[spec.base].aggregate == "sum":
+    name, measure = spec.name, MEASURES[spec.base]
+    before, after = baseline["measures"][name], candidate["measures"][name]
+    if measure.aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
     moved = list(zip(diffs, qids))
     row = {"baseline": before, "candidate": after, "delta": after - before, "p_value": p,
@@ -3584,9 +3583,9 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
         row["changed"] = dict(row.pop("improved"), **row.pop("regressed"))
     if p is None or alone:
         row["p_holm"] = None
-    if MEASURES[spec.base].losable:
-        row["lost"] = [q for q in qids if baseline["per_query"][q][spec.name] > 0
-                       and candidate["per_query"][q][spec.name] == 0]
+    if measure.losable:
+        row["lost"] = [q for q in qids if baseline["per_query"][q][name] > 0
+                       and candidate["per_query"][q][name] == 0]
     return row
 
 
@@ -3641,8 +3640,8 @@ def _group_comparison(block, rows, specs, approved, plan, where):
     theirs = [{"per_query": pq, "measures": aggregated(pq, specs)} for pq in mine]
     noise = replicate_noise(theirs[0], theirs[1:], specs)[0] if len(theirs) > 1 else None
     gates = Gates(gates_of(plan, "groups"), plan.config.gate_on, noise, None, len(theirs) - 1)
-    candidate = {"per_query": rows, "measures": block["measures"]}
-    out = compare(theirs[0], candidate, specs, plan, where, gates)
+    out = compare(theirs[0], {"per_query": rows, "measures": block["measures"]}, specs, plan,
+                  where, gates)
     # the same intervals as mean_intervals, from the comparison's resamples
     if plan.config.ci:
         block["ci95"] = out["ci95"]
@@ -3678,9 +3677,9 @@ def coverage(baseline, candidate, specs):
     unlabeled documents is measured against labels that were never made for it.
     """
     name = coverage_measure(specs)
-    means = [judged if isinstance(judged, float) else mean_judged(judged, name)
-             for judged in (baseline, candidate)]
-    return {"measure": name, "baseline": means[0], "candidate": means[1]}
+    before, after = [judged if isinstance(judged, float) else mean_judged(judged, name)
+                     for judged in (baseline, candidate)]
+    return {"measure": name, "baseline": before, "candidate": after}
 
 
 def coverage_cutoff(specs):
@@ -3743,11 +3742,8 @@ def id_mismatch(ranked, qrels, match="id"):
     missed = [q for q, r in judged.items() if not r.judged.judged_ranks]
     # only misses carry a sample
     sample = [(q, d) for q in missed for d in judged[q].sample][:1000]
-    # a healthy run misses a few queries
-    if not sample or 10 * len(missed) < len(judged):
-        return None
-    # every query is labeled with nothing: nothing to match
-    if not any(qrels.values()):
+    # a healthy run misses a few queries; with every query labeled with nothing, nothing matches
+    if not sample or 10 * len(missed) < len(judged) or not any(qrels.values()):
         return None
     best, cause = max(_mismatch_causes(sample, qrels, missed, match))
     everywhere = len(missed) == len(judged)
@@ -4207,7 +4203,8 @@ def read_trec_qrels(stream, source):
         if tabs and "" in cols:
             fail(where, "an empty column in a tab-separated line: %s"
                  % show(line.strip(ASCII_SPACE)))
-        qid, doc, grade = (cols[0], cols[2], cols[3]) if width == 4 else cols
+        # TREC's ITER is not read
+        qid, doc, grade = cols[:1] + cols[-2:]
         labels = qrels.setdefault(qid, {})
         if doc in labels:
             fail(where, "document %s is labeled twice (first at line %d)"
@@ -4672,12 +4669,12 @@ def _record_truth(found, where, qid, opts, given, read):
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
-        if given.no_answer and not value:
-            given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
         if value and qid in given.no_answer:
             fail(where, "the record says its question has an answer, and %s lists it among those "
                         "without one: which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
+            if given.no_answer:
+                given_twice(where, "the record says it has no answer", "--no-answer", query=qid)
             extras.setdefault("no_answer", []).append(qid)
             unanswerable = True
     if unanswerable:
@@ -4715,8 +4712,8 @@ def records_rankings(records, source, truth, opts, rankings=True):
                             "is not given%s"
                      % (" or ".join(fields["tokens"]),
                         fields_hint(keys, "tokens", "the first record's")), qid)
-            at = loc(where, found["retrieved"][0])
-            ranked.update(judge_run({qid: (docids, scores)}, own, opts, at))
+            ranked.update(judge_run({qid: (docids, scores)}, own, opts,
+                                    loc(where, found["retrieved"][0])))
     if truth.labels is None and not theirs:
         no_record_has(source, "labels", "relevant", fields, keys)
     if rankings and not ranked and keys:
@@ -4728,8 +4725,8 @@ def records_rankings(records, source, truth, opts, rankings=True):
 def record_ranking(found, where, qid, duplicates, match):
     """(IDs, scores or None) of a record's ranking (found: its roles), its scores list read when
     it has one."""
-    values = Values(check_score, "scores", duplicates, match)
-    docids, scores = record_ids(found, "retrieved", where, qid, values)
+    docids, scores = record_ids(found, "retrieved", where, qid,
+                                Values(check_score, "scores", duplicates, match))
     if "scores" in found:
         scores = record_scores(found["scores"], docids, scores, where, qid)
     return docids, scores
@@ -4770,8 +4767,8 @@ def folded_json_labels(qrels, source, opts):
 
 def folded_json_evidence(evidence, source, opts):
     """The folded evidence sets (see fold_evidence) of a JSON evidence object."""
-    sets = evidence_from_json(evidence, source, "evidence", opts.match)
-    return fold_evidence(sets, opts.separator, source)
+    return fold_evidence(evidence_from_json(evidence, source, "evidence", opts.match),
+                         opts.separator, source)
 
 
 def reference_json_rankings(text, source, truth, opts):
@@ -4812,8 +4809,8 @@ def reference_json_rankings(text, source, truth, opts):
         if "evidence" in obj:  # and its evidence sets
             extras["evidence"] = folded_json_evidence(obj["evidence"], source, opts)
         obj, root = fixture_part(obj, "runs", source)
-    rankings = rankings_from_json(obj, source, root, opts.duplicates, opts.match)
-    return theirs, judge_run(rankings, truth, opts, source, root), extras
+    return theirs, judge_run(rankings_from_json(obj, source, root, opts.duplicates, opts.match),
+                             truth, opts, source, root), extras
 
 
 # json.loads would build every ranking before the first is judged: memory ten
@@ -4934,8 +4931,8 @@ def reference_judged_trec_run(stream, source, truth, opts):
     queries are not contiguous is read again, whole (read_trec_run)."""
     ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
     # a last line of no query ends the last query
-    lines = chain(trec_run_lines(stream, source), [(None, None, None, None)])
-    for number, qid, doc, value in lines:
+    for number, qid, doc, value in chain(trec_run_lines(stream, source),
+                                         [(None, None, None, None)]):
         if qid != current:
             if current is not None:
                 try:
@@ -5496,8 +5493,8 @@ def evidence_lines(stream, source, known):
     """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    rows = column_lines(text_lines(stream, source), source, "QID SET SLOT DOCID")
-    for number, where, (qid, set_name, slot_name, doc) in rows:
+    for number, where, (qid, set_name, slot_name, doc) in column_lines(
+            text_lines(stream, source), source, "QID SET SLOT DOCID"):
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
             fail(where, "document %s is listed twice in one slot (first at line %d)"
@@ -5647,8 +5644,8 @@ def read_input(path, reader, known, kinds):
         if kind == "text" and reader.lines:
             return reader.lines(stream, source, known)
         if kind == "json lines" and reader.records:
-            objects = json_line_objects(_read_lines(stream, source), source)
-            return reader.records(objects, source, known)
+            return reader.records(json_line_objects(_read_lines(stream, source), source), source,
+                                  known)
         text = read_json_text(stream, source)
     return reader.json(text, source, known)
 
@@ -5699,10 +5696,10 @@ class Labels(Role):
     def records(records, source, known):
         """Of the records (place, record, where) that hold labels, evidence sets (which stand in
         for missing labels) or say that their question has no answer."""
-        given = Truth(None, no_answer=known.truth.no_answer)
         # folded by load, file-wide
-        opts = known.opts._replace(separator=None)
-        qrels, _, extras = records_rankings(records, source, given, opts, rankings=False)
+        qrels, _, extras = records_rankings(records, source,
+                                            Truth(None, no_answer=known.truth.no_answer),
+                                            known.opts._replace(separator=None), rankings=False)
         return qrels, extras
 
     def json(text, source, known):
@@ -5770,11 +5767,9 @@ class RunForms(Role):
         return _json_forms(read_trec_run(stream, source))
 
     def records(records, source, known):
-        rankings, opts = {}, known.opts
-        for where, qid, found in json_records(list(records), opts.fields):
-            if "retrieved" in found:
-                rankings[qid] = record_ranking(found, where, qid, None, opts.match)
-        return _json_forms(rankings)
+        return _json_forms({qid: record_ranking(found, where, qid, None, known.opts.match)
+                            for where, qid, found in json_records(list(records), known.opts.fields)
+                            if "retrieved" in found})
 
     def json(text, source, known):
         kind, obj = json_value(text, source, known.opts.fields)
@@ -8390,9 +8385,10 @@ class _Parser(argparse.ArgumentParser):
 def measure_help():
     """A line per measure: its spellings, then what it is, in a column (on a line of its own when
     the spellings fill theirs)."""
-    rows = [(", ".join(spellings(spec)), spec.doc) for spec in MEASURES.values()]
     return "\n".join("  %-18s %s" % (names, doc) if len(names) <= 18
-                     else "  %s\n%21s%s" % (names, "", doc) for names, doc in rows)
+                     else "  %s\n%21s%s" % (names, "", doc)
+                     for names, doc in ((", ".join(spellings(spec)), spec.doc)
+                                        for spec in MEASURES.values()))
 
 
 @lru_cache(maxsize=2)
@@ -8488,8 +8484,8 @@ def trec_eval_main(flags, files):
         return 2
     _say_trec_notes(said, result, measures, given)
     # a gzip run is read through again for it
-    runid = _runid(files[1]) if "runid" in chosen else None
-    text = format_trec_eval(result, specs, runid, "-q" in given)
+    text = format_trec_eval(result, specs, _runid(files[1]) if "runid" in chosen else None,
+                            "-q" in given)
     # -m relstring without -q: nothing, as trec_eval
     return _print(text, 0) if text else 0
 
@@ -8503,8 +8499,7 @@ def _say_trec_notes(said, result, measures, given):
                     "trec_eval 9 (10 stops; -c scores them 0)"
                     % (n_queries(len(missing)), first_few(missing), result["queries"]))
     # all_trec's relstring: unsaid
-    asked = [text.partition(".")[0] for text in measures]
-    if "relstring" in asked and "-q" not in given:
+    if "relstring" in [text.partition(".")[0] for text in measures] and "-q" not in given:
         said.append("relstring is a query's line, and no mean: give -q to print it")
     for line in said:
         _say("note: " + line)
@@ -8516,8 +8511,8 @@ def _trec_rows(text):
     if name in TREC_NICKNAMES and not params:
         return [(measure, "") for measure in TREC_NICKNAMES[name]]
     if name not in TREC_ORDER:
-        close = suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])
-        raise EvalError("-m: trec_eval has no measure %s%s" % (show(text), close))
+        raise EvalError("-m: trec_eval has no measure %s%s"
+                        % (show(text), suggestions(name, [*TREC_ORDER, *TREC_NICKNAMES])))
     return [(name, params)]
 
 
@@ -8626,24 +8621,24 @@ def _check_files(config):
         check_output_path(flag, path)
         twin = _twin(path, named + [p for _, p in outputs[:i]])
         if twin is not None:
-            whose = "standard input" if twin in STDIN_NAMES else place(twin)
             raise EvalError("%s %s names %s, which is read or written already: give it a file "
-                            "of its own" % (flag, place(path), whose))
+                            "of its own" % (flag, place(path), "standard input"
+                                            if twin in STDIN_NAMES else place(twin)))
     check_stdin_once(named)
 
 
 def _check_runs(config):
     """Refuse a run given twice, and a replicate that is the candidate's own input."""
     replicates = config.replicate or []
-    approved = [config.baseline] + replicates
-    for flag, paths in (("--run", config.run or ()), ("--replicate", approved)):
+    for flag, paths in (("--run", config.run or ()),
+                        ("--replicate", [config.baseline] + replicates)):
         for i, path in enumerate(paths):
             twin = _twin(path, paths[:i])
             if twin is None:
                 continue
-            first = "--baseline" if twin == config.baseline else flag
             raise EvalError("%s %s and %s %s name the same file: give each run once"
-                            % (first, place(twin), flag, place(path)))
+                            % ("--baseline" if twin == config.baseline else flag, place(twin),
+                               flag, place(path)))
     candidates = dict.fromkeys(config.run or (), "--run")
     if config.fixture is not None:
         candidates[config.fixture] = "FIXTURE"
@@ -8775,9 +8770,8 @@ def _write_files(config, runs, labels, pool, drawn, status):
         legend = {**labels, None: "baseline %s" % place(config.baseline)}
     svg = config.plot and [format_svg(runs, drawn, legend)]
     junit = config.junit and [format_junit(runs, labels, make_plan(config).gates)]
-    files = ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
-             (config.junit, junit, "the JUnit report"))
-    for path, written, what in files:
+    for path, written, what in ((config.plot, svg, "the plot"), (config.pool, pool, "the pool"),
+                                (config.junit, junit, "the JUnit report")):
         status = 3 if written is not None and not write_file(path, written, what) else status
     return status
 
