@@ -6462,8 +6462,8 @@ def agreement_rows(plan, ranked, approved, result, where):
     listed = result[key]["missing_run"]
     listed = listed + [q for q in alone if q not in listed and (skip or q not in ranked)]
     # the rows of agreement values only
-    unscored = sum(1 for row in per_query.values() if len(row) == len(mine))
-    agreement = {"queries": sum(1 for row in per_query.values() if mine[0].name in row),
+    unscored = sum(len(row) == len(mine) for row in per_query.values())
+    agreement = {"queries": sum(mine[0].name in row for row in per_query.values()),
                  "unscored": unscored if label_specs(plan.specs) else 0}
     return Result(result, queries=len(per_query) - result.get("no_answer_queries", 0),
                 measures=aggregated(per_query, plan.specs), per_query=per_query,
@@ -6613,7 +6613,7 @@ def unjudged_marked(result):
 def explain_counts(block, qids):
     """The counts of an explain block (see explanations) over some of its queries (a group's)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
-    counts = {cause: sum(1 for e in entries if e["cause"] == cause)
+    counts = {cause: sum(e["cause"] == cause for e in entries)
               for cause in ("absent", "not_ranked", "below", "cut")}
     return dict(missed=len(entries) - counts["cut"], **counts,
                 unjudged=sum("unjudged" in e for e in entries),
@@ -7192,7 +7192,7 @@ def _histogram(result, name):
     c = result.comparison[name]
     moved = dict(c.get("improved", {}), **fell(c))
     deltas = [moved.get(q, 0.0) for q, row in result.per_query.items() if name in row]
-    return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
+    return [sum(inside(d) for d in deltas) for _, inside in HISTOGRAM]
 
 
 def explain_lines(block):
@@ -7341,7 +7341,7 @@ def _group_rows(result):
     for group, block in result.groups.items():
         cells, size = [_group_cell(block, n) for n in names], block["queries"]
         # Abstain's: the unanswered
-        counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]
+        counts = [sum(n in per_query[q] for q in block["members"]) for n in names]
         # a count beside the mean it counts
         for i, count in enumerate(counts):
             if cells[i] and count != size:
@@ -7988,7 +7988,7 @@ def format_junit(runs, labels, limits):
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
         cases = junit_cases(result, limits)
-        failed = sum(1 for found in cases.values() if found)
+        failed = sum(map(bool, cases.values()))
         suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
                                        tests=str(len(cases)), failures=str(failed), errors="0",
                                        skipped="0", time="0")
@@ -8242,8 +8242,8 @@ def _strip(name, short, measure, result, top):
 def _strip_head(name, short, measure, deltas, top, scale):
     """A strip's group, its title (how many queries are worse, better, or of an agreement
     measure changed, and the same), its middle line and its scale: none when nothing moved."""
-    width, middle = _SVG_WIDTH - _LEFT - _RIGHT, top + _STRIP / 2
-    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    middle = top + _STRIP / 2
+    worse, better = sum(d < 0 for d in deltas), sum(d > 0 for d in deltas)
     counts = "%d worse, %d better" % (worse, better)
     # agreement: a change, neither worse nor better
     if agrees(parse_measures([measure])[0]):
@@ -8259,7 +8259,7 @@ def _strip_head(name, short, measure, deltas, top, scale):
             '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
                            len(deltas) - worse - better),
             '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n'
-            % (_LEFT, _LEFT + width, middle, middle),
+            % (_LEFT, _SVG_WIDTH - _RIGHT, middle, middle),
             scale_text]
 
 
