@@ -5953,7 +5953,7 @@ def _measure_names(measures):
                         "of them, not %s" % show(measures))
     if measures is not None and not measures:  # as -m '' is
         raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    return None if names is None else list(names)
+    return names and list(names)
 
 
 def _checked_library_options(options):
@@ -6349,10 +6349,10 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     labels', the run's); run: its file, when read from one.  A query without an answer is
     scored by Abstain only.  Each stage returns the result with its blocks, in the order the
     JSON output gives them."""
-    specs, truth, baseline = plan.specs, inputs.truth, inputs.baseline
+    labeled, truth, baseline = label_specs(plan.specs), inputs.truth, inputs.baseline
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
-    check_domains(judged, label_specs(specs), truth.no_answer, places[1])
-    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, truth.no_answer)
+    check_domains(judged, labeled, truth.no_answer, places[1])
+    result = run_evaluation(judged, labeled, skipped, zeroed, truth.no_answer)
     if plan.opts.agree:
         result = agreement_rows(plan, ranked, baseline, result, places[1])
     intervals, replicates = None, ()
@@ -6445,9 +6445,10 @@ def agreement_rows(plan, ranked, approved, result, where):
     if isinstance(approved.ranked, Saved):
         fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
                              "rankings: give the baseline's run" % mine[0].name)
-    theirs, skip = approved.ranked, plan.policies["missing_run"] == "skip"
+    theirs, policy = approved.ranked, plan.policies["missing_run"]
+    skip = policy == "skip"
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
-    if alone and plan.policies["missing_run"] == "error":
+    if alone and policy == "error":
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
              % (n_queries(len(alone)), first_few(alone), mine[0].name))
@@ -6536,9 +6537,9 @@ def _explained(plan, labels, ranking, length, before):
     cause, entry = "below", {}
     if None in missing.values():
         cause = "absent"
-    # a ranking no longer may be all a log kept: not "absent"
-    if None in missing.values() and length <= max(k, plan.opts.depth or 0):
-        cause = "not_ranked"
+        # a ranking no longer may be all a log kept: not "absent"
+        if length <= max(k, plan.opts.depth or 0):
+            cause = "not_ranked"
     if not missing:
         cause = "cut"
     if missing or any(cut.values()):
@@ -6667,14 +6668,12 @@ def plotted_curves(plan, inputs):
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
     if plan.opts.agree:
-        itself = agreement_curve(plan, approved.ranked, approved.ranked)
-        drawn[None] = {**drawn[None], "Overlap@k": itself}
+        drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
     for name, ranked, places in inputs.runs:
         judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
         if plan.opts.agree:
-            overlap = agreement_curve(plan, ranked, approved.ranked)
-            drawn[name] = {**drawn[name], "Overlap@k": overlap}
+            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
     return drawn
 
 
@@ -6737,11 +6736,11 @@ def saved_evaluation(plan, truth, saved, whose):
     removed = None
     if plan.opts.duplicates == "first":
         removed = obj.get("deduplicated")
-    counts = isinstance(removed, dict) and all(
-        isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
-    if plan.opts.duplicates == "first" and not counts:
-        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
-             % show(removed))
+        counts = isinstance(removed, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
+        if not counts:
+            fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
+                 % show(removed))
     return Evaluated({}, None, result.skipped, result.zeroed, result, removed, coverage,
                      obj["manifest"])
 
