@@ -5920,7 +5920,7 @@ Plan = namedtuple("Plan", "config specs opts policies curves clusters gates alon
                   defaults=(None, NOTHING, ()))
 
 
-def weigh_later(maps, truth, opts, path):
+def weigh_later(maps, opts, path):
     """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
     with the counts of the lengths file: it is read once every ranking is, and keeps the
     counts of those items only (a dictionary of every count would cost more than the run).
@@ -6231,7 +6231,7 @@ def load_inputs(plan, seed_mode=False, flag="--"):
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
                                                       if not isinstance(r, Saved)]
-        truth = truth._replace(counts_digest=weigh_later(maps, truth, opts, lengths))
+        truth = truth._replace(counts_digest=weigh_later(maps, opts, lengths))
     return Inputs(truth, loaded, baseline, groups)
 
 
@@ -7717,17 +7717,17 @@ def _runs_csv(results, labels):
     for n in first.measures:
         if base:
             columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
-        if base and unstable:
-            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
+            if unstable:
+                columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
         for run, r in results.items():
             value, marked = partial(_cell, r.per_query, n), unjudged_marked(r)
             columns.append(("%s %s" % (n, labels[run]), value))
             if base:
-                delta = partial(_delta_cell, value, base, n)
-                columns.append(("%s %s delta" % (n, labels[run]), delta))
+                columns.append(("%s %s delta" % (n, labels[run]),
+                                partial(_delta_cell, value, base, n)))
             if n in marked:
-                flags = partial(_flag_cell, marked, n, r.per_query)
-                columns.append(("%s %s unjudged" % (n, labels[run]), flags))
+                columns.append(("%s %s unjudged" % (n, labels[run]),
+                                partial(_flag_cell, marked, n, r.per_query)))
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
@@ -7992,9 +7992,8 @@ def format_junit(runs, labels, limits):
                                        tests=str(len(cases)), failures=str(failed), errors="0",
                                        skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
-            limit = limits[gate.name][measure]
             where = _where(gate, measure, query, group, str)
-            title = "%s %s (%s %s)" % (measure, where, gate.flag, limit)
+            title = "%s %s (%s %s)" % (measure, where, gate.flag, limits[gate.name][measure])
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
                                           name=title)
             if found:
