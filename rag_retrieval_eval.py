@@ -6039,8 +6039,8 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
     if config.k or not specs:
-        seeds = [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]
-        specs = list(dict.fromkeys(specs + seeds))
+        specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K])
+                                            for s in seed_specs(cut)]))
     asked = set(specs)
     gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
@@ -6056,8 +6056,8 @@ def make_plan(config):
     top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    deepest = max([s.k for s in specs if type(s.k) is int] or [10])
-    top_k = (config.explain or config.pool is not None) and deepest
+    top_k = (config.explain or config.pool is not None) and max(
+        [s.k for s in specs if type(s.k) is int] or [10])
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
                    config.judged_only, fields_table(config.fields or {}), config.duplicates,
                    gain_orders, filters, match=config.match, top_k=top_k,
@@ -6240,8 +6240,9 @@ def with_clusters(plan, inputs):
     known_queries)."""
     if plan.config.clusters is None:
         return plan
-    known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
-    return plan._replace(clusters=check_clusters(load(plan.config.clusters, "clusters"), known))
+    return plan._replace(clusters=check_clusters(
+        load(plan.config.clusters, "clusters"),
+        known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)))
 
 
 def known_queries(plan, truth, loaded, baseline):
@@ -6380,8 +6381,8 @@ def described(plan, truth, ranked, judged, result, intervals):
     --ci's intervals (those of the comparison's resamples, when it drew them)."""
     specs, per_query, no_answer, blocks = plan.specs, result.per_query, truth.no_answer, {}
     if plan.config.power:
-        base = result.get("baseline_per_query")
-        blocks["power"] = power(per_query, specs, base, plan.gates["max_mean_drop"])
+        blocks["power"] = power(per_query, specs, result.get("baseline_per_query"),
+                                plan.gates["max_mean_drop"])
     if plan.clusters is not None:
         answered = list(with_answer(per_query, no_answer))
         blocks["clusters"] = len(cluster_rows(answered, plan.clusters))
@@ -6499,8 +6500,9 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     document missing from its top K, or cut from it by a floor or a budget, where each one went,
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
     relevant documents' ranks before and after; and counts by cause."""
-    causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
-    counts, queries = dict.fromkeys(causes, 0), {}
+    counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
+                            "unlabeled"), 0)
+    queries = {}
     changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
     # a saved baseline's ranks are unknown: a note says so
     if approved is not None and isinstance(approved.ranked, Saved):
@@ -6532,7 +6534,7 @@ def _explained(plan, labels, ranking, length, before):
     ranks, top, kept = _seen_of(ranking)
     relevant = [d for d, g in labels.items() if g >= least]
     missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
-    cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
+    cut = {s.name: [d for d in relevant if d not in missing and d not in kept[s.filter]]
            for s in plan.specs if s.filter in kept}
     cause, entry = "below", {}
     if None in missing.values():
@@ -6788,7 +6790,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     same labels; under --ci the candidate's mean intervals from the comparison's resamples, else
     {}; the replicates' per_query).  With replicates the block has their results, the noise
     and the unstable queries (see replicate_noise)."""
-    specs, opts, no_answer, replicas = plan.specs, plan.opts, truth.no_answer, approved.replicates
+    specs, opts, replicas = plan.specs, plan.opts, approved.replicates
     if not approved.kept:
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
@@ -6814,7 +6816,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
     if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
-        out["coverage"] = coverage(kept.coverage, with_answer(judged, no_answer), specs)
+        out["coverage"] = coverage(kept.coverage, with_answer(judged, truth.no_answer), specs)
     said = saved_notes(plan, [kept] + theirs)
     if said:
         out["baseline_notes"] = said
@@ -8056,6 +8058,8 @@ def stderr_lines(runs, labels, several):
 PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
+# the width of a panel's or a strip's plotting area
+_PLOT_WIDTH = _SVG_WIDTH - _LEFT - _RIGHT
 _TITLE = 72  # characters of a bold 16px title that fit in a line of the picture
 _LEGEND = (_RIGHT - 36 - 8) // 7  # characters of a legend's 12px line that fit right of a panel
 
@@ -8148,8 +8152,7 @@ def _xml(text):
 
 def _curve_panel(label, series, top):
     """One measure's curves: axes, a grid, a line per run, a legend."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
-    right, ks = _LEFT + width, [k for k, _ in series[0][2]]
+    right, ks = _LEFT + _PLOT_WIDTH, [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
     # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
@@ -8157,8 +8160,8 @@ def _curve_panel(label, series, top):
 
     def x(k):
         if ks[-1] == 1:
-            return _LEFT + width / 2
-        return _LEFT + width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
+            return _LEFT + _PLOT_WIDTH / 2
+        return _LEFT + _PLOT_WIDTH * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over '
            'queries</text>\n' % (_xml(label), _LEFT, top - 10, _xml(label))]
@@ -8170,7 +8173,7 @@ def _curve_panel(label, series, top):
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n'
                    % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
-               % (_LEFT + width / 2, top + _PANEL + 34))
+               % (_LEFT + _PLOT_WIDTH / 2, top + _PANEL + 34))
     for i, (name, short, points, colour) in enumerate(series):
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s'
                    '</title></polyline>\n'
@@ -8206,7 +8209,6 @@ def _k_ticks(top):
 def _strip(name, short, measure, result, top):
     """Each query's change of a measure, sorted: losses left in red, gains right in green;
     with replicates, a grey tick under each bar that holds an unstable query."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
     base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
     moved = sorted((row[measure] - base[q][measure], q in unstable)
                    for q, row in result["per_query"].items() if measure in row)
@@ -8217,9 +8219,10 @@ def _strip(name, short, measure, result, top):
             for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
     out = _strip_head(name, short, measure, deltas, top, scale)
-    middle, half, step = top + _STRIP / 2, _STRIP / 2, max(width / bins, 0.5)
+    middle, step = top + _STRIP / 2, max(_PLOT_WIDTH / bins, 0.5)
     for i, d in enumerate(bars):
-        left, h, y, fill = _LEFT + width * i / bins, half * abs(d) / scale, middle, "#d62728"
+        left, h = _LEFT + _PLOT_WIDTH * i / bins, _STRIP / 2 * abs(d) / scale
+        y, fill = middle, "#d62728"
         if d > 0:
             y, fill = middle - h, "#2ca02c"
         if d:
