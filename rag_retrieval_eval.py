@@ -6408,8 +6408,8 @@ def explained(plan, inputs, ranked, judged, result):
         blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
     if not plan.config.explain:
         return blocks
-    explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
-    blocks["explain"] = explain
+    blocks["explain"] = explain = explanations(plan, inputs.truth, ranked, judged, result,
+                                               approved)
     if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
@@ -7635,9 +7635,9 @@ def _runs_table(results, labels, breaches):
 def _runs_markdown(results, labels, breaches):
     """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
     and --explain."""
-    count = sum(len(r.breaches) for r in results.values())
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
-    lines += _md_breaches(breaches, count) + _md_table(_runs_rows(results, labels)) + [""]
+    lines += _md_breaches(breaches, sum(len(r.breaches) for r in results.values()))
+    lines += _md_table(_runs_rows(results, labels)) + [""]
     lines += _bullets(_runs_footnotes(results))
     # the gates that cannot see, too
     lines += _bullets("%s: %s" % (labels[name], note.text) for name, r in results.items()
@@ -7989,15 +7989,15 @@ def format_junit(runs, labels, limits):
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
         cases = junit_cases(result, limits)
-        failed = sum(map(bool, cases.values()))
         suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
-                                       tests=str(len(cases)), failures=str(failed), errors="0",
-                                       skipped="0", time="0")
+                                       tests=str(len(cases)),
+                                       failures=str(sum(map(bool, cases.values()))),
+                                       errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
             where = _where(gate, measure, query, group, str)
-            title = "%s %s (%s %s)" % (measure, where, gate.flag, limits[gate.name][measure])
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
-                                          name=title)
+                                          name="%s %s (%s %s)" % (measure, where, gate.flag,
+                                                                  limits[gate.name][measure]))
             if found:
                 lines = [breach_text(b) for b in found]
                 failure = ElementTree.SubElement(case, "failure", message=lines[0], type=gate.flag)
