@@ -6053,11 +6053,10 @@ def make_plan(config):
     for spec in (s for s in specs if s.filter is not None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
-    top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
+    top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    top_k = (config.explain or config.pool is not None) and max(
-        [s.k for s in specs if type(s.k) is int] or [10])
+    top_k = (config.explain or config.pool is not None) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
                    config.judged_only, fields_table(config.fields or {}), config.duplicates,
                    gain_orders, filters, match=config.match, top_k=top_k,
@@ -6403,13 +6402,13 @@ def described(plan, truth, ranked, judged, result, intervals):
 def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
     which also counts its causes in each group (judged: the answered queries')."""
-    approved, blocks = inputs.baseline, {}
+    blocks = {}
     if plan.config.unjudged_bounds:
-        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
+        blocks["unjudged"] = unjudged_block(plan, judged, result, inputs.baseline)
     if not plan.config.explain:
         return blocks
     blocks["explain"] = explain = explanations(plan, inputs.truth, ranked, judged, result,
-                                               approved)
+                                               inputs.baseline)
     if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
@@ -6443,16 +6442,17 @@ def agreement_rows(plan, ranked, approved, result, where):
     query only one of them ranks is refused, or ranked as empty, or skipped, as --missing-run
     says."""
     mine = [s for s in plan.specs if agrees(s)]
+    first = mine[0].name
     if isinstance(approved.ranked, Saved):
         fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
-                             "rankings: give the baseline's run" % mine[0].name)
+                             "rankings: give the baseline's run" % first)
     theirs, policy = approved.ranked, plan.policies["missing_run"]
     skip = policy == "skip"
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
     if alone and policy == "error":
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
-             % (n_queries(len(alone)), first_few(alone), mine[0].name))
+             % (n_queries(len(alone)), first_few(alone), first))
     per_query, funcs = dict(result.per_query), [(s.name, _scorer(s), s.k) for s in mine]
     left = set(alone) if skip else ()
     for q in dict.fromkeys(chain(ranked, theirs)):
@@ -6465,7 +6465,7 @@ def agreement_rows(plan, ranked, approved, result, where):
     listed = listed + [q for q in alone if q not in listed and (skip or q not in ranked)]
     # the rows of agreement values only
     unscored = sum(len(row) == len(mine) for row in per_query.values())
-    agreement = {"queries": sum(mine[0].name in row for row in per_query.values()),
+    agreement = {"queries": sum(first in row for row in per_query.values()),
                  "unscored": unscored if label_specs(plan.specs) else 0}
     return Result(result, queries=len(per_query) - result.get("no_answer_queries", 0),
                 measures=aggregated(per_query, plan.specs), per_query=per_query,
@@ -6718,7 +6718,7 @@ def saved_evaluation(plan, truth, saved, whose):
     """approved_evaluation of a saved result (README: "Keep the approved result"): its values of
     the measures asked for stand for its run's, once check_saved agrees and its queries are the
     labels' (less those it skipped).  It holds no rankings: no curves, nothing judged."""
-    obj, where, specs = saved.result, saved.source, plan.specs
+    obj, where, measure = saved.result, saved.source, coverage_measure(plan.specs)
     if "per_query" not in obj:
         fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s"
              % (len(obj["runs"]), whose))
@@ -6730,11 +6730,11 @@ def saved_evaluation(plan, truth, saved, whose):
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
     result = _saved_result(plan, truth, obj, where, whose)
-    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
+    coverage = obj["manifest"].get("label_coverage", {}).get(measure)
     judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
     if coverage is None and judges:
         fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
-             "warning reads: score its run again" % coverage_measure(specs))
+             "warning reads: score its run again" % measure)
     removed = None
     if plan.opts.duplicates == "first":
         removed = obj.get("deduplicated")
@@ -7912,17 +7912,16 @@ def _need_text(p, gate, flag):
 def _floor_power(floor, name, n):
     """What --power says of a mean floor (kind, text): where the interval of n queries lies, or
     that the floor lies inside it: under --gate-on mean a coin toss, a warning."""
-    low, high = floor["ci95"]
+    (low, high), limit = floor["ci95"], floor["limit"]
     interval = interval_text(low, high, n)
     if floor["resolved"]:
         side = "below"
-        if low > floor["limit"]:
+        if low > limit:
             side = "above"
-        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side,
-                                                                   floor["limit"])
+        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side, limit)
     if floor["gate_on"] == "mean":
-        return "warning", undecided_text("warning: ", name, floor["limit"], interval)
-    return "note", undecided_text("power: ", name, floor["limit"], interval)
+        return "warning", undecided_text("warning: ", name, limit, interval)
+    return "note", undecided_text("power: ", name, limit, interval)
 
 
 def breach_text(b):
