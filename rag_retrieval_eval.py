@@ -6201,7 +6201,6 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     as the seed script ignored every other key."""
     config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
     fixture, groups, baseline = config.fixture, config.groups, config.baseline
-    lengths = config.lengths
     truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds, flag)
     inline = None
     if "groups" in extras and not seed_mode:
@@ -6226,11 +6225,11 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     check_fields_read(opts.fields, kinds)
     known = known_queries(plan, truth, loaded, baseline)
     groups = check_groups(groups, known, config.max_group_drop)
-    if lengths is not None:
+    if config.lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
                                                       if not isinstance(r, Saved)]
-        truth = truth._replace(counts_digest=weigh_later(maps, opts, lengths))
+        truth = truth._replace(counts_digest=weigh_later(maps, opts, config.lengths))
     return Inputs(truth, loaded, baseline, groups)
 
 
