@@ -5915,7 +5915,7 @@ Plan = namedtuple("Plan", "config specs opts policies curves clusters gates alon
                   defaults=(None, NOTHING, ()))
 
 
-def weigh_later(maps, truth, opts, path):
+def weigh_later(maps, opts, path):
     """Weigh the items that wait in the rankings ({qid: Ranking or None}, each filled in place)
     with the counts of the lengths file: it is read once every ranking is, and keeps the
     counts of those items only (a dictionary of every count would cost more than the run).
@@ -5948,7 +5948,7 @@ def _measure_names(measures):
                         "of them, not %s" % show(measures))
     if measures is not None and not measures:  # as -m '' is
         raise EvalError("unknown measure ''; give names such as 'R@10', or None for R@3 and RR@3")
-    return None if names is None else list(names)
+    return names and list(names)
 
 
 def _checked_library_options(options):
@@ -6034,8 +6034,8 @@ def make_plan(config):
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
     if config.k or not specs:
-        seeds = [s for cut in (config.k or [DEFAULT_K]) for s in seed_specs(cut)]
-        specs = list(dict.fromkeys(specs + seeds))
+        specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K])
+                                            for s in seed_specs(cut)]))
     asked = set(specs)
     gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
@@ -6048,11 +6048,10 @@ def make_plan(config):
     for spec in (s for s in specs if s.filter is not None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
-    top = max((s.k for s in curve_specs(specs).values()), default=0) if curves else 0
+    top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    deepest = max([s.k for s in specs if type(s.k) is int] or [10])
-    top_k = (config.explain or config.pool is not None) and deepest
+    top_k = (config.explain or config.pool is not None) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
                    config.judged_only, fields_table(config.fields or {}), config.duplicates,
                    gain_orders, filters, match=config.match, top_k=top_k,
@@ -6197,7 +6196,6 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     as the seed script ignored every other key."""
     config, kinds = plan.config, []  # kinds: of the files --fields could name fields of
     fixture, groups, baseline = config.fixture, config.groups, config.baseline
-    lengths = config.lengths
     truth, opts, loaded, extras, where = load_truth(plan, seed_mode, kinds, flag)
     inline = None
     if "groups" in extras and not seed_mode:
@@ -6222,11 +6220,11 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     check_fields_read(opts.fields, kinds)
     known = known_queries(plan, truth, loaded, baseline)
     groups = check_groups(groups, known, config.max_group_drop)
-    if lengths is not None:
+    if config.lengths is not None:
         approved = [baseline.ranked] + [r for r, _ in baseline.replicates] if baseline else []
         maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
                                                       if not isinstance(r, Saved)]
-        truth = truth._replace(counts_digest=weigh_later(maps, truth, opts, lengths))
+        truth = truth._replace(counts_digest=weigh_later(maps, opts, config.lengths))
     return Inputs(truth, loaded, baseline, groups)
 
 
@@ -6235,8 +6233,9 @@ def with_clusters(plan, inputs):
     known_queries)."""
     if plan.config.clusters is None:
         return plan
-    known = known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)
-    return plan._replace(clusters=check_clusters(load(plan.config.clusters, "clusters"), known))
+    return plan._replace(clusters=check_clusters(
+        load(plan.config.clusters, "clusters"),
+        known_queries(plan, inputs.truth, inputs.runs, inputs.baseline)))
 
 
 def known_queries(plan, truth, loaded, baseline):
@@ -6344,10 +6343,10 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     labels', the run's); run: its file, when read from one.  A query without an answer is
     scored by Abstain only.  Each stage returns the result with its blocks, in the order the
     JSON output gives them."""
-    specs, truth, baseline = plan.specs, inputs.truth, inputs.baseline
+    labeled, truth, baseline = label_specs(plan.specs), inputs.truth, inputs.baseline
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
-    check_domains(judged, label_specs(specs), truth.no_answer, places[1])
-    result = run_evaluation(judged, label_specs(specs), skipped, zeroed, truth.no_answer)
+    check_domains(judged, labeled, truth.no_answer, places[1])
+    result = run_evaluation(judged, labeled, skipped, zeroed, truth.no_answer)
     if plan.opts.agree:
         result = agreement_rows(plan, ranked, baseline, result, places[1])
     intervals, replicates = None, ()
@@ -6375,8 +6374,8 @@ def described(plan, truth, ranked, judged, result, intervals):
     --ci's intervals (those of the comparison's resamples, when it drew them)."""
     specs, per_query, no_answer, blocks = plan.specs, result.per_query, truth.no_answer, {}
     if plan.config.power:
-        base = result.get("baseline_per_query")
-        blocks["power"] = power(per_query, specs, base, plan.gates["max_mean_drop"])
+        blocks["power"] = power(per_query, specs, result.get("baseline_per_query"),
+                                plan.gates["max_mean_drop"])
     if plan.clusters is not None:
         answered = list(with_answer(per_query, no_answer))
         blocks["clusters"] = len(cluster_rows(answered, plan.clusters))
@@ -6397,13 +6396,13 @@ def described(plan, truth, ranked, judged, result, intervals):
 def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
     which also counts its causes in each group (judged: the answered queries')."""
-    approved, blocks = inputs.baseline, {}
+    blocks = {}
     if plan.config.unjudged_bounds:
-        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
+        blocks["unjudged"] = unjudged_block(plan, judged, result, inputs.baseline)
     if not plan.config.explain:
         return blocks
-    explain = explanations(plan, inputs.truth, ranked, judged, result, approved)
-    blocks["explain"] = explain
+    blocks["explain"] = explain = explanations(plan, inputs.truth, ranked, judged, result,
+                                               inputs.baseline)
     if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
@@ -6437,15 +6436,17 @@ def agreement_rows(plan, ranked, approved, result, where):
     query only one of them ranks is refused, or ranked as empty, or skipped, as --missing-run
     says."""
     mine = [s for s in plan.specs if agrees(s)]
+    first = mine[0].name
     if isinstance(approved.ranked, Saved):
         fail(approved.place, "is a saved result, which holds no rankings, and %s compares "
-                             "rankings: give the baseline's run" % mine[0].name)
-    theirs, skip = approved.ranked, plan.policies["missing_run"] == "skip"
+                             "rankings: give the baseline's run" % first)
+    theirs, policy = approved.ranked, plan.policies["missing_run"]
+    skip = policy == "skip"
     alone = [q for q in chain(ranked, theirs) if (q in ranked) != (q in theirs)]
-    if alone and plan.policies["missing_run"] == "error":
+    if alone and policy == "error":
         fail(where, "%s ranked by only one of the run and the baseline (%s), and %s compares "
                     "both: see --missing-run"
-             % (n_queries(len(alone)), first_few(alone), mine[0].name))
+             % (n_queries(len(alone)), first_few(alone), first))
     per_query, funcs = dict(result.per_query), [(s.name, _scorer(s), s.k) for s in mine]
     left = set(alone) if skip else ()
     for q in dict.fromkeys(chain(ranked, theirs)):
@@ -6457,8 +6458,8 @@ def agreement_rows(plan, ranked, approved, result, where):
     listed = result[key]["missing_run"]
     listed = listed + [q for q in alone if q not in listed and (skip or q not in ranked)]
     # the rows of agreement values only
-    unscored = sum(1 for row in per_query.values() if len(row) == len(mine))
-    agreement = {"queries": sum(1 for row in per_query.values() if mine[0].name in row),
+    unscored = sum(len(row) == len(mine) for row in per_query.values())
+    agreement = {"queries": sum(first in row for row in per_query.values()),
                  "unscored": unscored if label_specs(plan.specs) else 0}
     return Result(result, queries=len(per_query) - result.get("no_answer_queries", 0),
                 measures=aggregated(per_query, plan.specs), per_query=per_query,
@@ -6493,8 +6494,9 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
     document missing from its top K, or cut from it by a floor or a budget, where each one went,
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
     relevant documents' ranks before and after; and counts by cause."""
-    causes = ("missed", "absent", "not_ranked", "below", "cut", "unjudged", "unlabeled")
-    counts, queries = dict.fromkeys(causes, 0), {}
+    counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
+                            "unlabeled"), 0)
+    queries = {}
     changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
     # a saved baseline's ranks are unknown: a note says so
     if approved is not None and isinstance(approved.ranked, Saved):
@@ -6526,14 +6528,14 @@ def _explained(plan, labels, ranking, length, before):
     ranks, top, kept = _seen_of(ranking)
     relevant = [d for d, g in labels.items() if g >= least]
     missing = {d: ranks.get(d) for d in relevant if not ranks.get(d, k + 1) <= k}
-    cut = {s.name: [d for d in relevant if ranks.get(d, k + 1) <= k and d not in kept[s.filter]]
+    cut = {s.name: [d for d in relevant if d not in missing and d not in kept[s.filter]]
            for s in plan.specs if s.filter in kept}
     cause, entry = "below", {}
     if None in missing.values():
         cause = "absent"
-    # a ranking no longer may be all a log kept: not "absent"
-    if None in missing.values() and length <= max(k, plan.opts.depth or 0):
-        cause = "not_ranked"
+        # a ranking no longer may be all a log kept: not "absent"
+        if length <= max(k, plan.opts.depth or 0):
+            cause = "not_ranked"
     if not missing:
         cause = "cut"
     if missing or any(cut.values()):
@@ -6608,7 +6610,7 @@ def unjudged_marked(result):
 def explain_counts(block, qids):
     """The counts of an explain block (see explanations) over some of its queries (a group's)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
-    counts = {cause: sum(1 for e in entries if e["cause"] == cause)
+    counts = {cause: sum(e["cause"] == cause for e in entries)
               for cause in ("absent", "not_ranked", "below", "cut")}
     return dict(missed=len(entries) - counts["cut"], **counts,
                 unjudged=sum("unjudged" in e for e in entries),
@@ -6662,14 +6664,12 @@ def plotted_curves(plan, inputs):
     if approved is not None and approved.kept[0][0].judged is not None:
         drawn[None] = curves(with_answer(approved.kept[0][0].judged, no_answer), plan.specs)
     if plan.opts.agree:
-        itself = agreement_curve(plan, approved.ranked, approved.ranked)
-        drawn[None] = {**drawn[None], "Overlap@k": itself}
+        drawn[None]["Overlap@k"] = agreement_curve(plan, approved.ranked, approved.ranked)
     for name, ranked, places in inputs.runs:
         judged = judge_labeled(plan, inputs.truth, ranked, places)[0]
         drawn[name] = curves(with_answer(judged, no_answer), plan.specs)
         if plan.opts.agree:
-            overlap = agreement_curve(plan, ranked, approved.ranked)
-            drawn[name] = {**drawn[name], "Overlap@k": overlap}
+            drawn[name]["Overlap@k"] = agreement_curve(plan, ranked, approved.ranked)
     return drawn
 
 
@@ -6712,7 +6712,7 @@ def saved_evaluation(plan, truth, saved, whose):
     """approved_evaluation of a saved result (README: "Keep the approved result"): its values of
     the measures asked for stand for its run's, once check_saved agrees and its queries are the
     labels' (less those it skipped).  It holds no rankings: no curves, nothing judged."""
-    obj, where, specs = saved.result, saved.source, plan.specs
+    obj, where, measure = saved.result, saved.source, coverage_measure(plan.specs)
     if "per_query" not in obj:
         fail(where, "holds the results of %d runs: save one run's (--run once) to serve as %s"
              % (len(obj["runs"]), whose))
@@ -6724,19 +6724,19 @@ def saved_evaluation(plan, truth, saved, whose):
     check_manifest(obj.get("manifest"), where)
     check_saved(saved, plan, truth, whose)
     result = _saved_result(plan, truth, obj, where, whose)
-    coverage = obj["manifest"].get("label_coverage", {}).get(coverage_measure(specs))
+    coverage = obj["manifest"].get("label_coverage", {}).get(measure)
     judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
     if coverage is None and judges:
         fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
-             "warning reads: score its run again" % coverage_measure(specs))
+             "warning reads: score its run again" % measure)
     removed = None
     if plan.opts.duplicates == "first":
         removed = obj.get("deduplicated")
-    counts = isinstance(removed, dict) and all(
-        isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
-    if plan.opts.duplicates == "first" and not counts:
-        fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
-             % show(removed))
+        counts = isinstance(removed, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in removed.values())
+        if not counts:
+            fail(loc(where, "deduplicated"), "expected {query ID: repeats removed}, not %s"
+                 % show(removed))
     return Evaluated({}, None, result.skipped, result.zeroed, result, removed, coverage,
                      obj["manifest"])
 
@@ -6784,7 +6784,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     same labels; under --ci the candidate's mean intervals from the comparison's resamples, else
     {}; the replicates' per_query).  With replicates the block has their results, the noise
     and the unstable queries (see replicate_noise)."""
-    specs, opts, no_answer, replicas = plan.specs, plan.opts, truth.no_answer, approved.replicates
+    specs, opts, replicas = plan.specs, plan.opts, approved.replicates
     if not approved.kept:
         approved.kept.append(approved_side(plan, truth, approved, qrels_place))
     kept, theirs, (noise, unstable) = approved.kept[0]
@@ -6810,7 +6810,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
     if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
-        out["coverage"] = coverage(kept.coverage, with_answer(judged, no_answer), specs)
+        out["coverage"] = coverage(kept.coverage, with_answer(judged, truth.no_answer), specs)
     said = saved_notes(plan, [kept] + theirs)
     if said:
         out["baseline_notes"] = said
@@ -7187,7 +7187,7 @@ def _histogram(result, name):
     c = result.comparison[name]
     moved = dict(c.get("improved", {}), **fell(c))
     deltas = [moved.get(q, 0.0) for q, row in result.per_query.items() if name in row]
-    return [sum(1 for d in deltas if inside(d)) for _, inside in HISTOGRAM]
+    return [sum(inside(d) for d in deltas) for _, inside in HISTOGRAM]
 
 
 def explain_lines(block):
@@ -7336,7 +7336,7 @@ def _group_rows(result):
     for group, block in result.groups.items():
         cells, size = [_group_cell(block, n) for n in names], block["queries"]
         # Abstain's: the unanswered
-        counts = [sum(1 for q in block["members"] if n in per_query[q]) for n in names]
+        counts = [sum(n in per_query[q] for q in block["members"]) for n in names]
         # a count beside the mean it counts
         for i, count in enumerate(counts):
             if cells[i] and count != size:
@@ -7629,9 +7629,9 @@ def _runs_table(results, labels, breaches):
 def _runs_markdown(results, labels, breaches):
     """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
     and --explain."""
-    count = sum(len(r.breaches) for r in results.values())
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
-    lines += _md_breaches(breaches, count) + _md_table(_runs_rows(results, labels)) + [""]
+    lines += _md_breaches(breaches, sum(len(r.breaches) for r in results.values()))
+    lines += _md_table(_runs_rows(results, labels)) + [""]
     lines += _bullets(_runs_footnotes(results))
     # the gates that cannot see, too
     lines += _bullets("%s: %s" % (labels[name], note.text) for name, r in results.items()
@@ -7713,17 +7713,17 @@ def _runs_csv(results, labels):
     for n in first.measures:
         if base:
             columns.append(("%s %s" % (n, labels[None]), partial(_cell, base, n)))
-        if base and unstable:
-            columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
+            if unstable:
+                columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, base)))
         for run, r in results.items():
             value, marked = partial(_cell, r.per_query, n), unjudged_marked(r)
             columns.append(("%s %s" % (n, labels[run]), value))
             if base:
-                delta = partial(_delta_cell, value, base, n)
-                columns.append(("%s %s delta" % (n, labels[run]), delta))
+                columns.append(("%s %s delta" % (n, labels[run]),
+                                partial(_delta_cell, value, base, n)))
             if n in marked:
-                flags = partial(_flag_cell, marked, n, r.per_query)
-                columns.append(("%s %s unjudged" % (n, labels[run]), flags))
+                columns.append(("%s %s unjudged" % (n, labels[run]),
+                                partial(_flag_cell, marked, n, r.per_query)))
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
@@ -7906,17 +7906,16 @@ def _need_text(p, gate, flag):
 def _floor_power(floor, name, n):
     """What --power says of a mean floor (kind, text): where the interval of n queries lies, or
     that the floor lies inside it: under --gate-on mean a coin toss, a warning."""
-    low, high = floor["ci95"]
+    (low, high), limit = floor["ci95"], floor["limit"]
     interval = interval_text(low, high, n)
     if floor["resolved"]:
         side = "below"
-        if low > floor["limit"]:
+        if low > limit:
             side = "above"
-        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side,
-                                                                   floor["limit"])
+        return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side, limit)
     if floor["gate_on"] == "mean":
-        return "warning", undecided_text("warning: ", name, floor["limit"], interval)
-    return "note", undecided_text("power: ", name, floor["limit"], interval)
+        return "warning", undecided_text("warning: ", name, limit, interval)
+    return "note", undecided_text("power: ", name, limit, interval)
 
 
 def breach_text(b):
@@ -7983,16 +7982,15 @@ def format_junit(runs, labels, limits):
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
         cases = junit_cases(result, limits)
-        failed = sum(1 for found in cases.values() if found)
         suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
-                                       tests=str(len(cases)), failures=str(failed), errors="0",
-                                       skipped="0", time="0")
+                                       tests=str(len(cases)),
+                                       failures=str(sum(map(bool, cases.values()))),
+                                       errors="0", skipped="0", time="0")
         for (gate, measure, group, query), found in cases.items():
-            limit = limits[gate.name][measure]
             where = _where(gate, measure, query, group, str)
-            title = "%s %s (%s %s)" % (measure, where, gate.flag, limit)
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
-                                          name=title)
+                                          name="%s %s (%s %s)" % (measure, where, gate.flag,
+                                                                  limits[gate.name][measure]))
             if found:
                 lines = [breach_text(b) for b in found]
                 failure = ElementTree.SubElement(case, "failure", message=lines[0], type=gate.flag)
@@ -8053,6 +8051,8 @@ def stderr_lines(runs, labels, several):
 PLOT_BARS = 600  # a strip of more queries shows the mean change of neighbours in its sorted order
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 _SVG_WIDTH, _LEFT, _RIGHT, _PANEL, _STRIP = 760, 64, 200, 220, 130
+# the width of a panel's or a strip's plotting area
+_PLOT_WIDTH = _SVG_WIDTH - _LEFT - _RIGHT
 _TITLE = 72  # characters of a bold 16px title that fit in a line of the picture
 _LEGEND = (_RIGHT - 36 - 8) // 7  # characters of a legend's 12px line that fit right of a panel
 
@@ -8145,8 +8145,7 @@ def _xml(text):
 
 def _curve_panel(label, series, top):
     """One measure's curves: axes, a grid, a line per run, a legend."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
-    right, ks = _LEFT + width, [k for k, _ in series[0][2]]
+    right, ks = _LEFT + _PLOT_WIDTH, [k for k, _ in series[0][2]]
     values = [v for _, _, points, _ in series for _, v in points]
     low, high = min(0.0, min(values)), max(1.0, max(values))
     # past PLOT_POINTS, k on a log scale: k <= 10 stays wide
@@ -8154,8 +8153,8 @@ def _curve_panel(label, series, top):
 
     def x(k):
         if ks[-1] == 1:
-            return _LEFT + width / 2
-        return _LEFT + width * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
+            return _LEFT + _PLOT_WIDTH / 2
+        return _LEFT + _PLOT_WIDTH * (spread(k) - spread(1)) / (spread(ks[-1]) - spread(1))
     y = lambda v: top + _PANEL - _PANEL * (v - low) / (high - low)
     out = ['<g aria-label="%s over k">\n<text x="%d" y="%d" font-weight="bold">%s, mean over '
            'queries</text>\n' % (_xml(label), _LEFT, top - 10, _xml(label))]
@@ -8167,7 +8166,7 @@ def _curve_panel(label, series, top):
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>\n'
                    % (x(k), top + _PANEL + 16, k))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">k (documents retrieved)</text>\n'
-               % (_LEFT + width / 2, top + _PANEL + 34))
+               % (_LEFT + _PLOT_WIDTH / 2, top + _PANEL + 34))
     for i, (name, short, points, colour) in enumerate(series):
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s'
                    '</title></polyline>\n'
@@ -8203,7 +8202,6 @@ def _k_ticks(top):
 def _strip(name, short, measure, result, top):
     """Each query's change of a measure, sorted: losses left in red, gains right in green;
     with replicates, a grey tick under each bar that holds an unstable query."""
-    width = _SVG_WIDTH - _LEFT - _RIGHT
     base, unstable = result["baseline_per_query"], set(result.get("unstable", {}).get(measure, ()))
     moved = sorted((row[measure] - base[q][measure], q in unstable)
                    for q, row in result["per_query"].items() if measure in row)
@@ -8214,9 +8212,10 @@ def _strip(name, short, measure, result, top):
             for i in range(bins)]
     scale = max([abs(d) for d in deltas] + [1e-12])
     out = _strip_head(name, short, measure, deltas, top, scale)
-    middle, half, step = top + _STRIP / 2, _STRIP / 2, max(width / bins, 0.5)
+    middle, step = top + _STRIP / 2, max(_PLOT_WIDTH / bins, 0.5)
     for i, d in enumerate(bars):
-        left, h, y, fill = _LEFT + width * i / bins, half * abs(d) / scale, middle, "#d62728"
+        left, h = _LEFT + _PLOT_WIDTH * i / bins, _STRIP / 2 * abs(d) / scale
+        y, fill = middle, "#d62728"
         if d > 0:
             y, fill = middle - h, "#2ca02c"
         if d:
@@ -8237,8 +8236,8 @@ def _strip(name, short, measure, result, top):
 def _strip_head(name, short, measure, deltas, top, scale):
     """A strip's group, its title (how many queries are worse, better, or of an agreement
     measure changed, and the same), its middle line and its scale: none when nothing moved."""
-    width, middle = _SVG_WIDTH - _LEFT - _RIGHT, top + _STRIP / 2
-    worse, better = sum(1 for d in deltas if d < 0), sum(1 for d in deltas if d > 0)
+    middle = top + _STRIP / 2
+    worse, better = sum(d < 0 for d in deltas), sum(d > 0 for d in deltas)
     counts = "%d worse, %d better" % (worse, better)
     # agreement: a change, neither worse nor better
     if agrees(parse_measures([measure])[0]):
@@ -8254,7 +8253,7 @@ def _strip_head(name, short, measure, deltas, top, scale):
             '</text>\n' % (_LEFT, top - 10, _xml(short), _xml(measure), counts,
                            len(deltas) - worse - better),
             '<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>\n'
-            % (_LEFT, _LEFT + width, middle, middle),
+            % (_LEFT, _SVG_WIDTH - _RIGHT, middle, middle),
             scale_text]
 
 
