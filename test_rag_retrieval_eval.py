@@ -280,7 +280,8 @@ FIXTURE_REJECTIONS = [
      ["score -inf"]),
     ("string score", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": "3"}}}, [],
      ["runs.q1.d1", "score '3' is not a finite number"]),
-    ("document key twice in scored run", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1, "d1": 2}}}',
+    ("document key twice in scored run",
+     b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1, "d1": 2}}}',
      [], ["runs.q1", "key 'd1' appears twice"]),
     ("query key twice", b'{"qrels": {"q1": ["d1"], "q1": ["d2"]}, "runs": {"q1": ["d1"]}}',
      [], ["qrels", "key 'q1' appears twice"]),
@@ -465,9 +466,11 @@ EDGE_REJECTIONS = [
     ("nothing relevant, skipped", {"qrels": {"q1": []}, "runs": {"q1": ["d1"]}}, ["--no-relevant", "skip"],
      ["no query left to evaluate", "1 no relevant ('q1')"]),
     ("empty run skipped away", {"qrels": ONE, "runs": {}}, ["--missing-run", "skip"], ["no query left"]),
-    ("400-digit score", b'{"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1%s}}}' % (b"0" * 400), [],
+    ("400-digit score", b'{"qrels": {"q1": ["d1"]}, "runs": '
+                        b'{"q1": {"d1": 1%s}}}' % (b"0" * 400), [],
      ["runs.q1.d1", "is not a finite number"]),
-    ("5000-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 5000), [],
+    ("5000-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": '
+                         b'{"q1": ["d1"]}}' % (b"0" * 5000), [],
      ["f.json"]),
     ("20-digit grade", b'{"qrels": {"q1": {"d1": 1%s}}, "runs": {"q1": ["d1"]}}' % (b"0" * 20), [],
      ["qrels.q1.d1", "out of range"]),
@@ -540,7 +543,8 @@ def group_run(rank_of):
 BASE_GROUP_RUN = group_run(lambda i: 1 + i % 3)
 
 
-CAND_GROUP_RUN = group_run(lambda i: 2 if 6 <= i <= 8 else 1 + i % 3)  # multi-hop: RR 1, 1/2, 1/3 -> 1/2 each
+# multi-hop: RR 1, 1/2, 1/3 -> 1/2 each
+CAND_GROUP_RUN = group_run(lambda i: 2 if 6 <= i <= 8 else 1 + i % 3)
 
 
 def three_runs():
@@ -550,15 +554,21 @@ def three_runs():
 GROUP_REJECTIONS = [  # (files, arguments, fragments of the one line on stderr)
     ({"g.json": {"billing": ["q1", "q99"]}}, ["--groups", "g.json"],
      ["g.json: billing[1]: query 'q99': group 'billing' names a query that has no labels"]),
-    ({"g.txt": "q1 a\nq99 b\n"}, ["--groups", "g.txt"], ["g.txt:2: query 'q99': group 'b' names a query"]),
-    ({"g.json": {"billing": []}}, ["--groups", "g.json"], ["g.json: billing: group 'billing' is empty"]),
+    ({"g.txt": "q1 a\nq99 b\n"}, ["--groups", "g.txt"], ["g.txt:2: query 'q99': group "
+                                                         "'b' names a query"]),
+    ({"g.json": {"billing": []}}, ["--groups", "g.json"], ["g.json: billing: group "
+                                                           "'billing' is empty"]),
     ({"g.json": {}}, ["--groups", "g.json"], ["g.json: no groups"]),
     ({"g.txt": "# nothing\n"}, ["--groups", "g.txt"], ["g.txt: no groups"]),
     ({"g.json": {"a": ["q1", "q2", "q1"]}}, ["--groups", "g.json"],
      ["g.json: a[2]: query 'q1' is listed twice in group 'a' (first at g.json: a[0])"]),
-    ({"g.txt": "q1 a\nq2 a\nq1 a\n"}, ["--groups", "g.txt"], ["g.txt:3: query 'q1' is listed twice in group 'a' (first at g.txt:1)"]),
-    ({"g.txt": "q1 a b\n"}, ["--groups", "g.txt"], ["g.txt:1: expected 2 columns (QID GROUP), found 3"]),
-    ({"g.json": {"a": "q1"}}, ["--groups", "g.json"], ["g.json: a: expected a list of query IDs, not str"]),
+    ({"g.txt": "q1 a\nq2 a\nq1 a\n"}, ["--groups", "g.txt"], ["g.txt:3: query 'q1' is "
+                                                              "listed twice in group 'a' "
+                                                              "(first at g.txt:1)"]),
+    ({"g.txt": "q1 a b\n"}, ["--groups", "g.txt"], ["g.txt:1: expected 2 columns (QID "
+                                                    "GROUP), found 3"]),
+    ({"g.json": {"a": "q1"}}, ["--groups", "g.json"], ["g.json: a: expected a list of "
+                                                       "query IDs, not str"]),
     ({"g.json": {" ": ["q1"]}}, ["--groups", "g.json"], ["group name ' ' is blank"]),
     ({}, ["--max-group-drop", "0.1"], ["--max-group-drop needs --baseline"]),
     ({"b.json": BASE_GROUP_RUN}, ["--baseline", "b.json", "--max-group-drop", "0.1"], ["--max-group-drop needs query groups"]),
@@ -602,7 +612,8 @@ def digits_run():
     return qrels, runs
 
 
-EVIDENCE_EXAMPLE = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]]}  # sets A = {{d1, d2}, {d3}}, B = {{d9}}
+# sets A = {{d1, d2}, {d3}}, B = {{d9}}
+EVIDENCE_EXAMPLE = {"q1": [[["d1", "d2"], ["d3"]], [["d9"]]]}
 
 
 EVIDENCE_RANKING = ["d4", "d2", "d5", "d3", "d9"]
@@ -722,7 +733,8 @@ def lengths_through(reader, path):
 FACTS = ["Paris is the capital of France.", "The Seine flows through Paris."]
 
 
-CHUNKS = ["Lyon is large.", "Fact: Paris is the capital  of France. More.", "Paris is the capital of France, they say.",
+CHUNKS = ["Lyon is large.", "Fact: Paris is the capital  of France. More.",
+          "Paris is the capital of France, they say.",
           "The Seine flows through Paris. Also Paris is the capital of France."]
 
 
@@ -758,28 +770,34 @@ REPLICATE_QRELS = {"q%d" % i: ["d%d" % i] for i in range(6)}
 REPLICATE_RUNS = {"base.json": rr_run(1, 1, 2, 1, 1, 1), "rep1.json": rr_run(1, 1, 1, 1, 1, 1),
                   "rep2.json": rr_run(1, 1, 2, 1, 1, 2),
                   "inside.json": rr_run(1, 1, 2, 1, 1, 4),  # drop 1/8 (0.75 on q5, unstable)
-                  "beyond.json": rr_run(3, 3, 2, 1, 1, 1)}  # drop 2/9 = 1/18 + noise 1/6 (2/3 on q0, q1)
+                  # drop 2/9 = 1/18 + noise 1/6 (2/3 on q0, q1)
+                  "beyond.json": rr_run(3, 3, 2, 1, 1, 1)}
 
 
 REPLICATES = ["--replicate", "rep1.json", "--replicate", "rep2.json"]
 
 
 REPLICATE_REJECTIONS = [  # (arguments after --qrels qrels.json --run inside.json -m RR, fragments)
-    (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run of the approved"]),
+    (["--replicate", "rep1.json"], ["--replicate needs --baseline: a replicate is another run "
+                                    "of the approved"]),
     (["rep1.json"], ["give a FIXTURE or --qrels and --run, not both"]),
     (["--baseline", "base.json", "--replicate", "base.json"],
      ["--baseline base.json and --replicate base.json name the same file: give each run once"]),
     (["--baseline", "base.json", "--replicate", "rep1.json", "--replicate", "./rep1.json"],
      ["--replicate rep1.json and --replicate ./rep1.json name the same file"]),
-    (["--baseline", "base.json", "--gate-on", "interval"], ["--gate-on interval needs --max-mean-drop or --max-group-drop"]),
+    (["--baseline", "base.json", "--gate-on", "interval"], ["--gate-on interval needs "
+                                                            "--max-mean-drop or "
+                                                            "--max-group-drop"]),
     (["--baseline", "base.json", "--gate-on", "interval", "--max-query-drop", "0.1"], ["--gate-on interval needs"]),
-    (["--baseline", "base.json", "--gate-on", "median"], ["argument --gate-on: invalid choice: 'median'"]),
+    (["--baseline", "base.json", "--gate-on", "median"], ["argument --gate-on: invalid "
+                                                          "choice: 'median'"]),
     (["--baseline", "-", "--replicate", "-"], ["standard input can be read once"]),
     (["--baseline", "base.json", "--replicate", "missing.json"], ["missing.json: cannot read"]),
     (["--baseline", "base.json", "--replicate", "short.json"],
      ["short.json: query sets differ: 1 labeled query has no ranking ('q4'); see --missing-run"]),
     (["--baseline", "base.json", "--replicate", "short.json", "--missing-run", "skip"],
-     ["short.json: the replicate and the baseline were evaluated on different queries ('q4'); compare on fixed"]),
+     ["short.json: the replicate and the baseline were evaluated on different queries ('q4'); "
+      "compare on fixed"]),
     (["--baseline", "base.json", "--replicate", "relabeled.json"], ["relabeled.json: qrels"]),
     (["--baseline", "base.json", "--replicate", "bad.json"], ["bad.json: q0[0]"]),
     (["--baseline", "base.json", "--replicate", "rep1.json", "--format", "trec"], ["--format trec has no place"]),
@@ -844,12 +862,14 @@ class TrecRunReaderCases:
     def test_messages_name_the_line(self):
         head = "q1 Q0 d1 1 2 t\n# c\n\nq1 Q0 d2 2 1 t\n"
         cases = {
-            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at line 1)"
-                                 ": --duplicates first keeps its best-ranked place",
+            "q1 Q0 d1 3 0 t\n": "run.txt:5: query 'q1': document 'd1' is ranked twice (first at "
+                                "line 1): --duplicates first keeps its best-ranked place",
             "q2 Q0 d1 1 x t\n": "run.txt:5: query 'q2': score 'x' is not a finite number",
-            "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found 3: 'q2 Q0 d1'",
+            "q2 Q0 d1\n": "run.txt:5: expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), "
+                          "found 3: 'q2 Q0 d1'",
             "q2 Q0 d\x01 1 1 t\n": "run.txt:5: control character '\\x01': not text",
-            "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not a finite number",
+            "q2 Q0 d1 1 \u0661 t\n": "run.txt:5: query 'q2': score '\u0661' is not "
+                                     "a finite number",
             "q2 Q0 d\u0085 1 1 t\n": "run.txt:5: control character '\\x85': not text",
         }
         for tail, message in cases.items():
@@ -859,10 +879,12 @@ class TrecRunReaderCases:
 
     def test_line_ends_and_whitespace(self):
         crlf = self.read(RUN_TXT.replace("\n", "\r\n").encode())
-        self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)  # lone CRs end lines
+        # lone CRs end lines
+        self.assertEqual(self.read(RUN_TXT.replace("\n", "\r").encode()), crlf)
         self.assertEqual(crlf, self.read(RUN_TXT.encode()))
         nbsp = self.read("q1\u00a0 Q0 d1\u00a0 1 1 t\n".encode(), {"q1\u00a0": {"d1\u00a0": 1}})
-        self.assertEqual(nbsp["q1\u00a0"].judged.rel_ranks, [1])  # a no-break space belongs to the ID
+        # a no-break space belongs to the ID
+        self.assertEqual(nbsp["q1\u00a0"].judged.rel_ranks, [1])
 
     def test_random_runs_agree_with_the_reference(self):
         rng = random.Random(7)
@@ -880,7 +902,8 @@ class TrecRunReaderCases:
         with self.assertRaisesRegex(rre.EvalError, "^run.gz: cannot read: Compressed file ended before"):
             self.read(packed, name="run.gz")
         path = self.write("cut.gz", packed)
-        for chunk in (7, 1 << 16):  # the fast pass declines a broken stream, whatever it read before
+        # the fast pass declines a broken stream, whatever it read before
+        for chunk in (7, 1 << 16):
             with self.subTest(chunk=chunk), rre.open_input(str(path)) as stream:
                 self.assertRaises(rre._Decline, rre._fast_pass, stream, rre.Truth(QRELS_FOR_RANDOM), rre.Reading(), chunk)
 
@@ -917,15 +940,22 @@ class JsonReaderCases:
     def test_errors_read_as_the_reference_words_them(self):
         text = json.dumps(json_fixture())
         cases = {  # each edit falls in the second half
-            "ranked twice": (text.replace('"q18": ["d18"', '"q18": ["d19"'), "runs.q18[1]: query 'q18': document 'd19' appears twice"),
-            "blank ID": (text.replace('"q18": ["d18"', '"q18": [" "'), "runs.q18[0]: query 'q18': document ID ' ' is blank"),
+            "ranked twice": (text.replace('"q18": ["d18"', '"q18": ["d19"'),
+                             "runs.q18[1]: query 'q18': document 'd19' appears twice"),
+            "blank ID": (text.replace('"q18": ["d18"', '"q18": [" "'),
+                         "runs.q18[0]: query 'q18': document ID ' ' is blank"),
             "query key twice": (text.replace('"q18": [', '"q1": ['), "runs: key 'q1' appears twice"),
-            "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, "d1": 2}, "x": ["d"'), "runs.q18: query 'q18': key 'd1' appears twice"),
-            "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'), "invalid JSON: Expecting ',' delimiter"),
+            "scored key twice": (text.replace('"q18": ["d18"', '"q18": {"d1": 1, '
+                                                               '"d1": 2}, "x": ["d"'),
+                                 "runs.q18: query 'q18': key 'd1' appears twice"),
+            "invalid JSON": (text.replace('"q18": ["d18"', '"q18": ["d18" "d0"'),
+                             "invalid JSON: Expecting ',' delimiter"),
             "trailing text": (text + " x", "invalid JSON: Extra data"),
             "one trailing character": (text + "x", "invalid JSON: Extra data"),
-            "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'), "document ID 'd\\t18' holds a control character"),
-            "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['), "query ID 'q\\ud800' holds a lone surrogate"),
+            "control character": (text.replace('"q18": ["d18"', '"q18": ["d\\t18"'),
+                                  "document ID 'd\\t18' holds a control character"),
+            "lone surrogate": (text.replace('"q18": [', '"q\\ud800": ['),
+                               "query ID 'q\\ud800' holds a lone surrogate"),
             "no labels": ('{"qrels": {}, "runs": {}}', "f.json: qrels: no labels"),
         }
         for name, (text, message) in cases.items():
@@ -1032,7 +1062,8 @@ class SeedFixtureTest(unittest.TestCase):
 
     def test_cli_output_is_byte_identical_to_the_seed(self):
         self.assertEqual(cli(FIXTURE, "--k", "3"), (0, SEED_STDOUT, ""))
-        self.assertEqual(cli_process(FIXTURE, "--k", "3"), (0, SEED_STDOUT, ""))  # the real script's bytes
+        # the real script's bytes
+        self.assertEqual(cli_process(FIXTURE, "--k", "3"), (0, SEED_STDOUT, ""))
 
     def test_k_defaults_to_3(self):
         self.assertEqual(cli(FIXTURE)[1], SEED_STDOUT)
@@ -1066,7 +1097,8 @@ class LibraryTest(unittest.TestCase):
         with self.assertRaises(ValueError) as ctx:
             rre.evaluate({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, 3)
         self.assertEqual(str(ctx.exception),
-                         "runs.q1[1]: query 'q1': document 'd1' appears twice (first at runs.q1[0])")
+                         "runs.q1[1]: query 'q1': document 'd1' appears twice (first "
+                         "at runs.q1[0])")
 
     def test_missing_run_entry_never_leaves_the_average_silently(self):
         with self.assertRaisesRegex(ValueError, r"1 labeled query has no ranking \('q2'\)"):
@@ -1297,12 +1329,14 @@ class OlderPythonTest(unittest.TestCase):
         finally:
             sys.version_info = saved
         self.assertEqual((ctx.exception.code, err.getvalue()),
-                         (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or newer, not 3.8\n"))
+                         (2, "rag_retrieval_eval: error: rag_retrieval_eval needs Python 3.9 or "
+                             "newer, not 3.8\n"))
 
 
 class RankingTest(unittest.TestCase):
     def test_depth_cuts_a_list_with_many_labels(self):
-        labels = {"d%d" % i: 1 for i in range(9)}  # more than 8: the ranking is hashed, not scanned
+        # more than 8: the ranking is hashed, not scanned
+        labels = {"d%d" % i: 1 for i in range(9)}
         self.assertEqual(rre.rank_listed(["x", "d1", "d2", "d3"], labels, depth=2), ({"d1": 2}, 2))
 
     def test_ties_break_by_document_id_descending(self):
@@ -1349,7 +1383,8 @@ class IncompleteLabelsTest(TempDirTestCase):
 
     def test_judged_only_drops_unlabeled_and_negative_grades_after_depth(self):
         q = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 -1\n")
-        run = self.write("r.txt", "q1 Q0 x 1 9 t\nq1 Q0 d3 2 8 t\nq1 Q0 d2 3 7 t\nq1 Q0 d1 4 6 t\n")
+        run = self.write("r.txt", "q1 Q0 x 1 9 t\nq1 Q0 d3 2 8 t\nq1 Q0 d2 3 7 "
+                                  "t\nq1 Q0 d1 4 6 t\n")
         # depth 3 keeps x, d3, d2; judged-only then keeps d2 alone: nothing relevant, one retrieved
         status, out, _ = cli("--qrels", q, "--run", run, "-m", "NumRet,RR,SetP,Bpref", "--judged-only")
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"NumRet": 2, "RR": 1 / 2, "SetP": 1 / 2,
@@ -1402,8 +1437,10 @@ class MeasureTest(unittest.TestCase):
                    "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
                    "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
                    "Abstain",  # NoAnswerTest
-                   "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)  # TrecEvalFormTest, AllTrecMeasuresTest
-        covered |= {"Overlap", "Jaccard", "RBO"}  # AgreementTest: rankings compared, not a Judged record
+                   # TrecEvalFormTest, AllTrecMeasuresTest
+                   "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)
+        # AgreementTest: rankings compared, not a Judged record
+        covered |= {"Overlap", "Jaccard", "RBO"}
         self.assertEqual(set(rre.MEASURES), covered)
 
     def test_empty_ranking_scores_zero(self):
@@ -1444,7 +1481,8 @@ class MeasureTest(unittest.TestCase):
     def test_a_measure_states_every_fact_or_fails_at_import(self):
         facts = {"ties": rre.BOUNDED, "unjudged": rre.BOUNDED, "losable": False, "evidence": False,
                  "domain": rre.ANSWERABLE}
-        for fact in facts:  # a fact left out, or a value of another kind, is an error before any function is seen
+        # a fact left out, or a value of another kind, is an error before any function is seen
+        for fact in facts:
             for record in ({k: v for k, v in facts.items() if k != fact}, dict(facts, **{fact: None})):
                 with self.subTest(fact=fact, record=record), self.assertRaisesRegex(TypeError, "^measure Toy: state"):
                     rre.measure("Toy", "none", ("", ""), **record)
@@ -1452,7 +1490,8 @@ class MeasureTest(unittest.TestCase):
             rre.measure("Toy", "none", ("", ""), colour="blue", **facts)
         self.assertNotIn("Toy", rre.MEASURES)
         bounded = [rre.spellings(m)[0] for m in rre.MEASURES.values() if m.unjudged == rre.BOUNDED]
-        self.assertEqual(sorted(bounded), sorted(re.split(", | and ", rre.ONLY_BOUNDED)))  # said as the registry says
+        # said as the registry says
+        self.assertEqual(sorted(bounded), sorted(re.split(", | and ", rre.ONLY_BOUNDED)))
 
     def test_features_read_a_measures_facts_from_its_record(self):
         @rre.measure("Toy", "none", ("", ""), ties="toy ties", unjudged="toy labels", losable=True, evidence=False,
@@ -1505,16 +1544,19 @@ class MeasureParametersTest(TempDirTestCase):
             for q, row in result["per_query"].items():
                 self.assertAlmostEqual(row["nDCG(gains={1:1,2:2,3:3})"], row["nDCG"], places=12)
                 self.assertAlmostEqual(row["nDCG(gains={2:2})@5"], row["nDCG@5"], places=12)
-        q = judged(None, 2, 0, 1, None, labels={"x": 3})  # exponential gains: 3, 1 retrieved; 7, 3, 1 ideal
+        # exponential gains: 3, 1 retrieved; 7, 3, 1 ideal
+        q = judged(None, 2, 0, 1, None, labels={"x": 3})
         log2 = math.log2
         self.assertAlmostEqual(rre.ndcg_with_gains(q, None, {1: 1, 2: 3, 3: 7}),
                                (3 / log2(3) + 1 / log2(5)) / (7 + 3 / log2(3) + 1 / 2), places=15)
-        # a negative gain costs in the ranking and is left out of the ideal (trec_eval stops at gain <= 0)
+        # a negative gain costs in the ranking and is left out of the ideal (trec_eval stops at
+        # gain <= 0)
         self.assertAlmostEqual(rre.ndcg_with_gains(q, None, {1: -1, 2: 2}),
                                (2 / log2(3) - 1 / log2(5)) / (3 + 2 / log2(3)), places=15)
 
     def test_names_are_canonical_and_computed_once(self):
-        specs = rre.parse_measures(["p(rel=2)@10,P(rel=2)@10", "nDCG(gains={ 2:3, 1:1.5 })@5,AP(rel=0)"])
+        specs = rre.parse_measures(["p(rel=2)@10,P(rel=2)@10",
+                                    "nDCG(gains={ 2:3, 1:1.5 })@5,AP(rel=0)"])
         self.assertEqual([s.name for s in specs], ["P(rel=2)@10", "nDCG(gains={1:1.5,2:3})@5", "AP(rel=0)"])
         status, out, err = cli(FIXTURE, "-m", "R(rel=1)@3,nDCG(gains={1:2}),R(rel=2)@3", "--format", "trec")
         self.assertEqual(status, 0)
@@ -1549,8 +1591,9 @@ class EvidenceTest(TempDirTestCase):
                                                                               "runs": run})],
             "fixture with qrels": [self.write("fq.json", {"qrels": {"q1": ["d1", "d9"]}, "runs": run,
                                                           "evidence": EVIDENCE_EXAMPLE})],
-            "text lines, TREC run": ["--evidence", self.write("e.txt", "# QID SET SLOT DOCID\nq1 A a d1\nq1 A a d2\n"
-                                                                       "q1 A b d3\nq1 B x d9\n"),
+            "text lines, TREC run": ["--evidence", self.write("e.txt", "# QID SET SLOT DOCID\nq1 "
+                                                                       "A a d1\nq1 A a d2\nq1 A b "
+                                                                       "d3\nq1 B x d9\n"),
                                      "--run", self.write("run.txt", trec)],
             "JSON with --qrels": ["--evidence", self.write("e.json", EVIDENCE_EXAMPLE), "--qrels",
                                   self.write("q.txt", "q1 0 d1 1\n"), "--run", self.write("r.json", run)],
@@ -1566,7 +1609,8 @@ class EvidenceTest(TempDirTestCase):
                 self.assertEqual((status, out, err), reference)
                 self.assertEqual(status, 0, err)
                 expected = dict(EVIDENCE_VALUES)
-                if form.startswith("JSON Lines, AutoRAG"):  # q1 has set A only; q2 finds its one slot first
+                # q1 has set A only; q2 finds its one slot first
+                if form.startswith("JSON Lines, AutoRAG"):
                     expected = {"EvidenceRecall@3": 0.75, "EvidenceSuccess@3": 0.5, "EvidenceRecall@4": 1.0,
                                 "EvidenceSuccess@4": 1.0, "EvidenceRR": (0.25 + 1.0) / 2}
                 self.assertEqual(json.loads(out)["measures"], expected)
@@ -1625,7 +1669,8 @@ class EvidenceTest(TempDirTestCase):
         base = self.write("base.json", {q: ["d" + q[1:], "x" + q[1:]] for q in qrels})
         cand = self.write("cand.json", {q: ["d" + q[1:]] + ["z"] * 0 + (["y" + q[1:]] if q < "q3" else []) for q in qrels})
         groups = self.write("g.json", {"early": ["q0", "q1", "q2"], "late": ["q3", "q4", "q5"]})
-        common = ["--evidence", evidence, "--run", cand, "-m", "EvidenceRecall@2,EvidenceSuccess@2"]
+        common = ["--evidence", evidence, "--run", cand, "-m",
+                  "EvidenceRecall@2,EvidenceSuccess@2"]
         status, out, err = cli(*common, "--baseline", base, "--groups", groups, "--max-group-drop", "0.4", "--ci")
         self.assertEqual(status, 1, err)
         result = json.loads(out)
@@ -1655,13 +1700,15 @@ class EvidenceTest(TempDirTestCase):
         result = rre.score_run(None, {"q1": ["d1"]}, "P@1,P(rel=2)@1,NumRel", evidence={"q1": ["d1", "d2"]})
         self.assertEqual(result["measures"], {"P@1": 1.0, "P(rel=2)@1": 0.0, "NumRel": 2})
         fixture = self.write("bom.json", "\ufeff" + json.dumps({"evidence": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}))
-        self.assertEqual(json.loads(cli(fixture, "-m", "EvidenceRR")[1])["measures"], {"EvidenceRR": 1.0})  # a BOM
+        # a BOM
+        self.assertEqual(json.loads(cli(fixture, "-m", "EvidenceRR")[1])["measures"], {"EvidenceRR": 1.0})
 
     def test_evidence_beside_labels_in_a_qrels_file(self):
         run = self.write("run.json", {"q1": ["a#2", "b#1"]})
         fixture = self.write("f.json", {"qrels": {"q1": ["a"]}, "runs": {}, "evidence": {"q1": [["a"], ["b"]]}})
-        records = self.write("r.jsonl", '{"qid": "q1", "relevant": ["a#1"], "evidence": [["a#1"], ["b#3"]]}\n\n'
-                                        '{"qid": "q2", "relevant": ["c"], "evidence": ["c#1"]}\n')
+        records = self.write("r.jsonl", '{"qid": "q1", "relevant": ["a#1"], "evidence": [["a#1"], '
+                                        '["b#3"]]}\n\n{"qid": "q2", "relevant": ["c"], '
+                                        '"evidence": ["c#1"]}\n')
         for args in (["--qrels", fixture], ["--qrels", records, "--missing-run", "zero"]):
             with self.subTest(args[1].name):
                 status, out, err = cli(*args, "--run", run, "--chunk-separator", "#", "-m", "EvidenceSuccess@2,R@1")
@@ -1678,7 +1725,8 @@ class EvidenceTest(TempDirTestCase):
         self.assertIn("EvidenceRecall@1", ties["not_bounded"])
 
     def test_chunks_fold_in_the_evidence_as_in_the_labels(self):
-        result = rre.score_run(None, {"q1": ["a#3", "a#1", "b#2"]}, "EvidenceRR,EvidenceRecall@1,R@2",
+        result = rre.score_run(None, {"q1": ["a#3", "a#1", "b#2"]},
+                               "EvidenceRR,EvidenceRecall@1,R@2",
                                evidence={"q1": [["a#1", "a#2"], ["b#1"]]}, chunk_separator="#")
         self.assertEqual(result["per_query"]["q1"], {"EvidenceRR": 0.5, "EvidenceRecall@1": 0.5, "R@2": 1.0})
         self.assertEqual(result["folded"]["total"], 1)
@@ -1691,7 +1739,8 @@ class EvidenceTest(TempDirTestCase):
             ({"q1": [[]]}, [], ["the evidence is empty"]),
             ({"q1": [["d1"], []]}, [], ["e.json: q1[1]", "the slot is empty"]),
             ({"q1": [[["d1"]], []]}, [], ["e.json: q1[1]", "the evidence set is empty"]),
-            ({"q1": [["d1"], "d2"]}, [], ["e.json: q1[1]", "mixed nesting: expected a slot (a list) like the first, not str 'd2'"]),
+            ({"q1": [["d1"], "d2"]}, [], ["e.json: q1[1]", "mixed nesting: expected a slot (a "
+                                                           "list) like the first, not str 'd2'"]),
             ({"q1": ["d1", ["d2"]]}, [], ["e.json: q1[1]", "mixed nesting: expected an ID"]),
             ({"q1": [[["d1"]], ["d2"]]}, [], ["q1[1][0]", "not str 'd2'"]),
             ({"q1": [["d1", "d1"]]}, [], ["q1[0][1]", "document 'd1' appears twice (first at ", "q1[0][0])"]),
@@ -1702,10 +1751,13 @@ class EvidenceTest(TempDirTestCase):
             ({}, [], ["no evidence: the object holds no query"]),
             ({"q1": ["d1"], "q2": ["d2"]}, ["--qrels", qrels], ["query 'q2'", "evidence sets but no labels"]),
             ({"q9": ["d1"]}, ["--qrels", qrels], ["e.json", "query 'q1'", "labels but no evidence set"]),
-            ({"q1": ["#1"]}, ["--chunk-separator", "#"], ["evidence ID '#1' is blank once cut at '#'"]),
-            ("q1 A a d1\nq1 A a d1\n", [], ["e.txt:2", "document 'd1' is listed twice in one slot (first at line 1)"]),
+            ({"q1": ["#1"]}, ["--chunk-separator", "#"], ["evidence ID '#1' is blank "
+                                                          "once cut at '#'"]),
+            ("q1 A a d1\nq1 A a d1\n", [], ["e.txt:2", "document 'd1' is listed twice in one slot "
+                                                       "(first at line 1)"]),
             ("q1 A d1\n", [], ["e.txt:1", "expected 4 columns (QID SET SLOT DOCID), found 3"]),
-            ("# nothing\n", [], ["e.txt", "no evidence: the file has no QID SET SLOT DOCID lines"]),
+            ("# nothing\n", [], ["e.txt", "no evidence: the file has no QID SET "
+                                          "SLOT DOCID lines"]),
         ]
         for content, extra, fragments in cases:
             with self.subTest(content=content):
@@ -1717,18 +1769,23 @@ class EvidenceTest(TempDirTestCase):
         rejected(self, *cli(self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "EvidenceRR@5,R@5"),
                  "EvidenceRR@5 needs evidence sets: --evidence FILE")
         rejected(self, *cli(self.write("h.json", {"runs": {"q1": ["d1"]}})), 'missing "qrels"')
-        records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": ["d1"]}\n{"qid": "q2", "retrieved": []}\n')
+        records = self.write("r.jsonl", '{"qid": "q1", "evidence": ["d1"], "retrieved": '
+                                        '["d1"]}\n{"qid": "q2", "retrieved": []}\n')
         rejected(self, *cli(records, "--evidence", self.write("e2.json", {"q1": ["d1"]}), "-m", "EvidenceRR"),
                  "r.jsonl:1: query 'q1': the record has evidence sets and --evidence is given too")
-        bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", "evidence": ["d2"]}\n')
-        rejected(self, *cli("--evidence", bad, "--run", run), "b.jsonl:1: evidence: query 'q1': the evidence is empty")
-        both = self.write("both.jsonl", '{"qid": "q1", "relevant": ["d1"], "evidence": ["d1"]}\n{"qid": "q2", '
-                                        '"relevant": ["d2"], "evidence": ["d2"]}\n')
+        bad = self.write("b.jsonl", '{"qid": "q1", "evidence": []}\n{"qid": "q2", '
+                                    '"evidence": ["d2"]}\n')
+        rejected(self, *cli("--evidence", bad, "--run", run),
+                 "b.jsonl:1: evidence: query 'q1': the evidence is empty")
+        both = self.write("both.jsonl", '{"qid": "q1", "relevant": ["d1"], "evidence": '
+                                        '["d1"]}\n{"qid": "q2", "relevant": ["d2"], '
+                                        '"evidence": ["d2"]}\n')
         rejected(self, *cli("--qrels", both, "--evidence", self.write("e3.json", {"q1": ["d1"]}), "--run", run),
                  "both.jsonl: the records give evidence and --evidence is given too")
-        labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", "relevant": []}\n')
-        rejected(self, *cli("--evidence", labels_only, "--run", run), "n.jsonl: no evidence: no record has evidence or "
-                                                                       "retrieval_gt")
+        labels_only = self.write("n.jsonl", '{"qid": "q1", "relevant": ["d1"]}\n{"qid": "q2", '
+                                            '"relevant": []}\n')
+        rejected(self, *cli("--evidence", labels_only, "--run", run),
+                 "n.jsonl: no evidence: no record has evidence or retrieval_gt")
         with self.assertRaisesRegex(rre.EvalError, r"^evidence\.q1\[0\]: query 'q1': the slot is empty$"):
             rre.score_run(None, {"q1": ["d1"]}, "EvidenceRR", evidence={"q1": [[], ["d1"]]})
 
@@ -1791,7 +1848,8 @@ class BudgetAndFloorTest(TempDirTestCase):
                 run[q] = {d: float(rng.randint(0, 4)) / 4 for d in rng.sample(ids, rng.randint(1, 10))}
             filters = [dict(thresh=0.5), dict(tokens=900), dict(tokens=700, overhead=40, pack="skip"),
                        dict(thresh=0.25, tokens=600, pack="skip")]
-            texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip", "thresh=0.25,tokens=600,pack=skip"]
+            texts = ["thresh=0.5", "tokens=900", "tokens=700,overhead=40,pack=skip",
+                     "thresh=0.25,tokens=600,pack=skip"]
             names = ["%s(%s)@4" % (m, t) for t in texts for m in ("R", "P", "RR", "Success", "AP", "nDCG",
                                                                    "EvidenceRecall")] + ["EvidenceRR(%s)" % t for t in texts]
             options = dict(chunk_separator="#" if chunked else None, depth=depth, judged_only=judged_only)
@@ -1822,7 +1880,8 @@ class BudgetAndFloorTest(TempDirTestCase):
         """A floor keeps whole ties, so its bounds are those of the ranking it leaves; a budget's
         are not given.  Ties, chunks, --depth and --judged-only; the TREC reader's two twins."""
         rng, spread = random.Random(23), 0
-        bases = ["R(%s)@3", "RR(%s)", "Success(%s)@2", "AP(%s)", "nDCG(%s)@4", "nDCG(gains={0:0,1:3,2:1},%s)@3"]
+        bases = ["R(%s)@3", "RR(%s)", "Success(%s)@2", "AP(%s)", "nDCG(%s)@4",
+                 "nDCG(gains={0:0,1:3,2:1},%s)@3"]
         for case in range(6):
             chunked, depth, judged_only = case % 2 == 1, rng.choice((None, 3)), case % 3 == 2
             docs = ["d%d" % i for i in range(8)]
@@ -1847,8 +1906,8 @@ class BudgetAndFloorTest(TempDirTestCase):
         ties = json.loads(fast[1])["ties"]
         self.assertEqual(ties["measures"], {"R(thresh=0.5)@3": floored["R(thresh=0.5)@3"],
                                             "R(tokens=99)@3": {"low": None, "high": None}})
-        self.assertEqual(ties["not_bounded"], {"R(tokens=99)@3": "the orders of tied items under a token budget "
-                                                                 "are not tried"})
+        self.assertEqual(ties["not_bounded"], {"R(tokens=99)@3": "the orders of tied items under "
+                                                                 "a token budget are not tried"})
 
     def test_a_budget_is_a_filter_like_depth(self):
         """The ideal of nDCG and the R of recall keep every label; P divides by what is left."""
@@ -1863,7 +1922,8 @@ class BudgetAndFloorTest(TempDirTestCase):
     def test_repeats_removed_before_the_budget_and_floors_below_zero(self):
         class Count(int):  # an integral type of another library, as numpy's int64
             pass
-        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}}, "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
+        result = rre.score_run({"q1": ["b"]}, {"q1": {"a": 3.0, "b": 2.0}},
+                               "R(tokens=10),R(thresh=-5)@3,R(thresh=3)",
                                lengths={"a": Count(5), "b": Count(0)}, duplicates="first")
         self.assertEqual(result["per_query"]["q1"], {"R(tokens=10)": 1.0, "R(thresh=-5)@3": 1.0, "R(thresh=3)": 0.0})
         fixture = self.write("f.json", {"qrels": {"q1": ["b"]}, "runs": {"q1": ["a", "a", "b"]}})
@@ -1879,7 +1939,8 @@ class BudgetAndFloorTest(TempDirTestCase):
         name = "R(tokens=0010,overhead=0,thresh=.50,pack=prefix)@2"
         status, out, err = cli(fixture, "--lengths", lengths, "-m", name + ",R(tokens=10,thresh=0.5)@2", "--format", "trec")
         self.assertEqual(status, 0, err)
-        self.assertEqual(out.splitlines()[-1], "R(thresh=0.5,tokens=10)@2\tall\t0.5")  # computed once
+        self.assertEqual(out.splitlines()[-1],
+                         "R(thresh=0.5,tokens=10)@2\tall\t0.5")  # computed once
         status, out, err = cli(fixture, "--lengths", lengths, "-m", "P(tokens=10)@2,RR(thresh=0.75)", "--baseline", base,
                                "--max-query-drop", "0.5", "--groups", self.write("g.json", {"one": ["q2"]}),
                                "--format", "markdown", "--plot", self.tmp / "p.svg", "--ci")
@@ -1888,17 +1949,20 @@ class BudgetAndFloorTest(TempDirTestCase):
         self.assertIn("P(tokens=10)@k", (self.tmp / "p.svg").read_text())
         status, out, err = cli("--qrels", fixture, "--run", fixture, "--run", base,
                                "-m", "Success(thresh=0.75)", "--format", "csv")
-        self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) %s,Success(thresh=0.75) %s"
+        self.assertEqual((status, out.splitlines()), (0, ["query,Success(thresh=0.75) "
+                                                          "%s,Success(thresh=0.75) %s"
                                                           % (fixture, base), "q1,1.0,1.0", "q2,0.0,1.0"]), err)
         rejected(self, *cli("--qrels", fixture, "--run", fixture, "--run", base, "--lengths", lengths,
-                            "-m", "Success(thresh=0.75)"), "--lengths gives token counts, and no measure has a "
-                 "token budget: add tokens=B to a measure")  # a floor weighs no token
+                            "-m", "Success(thresh=0.75)"),
+                            "--lengths gives token counts, and no measure has a token budget: add "
+                            "tokens=B to a measure")  # a floor weighs no token
 
     def test_rejections(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5, "d2": 0.1}}})
         listed = self.write("listed.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}})
         cases = [  # (arguments, fragments of the one line)
-            ([listed, "-m", "R(thresh=0.5)@5"], ["listed.json: runs.q1", "query 'q1'", "a score floor (thresh=) needs scores"]),
+            ([listed, "-m", "R(thresh=0.5)@5"], ["listed.json: runs.q1", "query 'q1'",
+                                                 "a score floor (thresh=) needs scores"]),
             ([listed, "-m", "Abstain(thresh=0.5)"], ["needs scores"]),
             ([fixture, "-m", "R(tokens=10)"], ["f.json: runs.q1", "query 'q1'", "no token count for 'd1'", "--lengths FILE"]),
             ([fixture, "-m", "R(tokens=10)", "--lengths", self.write("l1.json", {"d1": 3})], ["no token count for 'd2'"]),
@@ -1916,11 +1980,14 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l8.txt", "d1 3\nd1 4\n")], ["l8.txt:2", "ID 'd1' has a token count on line 1"]),
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l9.txt", "d1 3.5\n")], ["l9.txt:1", "token count '3.5' is not"]),
             ([fixture, "-m", "R(tokens=100)", "--lengths", self.write("l10.txt", "d1\n")], ["l10.txt:1", "expected 2 columns (ID TOKENS), found 1"]),
-            ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with a token budget"]),
-            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(overhead=5)"], ["'R(overhead=5)': overhead= and pack= go with "
+                                                "a token budget"]),
+            ([fixture, "-m", "R(tokens=-1)"], ["'R(tokens=-1)': tokens must be an integer from "
+                                               "0 to 2**63 - 1"]),
             ([fixture, "-m", "R(tokens=9223372036854775808)"],  # 2**63: the limit passed is named
              ["tokens must be an integer from 0 to 2**63 - 1, not '9223372036854775808'"]),
-            ([fixture, "-m", "R(tokens=99999999999999999999)"], ["tokens must be an integer from 0 to 2**63 - 1"]),
+            ([fixture, "-m", "R(tokens=99999999999999999999)"], ["tokens must be an integer from "
+                                                                 "0 to 2**63 - 1"]),
             ([fixture, "-m", "R(thresh=0.2)@1,R(tokens=10)", "--lengths", self.write("l15.json", {"d1": 3})],
              ["query 'q1'", "no token count for 'd2'"]),
             ([fixture, "-m", "R(thresh=inf)"], ["thresh must be a number"]),
@@ -1928,11 +1995,14 @@ class BudgetAndFloorTest(TempDirTestCase):
             ([fixture, "-m", "R(tokens=1,pack=all)"], ["pack is prefix"]),
             ([fixture, "-m", "Rprec(tokens=1)"], ["Rprec takes no tokens parameter"]),
             ([fixture, "-m", "Abstain(tokens=1)"], ["Abstain takes no tokens parameter"]),
-            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X"]),
+            ([fixture, "-m", "R(colour=1)"], ["parameters are rel=L, gains={G:V,...} (nDCG, G, "
+                                              "nDCGRel, RnDCG, RBP), thresh=X"]),
             ([fixture, "-m", "nDCG(gains={0:0,1:1e999})"], ["gains are {grade: gain, ...}"]),
-            ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
+            ([self.write("t11.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", '
+                                      '"d2"], "tokens": [1]}\n{"qid": "q2"}\n'),
               "-m", "R(tokens=5)"], ["t11.jsonl:1: tokens", "expected a list of 2 token counts"]),
-            ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], "tokens": [-1]}\n{"qid": "q2"}\n'),
+            ([self.write("t12.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"], '
+                                      '"tokens": [-1]}\n{"qid": "q2"}\n'),
               "-m", "R(tokens=5)"], ["t12.jsonl:1: tokens[0]", "token count -1"]),
         ]
         for args, fragments in cases:
@@ -1954,7 +2024,8 @@ class BudgetAndFloorTest(TempDirTestCase):
                 self.assertEqual(result["measures"][name], value)
         chunks = {"q1": ["a#1", "a#2", "b#1", "c#1"]}  # --depth counts documents: a and b
         result = rre.score_run({"q1": ["c"]}, chunks, ["R(tokens=99,pack=skip)@3"], depth=2, chunk_separator="#",
-                               lengths={"a#1": 1, "a#2": 1, "b#1": 1})  # c#1 is past the depth: not weighed
+                               # c#1 is past the depth: not weighed
+                               lengths={"a#1": 1, "a#2": 1, "b#1": 1})
         self.assertEqual(result["measures"], {"R(tokens=99,pack=skip)@3": 0.0})
 
     def test_only_a_weighed_item_needs_a_count(self):
@@ -1963,9 +2034,12 @@ class BudgetAndFloorTest(TempDirTestCase):
         cases = [("R(tokens=1500)@2", sent, 1 / 3),  # two documents seen: d3 is not weighed
                  ("R(tokens=1000)@5", sent, 1 / 3),  # d2 does not fit: the prefix ends there
                  ("R(tokens=1500)@3", sent, "no token count for 'd3'"),
-                 ("R(tokens=1500)", sent, "no token count for 'd3'"),  # no cutoff: every item may be weighed
-                 ("R(tokens=1000,pack=skip)@5", sent, "no token count for 'd3'"),  # a packer passes over d2
-                 ("R(tokens=99,pack=skip)@1", {"d1": 300, "d2": 9}, 0.0)]  # d2 fills k: d3 is not weighed
+                 # no cutoff: every item may be weighed
+                 ("R(tokens=1500)", sent, "no token count for 'd3'"),
+                 # a packer passes over d2
+                 ("R(tokens=1000,pack=skip)@5", sent, "no token count for 'd3'"),
+                 # d2 fills k: d3 is not weighed
+                 ("R(tokens=99,pack=skip)@1", {"d1": 300, "d2": 9}, 0.0)]
         for name, lengths, expected in cases:
             with self.subTest(name=name):
                 outcome_ = outcome(lambda: rre.score_run(qrels, run, [name], lengths=lengths)["measures"][name])
@@ -1990,16 +2064,20 @@ class BudgetAndFloorTest(TempDirTestCase):
     def test_a_budget_under_depth_a_foreign_digit_and_an_empty_counts_file(self):
         qrels, run = {"q1": ["x 2"]}, {"q1": ["x 1", "x 2", "y"]}  # JSON IDs may hold a space
         result = rre.score_run(qrels, run, ["R(tokens=9,pack=skip)@3"], depth=1, lengths={"x 1": 1})
-        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})  # --depth 1: 'x 2' is not weighed
+        # --depth 1: 'x 2' is not weighed
+        self.assertEqual(result["measures"], {"R(tokens=9,pack=skip)@3": 0.0})
         rejected(self, *cli(self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 1.0}}}),
-                            "-m", "R(tokens=\u0661\u0662)@1"), "tokens must be an integer from 0 to 2**63 - 1")
+                            "-m", "R(tokens=\u0661\u0662)@1"),
+                            "tokens must be an integer from 0 to 2**63 - 1")
         fixture = self.write("g.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.5}}})
-        for data in ("", "# only a comment\n"):  # both twins: the fast one hands the empty file over
+        # both twins: the fast one hands the empty file over
+        for data in ("", "# only a comment\n"):
             with self.subTest(data=data):
                 fast, reference = both_paths(fixture, "-m", "R(tokens=9)@1", "--lengths", self.write("l.txt", data))
                 self.assertEqual(fast, reference)
                 rejected(self, *fast, "l.txt: no token counts: the file has no ID TOKENS lines")
-        windows = rre._windows_in_rank_order([b"a", b"b"], [1.0, 2.0], 1)  # not listed by score, however short
+        # not listed by score, however short
+        windows = rre._windows_in_rank_order([b"a", b"b"], [1.0, 2.0], 1)
         self.assertEqual(list(itertools.chain.from_iterable(windows)), [(2.0, "b"), (1.0, "a")])
 
     def test_the_counts_file_is_read_for_the_weighed_items(self):
@@ -2007,7 +2085,8 @@ class BudgetAndFloorTest(TempDirTestCase):
         listed twice is refused; through both twins of the reader, whatever the chunk."""
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9, "d2": 0.5, "d3": 0.1}}})
         for data, status, fragment in (("d3 1\nd3 2\nd1 4\nd2 5\n", 0, ""),
-                                       ("d1 1\nd2 2\nd1 4\n", 2, "ID 'd1' has a token count on line 1 already"),
+                                       ("d1 1\nd2 2\nd1 4\n", 2,
+                                        "ID 'd1' has a token count on line 1 already"),
                                        ("d1 1\nd9 x\n", 2, "l.txt:2"), ("d1 1\nd9 99999999999999999999\n", 2, "l.txt:2")):
             with self.subTest(data=data):
                 fast, reference = both_paths(fixture, "-m", "R(tokens=9)@2", "--lengths", self.write("l.txt", data))
@@ -2053,7 +2132,8 @@ class NoAnswerTest(TempDirTestCase):
 
     def input_forms(self):
         """{form: arguments} of the worked example in every input form."""
-        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")  # a no-answer query may have non-relevant labels
+        # a no-answer query may have non-relevant labels
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d5 1\nq4 0 y9 0\n")
         trec = self.write("run.txt", "".join("%s Q0 %s 0 %r x\n" % (q, d, s) for q, r in NO_ANSWER_RUN.items()
                                              for d, s in r.items()))
         records = [{"qid": q, "relevant": {"q1": ["d1"], "q2": ["d5"]}[q], "retrieved": r} if q < "q3" else
@@ -2067,7 +2147,8 @@ class NoAnswerTest(TempDirTestCase):
                 "records answerable false": [log], "records as --qrels and --run": ["--qrels", log, "--run", log]}
 
     def test_a_budget_needs_no_counts_for_the_questions_without_an_answer(self):
-        lengths = self.write("l.json", {"d1": 60, "d2": 60, "d5": 60, "d6": 60})  # none for q3's and q4's IDs
+        # none for q3's and q4's IDs
+        lengths = self.write("l.json", {"d1": 60, "d2": 60, "d5": 60, "d6": 60})
         names = NO_ANSWER_NAMES + ",R(tokens=100)@5"
         for form, args in self.input_forms().items():
             with self.subTest(form):
@@ -2100,10 +2181,12 @@ class NoAnswerTest(TempDirTestCase):
         log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in records))
         status, out, err = cli(log, "--baseline", log, "-m", NO_ANSWER_NAMES, "--max-query-drop", "0")
         self.assertEqual((status, json.loads(out)["comparison"]["Abstain(thresh=0.5)"]["delta"]), (0, 0.0), err)
-        records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}  # an answer now: new labels
+        # an answer now: new labels
+        records[2] = {"qid": "q3", "relevant": ["d7"], "retrieved": NO_ANSWER_RUN["q3"]}
         relabeled = self.write("relabeled.jsonl", "".join(json.dumps(r) + "\n" for r in records))
         rejected(self, *cli(log, "--baseline", relabeled, "-m", "Abstain"),
-                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q3')" % log)
+                 "relabeled.jsonl: qrels: the baseline's labels differ from the candidate's (%s) "
+                 "on 1 query ('q3')" % log)
 
     def test_left_out_of_every_other_measure(self):
         status, out, err = cli(self.fixture, "-m", "R@5,NumRet,Abstain", "--format", "table", "--per-query")
@@ -2116,11 +2199,13 @@ class NoAnswerTest(TempDirTestCase):
         empty = self.write("e.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"], "q3": []}, "no_answer": ["q3", "q4"]})
         result = json.loads(cli(empty, "-m", "Abstain,R@1", "--missing-run", "zero")[1])
         self.assertEqual((result["measures"], result["zeroed"]["missing_run"]), ({"Abstain": 1.0, "R@1": 1.0}, ["q4"]))
-        status, out, err = cli(self.fixture, "--k", "3")  # seed mode reads no "no_answer", as the seed script
+        # seed mode reads no "no_answer", as the seed script
+        status, out, err = cli(self.fixture, "--k", "3")
         rejected(self, status, out, err, "2 ranked queries have no labels ('q3', 'q4')")
 
     def test_comparison_gates_groups_and_several_runs(self):
-        base = self.write("base.json", dict(NO_ANSWER_RUN, q3={}, q4={}))  # the approved retriever abstained
+        # the approved retriever abstained
+        base = self.write("base.json", dict(NO_ANSWER_RUN, q3={}, q4={}))
         groups = self.write("g.json", {"chat": ["q1", "q3"], "faq": ["q2"]})
         status, out, err = cli(self.fixture, "-m", "Abstain,R@2", "--baseline", base, "--max-query-drop", "0.5",
                                "--groups", groups, "--max-group-drop", "0.5", "--ci")
@@ -2130,7 +2215,8 @@ class NoAnswerTest(TempDirTestCase):
         self.assertEqual(result["comparison"]["R@2"]["regressed"], {})
         self.assertEqual([(b["measure"], b["query"], b.get("group")) for b in result["breaches"]],
                          [("Abstain", "q3", None), ("Abstain", "q4", None), ("Abstain", None, "chat")])
-        self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})  # no Abstain: no query of its
+        # no Abstain: no query of its
+        self.assertEqual(result["groups"]["faq"]["measures"], {"R@2": 1.0})
         self.assertEqual((result["groups"]["chat"]["queries"], result["groups"]["chat"]["no_answer_queries"]), (1, 1))
         footnote = "queries: those with an answer; a group's questions without one count in Abstain alone"
         self.assertEqual(cli(self.fixture, "-m", "Abstain,R@2", "--groups", groups, "--format", "table")[1]
@@ -2151,10 +2237,11 @@ class NoAnswerTest(TempDirTestCase):
                                "--format", "table")
         self.assertEqual((status, [line.split() for line in out.splitlines()[1:3]]),
                          (0, [[str(self.fixture), "2", "0.0000"], [str(base), "2", "1.0000"]]), err)
-        self.assertEqual(out.splitlines()[3:], ["queries: those with an answer; those without one, which only "
-                                                "Abstain scores: 2"])
+        self.assertEqual(out.splitlines()[3:], ["queries: those with an answer; those without "
+                                                "one, which only Abstain scores: 2"])
         self.assertEqual(rre._runs_footnotes({"a": {"no_answer_queries": 2}, "b": {"no_answer_queries": 1}}),
-                         ["queries: those with an answer; those without one, which only Abstain scores: a 2, b 1"])
+                         ["queries: those with an answer; those without one, which only Abstain "
+                          "scores: a 2, b 1"])
         runs = rre.score_runs({"q1": ["d1"], "q2": ["d5"]}, {"a": NO_ANSWER_RUN, "b": json.loads(base.read_text())},
                               "Abstain", no_answer=["q3", "q4"])["runs"]
         self.assertEqual([r["measures"]["Abstain"] for r in runs.values()], [0.0, 1.0])
@@ -2164,13 +2251,15 @@ class NoAnswerTest(TempDirTestCase):
         run = self.write("r.json", {"q1": ["d1"], "q3": []})
         cases = [  # (arguments, fragments of the one line)
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na13.txt", "q3\n")],
-             ["na13.txt", "query 'q3'", "has no answer in the corpus, and 'z' is labeled relevant"]),
+             ["na13.txt", "query 'q3'",
+              "has no answer in the corpus, and 'z' is labeled relevant"]),
             (["--qrels", self.write("q1.txt", "q1 0 d1 1\nq2 0 d2 1\n"), "--run", self.write("r1.json", {"q1": ["d1"]}),
               "--no-answer", self.write("na12.txt", "q3\nq4\n")],
-             ["r1.json", "query sets differ: 1 labeled query has no ranking ('q2'); 2 queries without an answer "
-                         "have no ranking ('q3', 'q4'); see --missing-run"]),
+             ["r1.json", "query sets differ: 1 labeled query has no ranking ('q2'); 2 queries "
+                         "without an answer have no ranking ('q3', 'q4'); see --missing-run"]),
             ([self.write("f14.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}}), "-m", "Abstain"],
-             ["Abstain: no query without an answer is left to evaluate: give them with --no-answer FILE"]),
+             ["Abstain: no query without an answer is left to evaluate: give them with "
+              "--no-answer FILE"]),
             ([self.write("f15.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
               "-m", "Abstain", "--missing-run", "skip"], []),
             ([self.write("f16.json", {"qrels": {}, "runs": {"q3": []}, "no_answer": ["q3"]}), "-m", "R@1,Abstain"],
@@ -2186,12 +2275,14 @@ class NoAnswerTest(TempDirTestCase):
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na21.json", ["q3", 3])],
              ["na21.json: [1]", "query ID must be a string, not int 3"]),
             ([self.write("f22.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1"]}, "no_answer": ["q3"]}),
-              "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and --no-answer is given too']),
+              "--no-answer", self.write("na23.json", ["q3"])], ['the fixture has "no_answer" and '
+                                                                '--no-answer is given too']),
             (["--qrels", qrels, "--run", run, "--no-answer", self.write("na25.json", ["q3", "q3"])],
              ["na25.json: [1]", "query 'q3' is listed twice (first at [0])"]),
             ([self.write("l26.jsonl", '{"qid": "q3", "answerable": false, "retrieved": []}\n{"qid": "q1", "relevant": ["d1"], '
                                       '"retrieved": ["d1"]}\n'), "--no-answer", self.write("na27.txt", "q3\n")],
-             ["l26.jsonl:1", "query 'q3': the record says it has no answer and --no-answer is given too"]),
+             ["l26.jsonl:1", "query 'q3': the record says it has no answer and "
+                             "--no-answer is given too"]),
             ([self.write("l24.jsonl", '{"qid": "q3", "answerable": "no", "retrieved": []}\n\n'), "-m", "Abstain"],
              ["l24.jsonl: answerable", "query 'q3'", "expected true or false, not 'no'"]),
         ]
@@ -2201,7 +2292,8 @@ class NoAnswerTest(TempDirTestCase):
                 if fragments:
                     rejected(self, status, out, err, *fragments)
                 else:  # every no-answer query skipped: refused as a mean over nothing
-                    rejected(self, status, out, err, "Abstain: no query without an answer is left to evaluate")
+                    rejected(self, status, out, err,
+                             "Abstain: no query without an answer is left to evaluate")
 
     def test_a_question_without_an_answer_is_judged_by_abstain_alone(self):
         """No floor but Abstain's, and no budget, is computed for it: a listed ranking there is
@@ -2224,22 +2316,26 @@ class AllTrecMeasuresTest(TempDirTestCase):
     ideal_dcg = 2 + 1 / math.log2(3) + 1 / 2
     dcg = 2 + 1 / math.log2(5)
     expected = {
-        "RprecMult": {"RprecMult@0.5": 1 / 2, "RprecMult@2": 2 / 6},  # P@int(1.5 + .9), P@int(6 + .9)
+        # P@int(1.5 + .9), P@int(6 + .9)
+        "RprecMult": {"RprecMult@0.5": 1 / 2, "RprecMult@2": 2 / 6},
         "Utility": {"Utility": 2 - 3, "Utility(weights={2,-1,-1,1},docs=10)": 4 - 3 - 1 + (10 + 2 - 5 - 3)},
         "IPrecAvg": {"IPrecAvg": (5 * 1 + 4 * 0.5) / 11, "IPrecAvg(levels={0.5,1})": 0.5 / 2},
         "BinG": {"BinG": (1 / math.log2(2) + 1 / math.log2(4)) / 3},  # 0 and 2 not relevant above
-        # cost so far (ideal gains, 1 at least) 2 at rank 1, 2 + 1 + 1 + 1 at rank 4; gain so far 2, 3
+        # cost so far (ideal gains, 1 at least) 2 at rank 1, 2 + 1 + 1 + 1 at rank 4; gain so far
+        # 2, 3
         "G": {"G": (2 / math.log2(2 + 2 - 2) + 1 / math.log2(2 + 5 - 3)) / 4,
               "G(gains={2:1})": (1 / math.log2(2 + 1 - 1) + 1 / math.log2(2 + 4 - 2)) / 3},
         # at rank 1 nDCG 1, at rank 4 DCG / the ideal's 3, and x (missed) the whole ranking's
         "nDCGRel": {"nDCGRel": (1 + 2 * dcg / ideal_dcg) / 3},
-        # the ideal's gain changes after rank 1 and rank 3; the ranking runs 2 past it: the whole ranking's
+        # the ideal's gain changes after rank 1 and rank 3; the ranking runs 2 past it: the whole
+        # ranking's
         "RnDCG": {"RnDCG": (2 / 2 + 2 / ideal_dcg + dcg / ideal_dcg) / 3},
         "RelP": {"RelP@2": 1 / 2, "RelP@5": 2 / 3},
         "SetRelP": {"SetRelP": 2 / 3}, "SetAP": {"SetAP": 4 / 15}, "NumNonRelJudgedRet": {"NumNonRelJudgedRet": 1},
         # gains scaled by the largest grade, 2: 1 at rank 1, 1/2 at rank 4
         "RBP": {"RBP": 0.2 * (1 + 0.5 * 0.8 ** 3), "RBP(p=0.9)": 0.1 * (1 + 0.5 * 0.9 ** 3), "RBP@3": 0.2},
-        "RBPResid": {"RBPResid": 0.8 ** 5 + 0.2 * (0.8 + 0.8 ** 4)},  # ranks 2 and 5 unjudged, then the rest
+        # ranks 2 and 5 unjudged, then the rest
+        "RBPResid": {"RBPResid": 0.8 ** 5 + 0.2 * (0.8 + 0.8 ** 4)},
         "Unjudged": {"Unjudged@2": 1 / 2, "Unjudged@10": 2 / 10},
         "RelString": {"RelString": "2-01.", "RelString@3": "2-0"},
     }
@@ -2253,29 +2349,37 @@ class AllTrecMeasuresTest(TempDirTestCase):
 
     def test_gains_of_their_own_and_the_edges(self):
         q, b = self.q, list(itertools.accumulate(g / math.log2(i + 2) for i, g in enumerate([2, 1, 1, 1, 1])))
-        # grade 0 gains 1: d3 at rank 3 and y join the ideal (2 1 1 1 1); d5 (-1) and d2 gain nothing
+        # grade 0 gains 1: d3 at rank 3 and y join the ideal (2 1 1 1 1); d5 (-1) and d2 gain
+        # nothing
         dcg3, dcg4 = 2 + 1 / 2, 2 + 1 / 2 + 1 / math.log2(5)
         self.assertAlmostEqual(value("nDCGRel(gains={0:1})", q), (1 + dcg3 / b[2] + dcg4 / b[3] + 2 * dcg4 / b[4]) / 5,
                                places=14)
-        self.assertEqual(value("nDCGRel(gains={1:-1})", q), 1.0)  # rank 4 loses, and counts only in the DCG
+        # rank 4 loses, and counts only in the DCG
+        self.assertEqual(value("nDCGRel(gains={1:-1})", q), 1.0)
         self.assertAlmostEqual(value("nDCGRel(gains={1:-1})", judged(1, 2)), (-1 + 2 / math.log2(3)) / 2, places=14)
-        self.assertAlmostEqual(value("RBP(gains={0:-1})", q), 0.2 * (1 + 2 / 3 * 0.8 ** 3), places=14)  # (g + 1) / 3
-        self.assertAlmostEqual(value("RBP(gains={1:0.5})", judged(0, 1)), 0.2 * 0.5 * 0.8, places=14)  # in [0, 1]: kept
+        # (g + 1) / 3
+        self.assertAlmostEqual(value("RBP(gains={0:-1})", q), 0.2 * (1 + 2 / 3 * 0.8 ** 3), places=14)
+        # in [0, 1]: kept
+        self.assertAlmostEqual(value("RBP(gains={1:0.5})", judged(0, 1)), 0.2 * 0.5 * 0.8, places=14)
         self.assertAlmostEqual(value("RBP@4", q), 0.2 * (1 + 0.5 * 0.8 ** 3), places=14)
         self.assertEqual(value("Unjudged@3", q), 1 / 3)  # rank 3 is judged
         self.assertEqual(value("RelString", judged(*[0] * 11 + [9, 10, 12])), "0" * 10)
         self.assertEqual(value("RelString@3", judged(9, 10, 12)), "9>>")
-        self.assertEqual(value("RnDCG", judged(1, 0, level=2)), 0.0)  # nothing relevant at level 2: trec_eval's 0
+        # nothing relevant at level 2: trec_eval's 0
+        self.assertEqual(value("RnDCG", judged(1, 0, level=2)), 0.0)
         nothing = {"Utility": -2.0, "RBPResid": 0.8, "Unjudged": 1 / 5, "RelString": "0-", "NumNonRelJudgedRet": 1}
-        for name in self.expected:  # nothing relevant, 2 retrieved (0 and unlabeled): no division by zero
+        # nothing relevant, 2 retrieved (0 and unlabeled): no division by zero
+        for name in self.expected:
             spelled = name + {"required": "@5", "multiple": "@1.0"}.get(rre.MEASURES[name].cutoff, "")
             with self.subTest(name):
                 self.assertEqual(value(spelled, judged(0, None, labels={"y": 0})), nothing.get(name, 0.0))
-        for text, message in [("IPrecAvg(levels={0.5,1.5})", "levels are recall levels from 0 to 1"),
+        for text, message in [("IPrecAvg(levels={0.5,1.5})",
+                               "levels are recall levels from 0 to 1"),
                               ("IPrecAvg(levels=0.5)", "levels are recall levels"),
                               ("Utility(weights={1,2})", "weights are 4 numbers {a,b,c,d}"),
                               ("Utility(weights={1,x,0,0})", "weights are 4 numbers"), ("RBP(p=x)", "p must be a number"),
-                              ("RBP(p=1e999)", "p must be a number a float holds (0, or 2.2e-308 to 1.8e308 in size), not '1e999'"),
+                              ("RBP(p=1e999)", "p must be a number a float holds (0, or 2.2e-308 "
+                                               "to 1.8e308 in size), not '1e999'"),
                               ("RprecMult@9223372036854775808", "the multiple of R is a number above 0")]:
             with self.subTest(text), self.assertRaises(rre.EvalError) as ctx:
                 rre.parse_measure(text)
@@ -2290,15 +2394,19 @@ class AllTrecMeasuresTest(TempDirTestCase):
             with self.subTest(text):
                 self.assertEqual([s.name for s in rre.trec_specs(text)], [name])
         self.assertEqual([s.name for s in rre.parse_measures(["rbp,RBP,rbp_resid,rbpresid"])],
-                         ["RBP(p=0.9)", "RBP", "RBPResid(p=0.9)", "RBPResid"])  # trec_eval's p, or ours
-        self.assertEqual([s.name for s in rre.parse_measures(["ndcg_cut.10,20,P_5", "recall.20,2000,utility.2,-1,0,0"])],
+                         # trec_eval's p, or ours
+                         ["RBP(p=0.9)", "RBP", "RBPResid(p=0.9)", "RBPResid"])
+        self.assertEqual([s.name for s in rre.parse_measures(["ndcg_cut.10,20,P_5",
+                                                              "recall.20,2000,utility.2,-1,0,0"])],
                          ["nDCG@10", "nDCG@20", "P@5", "R@20", "R@2000", "Utility(weights={2,-1,0,0})"])
         with self.assertRaises(rre.EvalError):
             rre.parse_measures(["map,5"])  # a number joins only a name with trec_eval's parameters
-        self.assertEqual(rre.trec_specs("utility.1,-1,0,1", 50)[0].name, "Utility(weights={1,-1,0,1},docs=50)")
+        self.assertEqual(rre.trec_specs("utility.1,-1,0,1", 50)[0].name,
+                         "Utility(weights={1,-1,0,1},docs=50)")
         self.assertEqual([rre.trec_label(n) for n in ("RBP(p=0.9)", "RBP", "RBPResid(p=0.9)", "Utility")],
                          ["rbp", "RBP", "rbp_resid", "utility"])
-        for text, message in [("utility.1,2", "trec_eval's utility takes 4 coefficients, not '1,2'"),
+        for text, message in [("utility.1,2", "trec_eval's utility takes 4 "
+                                              "coefficients, not '1,2'"),
                               ("binG.3", "trec_eval's binG takes no parameters, not '3'"),
                               ("G.x", "trec_eval's G takes gains as 1=3,2=9, not 'x'"),
                               ("G.1=3,x", "trec_eval's G takes gains as 1=3,2=9, not '1=3,x'")]:
@@ -2307,15 +2415,19 @@ class AllTrecMeasuresTest(TempDirTestCase):
             self.assertEqual(str(ctx.exception), message)
 
     def test_in_trec_eval_form_with_n_and_labels_as_typed(self):
-        qrels = self.write("qrels", "q1 0 a 2\nq1 0 c 0\nq1 0 d 1\nq1 0 e -1\nq1 0 x 1\nq1 0 y 0\n")
-        run = self.write("run", "q1 Q0 a 1 5 t\nq1 Q0 b 2 4 t\nq1 Q0 c 3 3 t\nq1 Q0 d 4 2 t\nq1 Q0 e 5 1 t\n")
+        qrels = self.write("qrels", "q1 0 a 2\nq1 0 c 0\nq1 0 d 1\nq1 0 e -1\nq1 0 "
+                                    "x 1\nq1 0 y 0\n")
+        run = self.write("run", "q1 Q0 a 1 5 t\nq1 Q0 b 2 4 t\nq1 Q0 c 3 3 t\nq1 Q0 d 4 2 "
+                                "t\nq1 Q0 e 5 1 t\n")
         status, out, err = cli("-q", "-N", "10", "-m", "utility.2,-1,-1,1", "-m", "relstring.3", "-mrbp", qrels, run)
         line = "%-22s\t%s\t%s".__mod__
         self.assertEqual((status, err), (0, ""))
         self.assertEqual(out.splitlines(), [line(("relstring_3", "q1", "'2-0'")), line(("utility_2,-1,-1,1", "q1", "4.0000")),
-                                            line(("rbp", "q1", "0.1364")),  # (1 - 0.9) * 1.3645: just below .13645
+                                            # (1 - 0.9) * 1.3645: just below .13645
+                                            line(("rbp", "q1", "0.1364")),
                                             line(("utility_2,-1,-1,1", "all", "4.0000")), line(("rbp", "all", "0.1364"))])
-        # others missed: the collection's N + 2 relevant retrieved - 5 retrieved - 3 relevant (a, d, x); N 0 unless -N
+        # others missed: the collection's N + 2 relevant retrieved - 5 retrieved - 3 relevant (a,
+        # d, x); N 0 unless -N
         for flags, want in [(["-N", "0"], "-6.0000"), ([], "-6.0000"), (["-N", "20"], "14.0000")]:
             status, out, err = cli(*flags, "-m", "utility.0,0,0,1", qrels, run)
             self.assertEqual((status, out, err), (0, line(("utility_0,0,0,1", "all", want)) + "\n", ""), flags)
@@ -2343,7 +2455,8 @@ class AllTrecMeasuresTest(TempDirTestCase):
             (1 + 1 / math.log2(3)) / 2)]))
         groups = self.write("g.json", json.dumps({"first": ["q1"]}))
         for extra in (["--ties"], ["--unjudged-bounds"], ["--ci"], ["--power"], ["--per-query"], ["--groups", groups]):
-            with self.subTest(extra):  # a text beside the numbers in every mode --format trec takes
+            # a text beside the numbers in every mode --format trec takes
+            with self.subTest(extra):
                 status, out, err = cli(fixture, "-m", "RelString,BinG", "--format", "trec", *extra)
                 self.assertEqual((status, out.splitlines()[0]), (0, "relstring\tq1\t'2-1'"), err)
         status, out, err = cli(fixture, "-m", "runid")
@@ -2353,8 +2466,9 @@ class AllTrecMeasuresTest(TempDirTestCase):
         status, out, err = cli("--qrels", fixture, "--run", run, "-m", "runid,BinG", "--format", "trec")
         self.assertEqual((status, out.splitlines()[2:4]), (0, ["runid\tall\tbm25", "num_q\tall\t2"]), err)
         status, out, err = cli(fixture, "-m", "RelString")
-        self.assertEqual((status, out, err), (2, "", "rag_retrieval_eval: error: RelString is no number, so it has "
-                                                     "no mean: --format trec prints it per query\n"))
+        self.assertEqual((status, out, err), (2, "", "rag_retrieval_eval: error: RelString is no "
+                                                     "number, so it has no mean: --format trec "
+                                                     "prints it per query\n"))
 
 
 def rbo_by_definition(run, base, p=0.9, k=None):
@@ -2401,8 +2515,10 @@ class AgreementTest(TempDirTestCase):
                 result = json.loads(out)
                 self.assertWorked(result["per_query"])
                 self.assertEqual(result["queries"], 2)
-                self.assertEqual(result["comparison"]["RBO"]["baseline"], 1.0)  # identical with itself
-                self.assertEqual(list(result["comparison"]["RBO"]["changed"]), ["q1", "q2"])  # most changed first
+                # identical with itself
+                self.assertEqual(result["comparison"]["RBO"]["baseline"], 1.0)
+                # most changed first
+                self.assertEqual(list(result["comparison"]["RBO"]["changed"]), ["q1", "q2"])
 
     def test_the_worked_examples_in_the_library_either_way_round(self):
         cand, base = ({q: pair[i] for q, pair in WORKED.items()} for i in (0, 1))
@@ -2425,7 +2541,8 @@ class AgreementTest(TempDirTestCase):
                 if k:
                     self.assertEqual(rre.overlap((run, base), k), len(a & b) / len(b) if b else float(not a))
                     self.assertEqual(rre.jaccard((run, base), k), len(a & b) / len(a | b) if a | b else 1.0)
-        self.assertEqual(rre.rank_biased_overlap((("a", "b"), ("a", "b", "c")), None), 1.0)  # exactly, not 1 - 1e-16
+        # exactly, not 1 - 1e-16
+        self.assertEqual(rre.rank_biased_overlap((("a", "b"), ("a", "b", "c")), None), 1.0)
         self.assertEqual(rre.rank_biased_overlap(((), ("a",)), None), 0.0)
 
     def test_every_query_both_rank_labeled_or_not(self):
@@ -2435,7 +2552,8 @@ class AgreementTest(TempDirTestCase):
                                "--power")
         self.assertEqual(status, 0, err)
         result = json.loads(out)
-        self.assertEqual(result["per_query"]["q2"], {"RBO": result["per_query"]["q2"]["RBO"]})  # unlabeled: RBO only
+        # unlabeled: RBO only
+        self.assertEqual(result["per_query"]["q2"], {"RBO": result["per_query"]["q2"]["RBO"]})
         self.assertEqual((result["queries"], result["agreement"], result["skipped"]["unlabeled"]),
                          (2, {"queries": 2, "unscored": 1}, []))
         self.assertEqual(result["power"]["RBO"]["n"], 2)
@@ -2455,9 +2573,11 @@ class AgreementTest(TempDirTestCase):
         self.assertEqual((list(skip["per_query"]), skip["skipped"]["missing_run"]), (["q1"], ["q2"]))
 
     def test_rankings_after_depth_duplicates_folding_and_in_trec_order(self):
-        base = self.write("base.txt", "q1 Q0 b 1 2 r\nq1 Q0 a 2 2 r\nq1 Q0 c 3 1 r\n")  # tie: b before a
+        # tie: b before a
+        base = self.write("base.txt", "q1 Q0 b 1 2 r\nq1 Q0 a 2 2 r\nq1 Q0 c 3 1 r\n")
         for run, args, expected in (
-                ("q1 Q0 a 1 2 r\nq1 Q0 b 2 2 r\nq1 Q0 c 3 1 r\n", [], 1.0),  # the same order, as trec_eval ranks
+                # the same order, as trec_eval ranks
+                ("q1 Q0 a 1 2 r\nq1 Q0 b 2 2 r\nq1 Q0 c 3 1 r\n", [], 1.0),
                 ("q1 Q0 b#1 1 3 r\nq1 Q0 b#2 2 2.5 r\nq1 Q0 a#1 3 2 r\nq1 Q0 c 4 1 r\n",
                  ["--chunk-separator", "#"], 1.0),
                 ("q1 Q0 b 1 3 r\nq1 Q0 x 2 2 r\nq1 Q0 y 3 1 r\n", ["--depth", "1"], 1.0),
@@ -2470,7 +2590,8 @@ class AgreementTest(TempDirTestCase):
 
     def test_groups_clusters_several_runs_and_every_format(self):
         cand, base = self.runs(False)
-        groups = self.write("groups.txt", "q1 A\nq2 B\n")  # no labels at all: groups name unlabeled queries
+        # no labels at all: groups name unlabeled queries
+        groups = self.write("groups.txt", "q1 A\nq2 B\n")
         args = ["--run", cand, "--baseline", base, "-m", "RBO,Overlap@3"]
         result = json.loads(cli(*args, "--groups", groups, "--clusters", groups, "--ci")[1])
         self.assertAlmostEqual(result["groups"]["A"]["comparison"]["RBO"]["candidate"], 0.69075)
@@ -2478,8 +2599,8 @@ class AgreementTest(TempDirTestCase):
         several = json.loads(cli(*args, "--run", base)[1])["runs"]
         self.assertEqual(several[str(base)]["measures"], {"RBO": 1.0, "Overlap@3": 1.0})
         table = cli(*args, "--format", "table")[1]
-        self.assertRegex(table, r"changed most \(agreement with the baseline\):\n  RBO +q1  1.0000 ->  0.6907  -0.3093\n"
-                                      r"  RBO +q2 ")
+        self.assertRegex(table, r"changed most \(agreement with the baseline\):\n  RBO +q1  "
+                                r"1.0000 ->  0.6907  -0.3093\n  RBO +q2 ")
         self.assertIn("| RBO | q1 | 1.0000 | 0.6907 | -0.3093 |", cli(*args, "--format", "markdown")[1])
         rows = list(csv.reader(io.StringIO(cli(*args, "--format", "csv")[1])))
         self.assertEqual(rows[0][:3], ["query", "RBO baseline", "RBO candidate"])
@@ -2492,8 +2613,10 @@ class AgreementTest(TempDirTestCase):
         status, _, err = cli("--qrels", qrels, "--run", fewer, "--baseline", more, "-m", "RBO,R@3", "--pool", pool)
         self.assertEqual(status, 0, err)
         records = [json.loads(line) for line in pool.read_text().splitlines()]
-        self.assertEqual([r["query_id"] for r in records], ["q2", "q3", "q1"])  # RBO 0.816, then 1.0; then labeled
-        self.assertEqual(list(records[0]["relevant"]), ["a", "b", "x", "c"])  # the top 3 of both, by best rank
+        # RBO 0.816, then 1.0; then labeled
+        self.assertEqual([r["query_id"] for r in records], ["q2", "q3", "q1"])
+        # the top 3 of both, by best rank
+        self.assertEqual(list(records[0]["relevant"]), ["a", "b", "x", "c"])
 
     def test_ties_and_unjudged_bounds_say_they_do_not_bound_them(self):
         cand, base = self.runs()
@@ -2506,7 +2629,8 @@ class AgreementTest(TempDirTestCase):
         saved = self.write("saved.json", cli("--run", cand, "--baseline", base, "-m", "RBO")[1])
         qrels = self.write("qrels.txt", "q1 0 a 1\nq2 0 a 1\n")
         for args, fragments in (
-                (["--qrels", qrels, "--run", cand, "-m", "RBO"], ["RBO compares each ranking with the baseline's",
+                (["--qrels", qrels, "--run", cand, "-m", "RBO"], ["RBO compares each ranking with "
+                                                                  "the baseline's",
                                                                   "give --baseline"]),
                 (["--run", cand, "-m", "RBO"], ["for agreement measures", "--baseline"]),
                 (["--run", cand, "--baseline", base, "-m", "RBO(thresh=0.5)"], ["RBO takes no thresh parameter"]),
@@ -2598,7 +2722,8 @@ class EdgeTest(TempDirTestCase):
         self.assertEqual(rre.parse_cutoff("999999999999999999"), 10 ** 18 - 1)
         self.assertEqual(rre.read_qrels(str(self.write("low.txt", "q1 0 d1 %d\nq1 0 d2 1\n" % -2 ** 63))),
                          {"q1": {"d1": -2 ** 63, "d2": 1}})
-        for text, message in (("1000000000000000000", "cutoff must be a positive integer below 10**18, not "),
+        for text, message in (("1000000000000000000",
+                               "cutoff must be a positive integer below 10**18, not "),
                               ("abc", "cutoff must be a positive integer, not 'abc'"),
                               ("0", "cutoff must be a positive integer, not '0'")):
             with self.subTest(text), self.assertRaisesRegex(rre.EvalError, "^" + re.escape(message)):
@@ -2622,10 +2747,12 @@ class EdgeTest(TempDirTestCase):
         status, out, err = cli(path, "--format", "j\x01")
         self.assertEqual((status, out), (2, ""))
         self.assertTrue(err.startswith("rag_retrieval_eval: error: argument --format: invalid choice: 'j\\x01' ("), err)
-        self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)  # 0: every judged document
+        # 0: every judged document
+        self.assertEqual(cli(path, "--relevance-level", "0", "-m", "R@1")[0], 0)
         self.assertEqual(cli(path, "--baseline", path, "--permutations", "1", "-m", "R@1")[0], 0)
         status, out, err = cli(path, "b\x01")  # two files: trec_eval's form
-        self.assertEqual(err, "rag_retrieval_eval: error: b\\x01: cannot read: No such file or directory\n")
+        self.assertEqual(err, "rag_retrieval_eval: error: b\\x01: cannot read: No such file "
+                              "or directory\n")
 
     def test_standard_input_is_the_same_file_as_itself_only(self):
         self.assertTrue(rre._same_file("-", "-"))
@@ -2654,7 +2781,8 @@ class TieBoundsTest(TempDirTestCase):
             bounds = rre.score_run({"q": labels}, {"q": scores}, self.MEASURES, ties=True, **opts)["ties"]["measures"]
             tied = [list(g) for _, g in itertools.groupby(sorted(docs, key=scores.get, reverse=True), key=scores.get)]
             values = [rre.score_run({"q": labels}, {"q": [d for part in combo for d in part]}, self.MEASURES,
-                                    **opts)["measures"]  # one query's means: GMAP's floored as its bounds are
+                                    # one query's means: GMAP's floored as its bounds are
+                                    **opts)["measures"]
                       for combo in itertools.product(*map(itertools.permutations, tied))]
             for name in self.MEASURES:
                 with self.subTest(trial=trial, measure=name):
@@ -2684,7 +2812,8 @@ class TieBoundsTest(TempDirTestCase):
         result = rre.score_run(qrels, {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {}, "q3": {}}, "R(tokens=9)@2", ties=True,
                                lengths={"d1": 5, "d2": 5})
         self.assertEqual(result["ties"], {"measures": {"R(tokens=9)@2": {"low": 0.5 / 3, "high": 0.5 / 3}},
-                                          "queries": []})  # a budget is bounded too, when nothing is tied
+                                          # a budget is bounded too, when nothing is tied
+                                          "queries": []})
 
     def test_tie_bounds_say_not_bounded_only_when_something_is(self):
         result = rre.score_run({"q1": ["d1"]}, {"q1": {"d1": 1.0, "d2": 1.0}}, "RR", ties=True)
@@ -2700,7 +2829,8 @@ class UnjudgedBoundsTest(TempDirTestCase):
         block = json.loads(out)["unjudged"]
         self.assertEqual(block, {"measures": {"R@3": {"judged": 0.25, "if_relevant": 2 / 3},
                                               "P@3": {"judged": 1 / 6, "if_relevant": 2 / 3}},
-                                 "not_bounded": {"nDCG@3": "a relevant label for an unjudged document can lower it"}})
+                                 "not_bounded": {"nDCG@3": "a relevant label for an unjudged "
+                                                           "document can lower it"}})
         self.assertIn("note: if every unjudged document were relevant: R@3 0.2500 -> 0.6667, P@3 0.1667 -> 0.6667", err)
         self.assertEqual(rre.score_run(EXPLAIN_EXAMPLE["qrels"], EXPLAIN_EXAMPLE["runs"], "R@3,P@3,nDCG@3",
                                        unjudged_bounds=True)["unjudged"], block)
@@ -2721,7 +2851,8 @@ class UnjudgedBoundsTest(TempDirTestCase):
     def test_every_report_marks_the_changed_queries_with_unjudged_documents(self):
         qrels = self.write("q.json", {"q1": {"a": 1, "b": 1, "x": 0}, "q2": ["c"], "q3": ["e"]})
         base = self.write("b.json", {"q1": ["a", "b"], "q2": ["c"], "q3": ["e"]})
-        run = self.write("r.json", {"q1": ["x", "a"], "q2": ["u", "v"], "q3": ["e"]})  # q1 regressed, all judged
+        # q1 regressed, all judged
+        run = self.write("r.json", {"q1": ["x", "a"], "q2": ["u", "v"], "q3": ["e"]})
         args = ("--qrels", qrels, "--run", run, "--baseline", base, "-m", "R@2,nDCG@2", "--unjudged-bounds")
         table = cli(*args, "--format", "table")[1]
         self.assertIn("lost (a hit before, nothing relevant now) by R@2: q2; unjudged documents in the candidate's "
@@ -2767,7 +2898,8 @@ class UnjudgedBoundsTest(TempDirTestCase):
         qrels, run = {"q1": {"a": 1, "n": 0}}, {"q1": ["a", "n", "u"]}
         names = ["nDCG", "AP", "Rprec", "Bpref", "infAP", "IPrec@1.0"]
         loose = rre.score_run(qrels, run, names, unjudged_bounds=True)["unjudged"]["not_bounded"]
-        self.assertEqual(loose, dict.fromkeys(names, "a relevant label for an unjudged document can lower it"))
+        self.assertEqual(loose, dict.fromkeys(names, "a relevant label for an unjudged "
+                                                     "document can lower it"))
         before = rre.score_run(qrels, run, names)["measures"]
         after = rre.score_run({"q1": dict(qrels["q1"], u=1)}, run, names)["measures"]
         for name in names:
@@ -2827,8 +2959,10 @@ class StatisticsGoldenTest(unittest.TestCase):
         cand = {"q%d" % i: ["d%d" % i] if i % 3 else ["x", "y", "d%d" % i] for i in range(20)}
         result = rre.compare_runs(qrels, base, cand, ["RR", "R@1"], seed=7, ci=True)
         rr, r1 = result["comparison"]["RR"], result["comparison"]["R@1"]
-        self.assertEqual(r1["p_value"], 2 / 2 ** 13)  # 13 queries 0 -> 1, enumerated: both all-same signs
-        self.assertEqual(rr["p_value"], 34 / 10001)  # 20 changed: sampled, (hits + 1) / (draws + 1)
+        # 13 queries 0 -> 1, enumerated: both all-same signs
+        self.assertEqual(r1["p_value"], 2 / 2 ** 13)
+        # 20 changed: sampled, (hits + 1) / (draws + 1)
+        self.assertEqual(rr["p_value"], 34 / 10001)
         self.assertEqual(rre.compare_runs(qrels, base, cand, "RR", seed=7, permutations=500)["comparison"]["RR"]
                          ["p_value"], 3 / 501)
         self.assertEqual((rr["ci95"], r1["ci95"]), ([0.13333333333333333, 0.4], [0.45, 0.85]))
@@ -2837,7 +2971,8 @@ class StatisticsGoldenTest(unittest.TestCase):
                                          [0.3358333333333333, 0.5900000000000001])):
             with self.subTest(seed=seed):
                 result = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "RR", seed=seed, ci=True)
-                self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)  # 12 changed: exact
+                # 12 changed: exact
+                self.assertEqual(result["comparison"]["RR"]["p_value"], 0.503021240234375)
                 self.assertEqual((result["comparison"]["RR"]["ci95"], result["ci95"]["RR"]), (delta_ci, mean_ci))
                 self.assertEqual(rre.score_run(self.QRELS, self.CAND, "RR", seed=seed, ci=True)["ci95"]["RR"], mean_ci)
 
@@ -2872,7 +3007,8 @@ class StatisticsGoldenTest(unittest.TestCase):
 class StatisticsAtScaleTest(unittest.TestCase):
     def test_sampled_p_agrees_with_enumeration_within_sampling_error(self):
         rng = random.Random(11)
-        cases = [[rng.choice([-1.0, -0.5, 0.5, 1.0, 1 / 3]) for _ in range(17)],   # few distinct: ties
+        # few distinct: ties
+        cases = [[rng.choice([-1.0, -0.5, 0.5, 1.0, 1 / 3]) for _ in range(17)],
                  [rng.random() - 0.4 for _ in range(17)],                            # continuous
                  [0.25] * 9 + [-0.25] * 6 + [0.75, 1.0]]                             # equal blocks
         for diffs in cases:
@@ -2891,15 +3027,18 @@ class StatisticsAtScaleTest(unittest.TestCase):
             n = rng.choice([17, 40, 130, 300])
             diffs = [rng.choice([0.5, -0.5, 1.0, 0.0]) if trial % 3 else rng.random() - 0.5 for _ in range(n)]
             if trial == 5:
-                diffs = [0.5] * 270 + [-1 / 3] * 9 + [1e-30]  # a run of more than 31 equal blocks, a value that rounds to 0
-            permutations = 9000 if trial < 2 else rng.choice([1, 99, 1000])  # 9000: more than one round of draws
+                # a run of more than 31 equal blocks, a value that rounds to 0
+                diffs = [0.5] * 270 + [-1 / 3] * 9 + [1e-30]
+            # 9000: more than one round of draws
+            permutations = 9000 if trial < 2 else rng.choice([1, 99, 1000])
             columns = [diffs, [abs(d) for d in diffs]]
             fixed = [rre.fixed_point(column) for column in columns]
             blocks, reach = rre.flip_blocks([d for d in diffs if d])
             draws = [rng.getrandbits(8 * permutations).to_bytes(permutations, "little") for _ in blocks]
             self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
             self.assertEqual(rre.fast_bootstrap_sums(fixed, trial, 40), rre.reference_bootstrap_sums(fixed, trial, 40))
-        for n, resamples in ((130, 1000), (rre.BOOTSTRAP_WORDS + 7, 16)):  # words drawn ahead, and left over
+        # words drawn ahead, and left over
+        for n, resamples in ((130, 1000), (rre.BOOTSTRAP_WORDS + 7, 16)):
             fixed = [rre.fixed_point([rng.random() - 0.5 for _ in range(n)])]
             self.assertEqual(rre.fast_bootstrap_sums(fixed, n, resamples), rre.reference_bootstrap_sums(fixed, n, resamples))
 
@@ -2907,7 +3046,8 @@ class StatisticsAtScaleTest(unittest.TestCase):
         rng = random.Random(11)
         blocks = [[5] * 8] * 3 + [[1, 2, 3, 4, 5, 6, 7, 8]]
         draws = [bytes(rng.getrandbits(8) for _ in range(64)) for _ in blocks]
-        for reach in range(0, 160, 2):  # every threshold: one draw counted wrong shows at one of them
+        # every threshold: one draw counted wrong shows at one of them
+        for reach in range(0, 160, 2):
             with self.subTest(reach=reach):
                 self.assertEqual(rre.fast_flip_hits(blocks, draws, reach), rre.reference_flip_hits(blocks, draws, reach))
 
@@ -2924,7 +3064,8 @@ class StatisticsAtScaleTest(unittest.TestCase):
         for picks in rre.resample_picks(5, random.Random(2), 2000):
             for i in picks:
                 counts[i] += 1
-        self.assertLess(sum((c - 2000) ** 2 / 2000 for c in counts), 18.5)  # chi-square, 4 degrees: p < 0.001
+        # chi-square, 4 degrees: p < 0.001
+        self.assertLess(sum((c - 2000) ** 2 / 2000 for c in counts), 18.5)
 
 
 class ComparisonTest(TempDirTestCase):
@@ -2948,7 +3089,8 @@ class ComparisonTest(TempDirTestCase):
         self.assertEqual(len(rr["ci95"]), 2)
         self.assertLessEqual(rr["ci95"][0], rr["delta"])
         self.assertEqual(json.loads(out)["comparison"]["R@3"]["p_holm"], 1.0)
-        ap = json.loads(self.compare("-m", "AP,nDCG@3")[1])["comparison"]  # "lost" only where 0 means nothing found
+        # "lost" only where 0 means nothing found
+        ap = json.loads(self.compare("-m", "AP,nDCG@3")[1])["comparison"]
         self.assertEqual([name for name, row in ap.items() if "lost" in row], [])
 
     def test_identical_runs(self):
@@ -2989,7 +3131,8 @@ class ComparisonTest(TempDirTestCase):
         self.assertEqual(json.loads(out)["breaches"], [
             {"measure": "RR", "query": "q3", "baseline": 1.0, "candidate": 0.0, "drop": 1.0,
              "gate": "--max-query-drop", "limit": 0.6}])
-        self.assertIn("gate failed: RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.6)",
+        self.assertIn("gate failed: RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > "
+                      "--max-query-drop 0.6)",
                       err)
 
     def test_relabelled_baseline_is_refused(self):
@@ -2999,7 +3142,8 @@ class ComparisonTest(TempDirTestCase):
         self.assertEqual(fast, reference)
         status, out, err = fast
         self.assertEqual((status, out), (2, ""))
-        self.assertIn("base.json: qrels: the baseline's labels differ from the candidate's (%s) on 1 query ('q2')" % c,
+        self.assertIn("base.json: qrels: the baseline's labels differ from the candidate's (%s) "
+                      "on 1 query ('q2')" % c,
                       err)
 
     def test_trec_baseline_with_separate_files(self):
@@ -3021,7 +3165,8 @@ class ComparisonTest(TempDirTestCase):
     def test_table_report(self):
         status, out, err = self.compare("-m", "R@3,RR", "--format", "table", "--max-query-drop", "0.5")
         self.assertEqual(status, 1)
-        for fragment in ("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)",
+        for fragment in ("measure  baseline  candidate    delta     95% CI of "
+                         "delta       p  p (Holm)",
                          "RR         0.8333     0.5000  -0.3333", "gate breaches:",
                          "  RR query 'q3': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.5)",
                          "lost (a hit before, nothing relevant now) by R@3: q3",
@@ -3058,7 +3203,8 @@ class ComparisonTest(TempDirTestCase):
     def test_measure_and_comparison_edges(self):
         half = rre.score_run({"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}, {"q1": ["d1"], "q2": ["x", "d3"]},
                              "nDCG(gains={1:0.5})")
-        self.assertEqual(half["per_query"]["q1"], {"nDCG(gains={1:0.5})": 1.0})  # an ideal sum below 1
+        # an ideal sum below 1
+        self.assertEqual(half["per_query"]["q1"], {"nDCG(gains={1:0.5})": 1.0})
         self.assertEqual(rre.score_run({"q1": {"d1": 1}}, {"q1": ["d1"]}, "nDCG(gains={1:0})")["measures"],
                          {"nDCG(gains={1:0})": 0.0})  # no gain to reach: 0, as trec_eval
         result = rre.compare_runs({"q%d" % i: ["d"] for i in range(4)}, {"q%d" % i: ["x", "d"] for i in range(4)},
@@ -3095,8 +3241,9 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertEqual(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"], [])
         breach, = rre.compare(baseline, result(0.55), specs, rre.make_plan(rre.Config()), gates=gates)["breaches"]
         self.assertEqual((breach.rule["noise"], breach.rule["replicates"]), (noise["nDCG@10"], 1))
-        self.assertEqual(rre.breach_text(breach), "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop "
-                                                  "0.01 + noise 0.0300 among the baseline and 1 replicate)")
+        self.assertEqual(rre.breach_text(breach),
+                         "nDCG@10 mean: 0.6209 -> 0.5500 (drop 0.0709 > --max-mean-drop 0.01 + "
+                         "noise 0.0300 among the baseline and 1 replicate)")
         self.assertEqual(len(rre.compare(baseline, result(0.585), specs, rre.make_plan(rre.Config()), gates=gates._replace(noise=None))["breaches"]), 1)
 
     def test_noise_and_unstable_queries_in_json(self):
@@ -3114,7 +3261,8 @@ class ReplicateTest(ReplicateFilesTestCase):
         plain = json.loads(self.compare("inside.json")[1])
         for key in ("noise", "unstable", "replicates"):
             self.assertNotIn(key, plain)
-        self.assertEqual(plain["comparison"], result["comparison"])  # replicates change gates, not numbers
+        # replicates change gates, not numbers
+        self.assertEqual(plain["comparison"], result["comparison"])
 
     def test_a_candidate_inside_the_noise_passes_and_one_beyond_it_fails(self):
         cases = [("inside.json", [], 1), ("inside.json", REPLICATES, 0), ("beyond.json", REPLICATES, 1),
@@ -3145,7 +3293,8 @@ class ReplicateTest(ReplicateFilesTestCase):
 
     def test_every_format_shows_the_noise_and_the_unstable_queries(self):
         table = self.compare("inside.json", "--format", "table", *REPLICATES)[1]
-        self.assertIn("measure  baseline  candidate    delta     95% CI of delta       p  p (Holm)   noise  unstable",
+        self.assertIn("measure  baseline  candidate    delta     95% CI of delta       p  p "
+                      "(Holm)   noise  unstable",
                       table)
         self.assertRegex(table, r"\nRR .* 0\.1667  +2\n")
         self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q2', 'q5'", table)
@@ -3164,7 +3313,8 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertNotIn("gate breaches", plain)
         steady = self.compare("beyond.json", "--format", "table", "-m", "R@3", "--replicate", "rep2.json")[1]
         self.assertIn("unstable (values differ among the baseline and its replicates) by RR: 'q5'", steady)
-        self.assertNotIn("by R@3", steady)  # every R@3 is 1, in every run: nothing lost, nothing unstable
+        # every R@3 is 1, in every run: nothing lost, nothing unstable
+        self.assertNotIn("by R@3", steady)
         self.assertNotIn("Worst regressed", self.compare("base.json", "--format", "markdown", *REPLICATES)[1])
         self.assertNotIn("**unstable** by R@3",
                          self.compare("beyond.json", "--format", "markdown", "-m", "R@3", "--replicate", "rep2.json")[1])
@@ -3182,38 +3332,45 @@ class ReplicateTest(ReplicateFilesTestCase):
 
     def test_worst_regressed_queries_come_largest_drop_first_and_one_query_fills_its_histogram(self):
         table = self.compare("inside.json", "--format", "table", "-m", "AP,R@1")[1]
-        self.assertRegex(table, r"worst regressed queries:\n  RR +q5 .*-0\.7500\n  AP +q5 .*-0\.7500\n  R@1 +q5 .*"
-                                r"-1\.0000\n  shown, of the regressed queries: RR all 1, AP all 1, R@1 all 1\n")
+        self.assertRegex(table, r"worst regressed queries:\n  RR +q5 .*-0\.7500\n  AP +q5 "
+                                r".*-0\.7500\n  R@1 +q5 .*-1\.0000\n  shown, of the regressed "
+                                r"queries: RR all 1, AP all 1, R@1 all 1\n")
         one = self.write("one.json", {"q0": ["d0"]})
         table = cli("--qrels", one, "--run", self.write("miss.json", {"q0": ["x"]}), "--baseline", one, "-m", "RR",
                     "--format", "table")[1]
         self.assertIn("  <= -0.5           1 " + "#" * 40 + "\n", table)
 
     def test_interval_gate_on_deltas_whose_interval_is_known(self):
-        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # against all ones: -1/2 each, q2 -3/4
+        # against all ones: -1/2 each, q2 -3/4
+        self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))
         self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
-        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # deltas -8/9 and 0: the interval reaches 0
+        # deltas -8/9 and 0: the interval reaches 0
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))
         def gate(run, base, limit):
             return cli("--qrels", "qrels.json", "--run", run, "--baseline", base, "-m", "RR",
                        "--max-mean-drop", limit, "--gate-on", "interval")
         status, out, err = gate("all-down.json", "base-ones.json", "0.5")
         interval = json.loads(out)["comparison"]["RR"]["ci95"]
-        self.assertEqual(interval[1], -0.5)  # no resample mean is above -1/2, and 1 in 3 draws no q2 at all
+        # no resample mean is above -1/2, and 1 in 3 draws no q2 at all
+        self.assertEqual(interval[1], -0.5)
         self.assertEqual(status, 0, err)  # -0.5 is not below -0.5: equality passes
         status, out, err = gate("all-down.json", "base-ones.json", repr(0.5 - 1e-9))
         self.assertEqual(status, 1, err)
         breach, = json.loads(out)["breaches"]
         self.assertEqual((breach["gate_on"], breach["ci95"], breach["queries"]), ("interval", interval, 6))
-        self.assertIn("(95%% CI of the change [%+.4f, -0.5000] lies below -(--max-mean-drop 0.499999999); drop 0.5417)"
+        self.assertIn("(95%% CI of the change [%+.4f, -0.5000] lies below -(--max-mean-drop "
+                      "0.499999999); drop 0.5417)"
                       % interval[0], err)
-        status, out, err = gate("one-lost.json", "base-ones.json", "0.1")  # mean drop 0.148 > 0.1, but not surely
+        # mean drop 0.148 > 0.1, but not surely
+        status, out, err = gate("one-lost.json", "base-ones.json", "0.1")
         self.assertEqual((status, json.loads(out)["comparison"]["RR"]["ci95"][1]), (0, 0.0), err)
         self.assertEqual(cli("--qrels", "qrels.json", "--run", "one-lost.json", "--baseline", "base-ones.json",
                              "-m", "RR", "--max-mean-drop", "0.1")[0], 1)
 
     def test_the_interval_of_a_count_is_of_its_sum(self):
         self.write("base-ones.json", rr_run(1, 1, 1, 1, 1, 1))
-        self.write("more.json", rr_run(2, 2, 4, 2, 2, 2))  # 14 retrieved, 6 after: every query 1 fewer, q2 3
+        # 14 retrieved, 6 after: every query 1 fewer, q2 3
+        self.write("more.json", rr_run(2, 2, 4, 2, 2, 2))
         for limit, expected in (("5", 1), ("6", 0)):  # the sum's interval ends at 6 x -1
             with self.subTest(limit=limit):
                 status, out, err = cli("--qrels", "qrels.json", "--run", "base-ones.json", "--baseline", "more.json",
@@ -3246,7 +3403,8 @@ class ReplicateTest(ReplicateFilesTestCase):
         groups = json.loads(out)["groups"]
         self.assertEqual((groups["steady"]["noise"], groups["shaky"]["noise"]), ({"RR": 0.0}, {"RR": 0.5}))
         one = json.loads(self.compare("beyond.json", "--groups", "g.json", "--replicate", "rep1.json")[1])["groups"]
-        self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})  # the baseline's 3/4 against the replicate's 1
+        # the baseline's 3/4 against the replicate's 1
+        self.assertEqual(one["shaky"]["noise"], {"RR": 0.25})
         for fmt, shaky in (("table", "  shaky   2 (few)  0.7500 (+0.0000) noise 0.5000"),
                            ("markdown", "| shaky | 2 (few) | 0.7500 (+0.0000) noise 0.5000 |")):
             report = self.compare("beyond.json", "--groups", "g.json", "--format", fmt, *REPLICATES)[1]
@@ -3255,7 +3413,8 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertEqual([(b["group"], b["noise"]) for b in json.loads(out)["breaches"]], [("steady", 0.0)])
         self.assertIn("RR group 'steady' mean: 1.0000 -> 0.3333 (drop 0.6667 > --max-group-drop 0.1 + noise 0.0000 "
                       "among the baseline and 2 replicates)", err)
-        self.write("shaky-down.json", rr_run(1, 1, 2, 1, 1, 2))  # the shaky group at the replicates' low end
+        # the shaky group at the replicates' low end
+        self.write("shaky-down.json", rr_run(1, 1, 2, 1, 1, 2))
         self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1", *REPLICATES)[0], 0)
         self.assertEqual(self.compare("shaky-down.json", "--groups", "g.json", "--max-group-drop", "0.1")[0], 1)
         status, out, err = self.compare("beyond.json", "--groups", "g.json", "--max-group-drop", "0.1",
@@ -3271,15 +3430,17 @@ class ReplicateTest(ReplicateFilesTestCase):
         runs = json.loads(out)["runs"]
         self.assertEqual((status, [len(r["breaches"]) for r in runs.values()]), (1, [0, 1]), err)
         self.assertEqual(runs["inside.json"]["noise"], runs["beyond.json"]["noise"])
-        said = [line.split(" (")[0] for line in err.splitlines()]  # the baseline's notes once, then each run's
-        finer = (": warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest "
-                 "detectable change is ")
+        # the baseline's notes once, then each run's
+        said = [line.split(" (")[0] for line in err.splitlines()]
+        finer = (": warning: --max-mean-drop 0.05 on RR is finer than the set can see: its "
+                 "smallest detectable change is ")
         self.assertEqual([line.rpartition(" ")[0] if finer in line else line for line in said],
                          ["rag_retrieval_eval: note: noise among the baseline and 2 replicates",
                           "rag_retrieval_eval: note: unstable queries",
                           "rag_retrieval_eval: inside.json" + finer[:-1],
                           "rag_retrieval_eval: beyond.json" + finer[:-1],
-                          "rag_retrieval_eval: beyond.json: gate failed: RR mean: 0.9167 -> 0.6944"])
+                          "rag_retrieval_eval: beyond.json: gate failed: RR mean: "
+                          "0.9167 -> 0.6944"])
         table = cli("--qrels", "qrels.json", "--run", "inside.json", "--run", "beyond.json", "--baseline", "base.json",
                     "-m", "RR", "--format", "table", *REPLICATES)[1].splitlines()
         self.assertEqual([line.split()[-1] for line in table[1:4]], ["0.9167", "0.1667", "2"])
@@ -3306,8 +3467,10 @@ class ReplicateTest(ReplicateFilesTestCase):
         self.assertEqual(several["runs"]["b"]["breaches"][0]["gate_on"], "interval")
         for options, message in (
                 ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
-                ({"gate_on": "median"}, "gate_on must be one of mean, interval, noninferiority, not 'median'"),
-                ({"gate_on": "interval"}, "--gate-on interval needs --max-mean-drop or --max-group-drop"),
+                ({"gate_on": "median"},
+                 "gate_on must be one of mean, interval, noninferiority, not 'median'"),
+                ({"gate_on": "interval"},
+                 "--gate-on interval needs --max-mean-drop or --max-group-drop"),
                 ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
                 ({"replicates": [{"q0": "d0"}]}, "replicates[0]")):
             with self.subTest(options=options), self.assertRaises(rre.EvalError) as caught:
@@ -3376,7 +3539,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
     def setUp(self):
         super().setUp()
         self.write("all-down.json", rr_run(2, 2, 4, 2, 2, 2))  # RR against base.json's
-        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))  # against base.json: -8/9 once, q2 +1/2
+        # against base.json: -8/9 once, q2 +1/2
+        self.write("one-lost.json", rr_run(1, 1, 1, 1, 1, 9))
         self.write("g.json", {"first": ["q0", "q1", "q2"], "last": ["q3", "q4", "q5"], "one": ["q0"]})
 
     def test_power_by_hand(self):
@@ -3396,8 +3560,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         self.assertIn("note: power (80%%, two-sided 5%%): RR detects a change of %.4f over 6 queries, sd %.4f "
                       "(--max-mean-drop 0.05 would need %d queries)" % (block["mde"], sd, block["queries_for"]["0.05"]),
                       err)
-        self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its smallest detectable "
-                      "change is %.4f\n" % block["mde"], err)
+        self.assertIn("warning: --max-mean-drop 0.05 on RR is finer than the set can see: its "
+                      "smallest detectable change is %.4f\n" % block["mde"], err)
         groups = json.loads(out)["groups"]
         self.assertEqual([groups[g]["power"]["RR"]["n"] for g in ("first", "last", "one")], [3, 3, 1])
         self.assertEqual(groups["one"]["power"]["RR"]["mde"], None)  # one query: nothing to say
@@ -3406,7 +3570,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         values = list(down.values())
         spread = math.sqrt(sum((v - sum(values) / 6) ** 2 for v in values) / 5)
         self.assertEqual(alone["power"]["RR"]["paired"], False)
-        self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)  # the bound
+        # the bound
+        self.assertAlmostEqual(alone["power"]["RR"]["sd"], math.sqrt(2) * spread, places=12)
 
     def test_a_gate_finer_than_the_set_can_see_is_said_without_power(self):
         args = ("--qrels", "qrels.json", "--run", "all-down.json", "--baseline", "base.json",
@@ -3422,7 +3587,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         self.assertIn("- " + said, markdown)
         status, out, err = cli(*args, "--max-mean-drop", "0.05", "--power")  # said once: --power
         self.assertEqual((err.count("finer than"), json.loads(out)["warnings"]), (2, []))
-        for coarse in ("%.4f" % (mde + 0.0001), repr(mde)):  # at or above what it sees: nothing said
+        # at or above what it sees: nothing said
+        for coarse in ("%.4f" % (mde + 0.0001), repr(mde)):
             status, out, err = cli(*args[:-1], "RR", "--max-mean-drop", coarse)
             self.assertEqual(("finer" in err, json.loads(out)["warnings"]), (False, []))
         several = cli("--qrels", "qrels.json", "--run", "all-down.json", "--run", "base.json",
@@ -3439,10 +3605,12 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
                                "--max-group-drop", "0.5")
         self.assertEqual(status, 1, err)  # the gate of 0 fails: RR dropped
         power = json.loads(out)["power"]
-        self.assertEqual(json.loads(out)["groups"]["one"]["power"]["RR"]["queries_for"], {"0.5": None})  # one query
+        # one query
+        self.assertEqual(json.loads(out)["groups"]["one"]["power"]["RR"]["queries_for"], {"0.5": None})
         self.assertEqual(power["RR"]["queries_for"], {"0.0": None})
-        self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; --max-mean-drop 0.0: a change of 0 cannot "
-                      "be resolved by any number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
+        self.assertIn("RR detects a change of %.4f over 6 queries, sd %.4f; "
+                      "--max-mean-drop 0.0: a change of 0 cannot be resolved by any "
+                      "number of queries\n" % (power["RR"]["mde"], power["RR"]["sd"]), err)
         base, down = ({q: row["NumRelRet"] for q, row in json.loads(cli("--qrels", "qrels.json", "--run", name, "-m",
                        "NumRelRet")[1])["per_query"].items()} for name in ("base.json", "lost.json"))
         sd = statistics.stdev([down[q] - base[q] for q in down])
@@ -3450,8 +3618,9 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         count = power["NumRelRet"]
         self.assertEqual((count["of"], count["queries_for"]), ("sum", {"0.0": None}))
         self.assertAlmostEqual(count["mde"], 2.8015852 * sd * math.sqrt(6), places=12)
-        self.assertIn("NumRelRet detects a change of %.4f in its sum over 6 queries, sd %.4f; more queries make a "
-                      "sum's change larger, not easier to see\n" % (count["mde"], sd), err)
+        self.assertIn("NumRelRet detects a change of %.4f in its sum over 6 "
+                      "queries, sd %.4f; more queries make a sum's change larger, "
+                      "not easier to see\n" % (count["mde"], sd), err)
         self.assertIn("group first NumRelRet detects", err)  # per group too, and nothing raised
         self.assertEqual(rre.compare_runs(REPLICATE_QRELS, REPLICATE_RUNS["base.json"], lost,
                                           ["RR", "NumRelRet"], power=True, max_mean_drop=0)["power"], power)
@@ -3469,7 +3638,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
                                    ["RR", "R@1"], power=True, max_mean_drop=0.05)
         self.assertEqual(library["power"], json.loads(cli(*args)[1])["power"])
         self.assertNotIn("power", json.loads(cli(*args[:-3])[1]))
-        unanswered = self.write("n.txt", "q9\n")  # Abstain scores one query: nothing to say of it, and then RR
+        # Abstain scores one query: nothing to say of it, and then RR
+        unanswered = self.write("n.txt", "q9\n")
         self.write("with-q9.json", dict(rr_run(2, 2, 4, 2, 2, 2), q9=[]))
         err = cli("--qrels", "qrels.json", "--run", "with-q9.json", "--no-answer", unanswered, "-m",
                   "Abstain,RR", "--power")[2]
@@ -3479,7 +3649,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
     def test_noninferiority_passes_only_what_the_interval_shows(self):
         def gate(run, limit, *more):
             return self.compare(run, "--max-mean-drop", limit, "--gate-on", "noninferiority", *more)
-        status, out, err = gate("base.json", "0.01")  # no change at all: the interval is a point, at 0
+        # no change at all: the interval is a point, at 0
+        status, out, err = gate("base.json", "0.01")
         self.assertEqual(status, 0, err)
         status, out, err = gate("all-down.json", "0.45")  # [-0.5, -0.375]: not above -0.45
         low, high = json.loads(out)["comparison"]["RR"]["ci95"]
@@ -3488,11 +3659,13 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         self.assertEqual((breach["gate_on"], breach["queries"]), ("noninferiority", 6))
         self.assertIn("(95% CI of the change [-0.5000, -0.3750] does not lie above -(--max-mean-drop 0.45): not shown "
                       "to be no worse; drop 0.4583)", err)
-        self.assertEqual(gate("all-down.json", "0.5")[0], 0)  # the interval lies above -0.5: equality passes
+        # the interval lies above -0.5: equality passes
+        self.assertEqual(gate("all-down.json", "0.5")[0], 0)
         low = json.loads(gate("one-lost.json", "0.2")[1])["comparison"]["RR"]["ci95"][0]
         self.assertLess(low, -0.2)  # a wide interval: not shown to be no worse than -0.2
         self.assertEqual(gate("one-lost.json", "0.2")[0], 1)
-        self.assertEqual(self.compare("one-lost.json", "--max-mean-drop", "0.2")[0], 0)  # the mean gate passes it
+        # the mean gate passes it
+        self.assertEqual(self.compare("one-lost.json", "--max-mean-drop", "0.2")[0], 0)
         rejected(self, *self.compare("base.json", "--gate-on", "noninferiority"),
                  "--gate-on noninferiority needs --max-mean-drop or --max-group-drop")
         one = self.write("one.json", {"q0": ["d0"]})
@@ -3502,7 +3675,8 @@ class PowerAndNoninferiorityTest(ReplicateFilesTestCase):
         self.assertIn("--gate-on noninferiority cannot decide on 1 query, and fails", err)
         grouped = cli("--qrels", "qrels.json", "--run", "base.json", "--baseline", "base.json", "-m", "RR",
                       "--groups", "g.json", "--max-group-drop", "0.1", "--gate-on", "noninferiority")
-        self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])  # one query: no decision
+        # one query: no decision
+        self.assertEqual([b["group"] for b in json.loads(grouped[1])["breaches"]], ["one"])
 
 
 class NothingToGateTest(TempDirTestCase):
@@ -3531,8 +3705,10 @@ class NothingToGateTest(TempDirTestCase):
                               "--max-group-drop 0.1 cannot decide on nothing, and fails", err)
                 self.assertEqual([b["group"] for b in breaches], ["none"] + ["one"] * (gate_on == "interval"))
         status, out, err = cli(fixture, "-m", "R@3,Abstain", "--baseline", fixture, "--max-group-drop", "0.1")
-        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)  # Abstain scores the group
-        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)  # no group gate: nothing fails
+        # Abstain scores the group
+        self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
+        # no group gate: nothing fails
+        status, out, err = cli(fixture, "-m", "R@3", "--baseline", fixture)
         self.assertEqual((status, json.loads(out)["breaches"]), (0, []), err)
 
     def test_what_a_group_counts(self):
@@ -3541,7 +3717,8 @@ class NothingToGateTest(TempDirTestCase):
                                             groups={"none": ["q3", "q4", "q5", "q6", "q7"], "all": ["q1", "q3"]}))
         status, out, err = cli(fixture, "-m", "R@3,Abstain")
         groups = json.loads(out)["groups"]
-        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)  # Abstain over 5
+        # Abstain over 5
+        self.assertEqual((groups["none"]["small"], groups["all"]["small"]), (False, True), err)
         status, out, err = cli(fixture, "-m", "R@3,Abstain", "--format", "trec")
         self.assertEqual([line for line in out.splitlines() if line.startswith("num_")],
                          ["num_q\tall\t2", "num_no_answer\tall\t5", "num_q\tgroup:none\t0",
@@ -3549,7 +3726,8 @@ class NothingToGateTest(TempDirTestCase):
         mixed = self.write("m.json", dict(json.loads(fixture.read_text()), groups={"mixed": ["q1", "q3", "q4", "q5",
                                                                                           "q6", "q7"]}))
         groups = json.loads(cli(mixed, "-m", "R@3,Abstain")[1])["groups"]
-        self.assertTrue(groups["mixed"]["small"])  # R@3 over one query, though Abstain is over five
+        # R@3 over one query, though Abstain is over five
+        self.assertTrue(groups["mixed"]["small"])
         status, out, err = cli(fixture, "-m", "R@3", "--format", "table")
         self.assertIn("none   0 (few)", out)  # R@3 scores none of them
         self.assertNotIn("num_no_answer", cli(FIXTURE, "-m", "R@3", "--format", "trec")[1])
@@ -3562,26 +3740,31 @@ class NothingToGateTest(TempDirTestCase):
                                                    "few": ["q5", "q6", "n3"], "none": ["n1"]}})
         table = cli(fixture, "-m", "R@3,Abstain", "--format", "table")[1]
         rows = [line.split(None, 2) for line in table.splitlines() if line.startswith(("  many", "  few", "  none"))]
-        self.assertEqual(rows, [["many", "5", "1.0000  0.5000 over 2 (few)"],  # 5 queries are not few
+        # 5 queries are not few
+        self.assertEqual(rows, [["many", "5", "1.0000  0.5000 over 2 (few)"],
                                 ["few", "2", "(few)  1.0000  1.0000 over 1 (few)"],
-                                ["none", "0", "(few)          1.0000 over 1 (few)"]])  # R@3 has nothing in none
+                                # R@3 has nothing in none
+                                ["none", "0", "(few)          1.0000 over 1 (few)"]])
         markdown = cli(fixture, "-m", "R@3,Abstain", "--format", "markdown")[1]
         self.assertIn("| many | 5 | 1.0000 | 0.5000 over 2 (few) |", markdown)
 
     def test_messages_name_the_place_and_the_rule(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": {"d1": 0.9}}})
-        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "token_counts": [3]}\n')
+        log = self.write("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": '
+                                      '["d1"], "token_counts": [3]}\n')
         cases = [
             (["--evidence", fixture, "--run", fixture, "-m", "EvidenceRecall@3"],
              ['f.json: a fixture without "evidence": give a file of evidence sets']),
             ([log, "-m", "R(tokens=5)@3"], ["log.jsonl: query 'q1'", "no token counts for the budget: the record has "
                                             "no tokens and --lengths is not given", "'token_counts'",
                                             "--fields tokens=KEY"]),
-            ([log, "-m", "EvidenceRecall@3"], ["EvidenceRecall@3 needs evidence sets", "the first record's keys: "
-                                               "'query_id', 'relevant', 'retrieved', 'token_counts'",
+            ([log, "-m", "EvidenceRecall@3"], ["EvidenceRecall@3 needs evidence sets",
+                                               "the first record's keys: 'query_id', 'relevant', "
+                                               "'retrieved', 'token_counts'",
                                                "name its field with --fields evidence=KEY"]),
-            ([log, "-m", "R@1,Abstain"], ["log.jsonl: Abstain needs questions without an answer, and no record says "
-                                          "\"answerable\": false; the first record's keys: 'query_id'",
+            ([log, "-m", "R@1,Abstain"], ["log.jsonl: Abstain needs questions without an answer, "
+                                          "and no record says \"answerable\": false; the first "
+                                          "record's keys: 'query_id'",
                                           "--fields answerable=KEY"]),
             ([fixture, "-m", "R@1,Abstain"], ["Abstain: no query without an answer", "--fields answerable=KEY names"]),
             ([fixture, "-m", "EvidenceRR"], ["EvidenceRR needs evidence sets", "--fields evidence=KEY names"])]
@@ -3590,7 +3773,8 @@ class NothingToGateTest(TempDirTestCase):
                 fast, reference = both_paths(*args)
                 self.assertEqual(fast, reference)
                 rejected(self, *fast, *fragments)
-        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",  # 2**63 - 1: the largest budget
+        # 2**63 - 1: the largest budget
+        status, out, err = cli(fixture, "-m", "R(tokens=9223372036854775807)@3",
                                "--lengths", self.write("l.txt", "d1 9223372036854775807\n"))
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"R(tokens=9223372036854775807)@3": 1.0}), err)
 
@@ -3651,7 +3835,8 @@ class GateRegistryTest(TempDirTestCase):
         status, out, err = self.compare("--max-query-drop", "RR=0.6", "--max-mean-drop", "R@3=0.5", "--junit", xml)
         self.assertEqual(status, 1, err)
         cases = {c.get("name"): c.find("failure") for c in ElementTree.parse(xml).getroot().iter("testcase")}
-        self.assertEqual(list(cases), ["RR every query (--max-query-drop 0.6)", "R@3 mean (--max-mean-drop 0.5)",
+        self.assertEqual(list(cases), ["RR every query (--max-query-drop 0.6)",
+                                       "R@3 mean (--max-mean-drop 0.5)",
                                        "RR query q3 (--max-query-drop 0.6)"])
         self.assertIsNone(cases["R@3 mean (--max-mean-drop 0.5)"])
         self.assertEqual(cases["RR query q3 (--max-query-drop 0.6)"].get("type"), "--max-query-drop")
@@ -3702,10 +3887,13 @@ class GateRegistryTest(TempDirTestCase):
     def test_refusals(self):
         cand, base = self.runs()
         for args, fragments in (
-                (["--max-query-drop", "P@5=0.5"], ["--max-query-drop gives a limit for P@5, which is not measured"]),
-                (["--max-mean-drop", "RR=0.5,RR=0.4"], ["--max-mean-drop gives RR twice: give each measure one limit"]),
+                (["--max-query-drop", "P@5=0.5"], ["--max-query-drop gives a limit for P@5, which "
+                                                   "is not measured"]),
+                (["--max-mean-drop", "RR=0.5,RR=0.4"], ["--max-mean-drop gives RR twice: give "
+                                                        "each measure one limit"]),
                 (["--max-mean-drop", "RR=x"], ["a limit is MEASURE=X, as R@5=0.8, not 'RR=x'"]),
-                (["--max-mean-drop", "RR=-0.1"], ["a drop limit must be a number >= 0, not '-0.1'"]),
+                (["--max-mean-drop", "RR=-0.1"], ["a drop limit must be a number "
+                                                  ">= 0, not '-0.1'"]),
                 (["--max-mean-drop", "=0.1"], ["a limit is MEASURE=X"]),
                 (["--max-group-drop", "RR=0.1"], ["--max-group-drop needs query groups"])):
             with self.subTest(args=args):
@@ -3726,19 +3914,22 @@ class ClustersTest(TempDirTestCase):
 
     QRELS = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f", "g", "h"], "q4": ["i", "j", "k", "l"]}
     BASE = {"q1": ["a", "b"], "q2": ["c", "d"], "q3": ["e", "f"], "q4": ["i", "j", "k"]}
-    CAND = {"q1": ["a"], "q2": ["c"], "q3": ["e", "f", "g"], "q4": ["i", "j"]}  # R@5: -0.5, -0.5, +0.25, -0.25
+    # R@5: -0.5, -0.5, +0.25, -0.25
+    CAND = {"q1": ["a"], "q2": ["c"], "q3": ["e", "f", "g"], "q4": ["i", "j"]}
 
     def test_the_worked_example(self):
         qrels, base, cand = (self.write(n, v) for n, v in (("q.json", self.QRELS), ("b.json", self.BASE),
                                                            ("c.json", self.CAND)))
         args = ("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "R@5")
-        self.assertEqual(json.loads(cli(*args)[1])["comparison"]["R@5"]["p_value"], 0.375)  # 6 of 16
+        # 6 of 16
+        self.assertEqual(json.loads(cli(*args)[1])["comparison"]["R@5"]["p_value"], 0.375)
         for clusters in (self.write("c.txt", "# query cluster\nq1 A\nq2 A\nq3 B\nq4 B\n"),
                          self.write("c2.json", {"A": ["q1", "q2"], "B": ["q3", "q4"]})):
             status, out, err = cli(*args, "--clusters", clusters)
             result = json.loads(out)
             self.assertEqual((status, result["comparison"]["R@5"]["p_value"], result["clusters"]), (0, 1.0, 2), err)
-            self.assertEqual(result["comparison"]["R@5"]["ci95"], [-0.5, 0.0])  # cluster means -0.5 and 0
+            # cluster means -0.5 and 0
+            self.assertEqual(result["comparison"]["R@5"]["ci95"], [-0.5, 0.0])
             self.assertIn("note: clusters: the sign-flip test and the bootstrap draw 2 clusters of the 4 queries", err)
         library = rre.compare_runs(self.QRELS, self.BASE, self.CAND, "R@5", clusters={"A": ["q1", "q2"],
                                                                                        "B": ["q3", "q4"]})
@@ -3749,8 +3940,11 @@ class ClustersTest(TempDirTestCase):
 
     def test_bad_cluster_files(self):
         qrels, run = self.write("q.json", self.QRELS), self.write("c.json", self.CAND)
-        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': in cluster 'A' and in cluster 'B': a query shares its source with one cluster only"),
-                              ("q1 A\nq9 A\n", "c.txt:2: query 'q9': cluster 'A' names a query that has no labels"),
+        for text, message in (("q1 A\nq1 B\n", "c.txt:2: query 'q1': in cluster 'A' and in "
+                                               "cluster 'B': a query shares its source with "
+                                               "one cluster only"),
+                              ("q1 A\nq9 A\n", "c.txt:2: query 'q9': cluster 'A' names a query "
+                                               "that has no labels"),
                               ("q1 A\nq1 A\n", "query 'q1' is listed twice in cluster 'A'"),
                               ("# nothing\n", "no clusters: the file has no QID CLUSTER lines"),
                               ("q1\n", "QID CLUSTER")):
@@ -3790,7 +3984,8 @@ class ClustersTest(TempDirTestCase):
                     [draws.randrange(len(units)) for _ in units] for _ in range(1000)))
                 low, high = result["ci95"]
                 spread = max(means) - min(means)
-                self.assertLessEqual(abs(low - means[25]), 0.15 * spread + 1e-9)  # within the Monte Carlo error
+                # within the Monte Carlo error
+                self.assertLessEqual(abs(low - means[25]), 0.15 * spread + 1e-9)
                 self.assertLessEqual(abs(high - means[974]), 0.15 * spread + 1e-9)
 
     def test_groups_and_several_runs_draw_clusters_too(self):
@@ -3844,10 +4039,12 @@ class GroupsTest(TempDirTestCase):
         seed = json.loads(FIXTURE.read_text())
         path = self.write("f.json", dict(seed, groups=5))
         self.assertEqual(cli(path), (0, SEED_STDOUT, ""))
-        rejected(self, *cli(path, "-m", "RR"), "f.json: groups: expected an object of group names to query IDs")
+        rejected(self, *cli(path, "-m", "RR"),
+                 "f.json: groups: expected an object of group names to query IDs")
 
     def test_the_group_gate_fails_exactly_when_a_groups_drop_exceeds_the_limit(self):
-        # multi-hop's RR mean falls from (1 + 1/2 + 1/3) / 3 to 1/2, a drop of 0.1111; the others keep theirs
+        # multi-hop's RR mean falls from (1 + 1/2 + 1/3) / 3 to 1/2, a drop of 0.1111; the others
+        # keep theirs
         drop = (1 + 1 / 2 + 1 / 3) / 3 - 0.5
         for limit, status in ((0.1112, 0), (0.111, 1)):
             with self.subTest(limit=limit):
@@ -3867,7 +4064,8 @@ class GroupsTest(TempDirTestCase):
         rows = [row for block in result["groups"].values() for row in block["comparison"].values()]
         self.assertEqual(len(rows), 6)
         self.assertEqual([r["p_holm"] for r in rows], rre.holm([r["p_value"] for r in rows]))
-        hop = result["groups"]["multi-hop"]["comparison"]["RR"]  # q6: rank 1 -> 2, q7: 2 -> 2, q8: 3 -> 2
+        # q6: rank 1 -> 2, q7: 2 -> 2, q8: 3 -> 2
+        hop = result["groups"]["multi-hop"]["comparison"]["RR"]
         self.assertEqual((hop["improved"], hop["regressed"], hop["lost"]), ({"q8": 0.5 - 1 / 3}, {"q6": -0.5}, []))
         self.assertEqual(result["groups"]["billing"]["comparison"]["RR"]["delta"], 0.0)
 
@@ -3877,8 +4075,10 @@ class GroupsTest(TempDirTestCase):
         base, cand = self.write("ones.json", rr_run(1, 1, 1, 1, 1, 1)), self.write("twos.json", rr_run(2, 2, 2, 2, 2, 2))
         status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "--groups", groups, "-m", "RR,R@1")
         rows = json.loads(out)["groups"]["all"]["comparison"]
-        self.assertEqual([rows[n]["p_value"] for n in ("RR", "R@1")], [2 / 64, 2 / 64])  # six drops, one sign
-        self.assertEqual([rows[n]["p_holm"] for n in ("RR", "R@1")], [4 * 2 / 64, 4 * 2 / 64])  # 2 groups x 2 measures
+        # six drops, one sign
+        self.assertEqual([rows[n]["p_value"] for n in ("RR", "R@1")], [2 / 64, 2 / 64])
+        # 2 groups x 2 measures
+        self.assertEqual([rows[n]["p_holm"] for n in ("RR", "R@1")], [4 * 2 / 64, 4 * 2 / 64])
         status, out, err = cli("--qrels", qrels, "--run", cand, "--groups", groups, "-m", "RR")
         self.assertEqual([sorted(block) for block in json.loads(out)["groups"].values()],
                          [["measures", "members", "queries", "small"]] * 2)  # no ci95 without --ci
@@ -3919,7 +4119,8 @@ class GroupsTest(TempDirTestCase):
         self.assertEqual([b["group"] for b in result["breaches"]], ["multi-hop"])
         with self.assertRaisesRegex(rre.EvalError, "--max-group-drop needs query groups"):
             rre.compare_runs(GROUP_QRELS, BASE_GROUP_RUN, CAND_GROUP_RUN, "RR", max_group_drop=0.1)
-        for options, message in (({"groups": {"g": ["q99"]}}, "groups.g[0]: query 'q99': group 'g' names a query"),
+        for options, message in (({"groups": {"g": ["q99"]}},
+                                  "groups.g[0]: query 'q99': group 'g' names a query"),
                                  ({"groups": {"g": []}}, "groups.g: group 'g' is empty"),
                                  ({"groups": ["q1"]}, "groups: expected an object")):
             with self.subTest(options=options), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
@@ -3939,10 +4140,12 @@ class GroupRejectionTest(TempDirTestCase):
                 rejected(self, *cli("--qrels", "qrels.json", "--run", "run.json", *args), *fragments)
         partial_run = self.write("partial.json", {q: r for q, r in CAND_GROUP_RUN.items() if q not in GROUPS["names"]})
         rejected(self, *cli("--qrels", "qrels.json", "--run", partial_run, "--groups", self.write("g.json", GROUPS),
-                            "--missing-run", "skip"), "error: %s: group 'names': none of its 2 queries is left to evaluate"
+                            "--missing-run", "skip"),
+                            "error: %s: group 'names': none of its 2 queries is left to evaluate"
                  % partial_run)
         both = self.write("f.json", {"qrels": GROUP_QRELS, "runs": CAND_GROUP_RUN, "groups": GROUPS})
-        rejected(self, *cli(both, "--groups", "g.json"), 'f.json has "groups" and --groups is given too')
+        rejected(self, *cli(both, "--groups", "g.json"),
+                 'f.json has "groups" and --groups is given too')
         ranked = self.write("ranked.json", dict(CAND_GROUP_RUN, extra=["d1"]))
         groups = self.write("x.json", {"x": ["extra"]})
         rejected(self, *cli("--qrels", "qrels.json", "--run", ranked, "--unlabeled", "skip",
@@ -3979,7 +4182,8 @@ class FloorTest(TempDirTestCase):
         self.assertEqual(status, 1, err)
         result = json.loads(out)
         self.assertEqual([(b["measure"], b["query"]) for b in result["breaches"]],
-                         [("RR@3", "q3"), ("RR@3", "q1"), ("nDCG@3", "q3"), ("nDCG@3", "q1")])  # nDCG@3: added
+                         # nDCG@3: added
+                         [("RR@3", "q3"), ("RR@3", "q1"), ("nDCG@3", "q3"), ("nDCG@3", "q1")])
         self.assertEqual(result["floors"], {"min_mean": {}, "min_query": {"RR@3": 0.6, "nDCG@3": 0.99}})
 
     def test_with_a_baseline_and_several_runs(self):
@@ -4003,7 +4207,8 @@ class FloorTest(TempDirTestCase):
                                  (1 if "+" in given else 0, {"R@3": float(given[4:])}), err)
 
     def test_interval_and_noninferiority_read_the_whole_interval(self):
-        same = {"q%d" % i: ["d"] if i % 2 else ["x", "d"] for i in range(20)}  # RR 1, 0.5, ...: mean 0.75
+        # RR 1, 0.5, ...: mean 0.75
+        same = {"q%d" % i: ["d"] if i % 2 else ["x", "d"] for i in range(20)}
         qrels = {q: ["d"] for q in same}
         ci = rre.score_run(qrels, same, "RR", ci=True)["ci95"]["RR"]
         self.assertLess(ci[0], 0.75)
@@ -4034,7 +4239,8 @@ class FloorTest(TempDirTestCase):
                 status, out, err = cli(self.fixture, "--min-mean", "R@3=0.8,RR=1.5",
                                        "--format", fmt)
                 warnings = [line for line in err.splitlines() if "warning" in line]
-                self.assertEqual((status, warnings), (1, said), err)  # the mean 0.6667 fails the floor: a coin toss
+                # the mean 0.6667 fails the floor: a coin toss
+                self.assertEqual((status, warnings), (1, said), err)
                 self.assertIn(said[0].partition(": ")[2], out.replace("\\", ""))  # JSON, Markdown
         err = cli(self.fixture, "--min-mean", "R@3=0.8", "--gate-on", "interval")[2]
         self.assertNotIn("cannot tell", err)  # the interval decides: no coin toss
@@ -4085,7 +4291,8 @@ class AgreementAsChangeTest(TempDirTestCase):
         self.assertNotIn("improved", rbo)
         self.assertEqual(comparison["R@3"]["p_value"], 2 / 64)
         self.assertEqual(comparison["R@3"]["p_holm"], 2 / 64)  # a family of one: not 3 x 2/64
-        self.assertEqual((comparison["P@1"]["p_value"], comparison["P@1"]["p_holm"]), (2 / 64, None))  # floor only
+        # floor only
+        self.assertEqual((comparison["P@1"]["p_value"], comparison["P@1"]["p_holm"]), (2 / 64, None))
         self.assertEqual(err.count("no sign-flip p-value (p_value null)"), 1)
         self.assertIn("note: RBO, Overlap@2: agreement with the baseline", err)
         self.assertIn("note: P@1: asked for by a floor only, in no Holm family", err)
@@ -4095,7 +4302,8 @@ class AgreementAsChangeTest(TempDirTestCase):
         groups = self.write("groups.txt", "".join("q%d G\n" % i for i in range(6)))
         args = ["--qrels", qrels, "--run", cand, "--baseline", base, "-m", "RBO,R@3"]
         table = cli(*args, "--format", "table")[1]
-        self.assertRegex(table, r"RBO +1\.0000 +0\.\d{4} +-0\.\d{4} +\[-0\.\d{4}, -0\.\d{4}\] +- +-\n")
+        self.assertRegex(table, r"RBO +1\.0000 +0\.\d{4} +-0\.\d{4} +\[-0\.\d{4}, "
+                                r"-0\.\d{4}\] +- +-\n")
         self.assertIn("worst regressed queries:\n  R@3  q0", table)
         self.assertIn("changed most (agreement with the baseline):\n  RBO  q0  1.0000 ->", table)
         self.assertIn("shown, of the changed queries: RBO 5 of 6", table)
@@ -4106,7 +4314,8 @@ class AgreementAsChangeTest(TempDirTestCase):
         only = cli("--run", cand, "--baseline", base, "-m", "RBO", "--format", "table")[1]
         self.assertNotIn("regressed", only)
         grouped = cli(*args, "--groups", groups, "--format", "table")[1]
-        self.assertRegex(grouped, r"G +6 +0\.\d{4} \(-0\.\d{4}\) +0\.0000 \(-1\.0000\)\*")  # R@3 only
+        self.assertRegex(grouped, r"G +6 +0\.\d{4} \(-0\.\d{4}\) +0\.0000 "
+                                  r"\(-1\.0000\)\*")  # R@3 only
         status, out, err = cli("--run", cand, "--run", base, "--baseline", base, "-m", "RBO", "--format", "table")
         self.assertNotIn("*", out.splitlines()[2])
         self.assertEqual(err.count("agreement with the baseline"), 1)  # once for the runs
@@ -4124,7 +4333,8 @@ class AgreementAsChangeTest(TempDirTestCase):
             self.assertEqual(json.loads(out)["per_query"]["q1"]["Overlap@2"], expected)
         qrels = self.write("qrels.txt", "q1 0 b 1\nq2 0 b 1\n")
         rejected(self, *cli("--qrels", qrels, "--run", new, "--baseline", old, "-m", "Overlap@1,R@1"),
-                 "the baseline's labels differ from the candidate's")  # labels given: still checked
+                 # labels given: still checked
+                 "the baseline's labels differ from the candidate's")
 
     def test_floors_read_as_they_are_and_rejections(self):
         qrels, cand, base = self.six()
@@ -4176,7 +4386,8 @@ class AgreementAsChangeTest(TempDirTestCase):
     def test_the_plot_draws_mean_overlap_over_k_in_every_mode(self):
         import xml.etree.ElementTree as ET
         qrels, cand, base = self.six()  # cand b c d, base a b c: Overlap@1 0, @2 1/2, @3 2/3
-        extra = self.write("extra.json", dict(json.loads(Path(cand).read_text()), q9=["a"]))  # q9: unlabeled
+        # q9: unlabeled
+        extra = self.write("extra.json", dict(json.loads(Path(cand).read_text()), q9=["a"]))
         groups = self.write("groups.txt", "q0 G\nq9 G\n")
         plot = self.tmp / "p.svg"
         for args, top in ((["--run", cand, "-m", "Overlap@3"], 3), (["--run", cand, "-m", "RBO"], 10),
@@ -4195,7 +4406,8 @@ class AgreementAsChangeTest(TempDirTestCase):
                 self.assertEqual(len(lines[0]), top)
                 one = lines[0][0][1]  # the baseline's, 1 at every k
                 means = [round(1 - (y - one) / rre._PANEL, 3) for _, y in lines[1]]
-                share = 6 / 7 if "zero" in args else 1  # q9, which the baseline lacks, scores 0 against nothing
+                # q9, which the baseline lacks, scores 0 against nothing
+                share = 6 / 7 if "zero" in args else 1
                 self.assertEqual(means, [round(m * share, 3) for m in [0.0, 0.5] + [2 / 3] * (top - 2)])
         cli("--run", cand, "-m", "RBO,R@1", "--qrels", qrels, "--baseline", base, "--plot", plot)
         titles = [t.text for t in ET.parse(str(plot)).getroot().iter("{http://www.w3.org/2000/svg}text")
@@ -4263,7 +4475,8 @@ class RagRealitiesTest(TempDirTestCase):
                        "try --chunk-separator '#'"),
             "case": ({q: ["DOC%s" % q[1:]] for q in qrels}, "differ in letter case"),
             "prefix": ({q: ["%s" % q[1:]] for q in qrels}, "labeled IDs start with 'doc'"),
-            "nothing alike": ({q: ["zz"] for q in qrels}, "no query retrieved any labeled document"),
+            "nothing alike": ({q: ["zz"] for q in qrels},
+                              "no query retrieved any labeled document"),
         }
         for name, (runs, hint) in cases.items():
             with self.subTest(name):
@@ -4275,7 +4488,8 @@ class RagRealitiesTest(TempDirTestCase):
 
     def test_the_cause_that_matches_most_misses_is_named(self):
         qrels = {"q%d" % i: {"doc%d" % i: 1} for i in range(10)}
-        runs = {q: ["doc%s" % q[1:]] for q in qrels}  # five hits; misses: three in upper case, two without prefix
+        # five hits; misses: three in upper case, two without prefix
+        runs = {q: ["doc%s" % q[1:]] for q in qrels}
         runs.update({"q5": ["DOC5"], "q6": ["DOC6"], "q7": ["DOC7"], "q8": ["8"], "q9": ["9"]})
         status, result, err = self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")
         self.assertIn("warning: 5 of 10 queries retrieved no labeled document; ranked and labeled IDs differ in "
@@ -4283,7 +4497,8 @@ class RagRealitiesTest(TempDirTestCase):
         runs.update({"q5": ["5"], "q6": ["6"]})  # two of five: still a cause, below three: none
         self.assertNotIn("letter case", self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[2])
         self.assertIn("start with 'doc'", self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[2])
-        runs.update({"q5": ["doc5"], "q6": ["doc6"], "q7": ["doc7"]})  # one query in ten, and no cause of 3
+        # one query in ten, and no cause of 3
+        runs.update({"q5": ["doc5"], "q6": ["doc6"], "q7": ["doc7"]})
         self.assertEqual(self.run_cli({"qrels": qrels, "runs": runs}, "-m", "RR")[1]["warnings"], [])
 
     def test_seed_mode_warns_on_stderr_and_keeps_its_stdout_shape(self):
@@ -4350,12 +4565,15 @@ class RagRealitiesTest(TempDirTestCase):
     def test_judging_details(self):
         ties = rre.score_run({"q1": ["d1"]}, {"q1": {"d1#1": 1.0, "d2#1": 1.0}}, "RR", ties=True, chunk_separator="#")
         self.assertEqual(ties["ties"], {"measures": {"RR": {"low": 0.5, "high": 1.0}}, "queries": ["q1"]})
-        with self.assertRaisesRegex(rre.EvalError, "a gain is at most 2"):  # the ideal sum alone would overflow
+        # the ideal sum alone would overflow
+        with self.assertRaisesRegex(rre.EvalError, "a gain is at most 2"):
             rre.score_run({"q1": {"d1": 1, "d2": 1, "d3": 1}}, {"q1": ["x"]}, "nDCG(gains={1:1e308})")
         lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\n\xef\xbb\xbfy\n"), "f"))
-        self.assertEqual(lines[1], (2, "\ufeffy"))  # a BOM is dropped at the start of the file only
+        # a BOM is dropped at the start of the file only
+        self.assertEqual(lines[1], (2, "\ufeffy"))
         self.assertFalse(rre.is_json(io.BytesIO(b" " * 65536 + b"\xef\xbb\xbf{}"), "f"))
-        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\r\ny\r\n"), "f"))  # CRLF across two blocks
+        # CRLF across two blocks
+        lines = list(rre.text_lines(io.BytesIO(b"x" * 65535 + b"\r\ny\r\n"), "f"))
         self.assertEqual([(n, line[:1]) for n, line in lines], [(1, "x"), (2, "y")])
         q, r = self.write("q.json", {"q1": ["d1"]}), self.write("r.json", {"q2": ["d1"]})
         rejected(self, *cli("--qrels", q, "--run", r, "--missing-run", "skip", "--unlabeled", "skip"),
@@ -4382,12 +4600,14 @@ class ManifestTest(TempDirTestCase):
             "options": {"relevance_level": 1, "depth": 50, "judged_only": False, "missing_run": "error",
                         "unlabeled": "error", "no_relevant": "error", "match": "id", "duplicates": "error",
                         "chunk_separator": None, "seed": 7, "permutations": 10000},
-            "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},  # the labels judge d2 non-relevant
+            # the labels judge d2 non-relevant
+            "label_coverage": {"Judged@5": 0.5, "Judged@10": 0.5},
             "inputs": {"qrels": [str(qrels)], "run": [str(run)]}})
         library = rre.score_run({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}, {"q1": ["d2", "d1"], "q2": ["d4"]},
                                 ["R@5", "RR"], depth=50, seed=7)["manifest"]
         self.assertEqual(library, dict(made, inputs={}))
-        relevant = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")["manifest"]  # nothing judged non-relevant
+        # nothing judged non-relevant
+        relevant = rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R@1")["manifest"]
         self.assertNotIn("label_coverage", relevant)
         self.assertEqual(cli("--version"), (0, "rag_retrieval_eval %s\n" % rre.__version__, ""))
         self.assertNotIn("manifest", cli(FIXTURE, "--k", "3")[1])  # the seed's bytes
@@ -4395,7 +4615,8 @@ class ManifestTest(TempDirTestCase):
     def test_the_other_truth_inputs_are_hashed_as_given(self):
         fixture = self.write("f.json", {"qrels": {"q1": ["d1"]}, "runs": {"q1": ["d1", "x"], "q2": ["y"]},
                                         "evidence": {"q1": [["d1", "d9"]]}})
-        lengths = self.write("l.txt", "d1 3\nx 007\ny 1\n")  # the fast reader hands a leading zero over
+        # the fast reader hands a leading zero over
+        lengths = self.write("l.txt", "d1 3\nx 007\ny 1\n")
         no_answer = self.write("n.txt", "q2\n")
         made = json.loads(cli(fixture, "--lengths", lengths, "--no-answer", no_answer,
                               "-m", "R(tokens=5)@2,EvidenceRecall@2,Abstain")[1])["manifest"]
@@ -4442,7 +4663,8 @@ class SavedBaselineTest(TempDirTestCase):
             truth = ["--qrels", files["q.txt"]] + (["--lengths", files["l.txt"]] if "R(tokens=20)@3" in measures else [])
             saved_dir = self.tmp / ("s%d" % case)
             saved_dir.mkdir()
-            for name in ("base", "rep"):  # the saved results, under the names of their runs, elsewhere
+            # the saved results, under the names of their runs, elsewhere
+            for name in ("base", "rep"):
                 wider = measures + rng.sample(["Judged@3", "P@5"], rng.randint(0, 1))
                 status, out, err = cli(*truth, "--run", files[name], "-m", ",".join(wider), *values)
                 self.assertEqual(status, 0, err)
@@ -4479,31 +4701,37 @@ class SavedBaselineTest(TempDirTestCase):
         del cut["per_query"]["q3"]
         several = {"runs": {"a": saved, "b": saved}}
         for files, more, message in [
-                ({"qrels": relabeled}, [], "s.json: the labels changed since the baseline was saved: score its run "
-                                           "again"),
-                ({}, ["--depth", "5"], "the baseline was saved with no --depth, and --depth 5 is given now"),
+                ({"qrels": relabeled}, [],
+                 "s.json: the labels changed since the baseline was saved: score its run again"),
+                ({}, ["--depth", "5"],
+                 "the baseline was saved with no --depth, and --depth 5 is given now"),
                 ({}, ["--judged-only"], "with no --judged-only, and --judged-only is given now"),
-                ({}, ["-m", "P@2"], "the baseline has no P@2 (it holds R@2, RR): score its run again with them"),
-                ({"baseline": self.write("cut.json", cut)}, [], "the baseline was saved on other queries than the "
-                                                                "labels give ('q3'): it was cut or edited"),
-                ({"baseline": self.write("several.json", several)}, [], "holds the results of 2 runs: save one "
-                                                                        "run's (--run once)"),
+                ({}, ["-m", "P@2"], "the baseline has no P@2 (it holds R@2, RR): score its run "
+                                    "again with them"),
+                ({"baseline": self.write("cut.json", cut)}, [],
+                 "the baseline was saved on other queries than the labels give ('q3'): it "
+                 "was cut or edited"),
+                ({"baseline": self.write("several.json", several)}, [],
+                 "holds the results of 2 runs: save one run's (--run once)"),
                 ({"baseline": self.write("old.json", {k: v for k, v in saved.items() if k != "manifest"})}, [],
                  "has no manifest: it was saved by an older version, or edited"),
                 ({"baseline": self.write("bad.json", dict(saved, per_query=dict(saved["per_query"], q2={"R@2": "1"})))},
                  [], "bad.json: per_query.q2.R@2: expected a number, not '1'"),
                 ({"baseline": self.write("odd.json", dict(saved, skipped=dict(saved["skipped"], unlabeled="q9")))}, [],
-                 "odd.json: skipped: expected {missing_run, unlabeled, no_relevant} of query ID lists"),
+                 "odd.json: skipped: expected {missing_run, unlabeled, no_relevant} of "
+                 "query ID lists"),
                 ({"baseline": self.write("odd2.json", dict(saved, skipped=["q9"]))}, [], "odd2.json: skipped: expected"),
                 ({"baseline": self.write("odd3.json", {k: v for k, v in saved.items() if k != "zeroed"})}, [],
-                 "odd3.json: zeroed: expected {missing_run, no_relevant} of query ID lists, not None"),
+                 "odd3.json: zeroed: expected {missing_run, no_relevant} of query ID "
+                 "lists, not None"),
                 ({"baseline": self.write("odd4.json", dict(saved, zeroed={"missing_run": [], "no_relevant": [1]}))},
                  [], "odd4.json: zeroed: expected"),
                 ({"baseline": self.write("row.json", dict(saved, per_query=dict(saved["per_query"], q2=5)))}, [],
                  "row.json: per_query.q2: expected an object of measures to values, not 5"),
                 ({"baseline": self.write("cover.json", dict(saved, manifest={
                     k: v for k, v in saved["manifest"].items() if k != "label_coverage"}))}, [],
-                 "cover.json: manifest.label_coverage: holds no Judged@2, which the label-coverage warning reads"),
+                 "cover.json: manifest.label_coverage: holds no Judged@2, which the "
+                 "label-coverage warning reads"),
                 ({"baseline": self.write("seed.json", json.loads(cli(FIXTURE, "--k", "3")[1]))}, [],
                  "seed.json: is the output of the seed's mode (FIXTURE --k K)"),
                 ({}, ["--lengths", self.write("l.txt", "d1 1\nd9 1\nd4 1\n"), "-m", "R(tokens=3)@2"],
@@ -4513,8 +4741,9 @@ class SavedBaselineTest(TempDirTestCase):
                 rejected(self, *compare(*more, **files), message)
         counted = self.write("counted.json", cli("--qrels", qrels, "--run", base, "-m", "R@2,R(tokens=3)@2", "--lengths",
                                                  self.write("l2.txt", "d1 1\nd2 1\nd3 1\nd4 1\n"))[1])
-        rejected(self, *compare(baseline=counted), "counted.json: the baseline was saved with the token counts, and "
-                                                   "none are given now: give them, or score its run again")
+        rejected(self, *compare(baseline=counted),
+                 "counted.json: the baseline was saved with the token counts, and none are given "
+                 "now: give them, or score its run again")
         first = self.write("first.json", cli("--qrels", qrels, "--run", base, "-m", "R@2", "--duplicates", "first")[1])
         for removed in ({"q1": "1"}, {"q1": True}, None):
             edited = dict(json.loads(first.read_text()), deduplicated=removed)
@@ -4522,10 +4751,10 @@ class SavedBaselineTest(TempDirTestCase):
                      "d.json: deduplicated: expected {query ID: repeats removed}")
         self.assertEqual(compare("--duplicates", "first", baseline=first)[0], 0)
         rejected(self, *cli("--qrels", qrels, "--run", self.tmp / "s.json", "-m", "R@2"),
-                 "a result this tool saved stands for a baseline's run (--baseline or --replicate), not for a "
-                 "candidate's")
-        rejected(self, *cli("--qrels", self.tmp / "s.json", "--run", run), "a result this tool saved holds no "
-                                                                          "labels or rankings")
+                 "a result this tool saved stands for a baseline's run (--baseline or "
+                 "--replicate), not for a candidate's")
+        rejected(self, *cli("--qrels", self.tmp / "s.json", "--run", run),
+                 "a result this tool saved holds no labels or rankings")
         with self.assertRaisesRegex(rre.EvalError, "^baseline: the labels changed since the baseline was saved"):
             rre.compare_runs({"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]}, saved, {"q1": ["d1"], "q2": [], "q3": []},
                              "R@2")
@@ -4541,37 +4770,43 @@ class SavedBaselineTest(TempDirTestCase):
         row = '"q2": {\n      "R@2": 1.0,\n      "RR": 1.0\n    }'
         self.assertIn(row, text)
         for name, edited, message in [
-                ("nan", text.replace(row, row.replace('"RR": 1.0', '"RR": NaN')), "nan.json: per_query.q2.RR: expected "
-                                                                                 "a finite number, not nan"),
-                ("inf", text.replace(row, row.replace('"RR": 1.0', '"RR": Infinity')), "per_query.q2.RR: expected a "
-                                                                                      "finite number, not inf"),
+                ("nan", text.replace(row, row.replace('"RR": 1.0', '"RR": NaN')),
+                 "nan.json: per_query.q2.RR: expected a finite number, not nan"),
+                ("inf", text.replace(row, row.replace('"RR": 1.0', '"RR": Infinity')),
+                 "per_query.q2.RR: expected a finite number, not inf"),
                 ("big", text.replace(row, row.replace('"RR": 1.0', '"RR": 1e400')), "not inf"),
-                ("huge", text.replace(row, row.replace('"RR": 1.0', '"RR": 1' + "0" * 400)), "expected a finite "
-                                                                                              "number, not 1000"),
-                ("mean", text.replace('"RR": 0.6666666666666666', '"RR": 0.7', 1), "mean.json: measures.RR: 0.7 is not "
-                 "the mean of its per-query values, 0.6666666666666666: the result was edited"),
-                ("count", text.replace('"queries": 3', '"queries": 4', 1), "count.json: queries: 4, and per_query lists "
-                                                                           "3: the result was edited"),
-                ("twice", text.replace(row, row + ",\n" + row.replace("1.0", "0.0")), "twice.json: per_query: key 'q2' "
-                 "appears twice ({'R@2': 1.0, 'RR': 1.0}, then {'R@2': 0.0, 'RR': 0.0}): the result was edited"),
-                ("deep", text.replace('"relevance_level": 1', '"relevance_level": 1, "relevance_level": 2'),
+                ("huge", text.replace(row, row.replace('"RR": 1.0', '"RR": 1' + "0" * 400)),
+                 "expected a finite number, not 1000"),
+                ("mean", text.replace('"RR": 0.6666666666666666', '"RR": 0.7', 1),
+                 "mean.json: measures.RR: 0.7 is not the mean of its per-query values, "
+                 "0.6666666666666666: the result was edited"),
+                ("count", text.replace('"queries": 3', '"queries": 4', 1),
+                 "count.json: queries: 4, and per_query lists 3: the result was edited"),
+                ("twice", text.replace(row, row + ",\n" + row.replace("1.0", "0.0")),
+                 "twice.json: per_query: key 'q2' appears twice ({'R@2': 1.0, 'RR': 1.0}, then "
+                 "{'R@2': 0.0, 'RR': 0.0}): the result was edited"),
+                ("deep", text.replace('"relevance_level": 1',
+                                      '"relevance_level": 1, "relevance_level": 2'),
                  "deep.json: manifest.options: key 'relevance_level' appears twice (1, then 2)")]:
             path = self.write(name + ".json", edited)
             for where in (["--baseline", path], ["--baseline", base, "--replicate", path]):
                 with self.subTest(name=name, where=where[-2]):
                     rejected(self, *cli("--qrels", qrels, "--run", run, *where, "-m", "RR", "--missing-run", "zero"),
                              message)
-        consistent = copy.deepcopy(saved)  # edited, but consistently: a new result, which the digests still bind
+        # edited, but consistently: a new result, which the digests still bind
+        consistent = copy.deepcopy(saved)
         consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.5, 0.5
         status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
                                "RR", "--missing-run", "zero")
         self.assertEqual((status, json.loads(out)["comparison"]["RR"]["baseline"]), (0, 0.5), err)
-        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.0, 1 / 3 + 9e-10  # within 1e-9
+        # within 1e-9
+        consistent["per_query"]["q2"]["RR"], consistent["measures"]["RR"] = 0.0, 1 / 3 + 9e-10
         self.assertEqual(cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
                              "RR", "--missing-run", "zero")[0], 0)
         consistent["measures"]["RR"] = 1 / 3 + 2e-9
         rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("c.json", consistent), "-m",
-                            "RR", "--missing-run", "zero"), "c.json: measures.RR: 0.3333333353333333 is not the mean")
+                            "RR", "--missing-run", "zero"),
+                            "c.json: measures.RR: 0.3333333353333333 is not the mean")
         counted = json.loads(cli("--qrels", qrels, "--run", self.write("big.txt", "".join(
             "q%d Q0 d%d 1 1.0 b\n" % (q, d) for q in (1, 2, 3) for d in range(1000))), "-m", "NumRet",
                                  "--missing-run", "zero")[1])
@@ -4604,7 +4839,8 @@ class SavedBaselineTest(TempDirTestCase):
         status, out, err = cli("--qrels", qrels, "--run", run, "--baseline", saved, "-m", "R@2", "--explain",
                                "--unjudged-bounds", "--pool", self.tmp / "pool.jsonl", "--plot", self.tmp / "p.svg")
         self.assertEqual(status, 0, err)
-        for what in ("--explain gives no ranks before the change", "--pool lists no unjudged documents of it",
+        for what in ("--explain gives no ranks before the change",
+                     "--pool lists no unjudged documents of it",
                      "--plot draws no curves of the baseline", "--unjudged-bounds gives no bounds of the baseline"):
             self.assertIn("note: a saved result holds no rankings: " + what, err)
         result = json.loads(out)
@@ -4621,7 +4857,8 @@ class SavedBaselineTest(TempDirTestCase):
         older["manifest"]["tool"] = "rag_retrieval_eval 0.9.0"
         self.write("older.json", older)
         err = cli("--qrels", qrels, "--run", run, "--baseline", self.tmp / "older.json", "-m", "R@2")[2]
-        self.assertIn("note: the baseline was saved by rag_retrieval_eval 0.9.0, and this is rag_retrieval_eval "
+        self.assertIn("note: the baseline was saved by rag_retrieval_eval 0.9.0, and this is "
+                      "rag_retrieval_eval "
                       + rre.__version__, err)
 
 
@@ -4680,8 +4917,10 @@ class FixtureAcceptanceTest(TempDirTestCase):
         self.assertEqual(usage.count("rag_retrieval_eval.py"), 3)
         headings = [line[:-1] for line in rest.splitlines() if line.endswith(":") and not line.startswith(" ")]
         self.assertEqual(headings[1:6], list(rre.HELP_GROUPS.values()))
-        self.assertIn("\n  NumNonRelJudgedRet Retrieved documents judged", out)  # 18 columns: the doc beside it
-        self.assertIn("\n  RelString, RelString@k\n                     The grades of the top k", out)  # 22: below
+        # 18 columns: the doc beside it
+        self.assertIn("\n  NumNonRelJudgedRet Retrieved documents judged", out)
+        # 22: below
+        self.assertIn("\n  RelString, RelString@k\n                     The grades of the top k", out)
         sections = re.split(r"\n(?=\S[^\n]*:\n)", rest)
         for name, heading in rre.HELP_GROUPS.items():
             start = [o.name for o in rre.OPTIONS].index(name)
@@ -4926,7 +5165,8 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
         rng = random.Random(11)
         for _ in range(300):
             sizes = [rng.choice([1, 2, 3, 5, 5, 5, 100]) for _ in range(rng.randint(0, 12))]
-            qids = [q for size in sizes for q in [b"q%d" % rng.randint(0, 3)] * size]  # runs of a size
+            # runs of a size
+            qids = [q for size in sizes for q in [b"q%d" % rng.randint(0, 3)] * size]
             expected, start = [], 0
             for q, group in itertools.groupby(qids):
                 expected.append((q, start, start + len(list(group))))
@@ -4947,7 +5187,8 @@ class FastTrecRunTest(TrecRunReaderCases, TempDirTestCase):
         self.assertEqual(shown.getvalue(), "")
         with contextlib.redirect_stderr(Terminal()) as shown:
             progress = rre._progress("r.txt")
-            for lines in range(1, 50):  # at most one line each half second: a terminal is not flooded
+            # at most one line each half second: a terminal is not flooded
+            for lines in range(1, 50):
                 progress(lines, 0)
         self.assertEqual(shown.getvalue().count("reading r.txt"), 1)
 
@@ -5048,21 +5289,25 @@ class TsvAndJsonLinesTest(TempDirTestCase):
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"R@3": 2 / 3, "RR@3": 0.5}))
         self.assertEqual(rre.read_qrels(str(qrels)), {"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 1}, "q3": {"d4": 1}})
         self.assertEqual(rre.read_run(str(run)), {q: r for q, _, r in SEED_RECORDS})
-        scored = self.write("s.jsonl", '{"id": "q1", "retrieved": {"d1": 0.5, "d2": 2}}\n{"id": "q2", "retrieved": []}\n')
+        scored = self.write("s.jsonl", '{"id": "q1", "retrieved": {"d1": 0.5, "d2": 2}}\n{"id": '
+                                       '"q2", "retrieved": []}\n')
         self.assertEqual(rre.read_run(str(scored)), {"q1": {"d1": 0.5, "d2": 2.0}, "q2": []})
 
     def test_json_lines_rejections(self):
         good = json_lines().splitlines()
         cases = [
             ("no query ID", [good[0], '{"relevant": ["d1"], "retrieved": []}'], ["log.jsonl:2", "no query ID"]),
-            ("two names for the ranking", [good[0], '{"id": "q2", "retrieved": [], "retrieved_ids": []}'],
+            ("two names for the ranking", [good[0], '{"id": "q2", "retrieved": [], '
+                                                    '"retrieved_ids": []}'],
              ["log.jsonl:2", "'retrieved' and 'retrieved_ids' both give the ranking"]),
-            ("a query on two records", [good[0], good[0]], ["log.jsonl:2", "query 'q1' has a record on line 1"]),
+            ("a query on two records", [good[0], good[0]], ["log.jsonl:2", "query 'q1' has a "
+                                                                           "record on line 1"]),
             ("not an object", [good[0], "[1, 2]"], ["log.jsonl:2", "expected an object"]),
             ("truncated last line", good[:2] + [good[2][:30]], ["log.jsonl:3", "invalid JSON"]),
             ("a bad ID", [good[0], '{"id": "q2", "relevant": ["d\\t"], "retrieved": []}'],
              ["log.jsonl:2: relevant[0]", "control character"]),
-            ("a bad score", [good[0], '{"id": "q2", "relevant": ["d1"], "retrieved": {"d1": "x"}}'],
+            ("a bad score", [good[0], '{"id": "q2", "relevant": ["d1"], '
+                                      '"retrieved": {"d1": "x"}}'],
              ["log.jsonl:2: retrieved.d1", "score 'x'"]),
             ("labels nowhere", ['{"id": "q1", "retrieved": []}', '{"id": "q2", "retrieved": []}'], ["no labels"]),
         ]
@@ -5084,7 +5329,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
     def test_an_object_with_a_query_id_but_no_role_is_not_a_record(self):
         rejected(self, *cli("--qrels", self.write("odd.json", {"qid": "q1", "question": "why?"}), "--run",
                             self.write("r.json", {"q1": ["d1"]})),
-                 "odd.json: qid: query 'qid': expected an object of document IDs to grades, not str 'q1'")
+                 "odd.json: qid: query 'qid': expected an object of document IDs to "
+                 "grades, not str 'q1'")
 
     def test_a_bad_byte_after_a_blank_first_line_names_its_line(self):
         rejected(self, *cli("--qrels", self.write("q.txt", b"\nq1 0 d\xff 1\n"), "--run", self.write("r.json", {"q1": []})),
@@ -5098,7 +5344,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
         self.assertEqual(status, 0, err)
         self.assertIn("folded 2 ranked chunks into an earlier chunk of their document, in 2 queries", out)
         lines = "".join("q%05d 0 d 1\n" % i for i in range(rre.BLOCK // 13))  # 13 bytes a line
-        path = self.write("q.txt", lines + "\u00e9q 0 d 1\n")  # its first byte the last of the first block
+        # its first byte the last of the first block
+        path = self.write("q.txt", lines + "\u00e9q 0 d 1\n")
         self.assertEqual(len(lines.encode()) // rre.BLOCK, 0)
         self.assertEqual(rre.read_qrels(path)["\u00e9q"], {"d": 1})
 
@@ -5126,7 +5373,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
         self.assertEqual(rre.read_qrels("q.json")["q1"], {"d1": 1, "d2": 1})
         self.assertEqual(rre.read_run(Path("r.json"))["q3"], ["d8", "d9", "d10"])
         rejected(self, *cli("--qrels", "r.json", "--run", "r.json"), "r.json", 'without "qrels"', 'it has "runs"')
-        self.write("empty.json", {"runs": {}})  # read by the reference reader, not as a query named "runs"
+        # read by the reference reader, not as a query named "runs"
+        self.write("empty.json", {"runs": {}})
         status, out, err = cli("--qrels", "q.json", "--run", "empty.json", "-m", "RR", "--missing-run", "zero")
         self.assertEqual((status, json.loads(out)["measures"], json.loads(out)["zeroed"]["missing_run"]),
                          (0, {"RR": 0.0}, ["q1", "q2", "q3"]), err)
@@ -5165,8 +5413,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
         rejected(self, *cli("log.jsonl", "--fields", "retrieved=retrieved_chunk_ids"),
                  "no labels: no record has relevant", "--fields relevant=KEY")
         rejected(self, *cli("log.jsonl", "--fields", "query=page,relevant=x,retrieved=y"), "log.jsonl:1",
-                 "query 'p0': the record has no labels (x), ranking (y), evidence sets (evidence or retrieval_gt) "
-                 "or answerability (answerable)")
+                 "query 'p0': the record has no labels (x), ranking (y), evidence sets (evidence "
+                 "or retrieval_gt) or answerability (answerable)")
         for bad, fragment in (("colour=x", "unknown role 'colour'"), ("relevant", "ROLE=KEY pairs"),
                               ("relevant=", "ROLE=KEY pairs")):
             with self.subTest(bad):
@@ -5179,10 +5427,12 @@ class ReadersOnRealFilesTest(TempDirTestCase):
                     and line.strip().startswith("python3")]
         self.assertEqual(len(examples), 2, examples)
         os.makedirs("scifact/qrels")
-        self.write("scifact/qrels/test.tsv", b"query-id\tcorpus-id\tscore\r\n1\t31715818\t1\r\n3\t14717500\t1\r\n")
+        self.write("scifact/qrels/test.tsv",
+                   b"query-id\tcorpus-id\tscore\r\n1\t31715818\t1\r\n3\t14717500\t1\r\n")
         self.write("results.json", {"1": {"31715818": 12.5, "1234": 3.0}, "3": {"99": 4.0}, "5": {"7": 1.0}})
-        self.write("log.jsonl", '{"qid": "q1", "expected_chunk_ids": ["c1"], "retrieved_chunk_ids": ["c2", "c1"]}\n'
-                                '{"qid": "q2", "expected_chunk_ids": ["c3"], "retrieved_chunk_ids": ["c3"]}\n')
+        self.write("log.jsonl", '{"qid": "q1", "expected_chunk_ids": ["c1"], '
+                                '"retrieved_chunk_ids": ["c2", "c1"]}\n{"qid": "q2", '
+                                '"expected_chunk_ids": ["c3"], "retrieved_chunk_ids": ["c3"]}\n')
         for args in examples:
             with self.subTest(args):
                 status, out, err = cli(*args)
@@ -5199,7 +5449,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
         self.assertEqual((status, json.loads(out)["measures"]), (0, {"RR": 0.75}), err)
 
     def test_a_record_with_neither_labels_nor_ranking_names_its_line(self):
-        lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}', '{"qid": "q2", "question": "?"}']
+        lines = ['{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1"]}',
+                 '{"qid": "q2", "question": "?"}']
         rejected(self, *cli(self.write("l.jsonl", "\n".join(lines) + "\n")), "l.jsonl:2: query 'q2'",
                  "the record has no labels", "'qid', 'question'")
         misspelled = '{"qid": "q2", "relevnt": ["d3"], "retreived": ["d3"]}'
@@ -5221,7 +5472,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
         self.assertEqual((result["per_query"]["q1"], result["deduplicated"]), ({"RR": 0.5, "NumRet": 2}, {"q1": 2}))
         self.assertIn("--duplicates first removed 2 repeated documents from 1 query ('q1')", err)
         for status, out, err in both_paths("--qrels", "q.txt", "--run", "r.txt", "--baseline", "f.json", "-m", "RR",
-                                           "--duplicates", "first"):  # the TREC run: d1's best line (2.0) ranks it first
+                                           # the TREC run: d1's best line (2.0) ranks it first
+                                           "--duplicates", "first"):
             result = json.loads(out)
             self.assertEqual((result["per_query"]["q1"], result["deduplicated"], result["baseline_deduplicated"]),
                              ({"RR": 1.0}, {"q1": 1}, {"q1": 2}))
@@ -5253,7 +5505,8 @@ class ReadersOnRealFilesTest(TempDirTestCase):
     def test_too_large_gains_are_refused(self):
         path = self.write("f.json", {"qrels": {"q1": {"d1": 1, "d2": 1, "d3": 1}}, "runs": {"q1": ["d1", "d2", "d3"]}})
         for extra in ([], ["--baseline", path]):
-            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra), "a gain is at most 2**53 in size")
+            rejected(self, *cli(path, "-m", "nDCG(gains={1:1e308})", *extra),
+                     "a gain is at most 2**53 in size")
 
     def test_library_arguments(self):
         qrels, run = {"q1": ["d1"]}, {"q1": ["d1"]}
@@ -5297,13 +5550,15 @@ class LogsAsWrittenTest(TempDirTestCase):
         fifth = rre.score_run({"q1": FACTS}, {"q1": CHUNKS + [FACTS[0]]}, "R@4,NumRet", match="contains")
         self.assertEqual((fifth["measures"], fifth["folded"]), ({"R@4": 1.0, "NumRet": 4}, {"total": 1, "per_query": {"q1": 1}}))
         self.assertEqual(cli(fixture, "--match", "text", "-m", "R@4")[1:], cli(fixture, "-m", "R@4", "--match", "text")[1:])
-        status, out, err = cli(fixture, "--match", "text", "-m", "R@4")  # whole texts match no fact: a hint
+        # whole texts match no fact: a hint
+        status, out, err = cli(fixture, "--match", "text", "-m", "R@4")
         self.assertEqual(json.loads(out)["measures"], {"R@4": 0.0})
         self.assertIn("ranked entries hold labeled texts inside them: try --match contains", err)
 
     def test_a_log_as_written_paths_scores_and_texts(self):
         log = self.write("log.jsonl", text_log())
-        status, out, err = cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR,Success(thresh=0.75)@4")
+        status, out, err = cli(log, *self.FIELDS, "--match", "contains", "-m",
+                               "R@2,R@4,RR,Success(thresh=0.75)@4")
         self.assertEqual((status, json.loads(out)["measures"]),
                          (0, {"R@2": 0.5, "R@4": 1.0, "RR": 0.5, "Success(thresh=0.75)@4": 1.0}), err)
         array = self.write("log.json", [json.loads(line) for line in text_log().splitlines()])
@@ -5311,13 +5566,16 @@ class LogsAsWrittenTest(TempDirTestCase):
         for path in (array, one):  # an array of records, and one record, read alike
             self.assertEqual(without_inputs(cli(path, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")),
                              without_inputs(cli(log, *self.FIELDS, "--match", "contains", "-m", "R@2,R@4,RR")))
-        reversed_scores = text_log().replace('"score": 1.0', '"score": 0.01')  # the first chunk now ranks last
+        # the first chunk now ranks last
+        reversed_scores = text_log().replace('"score": 1.0', '"score": 0.01')
         status, out, _ = cli(self.write("r.jsonl", reversed_scores), *self.FIELDS, "--match", "contains", "-m", "R@3")
-        self.assertEqual(json.loads(out)["measures"], {"R@3": 1.0})  # ranked by the parallel scores
+        # ranked by the parallel scores
+        self.assertEqual(json.loads(out)["measures"], {"R@3": 1.0})
 
     def test_every_mode_and_format_reads_texts_as_the_same_ids(self):
         """Texts, claimed, score as the IDs they stand for, in every mode and every format."""
-        chunks = CHUNKS[:3] + ["The Seine flows through Paris. Yes."]  # each holds one fact at most: a fixed claim
+        # each holds one fact at most: a fixed claim
+        chunks = CHUNKS[:3] + ["The Seine flows through Paris. Yes."]
         ids = dict(zip(chunks, ("d0", "f0", "d2", "f1")))
         as_ids = lambda run: {q: [ids[c] for c in r] for q, r in run.items()}
         qids = ["q%d" % i for i in range(6)]
@@ -5343,7 +5601,8 @@ class LogsAsWrittenTest(TempDirTestCase):
                                                     "-m", "R@2,RR,nDCG@3", "--format", fmt, *more)
                     got, want = line(texts, "--match", "contains"), line(plain)
                     self.assertEqual(got[0], want[0], got[2])
-                    folders = [f(str(self.tmp / d)) for d in "ti" for f in (str, rre._md)]  # Markdown escapes '_'
+                    # Markdown escapes '_'
+                    folders = [f(str(self.tmp / d)) for d in "ti" for f in (str, rre._md)]
                     keep = lambda text: "\n".join(l for l in functools.reduce(lambda t, f: t.replace(f, "X"), folders,
                                                                                text).splitlines() if "removed 0" not in l)
                     if fmt == "json":
@@ -5368,25 +5627,29 @@ class LogsAsWrittenTest(TempDirTestCase):
              "hits": ["The Seine flows through Paris, it does.", FACTS[1]]}]))
         fields = ("--fields", "relevant=gold,retrieved=hits", "--match", "contains", "--format", "csv")
         measures = "R@2,R@4,R(tokens=400)@4,R(tokens=450,pack=skip)@4,NumRet"
-        # q1: Lyon, f0, (the bare fact is removed: f0 is claimed), f1; 400 tokens hold Lyon and the first fact
+        # q1: Lyon, f0, (the bare fact is removed: f0 is claimed), f1; 400 tokens hold Lyon and the
+        # first fact
         self.assertEqual(cli(log, *fields, "-m", measures)[1].splitlines()[1:],
                          ["q1,0.5,1.0,0.5,0.5,3", "q2,1.0,1.0,1.0,1.0,2"])
         self.assertEqual(cli(log, *fields, "-m", "R@4,RR", "--depth", "2")[1].splitlines()[1:],
                          ["q1,0.5,0.5", "q2,1.0,0.5"])
         status, out, err = cli(log, "--fields", "relevant=gold,retrieved=hits,scores=s", "--match", "contains", "-m",
                                "RR", "--ties")
-        result = json.loads(out)  # q1: the tie .8 is ordered by text, descending: the bare fact claims f0 first
+        # q1: the tie .8 is ordered by text, descending: the bare fact claims f0 first
+        result = json.loads(out)
         self.assertEqual(([row["RR"] for row in result["per_query"].values()], result["ties"]["not_bounded"]),
-                         ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts claim depend on the "
-                                             "order of tied texts"}))
+                         ([0.5, 1.0], {"RR": "under --match contains, the labels ranked texts "
+                                             "claim depend on the order of tied texts"}))
 
     def test_budgets_count_documents_as_the_measures_do(self):
-        run = {"q1": ["Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]}  # the bare fact is removed: f0 is claimed
+        # the bare fact is removed: f0 is claimed
+        run = {"q1": ["Fact: " + FACTS[0], FACTS[0], FACTS[1] + " Yes."]}
         lengths = {text: 10 for text in run["q1"]}
         # --depth 2 counts documents: the removed text brings none, so the second fact is within it
         self.assertEqual(rre.score_run({"q1": FACTS}, run, "R(tokens=1000)@4", match="contains", depth=2,
                                        lengths=lengths)["measures"], {"R(tokens=1000)@4": 1.0})
-        # an ID that holds a label's ID is another ID: the budget stops at the reach-th document, d1x
+        # an ID that holds a label's ID is another ID: the budget stops at the reach-th document,
+        # d1x
         self.assertEqual(rre.score_run({"q1": ["d1", "d2"]}, {"q1": ["d1", "d1x", "d2"]}, "R(tokens=100)@2",
                                        lengths={"d1": 1, "d1x": 1})["measures"], {"R(tokens=100)@2": 0.5})
 
@@ -5405,7 +5668,8 @@ class LogsAsWrittenTest(TempDirTestCase):
                                  ([doc for doc, _ in walked], sum(held > 1 for _, held in walked)))
 
     def test_evidence_sets_of_texts(self):
-        sets = {"q1": [[FACTS[0]], [FACTS[1]]]}  # one set, a slot per fact; they stand in for labels, or sit beside
+        # one set, a slot per fact; they stand in for labels, or sit beside
+        sets = {"q1": [[FACTS[0]], [FACTS[1]]]}
         for fixture in ({"evidence": sets, "runs": {"q1": CHUNKS}}, {"qrels": {"q1": FACTS}, "evidence": sets,
                                                                       "runs": {"q1": CHUNKS}}):
             with self.subTest(qrels="qrels" in fixture):
@@ -5416,19 +5680,24 @@ class LogsAsWrittenTest(TempDirTestCase):
 
     def test_four_frameworks_logs_each_read_with_one_command(self):
         """Small excerpts in the shapes these tools write (our own words, their field names)."""
-        autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [  # a retrieval node's result
+        # a retrieval node's result
+        autorag = self.write("autorag.jsonl", "".join(json.dumps(r) + "\n" for r in [
             {"qid": "1oy5", "query": "why rush first?", "retrieval_gt": [["5b95"]],
              "retrieved_ids": ["5b95", "5b95", "2b08"], "retrieve_scores": [12.7, 12.7, 5.7], "retrieval_recall": 1.0},
             {"qid": "2loj", "query": "gas tiers?", "retrieval_gt": [["b9ad"], ["e2f1"]],
              "retrieved_ids": ["2b08", "b9ad"], "retrieve_scores": [3.1, 24.2], "retrieval_recall": 0.5}]))
         self.assertEqual(rre.read_run(self.write("a1.jsonl", autorag.read_text().splitlines()[1] + "\n")),
-                         {"2loj": {"2b08": 3.1, "b9ad": 24.2}})  # the library reads the parallel scores too
+                         # the library reads the parallel scores too
+                         {"2loj": {"2b08": 3.1, "b9ad": 24.2}})
         self.assertEqual(rre.read_run(self.write("labels.jsonl", '{"qid": "q1", "relevant": ["a"]}\n'
                                                                  '{"qid": "q2", "retrieved": ["b"]}\n')), {"q2": ["b"]})
         out = json.loads(cli(autorag, "--duplicates", "first", "-m", "EvidenceRecall@10,EvidenceRR")[1])
-        self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},  # AutoRAG's
-                                            "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})  # own recall
-        multihop = self.write("multihop.json", [  # MultiHop-RAG's retrieval output: texts, no query ID
+        # AutoRAG's
+        self.assertEqual(out["per_query"], {"1oy5": {"EvidenceRecall@10": 1.0, "EvidenceRR": 1.0},
+                                            # own recall
+                                            "2loj": {"EvidenceRecall@10": 0.5, "EvidenceRR": 0.0}})
+        # MultiHop-RAG's retrieval output: texts, no query ID
+        multihop = self.write("multihop.json", [
             {"query": "Who is accused?", "question_type": "inference_query", "gold_list": [{"fact": FACTS[0]}],
              "retrieval_list": [{"text": "x\n" + c, "score": 0.9 - i / 10} for i, c in enumerate(CHUNKS)]}])
         fields = "query=query,retrieved=retrieval_list[].text,scores=retrieval_list[].score,relevant=gold_list[].fact"
@@ -5439,7 +5708,8 @@ class LogsAsWrittenTest(TempDirTestCase):
             "retrieved_contexts": ["Lyon is large.", "Paris is the\ncapital of France."], "response": "Paris."}) + "\n")
         self.assertEqual(json.loads(cli(ragas, "--fields", "query=user_input,relevant=reference_contexts,retrieved="
                                     "retrieved_contexts", "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
-        haystack = self.write("haystack.jsonl", json.dumps({  # Document.to_dict() of each retrieved document
+        # Document.to_dict() of each retrieved document
+        haystack = self.write("haystack.jsonl", json.dumps({
             "query_id": "q1", "relevant": ["doc-2"], "documents": [
                 {"id": "doc-1", "content": "...", "score": 0.4, "meta": {"file": "a.md"}},
                 {"id": "doc-2", "content": "...", "score": 0.9, "meta": {"file": "b.md"}}]}) + "\n")
@@ -5449,16 +5719,21 @@ class LogsAsWrittenTest(TempDirTestCase):
     def test_bad_paths_scores_and_binary_files_are_named(self):
         log = self.write("log.jsonl", text_log(queries=("q1", "q2")))
         cases = {
-            ("--fields", "retrieved=hits[].txt", "--match", "text"): "log.jsonl:1: the path hits[].txt leads nowhere: "
-                                                                    "hits[0] has no key 'txt'",
+            ("--fields", "retrieved=hits[].txt", "--match", "text"): "log.jsonl:1: the path "
+                                                                     "hits[].txt leads nowhere: "
+                                                                     "hits[0] has no key 'txt'",
             ("--fields", "relevant=gold[].fact,retrieved=hits.text", "--match", "text"):
                 "the path hits.text leads nowhere: hits is list",
-            ("--fields", "retrieved=hits[]..text"): "--fields retrieved: 'hits[]..text' is not a field or a path",
+            ("--fields", "retrieved=hits[]..text"): "--fields retrieved: 'hits[]..text' is not a "
+                                                    "field or a path",
             ("--fields", "relevant=gold[].fact,retrieved=hits[].text,scores=gold", "--match", "text"):
-                "log.jsonl:1: gold: query 'q1': expected a list of 4 scores, one per ranked ID, not [{'fact'",
-            ("--chunk-separator", "#", "--match", "text"): "--chunk-separator cuts IDs, and --match text compares texts",
+                "log.jsonl:1: gold: query 'q1': expected a list of 4 scores, one per ranked "
+                "ID, not [{'fact'",
+            ("--chunk-separator", "#", "--match", "text"): "--chunk-separator cuts IDs, and "
+                                                           "--match text compares texts",
             ("--fields", "relevant=gold[].fact,retrieved=hits[].text"):
-                "holds a control character ('\\n'): IDs are printable text; texts, not IDs, are read with --match text",
+                "holds a control character ('\\n'): IDs are printable text; texts, not IDs, are "
+                "read with --match text",
         }
         for args, message in cases.items():
             with self.subTest(args=args):
@@ -5469,17 +5744,20 @@ class LogsAsWrittenTest(TempDirTestCase):
                 path = self.write(name, data)
                 rejected(self, *cli(path), "%s: %s, not text" % (path, what))
                 rejected(self, *cli("--qrels", path, "--run", path), what)
-        scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, "retrieve_scores": [1]}\n')
-        rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its scores already")
-        text = self.write("par1.txt", "PAR1 0 d1 1\n")  # a query named PAR1 is text, as its bytes can be
+        scored = self.write("s.jsonl", '{"id": "q1", "relevant": ["a"], "retrieved": {"a": 1.0}, '
+                                       '"retrieve_scores": [1]}\n')
+        rejected(self, *cli(scored), "retrieve_scores: query 'q1': the ranking gives its "
+                                     "scores already")
+        # a query named PAR1 is text, as its bytes can be
+        text = self.write("par1.txt", "PAR1 0 d1 1\n")
         run = self.write("par1.run", "PAR1 Q0 d1 1 1.0 r\n")
         self.assertEqual(json.loads(cli("--qrels", text, "--run", run, "-m", "RR")[1])["measures"], {"RR": 1.0})
 
     def test_what_a_log_gives_where_ids_are_expected_is_named_with_its_path(self):
         docs = [{"text": "Paris is large.", "score": 0.5}, {"text": "Lyon.", "score": 0.4}]
         records = [{"query_id": "q1", "relevant": ["d1"], "retrieval_list": docs}]
-        hint = ("retrieval_list[0]: query 'q1': expected IDs, not objects (keys 'text', 'score'): read the key that "
-                "holds each with --fields retrieved=retrieval_list[].text")
+        hint = ("retrieval_list[0]: query 'q1': expected IDs, not objects (keys 'text', 'score'): "
+                "read the key that holds each with --fields retrieved=retrieval_list[].text")
         for name, content in (("one.json", records[0]), ("all.json", records),
                               ("log.jsonl", json.dumps(records[0]) + "\n" + json.dumps(dict(records[0], query_id="q2")))):
             path = self.write(name, content)
@@ -5489,18 +5767,21 @@ class LogsAsWrittenTest(TempDirTestCase):
                 with self.assertRaisesRegex(rre.EvalError, re.escape(hint)):
                     rre.read_run(path, fields={"retrieved": "retrieval_list"})
         gold = self.write("gold.jsonl", json.dumps({"query_id": "q1", "gold": [{"fact": "Paris."}], "retrieved": []}))
-        rejected(self, *cli(gold, "--fields", "relevant=gold", "--match", "text"), "gold[0]: query 'q1': expected "
-                 "texts, not objects (keys 'fact'): read the key that holds each with --fields relevant=gold[].fact")
+        rejected(self, *cli(gold, "--fields", "relevant=gold", "--match", "text"),
+                 "gold[0]: query 'q1': expected texts, not objects (keys 'fact'): read the key "
+                 "that holds each with --fields relevant=gold[].fact")
         listed = self.write("q.jsonl", '{"meta": {"q": ["x"]}, "relevant": ["d1"], "retrieved": ["d1"]}\n' * 2)
-        rejected(self, *cli(listed, "--fields", "query=meta.q"), "q.jsonl:1: meta.q: query ID must be a string, not "
-                                                                "list ['x']")
+        rejected(self, *cli(listed, "--fields", "query=meta.q"),
+                 "q.jsonl:1: meta.q: query ID must be a string, not list ['x']")
 
     def test_messages_that_say_what_a_file_is_and_what_to_do(self):
-        empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
-                                       '{"query_id": "q2", "relevant": [], "retrieved": []}\n')
+        empty = self.write("na.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": '
+                                       '["d1"]}\n{"query_id": "q2", "relevant": [], '
+                                       '"retrieved": []}\n')
         useful = ("if 'q2' has no answer in the corpus, say so: --empty-labels no-answer, "
                   "\"answerable\": false in a record, or --no-answer FILE")
-        for measures in ("R@3", "R@3,Abstain"):  # the empty list is the clue, with Abstain or without
+        # the empty list is the clue, with Abstain or without
+        for measures in ("R@3", "R@3,Abstain"):
             with self.subTest(measures=measures):
                 rejected(self, *cli(empty, "-m", measures), useful)
                 rejected(self, *cli("--qrels", empty, "--run", empty, "-m", measures), useful)
@@ -5530,35 +5811,46 @@ class LogsAsWrittenTest(TempDirTestCase):
                                         "runs": {"q1": ["x", "cafe\u0301 au lait\n"]}})
         self.assertEqual(json.loads(cli(fixture, "--match", "text", "-m", "RR")[1])["measures"], {"RR": 0.5})
         twice = self.write("t.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": ["a  b", "a\nb"]}})
-        rejected(self, *cli(twice, "--match", "text"), "runs.q1[1]: query 'q1': document 'a b' appears twice")
+        rejected(self, *cli(twice, "--match", "text"),
+                 "runs.q1[1]: query 'q1': document 'a b' appears twice")
         blank = self.write("b.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": [" \n "]}})
-        rejected(self, *cli(blank, "--match", "text"), "runs.q1[0]: query 'q1': document ID '' is blank")
+        rejected(self, *cli(blank, "--match", "text"),
+                 "runs.q1[0]: query 'q1': document ID '' is blank")
         odd = self.write("o.json", {"qrels": {"q1": ["a b"]}, "runs": {"q1": "a b"}})
-        rejected(self, *cli(odd, "--match", "text"), "expected an object of document IDs to scores, not str 'a b'")
+        rejected(self, *cli(odd, "--match", "text"),
+                 "expected an object of document IDs to scores, not str 'a b'")
         keys = self.write("k.json", {"qrels": {"q1": {"a b": 1, "a  b": 2}}, "runs": {"q1": ["a b"]}})
-        rejected(self, *cli(keys, "--match", "text"), "texts 'a b' and 'a  b' are one text once normalized")
+        rejected(self, *cli(keys, "--match", "text"),
+                 "texts 'a b' and 'a  b' are one text once normalized")
         self.assertEqual(rre.text_name("a b", "text"), "t:%s 'a b'" % hashlib.sha256(b"a b").hexdigest()[:12])
 
     def test_messages_that_point_to_the_fix(self):
         empty = self.write("e.jsonl", '{"id": "q1", "relevant": [], "retrieved": ["a"]}\n'
                                       '{"id": "q2", "relevant": ["b"], "retrieved": ["b"]}\n')
-        rejected(self, *cli(empty), "no relevant label at level 1 ('q1')", "see --no-relevant; or, if 'q1' has no "
-                 "answer in the corpus, say so: --empty-labels no-answer, \"answerable\": false "
-                 "in a record, or --no-answer FILE")
+        rejected(self, *cli(empty), "no relevant label at level 1 ('q1')",
+                 "see --no-relevant; or, if 'q1' has no answer in the corpus, say so: "
+                 "--empty-labels no-answer, \"answerable\": false in a record, or "
+                 "--no-answer FILE")
         qrels, run = self.write("q.json", {"q1": ["a"]}), self.write("r.json", {"q1": ["a"], "q2": ["b"], "q3": ["c"]})
-        rejected(self, *cli("--qrels", qrels, "--run", run), "2 ranked queries have no labels ('q2', 'q3')",
-                 "(a run of every query, as BEIR writes, is scored on the labeled ones with --unlabeled skip)")
+        rejected(self, *cli("--qrels", qrels, "--run", run),
+                 "2 ranked queries have no labels ('q2', 'q3')",
+                 "(a run of every query, as BEIR writes, is scored on the labeled ones with "
+                 "--unlabeled skip)")
         self.assertEqual(cli("--qrels", qrels, "--run", run, "--unlabeled", "skip", "-m", "R@1")[0], 0)
         labeled = self.write("l.json", {"q1": ["a"], "q9": ["b"]})
         err = cli("--qrels", labeled, "--run", run, "--unlabeled", "skip", "-m", "R@1")[2]
-        self.assertIn("1 labeled query has no ranking ('q9'); see --missing-run and --unlabeled\n", err)  # no BEIR hint
+        # no BEIR hint
+        self.assertIn("1 labeled query has no ranking ('q9'); see --missing-run and --unlabeled\n", err)
         unanswered = self.write("n.txt", "q9\n")
         err = cli("--qrels", qrels, "--run", self.write("r1.json", {"q1": ["a"]}), "--no-answer", unanswered,
                   "-m", "R@1,Abstain")[2]
         self.assertIn("query sets differ: 1 query without an answer has no ranking ('q9'); see", err)
-        one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})  # a record, by its keys
-        rejected(self, *cli(one), "one.json: query_id: query ID must be a string, not int 5")  # its JSON path
-        theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}  # the ranked IDs share one character
+        # a record, by its keys
+        one = self.write("one.json", {"query_id": 5, "relevant": ["a"], "retrieved": ["a"]})
+        rejected(self, *cli(one), "one.json: query_id: query ID must be a "
+                                  "string, not int 5")  # its JSON path
+        # the ranked IDs share one character
+        theirs = {"q%d" % i: ["%s%d" % (chr(65 + i), i)] for i in range(12)}
         ours = {q: ["x" + d for d in docs] for q, docs in theirs.items()}
         _, _, err = cli("--qrels", self.write("xq.json", theirs), "--run", self.write("xr.json", ours), "-m", "R@2")
         self.assertIn("ranked IDs start with 'x' and labeled IDs do not", err)
@@ -5584,8 +5876,9 @@ class RoleRulesTest(TempDirTestCase):
         self.evidence = w("e.json", {"q1": ["d1"], "q2": ["d3"]})
         self.log = w("log.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
                                   '{"query_id": "q2", "answerable": true}\n')
-        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"]}\n'
-                                     '{"query_id": "q2", "answerable": true, "relevant": {"d3": 0}, "retrieved": []}\n')
+        self.answered = w("a.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": '
+                                     '["d1"]}\n{"query_id": "q2", "answerable": true, "relevant": '
+                                     '{"d3": 0}, "retrieved": []}\n')
         self.no_answer = w("n.txt", "q2\n")
         self.evfix = w("ef.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
                                    "runs": {"q1": ["d2", "d1"], "q2": ["d3"]}})
@@ -5607,21 +5900,27 @@ class RoleRulesTest(TempDirTestCase):
             ([self.log, "-m", "R@3", "--fields", "relevant=x,relevant=relevant"],
              ["--fields names the role relevant twice (x, then relevant)"]),
             ([self.log, "-m", "R@3", "--fields", "relevant=x", "--fields", "retrieved=y,relevant=relevant"],
-             ["--fields names the role relevant twice (x, then relevant)"]),  # in two options as in one
+             # in two options as in one
+             ["--fields names the role relevant twice (x, then relevant)"]),
             (q + r + ["--baseline", self.base, "-m", "R@3", "--fields", "relevant=expected"],
-             ["--fields names the fields of JSON records, and every input is text (TREC or TSV): it would change "
-              "nothing"]),
+             ["--fields names the fields of JSON records, and every input is text (TREC or TSV): "
+              "it would change nothing"]),
             ([self.log, "-m", "R@3", "--fields", "relevant=retrieved"],
              ["--fields: field 'retrieved' would give both the labels and the ranking"]),
-            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query ID and the labels"]),
-            ([self.log, "--qrels", self.qrels, "-m", "R@3"], ["give a FIXTURE or --qrels and --run, not both"]),
-            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'", "says its question has an answer, and gives no "
-                                       "labels (relevant or reference_context_ids or expected_ids), ranking (retrieved "
-                                       "or retrieved_context_ids or retrieved_ids) or evidence sets (evidence or "
+            ([self.log, "-m", "R@3", "--fields", "query=relevant"], ["would give both the query "
+                                                                     "ID and the labels"]),
+            ([self.log, "--qrels", self.qrels, "-m", "R@3"], ["give a FIXTURE or --qrels and "
+                                                              "--run, not both"]),
+            ([self.log, "-m", "R@3"], ["log.jsonl:2", "query 'q2'",
+                                       "says its question has an answer, and gives no labels "
+                                       "(relevant or reference_context_ids or expected_ids), "
+                                       "ranking (retrieved or retrieved_context_ids or "
+                                       "retrieved_ids) or evidence sets (evidence or "
                                        "retrieval_gt): nothing to score"]),
             (["--qrels", self.log, "--run", self.log, "-m", "R@3"], ["log.jsonl:2", "nothing to score"]),
             ([self.answered, "-m", "R@3", "--no-answer", self.no_answer],
-             ["a.jsonl:2", "query 'q2'", "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
+             ["a.jsonl:2", "query 'q2'",
+              "says its question has an answer, and --no-answer %s lists it" % self.no_answer]),
             (["--qrels", self.answered, "--run", self.answered, "-m", "R@3", "--no-answer", self.no_answer],
              ["a.jsonl:2", "--no-answer %s lists it" % self.no_answer]),
             (q + r + ["-m", "R@3", "--no-answer", self.write("n.json", [])],
@@ -5633,19 +5932,23 @@ class RoleRulesTest(TempDirTestCase):
             ([self.evfix, "--baseline", self.base, "--replicate", self.evfix, "-m", "R@3"],
              ["is the candidate's own input (FIXTURE %s)" % self.evfix]),
             ([self.evfix, "--baseline", self.evbase, "-m", "EvidenceRecall@3"],
-             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) on 1 query ('q1')"
+             ["eb.json: evidence: the baseline's evidence sets differ from the candidate's (%s) "
+              "on 1 query ('q1')"
               % self.evfix]),
             ([self.evfix, "--baseline", self.evlog, "-m", "EvidenceRecall@3"],
              ["eb.jsonl: evidence: the baseline's evidence sets differ", "on 1 query ('q1')"]),
             (["--evidence", self.evfix, "--run", self.evfix, "--baseline", self.run, "--replicate", self.evbase,
-              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's evidence sets differ"]),
+              "-m", "EvidenceRecall@3"], ["eb.json: evidence: the replicate's "
+                                          "evidence sets differ"]),
             (q + r + ["--baseline", self.write("eb2.json", {"evidence": {"q1": [["d1"], ["d2"]], "q2": ["d3"]},
                                                             "runs": {"q1": ["d1"]}}), "-m", "R@3"],
-             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the candidate's (%s)"
+             ["eb2.json: evidence: the baseline's labels (its evidence sets) differ from the "
+              "candidate's (%s)"
               % self.qrels]),
             (q + r + ["--baseline", self.base, "--replicate", self.write("rf.json", {"qrels": {"q1": ["d1"]},
                                                                                     "runs": {"q1": ["d1"]}}), "-m", "R@3"],
-             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on 1 query ('q2')" % self.qrels]),
+             ["rf.json: qrels: the replicate's labels differ from the candidate's (%s) on "
+              "1 query ('q2')" % self.qrels]),
         ]
         self.write("f.json", {"qrels": {"q1": ["d1"], "q2": ["d3"]}, "runs": {"q1": ["d1"], "q2": ["d3"]}})
         for args, fragments in cases:
@@ -5659,13 +5962,16 @@ class RoleRulesTest(TempDirTestCase):
         rejected(self, *cli(*q, "--run", "-", "--fields", "retrieved=x", stdin=self.run.read_bytes()), "every input "
                  "is text")  # through a pipe too; and a JSON input takes it
         self.assertEqual(cli(*q, "--run", self.evidence, "--fields", "retrieved=x", "-m", "R@3")[0], 0)
-        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],  # standing in for the labels
+        # standing in for the labels
+        for args in (["--evidence", self.evidence] + r + ["-m", "R@3"],
                      q + r + ["--evidence", self.evidence, "-m", "R@3,EvidenceRR"],
                      q + r + ["--lengths", self.lengths, "-m", "R(tokens=3)@3"],
-                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],  # a fixture of evidence is its own baseline
+                     # a fixture of evidence is its own baseline
+                     [self.evfix, "-m", "R@3", "--baseline", self.evfix],
                      [self.evfix, "--baseline", self.base, "--replicate", self.base.with_name("b2.txt"), "-m", "R@3"],
-                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": ["d1", "d2"]}\n'
-                                               '{"qid": "q2", "relevant": ["d3"], "retrieved": ["d3"]}\n'),
+                     [self.write("swap.jsonl", '{"qid": "q1", "relevant": ["d1"], "retrieved": '
+                                               '["d1", "d2"]}\n{"qid": "q2", "relevant": ["d3"], '
+                                               '"retrieved": ["d3"]}\n'),
                       "-m", "R@3", "--fields", "relevant=retrieved,retrieved=relevant"]):
             self.write("b2.txt", self.base.read_text())
             with self.subTest(args=args):
@@ -5674,8 +5980,9 @@ class RoleRulesTest(TempDirTestCase):
                 self.assertEqual(fast[0], 0, fast[2])
 
     def test_a_record_that_says_it_has_an_answer_is_scored(self):
-        log = self.write("t.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], "answerable": true}\n'
-                                    '{"query_id": "q2", "answerable": false, "retrieved": []}\n')
+        log = self.write("t.jsonl", '{"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1"], '
+                                    '"answerable": true}\n{"query_id": "q2", "answerable": false, '
+                                    '"retrieved": []}\n')
         for extra in ([], ["--no-answer", self.write("n3.txt", "q2\n")]):
             with self.subTest(extra=extra):
                 status, out, err = cli(log, "-m", "R@1,Abstain", *extra)
@@ -5685,7 +5992,8 @@ class RoleRulesTest(TempDirTestCase):
                 self.assertEqual((status, json.loads(out)["per_query"]), (0, {"q1": {"R@1": 1.0}, "q2": {"Abstain": 1.0}}),
                                  err)
         status, out, err = cli(self.answered.with_name("a.jsonl"), "-m", "R@3", "--no-answer", self.write("n4.txt", "q9\n"))
-        self.assertEqual(status, 2)  # q9 is no query of the log: it has no labels, q2's answer stands
+        # q9 is no query of the log: it has no labels, q2's answer stands
+        self.assertEqual(status, 2)
         self.assertNotIn("which is it", err)
 
     def test_library(self):
@@ -5695,8 +6003,10 @@ class RoleRulesTest(TempDirTestCase):
             (lambda: rre.score_run(qrels, run, "R@3", evidence={"q1": ["d1"], "q2": ["d3"]}),
              "evidence gives evidence sets, and no measure reads them"),
             (lambda: rre.score_run(qrels, run, "R@3", no_answer=[]), "no_answer: no queries"),
-            (lambda: rre.read_qrels(self.log, fields={"relevant": ""}), "the field name must be a non-empty string"),
-            (lambda: rre.read_qrels(self.log, fields={"relevant": 3}), "the field name must be a non-empty string"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": ""}),
+             "the field name must be a non-empty string"),
+            (lambda: rre.read_qrels(self.log, fields={"relevant": 3}),
+             "the field name must be a non-empty string"),
             (lambda: rre.compare_runs(qrels, run, run, "R@3", replicates=[{"q1": ["d1"], "q2": ["d3"]}, run]),
              "replicates[1] is the candidate's own run"),
             (lambda: rre.score_runs(qrels, {"a": run}, "R@3", baseline=run, replicates=[run]),
@@ -5715,21 +6025,24 @@ class InputTwinsTest(TempDirTestCase):
     stderr and exit status, and a fast reader that declines hands the same bytes over."""
 
     TREC = {"qrels": "q1 0 d1 1\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 2\nq4 0 d7 1\n",
-            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 d8 2 0.5 t\n"
-                   "q3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
+            "run": "q1 Q0 d9 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq2 Q0 d3 1 0.9 t\nq2 Q0 "
+                   "d8 2 0.5 t\nq3 Q0 x1 1 0.47 t\nq3 Q0 x2 2 0.3 t\nq4 Q0 d7 1 0.2 t\n",
             "baseline": "q1 Q0 d1 1 0.9 t\nq2 Q0 d3 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d6 1 0.9 t\n",
-            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 Q0 d7 1 0.9 t\n",
+            "replicate": "q1 Q0 d1 1 0.9 t\nq2 Q0 d8 1 0.9 t\nq3 Q0 x1 1 0.2 t\nq4 "
+                         "Q0 d7 1 0.9 t\n",
             "evidence": "q1 A s1 d1\nq1 A s2 d2\nq2 A s1 d3\nq4 A s1 d7\n# comment\n",
             "lengths": "# counts\nd9 10\nd2 10\nd1 10\nd3 5\nd8 5\nx1 3\nx2 3\nd7 4\nd6 4\n",
             "no-answer": "q3\n", "groups": "q1 easy\nq2 easy\nq4 hard\nq3 hard\n"}
     TREC_ARGS = ["--qrels", "{qrels}", "--run", "{run}", "--baseline", "{baseline}", "--replicate", "{replicate}",
                  "--evidence", "{evidence}", "--lengths", "{lengths}", "--no-answer", "{no-answer}",
-                 "--groups", "{groups}", "-m", "AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
+                 "--groups", "{groups}", "-m",
+                 "AP,R(tokens=20)@3,EvidenceRecall@3,Abstain(thresh=0.45)",
                  "--ties", "--format", "table"]  # --ci's twins: StatisticsAtScaleTest
     FIXTURE = {"fixture": json.dumps({"qrels": {"q1": {"d1": 1, "d2": 1}, "q2": ["d3"]},
                                       "runs": {"q1": {"d9": 0.9, "d2": 0.8, "d1": 0.7}, "q2": {"d3": 0.5},
                                                "q3": {"x1": 0.47}}}),
-               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, "d3": 5, "x1": 3}',
+               "no-answer": '["q3"]', "lengths": '{"d9": 10, "d2": 10, "d1": 10, '
+                                                 '"d3": 5, "x1": 3}',
                "evidence": '{"q1": [["d1"], ["d2"]], "q2": ["d3"]}', "groups": '{"all": ["q1", "q2", "q3"]}',
                "baseline": '{"q1": ["d1"], "q2": ["d3"], "q3": []}'}
     FIXTURE_ARGS = ["{fixture}", "--no-answer", "{no-answer}", "--lengths", "{lengths}", "--evidence", "{evidence}",
@@ -5741,7 +6054,8 @@ class InputTwinsTest(TempDirTestCase):
         {"query_id": "q2", "evidence": [["d3", "d4"]], "retrieved": ["d4", "d3"], "tokens": [2, 2]},
         {"query_id": "q3", "answerable": False, "retrieved": {"x": 0.2}})),
         "run": "q1 Q0 d2 1 0.9 t\nq2 Q0 d3 1 0.5 t\nq3 Q0 x 1 0.1 t\n", "lengths": "d2 3\nd3 3\nx 3\n"}
-    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m", "R(tokens=4)@2,Abstain(thresh=0.15)",
+    LOG_ARGS = ["--qrels", "{log}", "--run", "{run}", "--lengths", "{lengths}", "-m",
+                "R(tokens=4)@2,Abstain(thresh=0.15)",
                 "--format", "csv"]
 
     def deliver(self, how, name, data, stdin):
@@ -5767,7 +6081,8 @@ class InputTwinsTest(TempDirTestCase):
             stdin = []
             words = {name: self.deliver(how if role in (None, name) else "path", name, data, stdin)
                      for name, data in files.items()}
-            # the readers' twins are the test's; the statistics' have theirs (StatisticsAtScaleTest)
+            # the readers' twins are the test's; the statistics' have theirs
+            # (StatisticsAtScaleTest)
             with unittest.mock.patch.object(rre, "main", main), unittest.mock.patch.object(
                     reference, "bootstrap_sums", reference.fast_bootstrap_sums):
                 status, out, err = cli(*[a.format(**words) for a in args], stdin=stdin[0] if stdin else None)
@@ -5779,10 +6094,14 @@ class InputTwinsTest(TempDirTestCase):
 
     def test_twins_agree_on_every_role_and_transport(self):
         cases = [(self.TREC, self.TREC_ARGS, 0), (self.FIXTURE, self.FIXTURE_ARGS, 0), (self.LOG, self.LOG_ARGS, 0),
-                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),  # an ID twice: refused
-                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]  # a count missing
-        for files, args, status in cases:  # one file at a time on stdin (of a refusal, the refused one); every
-            stdin = [role for role in files if not status or role == "lengths"]  # file at once otherwise
+                 # an ID twice: refused
+                 (dict(self.TREC, lengths="d9 10\nd9 4\n"), self.TREC_ARGS, 2),
+                 # a count missing
+                 (dict(self.FIXTURE, lengths='{"d9": 10}'), self.FIXTURE_ARGS, 2)]
+        # one file at a time on stdin (of a refusal, the refused one); every
+        for files, args, status in cases:
+            # file at once otherwise
+            stdin = [role for role in files if not status or role == "lengths"]
             for role, how in [(role, "-") for role in stdin] + [(None, how) for how in ("path", "pipe", "gzip")]:
                 with self.subTest(role=role, how=how, args=args[:2], status=status):
                     fast, reference = self.run_both(files, args, role, how)
@@ -5854,9 +6173,11 @@ class RagTwinsTest(TempDirTestCase):
                 windows = list(rre._windows_in_rank_order([d.encode() for d in docids], scores, rng.choice((1, 2, 16))))
                 self.assertEqual(list(itertools.chain.from_iterable(windows)), rre.in_rank_order(docids, scores))
         windows = rre._windows_in_rank_order([b"a", b"c", b"b", b"d", b"e"], [3.0, 2.0, 2.0, 2.0, 1.0], 2)
-        self.assertEqual(next(windows), [(3.0, "a"), (2.0, "d"), (2.0, "c"), (2.0, "b")])  # a tie sorted whole
+        # a tie sorted whole
+        self.assertEqual(next(windows), [(3.0, "a"), (2.0, "d"), (2.0, "c"), (2.0, "b")])
         self.assertEqual(next(windows), [(1.0, "e")])
-        windows = rre._windows_in_rank_order([b"a", b"b", b"c"], [1.0, 3.0, 2.0], 1)  # not listed by score
+        # not listed by score
+        windows = rre._windows_in_rank_order([b"a", b"b", b"c"], [1.0, 3.0, 2.0], 1)
         self.assertEqual(list(windows), [[(3.0, "b")], [(2.0, "c"), (1.0, "a")]])
 
 
@@ -5869,13 +6190,14 @@ class ExplainTest(TempDirTestCase):
         cand = {"q1": ["x1", "d5", "d0", "x2"] + ["d%d" % i for i in (11, 10, 9, 8, 7, 6, 4, 3, 2, 1)]}
         args = (self.write("c.json", {"qrels": qrels, "runs": cand}), "--baseline", self.write("b.json", base), "-m",
                 "R@3", "--explain")
-        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2; then d3 4 -> 12 (8), d11
-        # 12 -> 5 (7); d0 1 -> 3 stays within the top 3: a move of 2, among the 7 more
+        # across the cutoff 3, largest move first: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2; then d3 4 ->
+        # 12 (8), d11 12 -> 5 (7); d0 1 -> 3 stays within the top 3: a move of 2, among the 7 more
         line = "ranks before -> after: d1 2 -> 14, d2 3 -> 13, d5 6 -> 2, d3 4 -> 12, d11 12 -> 5 and 7 more"
         for fmt in ("table", "markdown"):
             with self.subTest(fmt=fmt):
                 self.assertIn(line.replace("->", "-\\>") if fmt == "markdown" else line, cli(*args, "--format", fmt)[1])
-        self.assertEqual(len(json.loads(cli(*args)[1])["explain"]["queries"]["q1"]["ranks"]), 12)  # JSON keeps all
+        # JSON keeps all
+        self.assertEqual(len(json.loads(cli(*args)[1])["explain"]["queries"]["q1"]["ranks"]), 12)
 
     def test_the_worked_example_on_the_command_line_through_both_readers_and_in_the_library(self):
         trec = "".join("%s Q0 %s %d %d t\n" % (q, d, i, 10 - i) for q, r in EXPLAIN_EXAMPLE["runs"].items()
@@ -5921,13 +6243,15 @@ class ExplainTest(TempDirTestCase):
         self.assertEqual(cli(fixture, "-m", "R@3", "--explain", "--format", "csv")[1],
                          "query,R@3,absent,not_ranked,below,unjudged\n"
                          "q1,0.5,0,0,1,1\nq2,0.0,0,1,0,0\n")
-        rejected(self, *cli(fixture, "--explain", "--format", "trec"), "--format trec has no place for --explain")
+        rejected(self, *cli(fixture, "--explain", "--format", "trec"),
+                 "--format trec has no place for --explain")
         qrels, run = self.write("q.json", EXPLAIN_EXAMPLE["qrels"]), self.write("r.json", EXPLAIN_EXAMPLE["runs"])
         base = self.write("b.json", {"q1": ["d1", "d2", "d4"], "q2": ["d5"]})
         groups = self.write("g.json", {"a": ["q1"], "b": ["q2"]})
         out = json.loads(cli("--qrels", qrels, "--run", run, "--baseline", base, "--groups", groups, "-m", "R@3",
                              "--explain")[1])
-        self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})  # lost or regressed
+        # lost or regressed
+        self.assertEqual(out["explain"]["queries"]["q1"]["ranks"], {"d1": [1, 2], "d2": [2, 5]})
         self.assertEqual(out["explain"]["queries"]["q2"]["ranks"], {"d5": [1, None]})
         self.assertEqual([b["explain"] for b in out["groups"].values()],
                          [{"missed": 1, "absent": 0, "not_ranked": 0, "below": 1, "cut": 0,
@@ -5963,7 +6287,8 @@ class ExplainTest(TempDirTestCase):
             "q1 Q0 %s 0 %s t\n" % (d, x) for d, x in run["q1"].items())), "--lengths", self.write("l.txt", "d1 100\n"
                                                                                               "x 200\nd2 100\ny 10\n"))
         for explained in both_paths(*files, "-m", "R(tokens=250)@3,R(tokens=250,pack=skip)@3", "--explain"):
-            with self.subTest(counts="read after the run"):  # the budget weighs once the counts are read
+            # the budget weighs once the counts are read
+            with self.subTest(counts="read after the run"):
                 self.assertEqual(json.loads(explained[1])["explain"]["queries"],
                                  {"q1": {"cause": "cut", "unlabeled": ["x"],
                                          "cut": {"R(tokens=250)@3": ["d2"]}}})
@@ -5990,7 +6315,8 @@ class ExplainTest(TempDirTestCase):
                 for s, d in ordered:
                     best.setdefault(d.split("#")[0], s)
                 ranking = list(best)[:depth]
-                logged = len(ranking)  # what the log ranked within --depth, --judged-only's drops too
+                # what the log ranked within --depth, --judged-only's drops too
+                logged = len(ranking)
                 if judged_only:
                     ranking = [d for d in ranking if qrels[q].get(d, -1) >= 0]
                 rank = {d: i for i, d in enumerate(ranking, 1)}
@@ -6075,16 +6401,18 @@ class PoolTest(TempDirTestCase):
     def test_labels_given_twice_and_pools_onto_inputs_are_refused(self):
         one, two = self.write("a.json", {"q1": ["d1"]}), self.write("b.json", {"q1": {"d2": 1, "d1": 0}})
         run = self.write("r.json", {"q1": ["d2", "d1"]})
-        rejected(self, *cli("--qrels", one, "--qrels", two, "--run", run), "b.json: query 'q1': document 'd1' is "
-                 "labeled in %s already: label it once" % one)
-        rejected(self, *cli("--qrels", one, "--run", run, "--pool", one), "--pool %s names %s, which is read" % (one, one))
+        rejected(self, *cli("--qrels", one, "--qrels", two, "--run", run),
+                 "b.json: query 'q1': document 'd1' is labeled in %s already: label it once" % one)
+        rejected(self, *cli("--qrels", one, "--run", run, "--pool", one),
+                 "--pool %s names %s, which is read" % (one, one))
         self.assertEqual(rre.score_run([{"q1": ["d1"]}, {"q1": {"d2": 1}}], {"q1": ["d2", "d1"]}, "R@1")["measures"],
                          {"R@1": 0.5})
         with self.assertRaisesRegex(rre.EvalError, r"qrels\[1\]: query 'q1': document 'd1' is labeled in qrels\[0\]"):
             rre.score_run([{"q1": ["d1"]}, {"q1": {"d1": 1}}], {"q1": ["d1"]})
         status, _, err = cli("--qrels", one, "--run", run, "-m", "R@1", "--pool", self.tmp / "p.jsonl",
                              "--judged-only")
-        self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))  # -J leaves nothing unjudged
+        # -J leaves nothing unjudged
+        self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))
 
 
 class LibraryApiTest(unittest.TestCase):
@@ -6106,12 +6434,14 @@ class LibraryApiTest(unittest.TestCase):
             self.assertEqual((qrels, run), ({"q1": {"Paris is the capital.": 1}}, {"q1": ["Lyon.", "Paris is the capital."]}))
             self.assertEqual(rre.score_run(qrels, run, "RR", match="text")["measures"], {"RR": 0.5})
             Path(folder, "q.txt").write_text("q1 0 d1 1\n")
-            for call, message in ((lambda: rre.read_run(log, match="words"), "match must be one of id, text, contains"),
+            for call, message in ((lambda: rre.read_run(log, match="words"),
+                                   "match must be one of id, text, contains"),
                                   (lambda: rre.read_qrels(Path(folder, "q.txt"), fields={"relevant": "x"}),
                                    "every input is text (TREC or TSV): it would change nothing")):
                 with self.subTest(message=message), self.assertRaisesRegex(rre.EvalError, re.escape(message)):
                     call()
-        for lengths in ({1: 3}, {"d1": 3, None: 4}):  # a dict's keys are the caller's: EvalError, not TypeError
+        # a dict's keys are the caller's: EvalError, not TypeError
+        for lengths in ({1: 3}, {"d1": 3, None: 4}):
             with self.subTest(lengths=lengths), self.assertRaisesRegex(rre.EvalError, "^lengths: ID must be a string"):
                 rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, "R(tokens=5)", lengths=lengths)
 
@@ -6122,13 +6452,15 @@ class LibraryApiTest(unittest.TestCase):
 
     def test_options_are_keywords_with_their_real_defaults(self):
         import inspect
-        parser, library_only = rre.build_parser(), {"measure", "k", "fields"}  # -m is the positional measures
+        # -m is the positional measures
+        parser, library_only = rre.build_parser(), {"measure", "k", "fields"}
         for call in (rre.score_run, rre.compare_runs, rre.score_runs):
             options = [p for p in inspect.signature(call).parameters.values() if p.kind == p.KEYWORD_ONLY]
             self.assertGreater(len(options), 10)
             for option in options:
                 with self.subTest(call=call.__name__, option=option.name):
-                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]  # one table
+                    # one table
+                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]
                     self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
                     expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
                     self.assertEqual(option.default, expected)
@@ -6147,7 +6479,8 @@ class LibraryApiTest(unittest.TestCase):
         self.assertEqual(lib, cli._replace(run=None))  # a library call's runs are its own argument
         self.assertEqual(rre.make_plan(lib).policies, {"missing_run": "zero", "unlabeled": "error",
                                                        "no_relevant": "error"})
-        with self.assertRaisesRegex(rre.EvalError, "^permutations must be an integer >= 1, not 0"):  # by the table
+        # by the table
+        with self.assertRaisesRegex(rre.EvalError, "^permutations must be an integer >= 1, not 0"):
             rre.configure({"measures": None, "permutations": 0}, keywords=True)
 
     def test_each_kind_of_option_is_checked_as_the_table_says(self):
@@ -6162,7 +6495,8 @@ class LibraryApiTest(unittest.TestCase):
         class Grade(int):  # numpy's integers are integral without being int
             pass
         self.assertEqual(rre.score_run({"q1": {"d1": Grade(2)}}, {"q1": ["d1"]}, "R@1")["measures"], {"R@1": 1.0})
-        with tempfile.TemporaryDirectory() as folder:  # LlamaIndex's dataset holds both of its keys, as objects
+        # LlamaIndex's dataset holds both of its keys, as objects
+        with tempfile.TemporaryDirectory() as folder:
             path = Path(folder, "q.json")
             path.write_text(json.dumps({"queries": {"d1": 1}, "q2": ["d2"]}), encoding="utf-8")
             self.assertEqual(rre.read_qrels(path), {"queries": {"d1": 1}, "q2": {"d2": 1}})
@@ -6201,9 +6535,11 @@ class LibraryApiTest(unittest.TestCase):
             with self.subTest(options=options), self.assertRaises(rre.EvalError):
                 rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **options)
         self.assertEqual(rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]}, "RR", permutations=1)
-                         ["comparison"]["RR"]["p_value"], 1.0)  # one query changed: enumerated, whatever the draws
+                         # one query changed: enumerated, whatever the draws
+                         ["comparison"]["RR"]["p_value"], 1.0)
         for options in ({"judged_too": True}, {"max_mean_drop": 0.1}, {"permutations": 10}):
-            with self.subTest(options=options), self.assertRaises(TypeError):  # score_run has no gate
+            # score_run has no gate
+            with self.subTest(options=options), self.assertRaises(TypeError):
                 rre.score_run({"q1": ["d1"]}, {"q1": ["d1"]}, **options)
         with self.assertRaisesRegex(rre.EvalError, "--max-mean-drop needs --baseline"):
             rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, max_mean_drop=0.1)
@@ -6215,7 +6551,8 @@ class LibraryApiTest(unittest.TestCase):
         (deleting power from score_runs once passed every test)."""
         elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate"}
         comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
-        wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere  # the rest: arguments
+        # the rest: arguments
+        wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere
         for function, expected in ((rre.score_run, wanted - comparing),
                                    (rre.compare_runs, wanted | {"replicates"}),
                                    (rre.score_runs, wanted | {"replicates", "baseline"})):
@@ -6251,8 +6588,8 @@ class LibraryApiTest(unittest.TestCase):
                           rre.Known(opts=opts))
         self.assertEqual(merged, ({"q1": {"d1": 1}, "q2": {"d1": 1}}, {}))
         for value, message in (([{"q1": ["a#1"]}, {"q1": ["a#2"]}],
-                                "^qrels\\[1\\]: query 'q1': document 'a' is labeled in qrels\\[0\\] "
-                                "already"),
+                                "^qrels\\[1\\]: query 'q1': document 'a' is labeled in "
+                                "qrels\\[0\\] already"),
                                ({"q1": ["#1"]}, "^qrels: query 'q1': label '#1' is blank once cut")):
             with self.subTest(value=value), self.assertRaisesRegex(rre.EvalError, message):
                 rre.load(rre.Value("qrels", value), "labels", rre.Known(opts=opts))
@@ -6305,7 +6642,8 @@ class ReportFormatsTest(TempDirTestCase):
         status, out, _ = cli(c, "--baseline", b, "-m", "R@2,RR", "--max-query-drop", "0.5",
                              "--format", "markdown", "--per-query")
         self.assertEqual(status, 1)
-        self.assertLess(out.index("gate breach"), out.index("| measure | baseline"))  # breaches first
+        # breaches first
+        self.assertLess(out.index("gate breach"), out.index("| measure | baseline"))
         rows = table_rows(out)
         self.assertGreater(len(rows), 10)
         width = None
@@ -6359,13 +6697,16 @@ class ReportFormatsTest(TempDirTestCase):
     def test_markdown_lists_each_measures_worst_drops_largest_first_and_counts_breaches(self):
         qrels = {"q%02d" % i: ["d"] for i in range(14)}
         base = {q: ["d"] for q in qrels}
-        cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}  # q13 drops most
+        # q13 drops most
+        cand = {q: ["x%d" % j for j in range(i + 1)] + ["d"] for i, q in enumerate(qrels)}
         result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@3", max_mean_drop=0.1, max_query_drop=0.01)
         text = rre.format_markdown(result)
-        self.assertIn("**28 gate breaches**", text)  # two means, 14 and 12 queries: 5 of each shown
+        # two means, 14 and 12 queries: 5 of each shown
+        self.assertIn("**28 gate breaches**", text)
         worst = [line.split("|")[1:3] for line in text.splitlines() if re.match(r"\| R\S* \| q", line)]
         self.assertEqual(worst, [[" RR ", " q%02d " % i] for i in range(13, 8, -1)]
-                         + [[" R@3 ", " q%02d " % i] for i in range(2, 14)][:5])  # each measure has its own
+                         # each measure has its own
+                         + [[" R@3 ", " q%02d " % i] for i in range(2, 14)][:5])
         self.assertIn("shown, of the regressed queries: RR 5 of 14, R@3 5 of 12", text)
         self.assertIn("- RR: 9 more queries dropped by more than --max-query-drop 0.01 (all of them in the JSON "
                       "output)", text)
@@ -6377,14 +6718,17 @@ class ReportFormatsTest(TempDirTestCase):
     def test_report_caps_count_exactly(self):
         qrels = {"q%d" % i: ["d"] for i in range(6)}
         base = {q: ["d"] for q in qrels}
-        cand = dict({q: ["x", "d"] for q in qrels}, q5=["d"])  # five queries drop, by 0.5 (RR) and 1 (R@1)
+        # five queries drop, by 0.5 (RR) and 1 (R@1)
+        cand = dict({q: ["x", "d"] for q in qrels}, q5=["d"])
         groups = {"g%d" % i: ["q%d" % i] for i in range(6)}
         result = unrendered(rre.compare_runs, qrels, base, cand, "RR,R@1,NumRel", max_query_drop=0.1,
                             groups=groups, max_group_drop=0.1)
         table = rre.format_table(result)
         self.assertNotIn("more queries dropped", table)  # five of five: no count line
-        self.assertIn("shown, of the regressed queries: RR all 5, R@1 all 5\n", table)  # NumRel lost nothing
-        self.assertEqual(len([line for line in table.splitlines() if "group 'g" in line]), 10)  # every group's
+        # NumRel lost nothing
+        self.assertIn("shown, of the regressed queries: RR all 5, R@1 all 5\n", table)
+        # every group's
+        self.assertEqual(len([line for line in table.splitlines() if "group 'g" in line]), 10)
         single = unrendered(rre.compare_runs, {"q1": ["d"]}, {"q1": ["d"]}, {"q1": ["x", "d"]}, "RR", max_mean_drop=0.1)
         self.assertIn("**1 gate breach**\n", rre.format_markdown(single))
 
@@ -6406,11 +6750,13 @@ class ReportFormatsTest(TempDirTestCase):
         result = unrendered(rre.compare_runs, {"q1": ["d1"]}, {"q1": ["d1"], "q3": ["z"]},
                             {"q1": ["x"], "q3": ["z"]}, "RR", unlabeled="skip", max_mean_drop=0.1)
         text = rre.format_markdown(result)
-        self.assertEqual(text.count("RR mean: 1.0000"), 1)  # in the breaches block, not again as a note
+        # in the breaches block, not again as a note
+        self.assertEqual(text.count("RR mean: 1.0000"), 1)
         notes = [line for line in text.splitlines() if "skipped" in line or "warning" in line]
-        self.assertEqual(notes, ["- skipped 1 query: 1 unlabeled ('q3')", "- the baseline skipped 1 query: 1 "
-                                 "unlabeled ('q3')", "- warning: no query retrieved any labeled document (ranked "
-                                 "IDs such as 'x'): do the run and the labels use the same IDs?"])
+        self.assertEqual(notes, ["- skipped 1 query: 1 unlabeled ('q3')",
+                                 "- the baseline skipped 1 query: 1 unlabeled ('q3')",
+                                 "- warning: no query retrieved any labeled document (ranked IDs "
+                                 "such as 'x'): do the run and the labels use the same IDs?"])
 
     def test_long_lists_are_cut_in_reports(self):
         qrels = {"q%02d" % i: ["a"] for i in range(23)}
@@ -6442,7 +6788,8 @@ class ReportFormatsTest(TempDirTestCase):
                                {"q1": {"d1": 1.0, "x": 1.0}, "q2": ["d2"], "q3": ["x", "y", "d3"]}, "RR", ties=True)
         self.assertIn("| RR | 0.6111 | 0.6111 | 0.7778 |", rre.format_markdown(result))
         dedup = rre.score_run({"q1": ["d1"]}, {"q1": ["d1", "d1"]}, "RR", duplicates="first")
-        self.assertIn(rre.Note("note", "--duplicates first removed 1 repeated document from 1 query ('q1')"),
+        self.assertIn(rre.Note("note", "--duplicates first removed 1 repeated document from "
+                                       "1 query ('q1')"),
                       rre.notes(dedup))
         compared = rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["x", "d1"]}, "RR")
         self.assertIn("| --- | --- | ---: | ---: | ---: |", rre.format_markdown(compared).split("Worst regressed")[1])
@@ -6453,11 +6800,12 @@ class ReportFormatsTest(TempDirTestCase):
         if os.path.exists("/dev/full"):
             with contextlib.redirect_stderr(io.StringIO()) as err:
                 self.assertFalse(rre._append("/dev/full", "text"))
-            self.assertEqual(err.getvalue(), "rag_retrieval_eval: error: cannot append the summary to /dev/full: "
-                                             "No space left on device\n")
+            self.assertEqual(err.getvalue(), "rag_retrieval_eval: error: cannot append the "
+                                             "summary to /dev/full: No space left on device\n")
         same = rre.compare_runs({"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]}, {"q1": ["d1"], "q2": ["d2"]},
                                 "RR")
-        self.assertIn("  unchanged         2 " + "#" * 40 + "\n", rre.format_table(same))  # every query: the full bar
+        # every query: the full bar
+        self.assertIn("  unchanged         2 " + "#" * 40 + "\n", rre.format_table(same))
 
 
 class ResultRecordsTest(TempDirTestCase):
@@ -6592,7 +6940,8 @@ class SeveralRunsTest(TempDirTestCase):
     def test_a_gate_failing_for_any_run_exits_1_and_names_the_run(self):
         status, out, err = cli(*self.args, "--baseline", self.base, "-m", "RR", "--max-query-drop", "0.9")
         self.assertEqual(status, 1)
-        self.assertEqual([len(r["breaches"]) for r in json.loads(out)["runs"].values()], [0, 0, 2])  # q0, q3: 1 -> 0
+        # q0, q3: 1 -> 0
+        self.assertEqual([len(r["breaches"]) for r in json.loads(out)["runs"].values()], [0, 0, 2])
         self.assertEqual(err.count("%s: gate failed: RR query" % self.paths[2]), 2, err)
         self.assertEqual(cli(*self.args[:-2], "--baseline", self.base, "-m", "RR", "--max-query-drop", "0.9")[0], 0)
 
@@ -6603,8 +6952,10 @@ class SeveralRunsTest(TempDirTestCase):
         self.assertEqual(lines[1].split(), ["baseline", "12", "0.6111", "0.3333"])
         self.assertEqual(lines[2].split(), [str(self.paths[0]), "12", "1.0000", "(+0.3889)*", "1.0000", "(+0.6667)*"])
         self.assertEqual(lines[5:], ["(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over runs "
-                                     "x measures"])  # every query has an answer: no line on those without
-        _, markdown, _ = cli(*self.args, "-m", "RR", "--format", "markdown")  # b: (11/6 * 3 + 3/2) / 12; c: 8 * 1/2 / 12
+                                     # every query has an answer: no line on those without
+                                     "x measures"])
+        # b: (11/6 * 3 + 3/2) / 12; c: 8 * 1/2 / 12
+        _, markdown, _ = cli(*self.args, "-m", "RR", "--format", "markdown")
         self.assertEqual([[cell.strip() for cell in row] for row in table_rows(markdown)[2:]],
                          [[rre._md(p), "12", mean] for p, mean in zip(map(str, self.paths), ("1.0000", "0.5833", "0.3333"))])
         _, text, _ = cli(*self.args, "--baseline", self.base, "-m", "RR", "--format", "csv")
@@ -6643,12 +6994,14 @@ class SeveralRunsTest(TempDirTestCase):
 
     def test_the_notes_on_the_baseline_come_once_and_each_runs_own_under_its_name(self):
         qrels = self.write("three.json", {"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]})
-        base = self.write("base3.json", {"q1": ["d1", "d1", "x"], "q2": ["x", "d2"]})  # a repeat, q3 missing
+        # a repeat, q3 missing
+        base = self.write("base3.json", {"q1": ["d1", "d1", "x"], "q2": ["x", "d2"]})
         a = self.write("a.json", {"q1": ["d1"], "q2": ["d2"], "q3": ["x", "d3"]})
         b = self.write("b.json", {"q1": ["x", "d1"], "q2": ["d2"], "q3": ["d3", "d3"]})
         args = ["--qrels", qrels, "--baseline", base, "--missing-run", "zero", "--duplicates", "first", "-m", "RR"]
         on_base = ["note: the baseline has no ranking for 1 query ('q3'): scored as empty",
-                   "note: --duplicates first removed 1 repeated document from the baseline's 1 query ('q1')"]
+                   "note: --duplicates first removed 1 repeated document from the baseline's "
+                   "1 query ('q1')"]
         own = "note: --duplicates first removed 1 repeated document from 1 query ('q3')"
         err = cli("--run", a, "--run", b, *args)[2].splitlines()
         self.assertEqual(err, ["rag_retrieval_eval: " + line for line in on_base] +
@@ -6673,7 +7026,8 @@ class PlotTest(TempDirTestCase):
             self.assertIn(name, text)
         for name in ("R@3", "nDCG@2", "AP", "P(rel=1)@2"):  # a strip per run and measure
             self.assertEqual(text.count("change of %s per query" % name), 3, name)
-        self.assertEqual(len(root.findall(".//%spolyline" % ns)), 3 * 4)  # 3 curves, baseline and 3 runs
+        # 3 curves, baseline and 3 runs
+        self.assertEqual(len(root.findall(".//%spolyline" % ns)), 3 * 4)
         self.assertEqual((root.get("role"), root.find(ns + "title").text[:9]), ("img", "Retrieval"))
         self.assertTrue(root.find(ns + "desc").text.startswith(
             "Mean of R@k, nDCG@k, P(rel=1)@k over the cutoff k for each run; then each query's"))
@@ -6706,12 +7060,15 @@ class PlotTest(TempDirTestCase):
         self.assertEqual(rre._legend({1: "y" * 22}), {1: "y" * 22})  # the limit itself fits
         self.assertEqual(rre._legend({1: long_a, 2: long_b, 3: short}),
                          {1: "1: \u2026" + long_a[-18:], 2: "2: \u2026" + long_b[-18:], 3: "3: " + short})
-        self.assertEqual(rre._legend({None: "baseline runs/" + long_a, 1: short}),  # the baseline still says so
+        # the baseline still says so
+        self.assertEqual(rre._legend({None: "baseline runs/" + long_a, 1: short}),
                          {None: "baseline \u2026" + long_a[-12:], 1: short})
         self.assertEqual(rre._legend({None: "baseline", 1: "baseline"}), {None: "1: baseline", 1: "2: baseline"})
         self.assertEqual(rre._legend({1: "/home/me/beir/msmarco/run.bm25s.trec", 2: "runs/x/" + "y" * 20}),
-                         {1: "\u2026/run.bm25s.trec", 2: "\u2026/" + "y" * 20})  # from a separator, when one fits
-        self.assertEqual(rre._legend({1: "runs/" + "y" * 21}), {1: "\u2026" + "y" * 21})  # "\u2026/" and 21: 23
+                         # from a separator, when one fits
+                         {1: "\u2026/run.bm25s.trec", 2: "\u2026/" + "y" * 20})
+        # "\u2026/" and 21: 23
+        self.assertEqual(rre._legend({1: "runs/" + "y" * 21}), {1: "\u2026" + "y" * 21})
 
     def test_long_names_round_ticks_and_a_strip_where_nothing_moved(self):
         import xml.etree.ElementTree as ET
@@ -6726,24 +7083,31 @@ class PlotTest(TempDirTestCase):
         texts = [t.text for t in root.iter(ns + "text")]
         lines = [t.text for t in root.iter(ns + "tspan")]  # the title's lines fit the picture...
         self.assertTrue(all(len(line) <= 72 for line in lines), lines)
-        self.assertEqual(lines[0], "Retrieval evaluation of baseline \u2026/%s/approved.json," % self.tmp.name)
-        self.assertIn(str(long), root.find(ns + "title").text)  # ...and it is whole in the picture's <title>
+        self.assertEqual(lines[0], "Retrieval evaluation of baseline "
+                                   "\u2026/%s/approved.json," % self.tmp.name)
+        # ...and it is whole in the picture's <title>
+        self.assertIn(str(long), root.find(ns + "title").text)
         names = ["runs/msmarco/run.bm25s.trec", "runs/msmarco/run.dense.trec"]
         wrapped = rre.format_svg(dict.fromkeys(names, {}), dict.fromkeys(names, {"R@k": [(1, 0.5), (2, 0.7)]}),
                                  {n: n for n in names})
-        title = [(t.text, t.get("dy")) for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # at a separator
+        # at a separator
+        title = [(t.text, t.get("dy")) for t in ET.fromstring(wrapped).iter(ns + "tspan")]
         self.assertEqual(title, [("Retrieval evaluation of runs/msmarco/run.bm25s.trec, runs/msmarco/", "0"),
                                  ("run.dense.trec", "20")])
         names = ["experiments/2026-11/%s/run.%s.trec" % (name, name) for name in ("bm25", "dense", "hybrid-rrf")]
         wrapped = rre.format_svg(dict.fromkeys(names, {}), dict.fromkeys(names, {"R@k": [(1, 0.5), (2, 0.7)]}),
                                  {n: n for n in names})
-        title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]  # three lines: names still whole
+        # three lines: names still whole
+        title = [t.text for t in ET.fromstring(wrapped).iter(ns + "tspan")]
         self.assertEqual(len(title), 3)
         self.assertEqual("".join(title).count("experiments/2026-11/"), 3, title)
         short = rre.format_svg({"a": {}}, {"a": {"R@k": [(1, 0.5)]}}, {"a": "a"})
-        self.assertIn('font-weight="bold">Retrieval evaluation of a</text>', short)  # one line: no tspan
-        self.assertIn("baseline \u2026pproved.json", texts)  # the legend names the baseline's file, in its room
-        self.assertEqual([t for t in texts if t and t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])  # a log axis
+        # one line: no tspan
+        self.assertIn('font-weight="bold">Retrieval evaluation of a</text>', short)
+        # the legend names the baseline's file, in its room
+        self.assertIn("baseline \u2026pproved.json", texts)
+        # a log axis
+        self.assertEqual([t for t in texts if t and t.isdigit()], ["1", "2", "5", "10", "20", "50", "0"])
         self.assertNotIn("+0.00", texts)  # a strip where nothing moved has no scale
         ticks = {t.text: float(t.get("x")) for t in root.iter(ns + "text") if t.text in ("1", "10", "50")}
         self.assertAlmostEqual((ticks["10"] - ticks["1"]) / (ticks["50"] - ticks["1"]), math.log(10) / math.log(50), 3)
@@ -6782,10 +7146,13 @@ class PlotTest(TempDirTestCase):
         (curve,) = [line for line in root.iter(ns + "polyline") if "baseline" not in ET.tostring(line).decode()][:1]
         x, y = map(float, curve.get("points").split(",")[:2])
         self.assertEqual(x, rre._LEFT + width / 2)  # one cutoff: one point, in the middle
-        self.assertEqual(y, plot_top(root) + rre._PANEL - rre._PANEL * 3 / 12)  # R@1 = 3/12 (q0, q3, q9), 0..1 axis
-        titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]  # the picture's own first
+        # R@1 = 3/12 (q0, q3, q9), 0..1 axis
+        self.assertEqual(y, plot_top(root) + rre._PANEL - rre._PANEL * 3 / 12)
+        # the picture's own first
+        titles = [e for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]
         self.assertEqual((float(titles[0].get("y")), titles[0].text), (plot_top(root) - 10, "R@k, mean over queries"))
-        # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8 unchanged
+        # base RR ranks 1,2,3,1,...; candidate the same but q6..q8 at 2: R@1 q6 1 -> 0, q7 and q8
+        # unchanged
         self.assertIn("change of R@1 per query (1 worse, 0 better, 11 the same)", titles[1].text)
         plot = self.tmp / "q.svg"  # the other way round: one better
         status, _, err = cli("--qrels", self.write("q.json", GROUP_QRELS), "--run", self.tmp / "b.json", "--baseline",
@@ -6794,8 +7161,10 @@ class PlotTest(TempDirTestCase):
         self.assertIn("(0 worse, 1 better, 11 the same)", plot.read_text())
         (gain,) = [e for e in parsed_svg(plot).iter(ns + "rect") if e.get("fill") == "#2ca02c"]
         self.assertEqual(float(gain.get("y")) + float(gain.get("height")), float(
-            [e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1")))  # above the middle
-        top = float(titles[1].get("y")) + 10  # the strip's axis: +1.00 at its top, -1.00 at its foot
+            # above the middle
+            [e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1")))
+        # the strip's axis: +1.00 at its top, -1.00 at its foot
+        top = float(titles[1].get("y")) + 10
         labels = {e.text: float(e.get("y")) for e in root.iter(ns + "text") if e.get("text-anchor") == "end"}
         self.assertEqual((labels["+1.00"], labels["-1.00"]), (top + 4, top + rre._STRIP + 4))
         middle = float([e for e in root.iter(ns + "line") if e.get("stroke") == "#999"][0].get("y1"))
@@ -6813,11 +7182,13 @@ class PlotTest(TempDirTestCase):
 
     def test_a_strip_of_many_queries_shows_the_mean_of_neighbours(self):
         import xml.etree.ElementTree as ET
-        per_query = {"q%04d" % i: {"R@1": 0.0} for i in range(1000)}  # 1000 queries in 600 bars of 1 or 2
+        # 1000 queries in 600 bars of 1 or 2
+        per_query = {"q%04d" % i: {"R@1": 0.0} for i in range(1000)}
         result = {"per_query": per_query, "baseline_per_query": {q: {"R@1": float(q < "q0500")} for q in per_query}}
         svg = ET.fromstring("<svg xmlns='http://www.w3.org/2000/svg'>%s</svg>" % rre._strip("x", "x", "R@1", result, 100))
         heights = [float(e.get("height")) for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
-        self.assertEqual((len(heights), set(heights)), (300, {rre._STRIP / 2}))  # 500 drops of 1 in 300 bars
+        # 500 drops of 1 in 300 bars
+        self.assertEqual((len(heights), set(heights)), (300, {rre._STRIP / 2}))
 
     def test_the_strip_draws_each_change_to_scale_and_ticks_the_unstable(self):
         import xml.etree.ElementTree as ET
@@ -6828,7 +7199,8 @@ class PlotTest(TempDirTestCase):
         rects = [(e.get("fill"), *(float(e.get(n)) for n in ("x", "y", "width", "height")))
                  for e in svg.iter("{http://www.w3.org/2000/svg}rect")]
         x = [round(64 + (rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) * i / 6, 2) for i in range(7)]
-        slot = round((rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) / 6, 2)  # six bars; the axis at 165, 65 to the largest
+        # six bars; the axis at 165, 65 to the largest
+        slot = round((rre._SVG_WIDTH - rre._LEFT - rre._RIGHT) / 6, 2)
         self.assertEqual(rects, [("#d62728", x[0], 165.0, slot, 65.0), ("#888", x[0], 232.0, slot, 4.0),
                                  ("#d62728", x[1], 165.0, slot, 32.5),
                                  ("#888", x[4], 232.0, slot, 4.0),  # d: the last of the zeros
@@ -6862,7 +7234,8 @@ class PlotTest(TempDirTestCase):
         root, ns = parsed_svg(plot), "{http://www.w3.org/2000/svg}"
         titles = [float(e.get("y")) for e in root.iter(ns + "text") if e.get("font-weight") == "bold"][1:]
         steps = [b - a for a, b in zip(titles, titles[1:])]
-        self.assertEqual(steps, [rre._PANEL + 70] * 2 + [rre._STRIP + 60] * 3)  # 2 panels, then 2 x 2 strips
+        # 2 panels, then 2 x 2 strips
+        self.assertEqual(steps, [rre._PANEL + 70] * 2 + [rre._STRIP + 60] * 3)
         captions = [float(e.get("y")) for e in root.iter(ns + "text") if e.text == "queries, sorted by change"]
         self.assertEqual(captions, [y + 10 + rre._STRIP + 18 for y in titles[2:]])
         right = rre._SVG_WIDTH - rre._RIGHT
@@ -6871,7 +7244,8 @@ class PlotTest(TempDirTestCase):
         marks = [e for e in root.iter(ns + "line") if e.get("stroke-width") == "3"]
         self.assertEqual([float(e.get("y")) for e in legend], [float(m.get("y1")) + 4 for m in marks])
         axis = [e for e in root.iter(ns + "text") if e.get("text-anchor") == "end"]
-        self.assertEqual({e.get("x") for e in axis}, {str(rre._LEFT - 6)})  # the values beside the y axes
+        # the values beside the y axes
+        self.assertEqual({e.get("x") for e in axis}, {str(rre._LEFT - 6)})
         self.assertEqual([e.text for e in axis[:5]], ["0.00", "0.25", "0.50", "0.75", "1.00"])
         bars = [float(e.get("x")) for e in root.iter(ns + "rect") if e.get("fill") in ("#d62728", "#2ca02c")]
         self.assertGreater(len(set(bars)), 2)
@@ -6887,12 +7261,14 @@ class PlotTest(TempDirTestCase):
         status, out, err = cli(fixture, "-m", "R(tokens=100)@2,nDCG@8", "--lengths", lengths, "--plot", plot)
         self.assertEqual(status, 0, err)
         alone = rre.score_run(qrels, run, ["R(tokens=100)@8"], lengths={"d%d" % i: 10 for i in range(12)})
-        self.assertEqual(alone["measures"]["R(tokens=100)@8"], 4 / 6)  # ten items fit: d0 d2 d4 d6 within 8
+        # ten items fit: d0 d2 d4 d6 within 8
+        self.assertEqual(alone["measures"]["R(tokens=100)@8"], 4 / 6)
         svg = plot.read_text()
         points = re.search(r'points="([^"]+)"><title>[^<]*</title></polyline>', svg).group(1).split()
         ys = [float(p.split(",")[1]) for p in points]
         self.assertEqual(len(ys), 8)
-        self.assertLess(ys[7], ys[1])  # still rising past k = 2: R@8 within the budget is 4/6, not R@2's 1/6
+        # still rising past k = 2: R@8 within the budget is 4/6, not R@2's 1/6
+        self.assertLess(ys[7], ys[1])
 
     def test_k_ticks(self):
         for top, ticks in ((1, [1]), (3, [1, 3]), (7, [1, 5, 7]), (20, [1, 5, 10, 15, 20]), (21, [1, 2, 5, 10, 21]),
@@ -7009,7 +7385,8 @@ class SideOutputsTest(TempDirTestCase):
             with self.subTest(extra):
                 before = sorted(os.listdir("."))
                 rejected(self, *cli("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3", *extra), *fragments)
-                self.assertEqual(sorted(os.listdir(".")), before)  # a refused run creates no summary
+                # a refused run creates no summary
+                self.assertEqual(sorted(os.listdir(".")), before)
         rejected(self, *cli("--qrels", "qrels.json", "--run", "missing.json", "--summary", "new.md"), "cannot read")
         self.assertFalse(os.path.exists("new.md"))
 
@@ -7047,8 +7424,10 @@ class SideOutputsTest(TempDirTestCase):
         self.assertEqual(len(err.splitlines()), 2, err)
         status, out, err = cli_process("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3", "--plot", "p.svg",
                                        cwd=str(self.tmp), preexec_fn=limit)
-        self.assertEqual((status, err.count("cannot write the plot")), (3, 1), err)  # the plot alone: 3 too
-        self.assertEqual(out, cli("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3")[1])  # stdout whole
+        # the plot alone: 3 too
+        self.assertEqual((status, err.count("cannot write the plot")), (3, 1), err)
+        # stdout whole
+        self.assertEqual(out, cli("--qrels", "qrels.json", "--run", "cand.json", "-m", "R@3")[1])
 
 
 class JunitTest(TempDirTestCase):
@@ -7076,12 +7455,15 @@ class JunitTest(TempDirTestCase):
             "R@1 mean (--max-mean-drop 0.1)", "RR mean (--max-mean-drop 0.1)",
             "R@1 every query (--max-query-drop 0.5)", "RR every query (--max-query-drop 0.5)",
             "R@1 query q1 (--max-query-drop 0.5)", "RR query q1 (--max-query-drop 0.5)",
-            "R@1 group one mean (--max-group-drop 0.2)", "RR group one mean (--max-group-drop 0.2)",
-            "R@1 group rest mean (--max-group-drop 0.2)", "RR group rest mean (--max-group-drop 0.2)"]))
+            "R@1 group one mean (--max-group-drop 0.2)",
+            "RR group one mean (--max-group-drop 0.2)",
+            "R@1 group rest mean (--max-group-drop 0.2)",
+            "RR group rest mean (--max-group-drop 0.2)"]))
         self.assertIsNone(cases["R@1 group rest mean (--max-group-drop 0.2)"])
         failure = cases["R@1 query q1 (--max-query-drop 0.5)"]
         self.assertEqual((failure.get("type"), failure.get("message")), (
-            "--max-query-drop", "R@1 query 'q1': 1.0000 -> 0.0000 (drop 1.0000 > --max-query-drop 0.5)"))
+            "--max-query-drop", "R@1 query 'q1': 1.0000 -> 0.0000 (drop 1.0000 > "
+                                "--max-query-drop 0.5)"))
         self.assertIn("R@1 query 'q1': 1.0000 -> 0.0000", cli("--qrels", qrels, "--run", bad, "--baseline", base,
                                                                "-m", "R@1", "--max-query-drop", "0.5")[2])
         self.assertTrue(all(c.get("classname") == s.get("name") for s in suites for c in s.findall("testcase")))
@@ -7100,7 +7482,8 @@ class JunitTest(TempDirTestCase):
     def test_only_with_a_gate_and_never_onto_an_input(self):
         qrels, run = self.write("q.txt", "q1 0 d1 1\n"), self.write("r.txt", "q1 Q0 d1 1 0.9 r\n")
         rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", run, "-m", "R@1", "--junit",
-                            self.tmp / "j.xml"), "--junit reports the gates' checks: give --max-mean-drop")
+                            self.tmp / "j.xml"),
+                            "--junit reports the gates' checks: give --max-mean-drop")
         rejected(self, *cli("--qrels", qrels, "--run", run, "--baseline", self.write("b.txt", "q1 Q0 d1 1 1 b\n"),
                             "-m", "R@1", "--max-mean-drop", "0", "--junit", qrels), "--junit", "which is read")
         self.assertFalse((self.tmp / "j.xml").exists())
@@ -7125,19 +7508,22 @@ class ProcessTest(TempDirTestCase):
         self.assertEqual((status, out), (70, ""))
         self.assertIn("Traceback (most recent call last):", err)
         self.assertIn("ZeroDivisionError: a bug", err)
-        self.assertTrue(err.endswith("rag_retrieval_eval: internal error: this is a bug of rag_retrieval_eval %s, not "
-                                     "a problem with your input: please report it with the traceback above and the "
+        self.assertTrue(err.endswith("rag_retrieval_eval: internal error: this is a bug of "
+                                     "rag_retrieval_eval %s, not a problem with your input: "
+                                     "please report it with the traceback above and the "
                                      "command line\n" % rre.__version__), err)
         script = "import sys, rag_retrieval_eval as r; r.evaluate_runs = None; sys.argv[1:] = [%r]; r._run_script()"
         proc = subprocess.run([sys.executable, "-S", "-c", script % str(FIXTURE)], capture_output=True, cwd=ROOT)
-        self.assertEqual(proc.returncode, 70, proc.stderr)  # the process too, whatever os._exit does
+        # the process too, whatever os._exit does
+        self.assertEqual(proc.returncode, 70, proc.stderr)
         self.assertIn(b"TypeError", proc.stderr)
 
     def test_a_reader_leaving_early_keeps_the_gate_status(self):
         base = self.write("b.json", {"qrels": ONE, "runs": ONE})
         cand = self.write("c.json", {"qrels": ONE, "runs": {"q1": ["d2"] * 0 + ["d%d" % i for i in range(2, 3000)]}})
-        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" "$2" --baseline "$3" -m R@1 --max-query-drop 0.1 --format table'
-                               ' --per-query | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
+        proc = subprocess.run(["bash", "-c", '"$0" -S "$1" "$2" --baseline "$3" -m R@1 '
+                                             '--max-query-drop 0.1 --format table --per-query | '
+                                             'head -c 1 > /dev/null; exit ${PIPESTATUS[0]}',
                                sys.executable, runnable_script(), str(cand), str(base)], capture_output=True)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertNotIn(b"Traceback", proc.stderr)
@@ -7160,7 +7546,8 @@ class ProcessTest(TempDirTestCase):
                               stdout=subprocess.PIPE, stderr=child)
         os.close(child)
         shown = b""
-        while True:  # until the terminal reports the end: a busy machine delivers the last bytes late
+        # until the terminal reports the end: a busy machine delivers the last bytes late
+        while True:
             try:
                 data = os.read(main, 4096)
             except OSError:  # EIO: every byte read, the other side closed
@@ -7211,7 +7598,8 @@ class OutputFilesTest(TempDirTestCase):
                 self.assertTrue(got and got[0].strip(), got)
 
     def test_a_device_is_written_in_place_and_a_full_one_is_exit_3(self):
-        try:  # /dev/null's and /dev/full's numbers, in our own folder: never the machine's own /dev
+        # /dev/null's and /dev/full's numbers, in our own folder: never the machine's own /dev
+        try:
             os.mknod(self.tmp / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
             os.mknod(self.tmp / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
         except (OSError, AttributeError):
@@ -7225,7 +7613,8 @@ class OutputFilesTest(TempDirTestCase):
                 self.assertEqual(status, 3)
                 self.assertIn("No space left on device", err)
                 self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / "full").st_mode))
-        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["f.json", "full", "null"])  # no temporary left
+        # no temporary left
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["f.json", "full", "null"])
 
     def test_a_symlink_keeps_naming_the_file_it_names(self):
         (self.tmp / "real.svg").write_text("old")
@@ -7270,17 +7659,21 @@ class InterruptTest(TempDirTestCase):
                 fifo = self.tmp / word
                 os.mkfifo(str(fifo))
                 proc = subprocess.Popen([sys.executable, "-S", runnable_script(), "--qrels", str(fifo), "--run", str(run)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # a background job ignores
-                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C
+                                        # a background job ignores
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        # Ctrl-C
+                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
                 deadline = time.monotonic() + 20
                 while True:  # the writer's end opens once the tool is reading the pipe
                     try:
                         writer = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
                         break
                     except OSError:
-                        self.assertLess(time.monotonic(), deadline, "the tool never opened the pipe")
+                        self.assertLess(time.monotonic(), deadline,
+                                        "the tool never opened the pipe")
                         time.sleep(0.01)
-                wait_until_blocked_reading(proc, deadline)  # else the signal can come before the read
+                # else the signal can come before the read
+                wait_until_blocked_reading(proc, deadline)
                 proc.send_signal(sig)
                 try:
                     out, err = proc.communicate(timeout=20)
@@ -7304,8 +7697,8 @@ class TrecEvalFormTest(TempDirTestCase):
         self.run = self.write("run", "q1 Q0 x 1 3.0 tagA\nq1 Q0 a 2 2.0 tagA\nq1 Q0 c 3 1.0 tagA\n"
                                      "q2 Q0 z 1 1.0 tagA\nq9 Q0 a 1 1.0 tagB\n# a comment\n")
 
-    SKIPPED = ("rag_retrieval_eval: note: 1 query labeled, not ranked ('q3'): the means are over the 2 ranked, "
-               "as in trec_eval 9 (10 stops; -c scores them 0)\n")
+    SKIPPED = ("rag_retrieval_eval: note: 1 query labeled, not ranked ('q3'): the means are over "
+               "the 2 ranked, as in trec_eval 9 (10 stops; -c scores them 0)\n")
 
     def trec(self, *flags):
         status, out, err = cli(*flags, self.qrels, self.run)
@@ -7320,7 +7713,8 @@ class TrecEvalFormTest(TempDirTestCase):
                                     line(("P_1", "q1", "0.0000")), line(("P_2", "q1", "0.5000")),
                                     line(("num_ret", "q2", "1")), line(("map", "q2", "0.0000")),
                                     line(("P_1", "q2", "0.0000")), line(("P_2", "q2", "0.0000")),
-                                    line(("runid", "all", "tagB")),  # the last line's tag, as trec_eval keeps it
+                                    # the last line's tag, as trec_eval keeps it
+                                    line(("runid", "all", "tagB")),
                                     line(("num_ret", "all", "4")), line(("map", "all", "%6.4f" % (ap / 2))),
                                     line(("gm_map", "all", "%6.4f" % math.sqrt(ap * 0.00001))),
                                     line(("P_1", "all", "0.0000")), line(("P_2", "all", "0.2500"))]) + "\n")
@@ -7339,7 +7733,8 @@ class TrecEvalFormTest(TempDirTestCase):
         fifo = self.tmp / "run.fifo"
         os.mkfifo(fifo)
         writer = threading.Thread(target=fifo.write_bytes, args=(self.run.read_bytes(),), daemon=True)
-        writer.start()  # a second open of the pipe would wait for a writer forever: the timeout fails it
+        # a second open of the pipe would wait for a writer forever: the timeout fails it
+        writer.start()
         status, out, err = cli_process("-m", "runid", self.qrels, fifo, timeout=30)
         writer.join(5)
         self.assertEqual((status, out, err), (0, "%-22s\tall\ttagB\n" % "runid", self.SKIPPED))
@@ -7379,8 +7774,10 @@ class TrecEvalFormTest(TempDirTestCase):
 
     def test_rejections(self):
         for flags, message in [
-                (["-m", "mapp"], "-m: trec_eval has no measure 'mapp' (did you mean map or gm_map?)"),
-                (["-m", "P.x"], "trec_eval's P takes numbers after its dot, as in P.5,10, not 'x'"),
+                (["-m", "mapp"], "-m: trec_eval has no measure 'mapp' (did you mean "
+                                 "map or gm_map?)"),
+                (["-m", "P.x"], "trec_eval's P takes numbers after its dot, as in "
+                                "P.5,10, not 'x'"),
                 (["-m", "map.5"], "trec_eval's map takes no parameters, not '5'"),
                 (["-l", "x"], "-l must be an integer >= 0, not 'x'"),
                 (["-M", "0"], "-M must be a positive integer, not '0'"),
@@ -7692,7 +8089,8 @@ class StructureTest(unittest.TestCase):
                   if used in self.names and self.names[used][0] > section]
         self.assertEqual(upward, [])
         self.assertIn("Map: the sections in pipeline order", rre.__doc__)
-        for title in re.findall(r"^# === (.*) ===$", self.source, re.M):  # the map names every section
+        # the map names every section
+        for title in re.findall(r"^# === (.*) ===$", self.source, re.M):
             self.assertRegex(rre.__doc__, r"\n  %s " % re.escape(title))
 
     def test_help_starts_with_the_one_line_summary(self):
@@ -7701,17 +8099,20 @@ class StructureTest(unittest.TestCase):
                          "with no\nlabels yet, say how much a run agrees with a baseline's rankings "
                          "(-m RBO,Overlap@10 --baseline).")  # the label-free use is named at once
         lines = rre.measure_help().splitlines()
-        for spec in rre.MEASURES.values():  # every description in one column, whatever the spellings' length
+        # every description in one column, whatever the spellings' length
+        for spec in rre.MEASURES.values():
             self.assertEqual([line.find(spec.doc) for line in lines if spec.doc in line], [21], spec.name)
 
     def test_one_sniff_five_twins_short_functions(self):
         import ast
         calls = [n for n in self.nodes if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "sniff"]
-        self.assertLessEqual(len(calls), 2)  # a stream's, in load, and a JSON value's, in json_value
+        # a stream's, in load, and a JSON value's, in json_value
+        self.assertLessEqual(len(calls), 2)
         twins = re.findall(r"^(\w+) = fast_(\w+) if FAST_PATHS else reference_(\w+)$", self.source, re.M)
         self.assertEqual(sorted(t[0] for t in twins if t[0] == t[1] == t[2]),
                          ["bootstrap_sums", "flip_hits", "json_rankings", "judged_trec_run", "length_lines"])
-        for name, *_ in twins:  # chosen where the fast twin is defined: after it, before any other definition
+        # chosen where the fast twin is defined: after it, before any other definition
+        for name, *_ in twins:
             after = [node for node in self.tree.body if node.lineno > self.names["fast_" + name][1].lineno
                      and hasattr(node, "name") and not node.name.startswith("_")]
             self.assertGreater(after[0].lineno, self.names[name][1].lineno, name)
@@ -7738,7 +8139,8 @@ class StructureTest(unittest.TestCase):
                 func = getattr(reader, kind)
                 if func is not None:
                     self.assertEqual(list(inspect.signature(func).parameters)[1:], ["source", "known"], (role, kind))
-        self.assertIsNone(rre.READERS["fixture"].lines)  # a FIXTURE is JSON: its text is read, and refused, as JSON
+        # a FIXTURE is JSON: its text is read, and refused, as JSON
+        self.assertIsNone(rre.READERS["fixture"].lines)
 
     def test_every_option_list_comes_from_the_table(self):
         self.assertEqual(rre.Config._fields, tuple(o.name for o in rre.OPTIONS))
@@ -7746,7 +8148,8 @@ class StructureTest(unittest.TestCase):
         self.assertEqual(sorted(rre.GATES), sorted(o.name for o in rre.OPTIONS if o.kind in ("limit", "floors")))
         self.assertEqual(list(rre.recorded_options(rre.Config())), [
             "relevance_level", "depth", "judged_only", "missing_run", "unlabeled", "no_relevant", "match", "duplicates",
-            "chunk_separator", "seed", "permutations"])  # the manifest's order: value options, then the seeds
+            # the manifest's order: value options, then the seeds
+            "chunk_separator", "seed", "permutations"])
         for word in ("max_mean_drop", "max_query_drop", "max_group_drop", '"seed", "permutations"'):
             self.assertNotIn("(%s," % word, self.source)  # no hand-written list of these options
 
