@@ -2651,6 +2651,12 @@ class AgreementTest(TempDirTestCase):
 class EdgeTest(TempDirTestCase):
     """Trust at the edges: no traceback, no mean over nothing, no silent pass."""
 
+    def test_a_ranked_query_without_a_relevant_label_is_refused_under_missing_run_skip(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq2 0 d3 0\nq3 0 d4 1\n")
+        run = self.write("r.txt", "q1 Q0 d1 1 3 b\nq2 Q0 d3 1 3 b\nq3 Q0 d4 1 3 b\n")
+        rejected(self, *cli("--qrels", qrels, "--run", run, "--missing-run", "skip", "-m", "R@1"),
+                 "1 query has no relevant label at level 1 ('q2')")
+
     def test_rejections(self):
         for name, content, args, fragments in EDGE_REJECTIONS:
             with self.subTest(name):
@@ -6418,6 +6424,18 @@ class PoolTest(TempDirTestCase):
 class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
 
+    def test_a_per_measure_limit_and_a_floor_say_what_they_take(self):
+        same = ({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, "R@5")
+        for keywords, message in (
+                ({"min_mean": {"R@5": "x"}},
+                 "min_mean must be {measure: number}, as {\"R@5\": 0.8}, not {'R@5': 'x'}"),
+                ({"max_mean_drop": {"R@5": -1}},
+                 "max_mean_drop must be {measure: number >= 0}, as {\"R@5\": 0.8}, not "
+                 "{'R@5': -1}")):
+            with self.subTest(keywords), self.assertRaises(rre.EvalError) as caught:
+                rre.compare_runs(*same, **keywords)
+            self.assertEqual(str(caught.exception), message)
+
     def test_a_file_name_that_is_no_name(self):
         for name, message in ((5, "a file name must be a string or a path, not int 5"),
                               (b"q.txt", "a file name must be text, not b'q.txt'")):
@@ -6612,6 +6630,16 @@ class LibraryApiTest(unittest.TestCase):
 
 class ReportFormatsTest(TempDirTestCase):
     """Markdown for a pull request, CSV for a spreadsheet, --summary for a CI page."""
+
+    def test_the_lost_line_ends_with_the_queries_when_none_is_marked_unjudged(self):
+        qrels = self.write("q.txt", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d4 1\n")
+        base = self.write("b.txt", "q1 Q0 d1 1 3 b\nq1 Q0 d2 2 2 b\nq2 Q0 d3 1 3 b\n"
+                                   "q3 Q0 d4 1 3 b\n")
+        cand = self.write("c.txt", "q1 Q0 d9 1 3 c\nq1 Q0 d1 2 2 c\nq2 Q0 d3 1 3 c\n"
+                                   "q3 Q0 d8 1 3 c\nq3 Q0 d4 2 2 c\n")
+        status, out, err = cli("--qrels", qrels, "--run", cand, "--baseline", base, "-m", "R@1",
+                               "--format", "table")
+        self.assertIn("\nlost (a hit before, nothing relevant now) by R@1: q1, q3\n", out)
 
     def compare(self, *args, base=BASE_RUNS, cand=CAND_RUNS):
         b = self.write("base.json", fixture(base))
