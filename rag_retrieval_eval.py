@@ -402,8 +402,8 @@ def _join(root, key):
 
 def fail(where, problem, query=None):
     """Raise EvalError for ``where`` (file, line or JSON path)."""
-    raise EvalError(": ".join(
-        p for p in (where, None if query is None else "query %s" % show(query), problem) if p))
+    parts = [p for p in (where, None if query is None else "query %s" % show(query), problem) if p]
+    raise EvalError(": ".join(parts))
 
 
 def given_twice(where, what, flag, them="them", query=None):
@@ -628,7 +628,8 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 def signed_decimal(text):
     """A plain decimal number, signed or not, as a float ('1e400' is inf); None for any other
     text ('nan', '1_0', ' 1')."""
-    if not _DECIMAL.fullmatch(text[1:] if text[:1] in "+-" else text):
+    digits = text[1:] if text[:1] in "+-" else text
+    if not _DECIMAL.fullmatch(digits):
         return None
     return float(text)
 
@@ -1148,9 +1149,9 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, Query(
-                qid, source if root is None else loc(source, _join(root, qid)), labels,
-                evidence_of(truth, qid), scores is None))
+            where = source if root is None else loc(source, _join(root, qid))
+            query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
+            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
     return ranked
 
 
@@ -2208,8 +2209,8 @@ def _fractional_spec(text, registered, label, cut):
         valid, rule = 0 < value < INT_LIMIT, "the multiple of R is a number above 0, as 0.2"
     if not valid:
         raise EvalError("%s: %s" % (show(text), rule))
-    return Spec("%s@%s" % (label, "%.1f" % value if value == int(value) else repr(value)),
-                registered.name, value)
+    shown = "%.1f" % value if value == int(value) else repr(value)
+    return Spec("%s@%s" % (label, shown), registered.name, value)
 
 
 # 1e-05, as printed
