@@ -132,6 +132,9 @@ SMALL_GROUP = 5
 BREACHES_SHOWN = 5
 # unjudged=BOUNDED: --help and reasons say it so
 ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"
+# a stage's name, as --stage NAME=FILE and stage=NAME give it: no comma, parenthesis or '='
+STAGE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+STAGE_RULE = "a name is 1 to 64 letters, digits, '_', '-' or '.'"
 # chunk suffixes the mismatch hint tries
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
 # bins of per-query changes in the reports
@@ -214,6 +217,13 @@ OPTIONS = (
     Option("run", None, "files", "FILE", None, "input",
            "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to "
            "compare several"),
+    Option("stage", None, "stages", "NAME=FILE", None, "input",
+           "what an earlier stage of the pipeline kept for each query (a run file): repeat in "
+           "pipeline order, earliest first; the --run is the last stage, and each stage holds "
+           "only what the one before it held: the fate of each relevant document, a funnel, "
+           "and measures of a stage: R(stage=NAME)@100"),
+    Option("index", None, "file", "FILE", None, "input",
+           "the IDs the store holds, before every stage (one a line, or a JSON list)"),
     Option("evidence", None, "file", "FILE", None, "input",
            "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
            "they stand in for --qrels when it is not given"),
@@ -642,6 +652,16 @@ def parse_limit(text):
     return limit
 
 
+def parse_stage(text):
+    """(name, file) of --stage NAME=FILE."""
+    name, equals, path = text.partition("=")
+    if not equals or not path:
+        raise EvalError("--stage %s: give NAME=FILE, as candidates=first_stage.trec" % show(text))
+    if not STAGE_NAME.fullmatch(name):
+        raise EvalError("--stage %s: %s" % (show(text), STAGE_RULE))
+    return name, path
+
+
 def parse_fields(text):
     """{role: key} of --fields ROLE=KEY,... (the JSON Lines field names of a log).
 
@@ -738,9 +758,11 @@ tied          with --ties: whether any two items have the same score (labeled or
 # still to be read (Truth.lengths is LATER), else None. several: under --match contains, the ranked
 # texts that held more than one label; seen: under --explain, ({labeled document: rank}, the top K
 # documents joined (see _top), {Filter: the documents it kept}); top: with agreement measures
-# (Reading.agree), the first documents joined (see _top), before --judged-only, which reads labels.
-Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen top",
-                     defaults=(0, None, 0, None, None))
+# (Reading.agree), the first documents joined (see _top), before --judged-only, which reads labels;
+# ids: in a pipeline, the IDs ranked {ID: None} in rank order, kept for the stage before it to
+# hold (see Pipeline), else None.
+Ranking = namedtuple("Ranking", "judged folded sample deduplicated pending several seen top ids",
+                     defaults=(0, None, 0, None, None, None))
 # Truth.lengths of a --lengths file: see weigh_later
 LATER = "token counts read once every ranking is"
 
@@ -762,11 +784,21 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest",
 # where labels and ranked entries are texts (README: "Logs as frameworks write them"), read as
 # normalized() texts; top_k: with --explain or --pool, the K whose top documents each Ranking keeps
 # in seen, the largest cutoff asked for (else None); agree: with agreement measures, how many
-# documents of every query's ranking (labeled or not) Ranking.top keeps, else None.
+# documents of every query's ranking (labeled or not) Ranking.top keeps, else None; pipeline: a
+# Pipeline when the ranking is a stage of one (or its last, a run), else None.
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
-                                "gain_orders filters abstain seed_mode match top_k agree",
+                                "gain_orders filters abstain seed_mode match top_k agree pipeline",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING,
-                               frozenset(), False, "id", None, None))
+                               frozenset(), False, "id", None, None, None))
+
+# How a stage of a pipeline is read (README: "Where was it lost?"): a stage holds only IDs the
+# stage before it held for the query.  The stages are read from the last (the run) to the
+# first, so that only the IDs of the smaller, later rankings are kept: keep, whether to keep this
+# ranking's (Ranking.ids); later, (what to call it, its place, {qid: IDs}) of each ranking that
+# comes right after this one (several runs are alternative last stages), each of whose IDs this
+# ranking must hold; index, {ID: None} of what the store holds when this is the first stage,
+# else None; name, how a message calls this ranking ("stage candidates"); place, its file's.
+Pipeline = namedtuple("Pipeline", "keep later index name place")
 
 
 def least_relevant(level):
@@ -1141,11 +1173,12 @@ def judge_run(rankings, truth, opts, source, root=None):
                      "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)),
                      qid)
         labels = truth.labels.get(qid)
+        ids = opts.pipeline and held_ids(qid, docids, None, opts.pipeline)
         if labels is None and not opts.agree:
             ranked[qid] = None
             continue
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
-                                              evidence_of(truth, qid))
+                                              evidence_of(truth, qid))._replace(ids=ids)
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -1153,6 +1186,28 @@ def judge_run(rankings, truth, opts, source, root=None):
             query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
             ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
     return ranked
+
+
+def held_ids(qid, docids, docset, pipeline):
+    """A stage's IDs of a query ({ID: None} in rank order) when the stage before it is to check
+    them (pipeline.keep), else None; refused when the stage lacks an ID a later one holds for
+    the query, or holds one the index does not.  docids: str, or bytes (docset: their set)."""
+    encoded = bool(docids) and isinstance(docids[0], bytes)
+    if docset is None:
+        docset = set(docids)
+    for what, where, later in pipeline.later:
+        for doc in later.get(qid, ()):
+            if (doc.encode() if encoded else doc) not in docset:
+                fail(where, "%s holds %s, which %s (%s) does not hold: a stage holds only what "
+                            "the stage before it held"
+                     % (what, show(doc), pipeline.name, pipeline.place), qid)
+    texts = list(map(bytes.decode, docids)) if encoded else docids
+    if pipeline.index is not None:
+        outside = next((doc for doc in texts if doc not in pipeline.index), None)
+        if outside is not None:
+            fail(pipeline.place, "%s holds %s, which the index does not hold"
+                 % (pipeline.name, show(outside)), qid)
+    return dict.fromkeys(texts) if pipeline.keep else None
 
 
 def evidence_of(truth, qid):
@@ -1367,8 +1422,10 @@ NOT_EVIDENCE_ORDERS = "the orders by grade are not the best and worst orders of 
 # A filter of the ranking, before folding and --depth (README: "Token budgets", "Score floors"): a
 # score floor (items scoring at least thresh) and a token budget (items, each costing its count
 # plus overhead, while the total stays within tokens: a prefix, or every item that still fits with
-# pack "skip").  None: no floor, or no budget.
-Filter = namedtuple("Filter", "thresh tokens overhead pack", defaults=(None, None, 0, "prefix"))
+# pack "skip").  None: no floor, or no budget.  A measure of an earlier stage of the pipeline
+# (README: "Where was it lost?") reads that stage's ranking, a Filter of its name alone (stage).
+Filter = namedtuple("Filter", "thresh tokens overhead pack stage",
+                    defaults=(None, None, 0, "prefix", None))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 # the facts of most measures: they score the labels of the questions that have an answer, and
@@ -2218,7 +2275,7 @@ _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
-                "docs=N (Utility), levels={X,...} (IPrecAvg)")
+                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage)")
 
 
 def _parse_params(text, registered, name):
@@ -2232,7 +2289,9 @@ def _parse_params(text, registered, name):
         key = key.strip()
         if not equals or key not in _PARAM_VALUES:
             raise EvalError("%s: %s" % (show(name), _PARAMS_RULE))
-        if key not in registered.params + tuple(own):
+        # every measure that reads labels reads them in any stage's ranking
+        of_stage = key == "stage" and registered.domain != AGREEMENT
+        if key not in registered.params + tuple(own) and not of_stage:
             raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
         if key in values:
             raise EvalError("%s: %s is given twice" % (show(name), key))
@@ -2242,6 +2301,11 @@ def _parse_params(text, registered, name):
     ranking = None
     if "thresh" in values or "tokens" in values:
         ranking = Filter(**{key: values[key] for key in FILTER_PARAMS if key in values})
+    if "stage" in values and ranking is not None:
+        raise EvalError("%s: stage= reads a stage's ranking as it was kept; a floor or a budget "
+                        "of it is not measured" % show(name))
+    if "stage" in values:
+        ranking = Filter(stage=values["stage"])
     # RBP's p past 1 overflows
     p, agree = values.get("p", 0.5), registered.domain == AGREEMENT
     if not (0 < p < 1 if agree else 0 <= p <= 1):
@@ -2331,11 +2395,18 @@ def _number_param(key):
     return parse
 
 
+def _stage_param(value, name):
+    """A stage's name, as --stage names it."""
+    if not STAGE_NAME.fullmatch(value):
+        raise EvalError("%s: stage= names a --stage: %s" % (show(name), STAGE_RULE))
+    return value
+
+
 _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
                  "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
                  "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param}
+                 "levels": _levels_param, "stage": _stage_param}
 
 
 def _number_text(value):
@@ -2360,6 +2431,8 @@ def _params_text(rel, gains, ranking=None, args=()):
     for key, value, default in zip(FILTER_PARAMS, ranking or Filter(), Filter()):
         if value != default:
             params.append("%s=%s" % (key, value if key == "pack" else _number_text(value)))
+    if ranking is not None and ranking.stage is not None:
+        params.append("stage=" + ranking.stage)
     return "(%s)" % ",".join(params) if params else ""
 
 
@@ -2668,7 +2741,8 @@ def _at_level(func, level, q, k):
 
 
 def _filtered(func, ranking_filter, q, k):
-    return func(q.filtered[ranking_filter] if q.filtered else q, k)
+    # an empty ranking has nothing to filter; a stage's ranking is there (see staged)
+    return func((q.filtered or NOTHING).get(ranking_filter, q), k)
 
 
 def score_queries(judged, specs, no_answer=NOTHING):
@@ -5012,13 +5086,14 @@ def _fast_judge(q, docs, values, truth, opts, source):
         if opts.separator or opts.match == "contains":
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
+        ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
         if labels is None and not opts.agree:
             return None
         sets = evidence_of(truth, qid)
         grades = {d.encode(): g for d, g in (labels or {}).items()}
         encoded = sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s)
                                  for s in sets)
-        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)
+        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)._replace(ids=ids)
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
@@ -5571,19 +5646,32 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
 # --- Questions with no answer in the corpus (README: "Score floors and questions with no answer")
 # ---
 
+# The lists of IDs a file may hold: of each, what an ID is, what the list holds, and what an
+# empty JSON list and a file of no ID lines are.
+ID_LISTS = {"query": ("query ID", "queries", "the list of questions without an answer is empty",
+                      "the file has no query IDs"),
+            "document": ("document ID", "documents", "the index is empty",
+                         "the file has no document IDs")}
+
+
 def no_answer_from_json(value, source, root):
     """[qid, ...] of a JSON list of query IDs, none twice."""
-    where = loc(source, root)
+    return ids_from_json(value, source, root, "query")
+
+
+def ids_from_json(value, source, root, what):
+    """[ID, ...] of a JSON list of IDs (what: of ID_LISTS), none twice."""
+    where, (name, many, empty, _) = loc(source, root), ID_LISTS[what]
     if not isinstance(value, list):
-        fail(where, "expected a list of query IDs, not %s" % typed(value))
+        fail(where, "expected a list of %ss, not %s" % (name, typed(value)))
     if not value:
-        nothing_in(where, "queries", "the list of questions without an answer is empty")
+        nothing_in(where, many, empty)
     first = {}
     for i, qid in enumerate(value):
         at = loc(source, "%s[%d]" % (root, i))
-        check_id(qid, at, what="query ID")
+        check_id(qid, at, what=name)
         if first.setdefault(qid, i) != i:
-            fail(at, "query %s is listed twice (first at [%d])" % (show(qid), first[qid]))
+            fail(at, "%s %s is listed twice (first at [%d])" % (what, show(qid), first[qid]))
     return list(value)
 
 
@@ -5600,12 +5688,19 @@ def check_no_answer(no_answer, qrels, level, where):
 
 def no_answer_lines(stream, source, known):
     """[qid, ...] of a text file's lines, a query ID a line; '#' lines are comments."""
-    qids = {}
-    for number, where, (qid,) in column_lines(text_lines(stream, source), source, "QID"):
+    return id_lines(stream, source, "query")
+
+
+def id_lines(stream, source, what):
+    """[ID, ...] of a text file's lines, an ID (what: of ID_LISTS) a line, none twice; '#' lines
+    are comments."""
+    qids, (_, many, _, empty) = {}, ID_LISTS[what]
+    for number, where, (qid,) in column_lines(text_lines(stream, source), source,
+                                              "QID" if what == "query" else "DOCID"):
         if qids.setdefault(qid, number) != number:
-            fail(where, "query %s is listed twice (first on line %d)" % (show(qid), qids[qid]))
+            fail(where, "%s %s is listed twice (first on line %d)" % (what, show(qid), qids[qid]))
     if not qids:
-        nothing_in(source, "queries", "the file has no query IDs")
+        nothing_in(source, many, empty)
     return list(qids)
 
 
@@ -5845,6 +5940,19 @@ class NoAnswer(Role):
         return no_answer_from_json(obj, None, name)
 
 
+class Index(Role):
+    """{ID: None} of the IDs the store holds (in a dict: a set's order would differ from run to
+    run)."""
+    def lines(stream, source, known):
+        return dict.fromkeys(id_lines(stream, source, "document"))
+
+    def json(text, source, known):
+        return Index.value(parse_json(text, source), source, known)
+
+    def value(obj, name, known):
+        return dict.fromkeys(ids_from_json(obj, name, "", "document"))
+
+
 class Groups(Role):
     """{group: [qid, ...]}."""
     def lines(stream, source, known):
@@ -5876,6 +5984,7 @@ class Clusters(Role):
 
 READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
            "evidence": Evidence, "lengths": Lengths, "no_answer": NoAnswer, "groups": Groups,
+           "index": Index,
            "clusters": Clusters}
 
 
@@ -6008,11 +6117,22 @@ def configure(values, *, keywords=False):
                   for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
     values = dict(values, measure=_measure_names(values["measures"]),
-                  replicate=values.get("replicates"))
+                  replicate=values.get("replicates"), stage=_stage_pairs(values.get("stages")))
     as_given = [o.name for o in OPTIONS if o.stage == "input"] + ["measure"]
     options = {n: v for n, v in values.items() if n in Config._fields and n not in as_given}
     given = {n: values[n] for n in as_given if n in values}
     return Config(**_checked_library_options(options), **given)
+
+
+def _stage_pairs(stages):
+    """A library call's stages {name: run} as the command line's (name, run) pairs, or None."""
+    if stages is None:
+        return None
+    check_object(stages, "stages", "stage names to runs")
+    for name in stages:
+        if not STAGE_NAME.fullmatch(name):
+            raise EvalError("stages: %s: %s" % (show(name), STAGE_RULE))
+    return list(stages.items())
 
 
 def wants_runid(config):
@@ -6046,13 +6166,16 @@ def make_plan(config):
         gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
     # a budget weighs no item past its measures' largest cutoff
     filters, curves = {}, config.plot is not None
-    for spec in (s for s in specs if s.filter is not None):
+    # a stage's ranking is read whole, not filtered
+    for spec in (s for s in specs if s.filter is not None and s.filter.stage is None):
         reach = filters.get(spec.filter, 0)
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    top_k = (config.explain or config.pool is not None) and coverage_cutoff(specs)
+    # the fates of relevant documents in a pipeline (see fates) read the top K too
+    pipeline = config.stage or config.index is not None
+    top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
                    config.judged_only, fields_table(config.fields or {}), config.duplicates,
                    gain_orders, filters, match=config.match, top_k=top_k,
@@ -6159,6 +6282,10 @@ def check_options(config):
                         "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
+    pipeline = config.stage or config.index is not None
+    if pipeline and config.fixture is not None:
+        raise EvalError("--stage and --index go with --qrels and --run, the last stage: give the "
+                        "fixture's runs as --run files")
     if config.chunk_separator and config.match != "id":
         raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: "
                         "give one of them" % config.match)
@@ -6180,8 +6307,13 @@ Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result dedupli
 
 
 # What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the labels'
-# place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]} or None.
-Inputs = namedtuple("Inputs", "truth runs baseline groups")
+# place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]} or None,
+# the earlier stages of the pipeline [Stage, ...], earliest first, and the index {ID: None} or
+# None (README: "Where was it lost?").
+Inputs = namedtuple("Inputs", "truth runs baseline groups stages index", defaults=((), None))
+
+# An earlier stage of the pipeline: its name, its file's place, and {qid: Ranking or None}.
+Stage = namedtuple("Stage", "name place ranked")
 
 
 # How a refusal names a saved result and the options that take one: on the command line
@@ -6204,12 +6336,12 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = inline if groups is None else load(groups, "groups")
-    loaded += [(path, load_run(path, truth, opts, kinds=kinds), (place(where), place(path)))
-               for path in config.run or ()]
+    index = None if config.index is None else load(config.index, "index")
+    loaded += [(path, load_run(path, truth, last_stage(config, opts, index, path), kinds=kinds),
+                (place(where), place(path))) for path in config.run or ()]
     for path, ranked, _ in loaded:
-        if isinstance(ranked, Saved):
-            fail(place(path), "%s stands for a baseline's run (%s), not for a candidate's: score "
-                              "its run" % SAVED_RESULT[flag])
+        refuse_saved(path, ranked, "a candidate's", flag)
+    stages = load_stages(plan, truth, loaded, index, kinds, flag)
     if baseline is not None:
         first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence or ""),
@@ -6226,7 +6358,75 @@ def load_inputs(plan, seed_mode=False, flag="--"):
         maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
                                                       if not isinstance(r, Saved)]
         truth = truth._replace(counts_digest=weigh_later(maps, opts, config.lengths))
-    return Inputs(truth, loaded, baseline, groups)
+    return Inputs(truth, loaded, baseline, groups, stages, index)
+
+
+def last_stage(config, opts, index, path):
+    """The Reading of the runs: in a pipeline, the last stage's (see Pipeline), which is also the
+    first when no --stage is given."""
+    if config.index is None and not config.stage:
+        return opts
+    first = not config.stage
+    return opts._replace(pipeline=Pipeline(not first, (), index if first else None, "the run",
+                                           place(path)))
+
+
+def refuse_saved(path, ranked, whose, flag):
+    """Refuse a saved result where a ranking is to be scored."""
+    if isinstance(ranked, Saved):
+        fail(place(path), "%s stands for a baseline's run (%s), not for %s: score its run"
+             % (SAVED_RESULT[flag] + (whose,)))
+
+
+def load_stages(plan, truth, loaded, index, kinds, flag):
+    """[Stage, ...] of the --stage files, earliest first, each read as a run is: from the last to
+    the first (see Pipeline), each refused when it lacks an ID a later one holds for a query.
+    Their labeled queries follow --missing-run: a query a stage lacks is refused, or ranked as
+    empty, or left out of the runs (so skipped)."""
+    named, stages, opts = plan.config.stage or (), [], plan.opts
+    check_stage_names(plan, named, flag)
+    later = [("the run", place(path), kept_ids(ranked)) for path, ranked, _ in loaded]
+    for i in reversed(range(len(named))):
+        name, path = named[i]
+        pipeline = Pipeline(i > 0, later, None if i else index, "stage " + name, place(path))
+        ranked = load_run(path, truth, opts._replace(pipeline=pipeline), kinds=kinds)
+        refuse_saved(path, ranked, "a stage's", flag)
+        # a query it lacks holds nothing
+        for qid in set().union(*(ids for _, _, ids in later)) - set(ranked):
+            held_ids(qid, [], None, pipeline)
+        later = [(pipeline.name, place(path), kept_ids(ranked))]
+        stages.insert(0, Stage(name, place(path), ranked))
+    for stage in stages:
+        for qid in stage_queries(plan, truth, stage):
+            for _, ranked, _ in loaded:
+                ranked.pop(qid, None)
+    return stages
+
+
+def kept_ids(ranked):
+    """{qid: IDs} a ranking kept for the stage before it (see Ranking.ids)."""
+    return {qid: r.ids for qid, r in ranked.items() if r is not None and r.ids}
+
+
+def check_stage_names(plan, named, flag):
+    """Refuse a stage named twice, and a measure of a stage not given."""
+    names = [name for name, _ in named]
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        fail("", "stage %s is given twice: name each stage once" % show(twice))
+    for spec in plan.specs:
+        stage = spec.filter and spec.filter.stage
+        if stage is not None and stage not in names:
+            fail("", "%s reads stage %s, and no %sstage names it" % (spec.name, stage, flag))
+
+
+def stage_queries(plan, truth, stage):
+    """The labeled queries a stage lacks that --missing-run skip leaves out; refused, as a run's
+    are, under error (and its ranked queries without labels under --unlabeled error)."""
+    missing = [q for q in truth.labels if q not in stage.ranked]
+    extra = [q for q in stage.ranked if q not in truth.labels]
+    _refuse_differing_queries(missing, extra, plan.policies, stage.place, truth.no_answer)
+    return missing if plan.policies["missing_run"] == "skip" else []
 
 
 def with_clusters(plan, inputs):
@@ -6346,6 +6546,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     JSON output gives them."""
     labeled, truth, baseline = label_specs(plan.specs), inputs.truth, inputs.baseline
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
+    judged = staged(plan, truth, judged, inputs.stages)
     check_domains(judged, labeled, truth.no_answer, places[1])
     result = run_evaluation(judged, labeled, skipped, zeroed, truth.no_answer)
     if plan.opts.agree:
@@ -6408,6 +6609,25 @@ def explained(plan, inputs, ranked, judged, result):
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
     return blocks
+
+
+def staged(plan, truth, judged, stages):
+    """The judged queries {qid: Judged} with, for each stage a measure reads (stage=NAME), the
+    Judged record of that stage's ranking among their filtered ones (see _filtered); a query the
+    stage does not rank (--missing-run zero) as an empty ranking."""
+    read = {s.filter for s in plan.specs if s.filter is not None and s.filter.stage is not None}
+    if not read:
+        return judged
+    rankings = {stage.name: stage.ranked for stage in stages}
+    out = {}
+    for qid, j in judged.items():
+        filtered = dict(j.filtered or {})
+        for ranking_filter in read:
+            ranking = rankings[ranking_filter.stage].get(qid)
+            empty = judge({}, 0, truth.labels[qid], plan.opts.level)
+            filtered[ranking_filter] = empty if ranking is None else ranking.judged
+        out[qid] = j._replace(filtered=filtered)
+    return out
 
 
 def label_specs(specs):
@@ -6889,7 +7109,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
               match="id", explain=False, unjudged_bounds=False, duplicates="error", ties=False,
               ci=False, seed=0, groups=None, evidence=None, lengths=None, no_answer=None,
               power=False, clusters=None, min_mean=None, min_query=None, gate_on="mean",
-              empty_labels="error"):
+              empty_labels="error", stages=None, index=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -6897,7 +7117,9 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
     -m (a list, or one comma-separated string), default R@3 and RR@3; groups: {name: [qid,
     ...]}; evidence: {qid: evidence sets} as in a fixture; lengths: {ranked ID: token count};
     no_answer: [qid, ...] of the questions with no answer; min_mean and min_query: floors {measure:
-    X}; the other options are the command line's long options, with underscores.
+    X}; stages: {name: run} of the pipeline's earlier stages, earliest first (see --stage);
+    index: [ID, ...] the store holds; the other options are the command line's long options, with
+    underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
@@ -6911,7 +7133,8 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                  evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
-                 power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error"):
+                 power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
+                 stages=None, index=None):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
@@ -6930,7 +7153,8 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                duplicates="error", ties=False, ci=False, seed=0, permutations=10000,
                max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
-               power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error"):
+               power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
+               stages=None, index=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -7022,7 +7246,8 @@ def _named_inputs(config, runs, root):
                                        for i, run in enumerate(config.replicate)]
     qrels = None if config.qrels is None else [Value("qrels", config.qrels)]
     runs = [Value(root + name, run) for name, run in runs.items()]
-    return config._replace(qrels=qrels, run=runs, replicate=replicates, **files)
+    stages = config.stage and [(n, Value("stages." + n, run)) for n, run in config.stage]
+    return config._replace(qrels=qrels, run=runs, replicate=replicates, stage=stages, **files)
 
 
 # === Output ===
@@ -8423,6 +8648,7 @@ def _argument(option):
         "count": {"type": _arg(lambda text: parse_cutoff(text, option.values,
                                                          option.name.replace("_", " ")))},
         "fields": {"action": "append", "type": _arg(parse_fields)},
+        "stages": {"action": "append", "type": _arg(parse_stage)},
         "floors": {"action": "append", "type": _arg(parse_floors)},
         "version": {"action": "version", "version": "%s %s" % (PROG, __version__)}}.get(
             option.kind, {}))
@@ -8612,8 +8838,9 @@ def _check_files(config):
     """Refuse an output file that cannot be written or that names an input or another output,
     and standard input named for two inputs."""
     given = [getattr(config, o.name) for o in OPTIONS if o.stage == "input"]
-    # every role's: none, one, or (a repeatable option's) a list
+    # every role's: none, one, or (a repeatable option's) a list, of --stage's (name, file)
     named = [p for value in given for p in (value if isinstance(value, list) else [value]) if p]
+    named = [p[1] if isinstance(p, tuple) else p for p in named]
     outputs = [("--" + o.name, getattr(config, o.name)) for o in OPTIONS
                if o.stage == "output" and o.kind == "file" and getattr(config, o.name) is not None]
     # refused before any work; nothing is created

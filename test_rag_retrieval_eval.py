@@ -6478,7 +6478,7 @@ class LibraryApiTest(unittest.TestCase):
             for option in options:
                 with self.subTest(call=call.__name__, option=option.name):
                     # one table
-                    row = rre.OPTION[{"replicates": "replicate"}.get(option.name, option.name)]
+                    row = rre.OPTION[{"replicates": "replicate", "stages": "stage"}.get(option.name, option.name)]
                     self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
                     expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
                     self.assertEqual(option.default, expected)
@@ -6567,13 +6567,13 @@ class LibraryApiTest(unittest.TestCase):
     def test_every_keyword_list_follows_the_options_table(self):
         """Each option but the outputs reaches the library, as a keyword of the calls it concerns
         (deleting power from score_runs once passed every test)."""
-        elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate"}
+        elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate", "stage"}
         comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
         # the rest: arguments
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere
-        for function, expected in ((rre.score_run, wanted - comparing),
-                                   (rre.compare_runs, wanted | {"replicates"}),
-                                   (rre.score_runs, wanted | {"replicates", "baseline"})):
+        for function, expected in ((rre.score_run, wanted - comparing | {"stages"}),
+                                   (rre.compare_runs, wanted | {"replicates", "stages"}),
+                                   (rre.score_runs, wanted | {"replicates", "baseline", "stages"})):
             keywords = {p.name for p in inspect.signature(function).parameters.values()
                         if p.kind == p.KEYWORD_ONLY}
             self.assertEqual(keywords, expected, function.__name__)
@@ -7656,7 +7656,9 @@ class OutputFilesTest(TempDirTestCase):
         files = {name: self.write(name, "x") for name in ("f", "q", "r", "b", "other")}
         usage = {"fixture": ["{}"], "qrels": ["--qrels", "{}", "--run", files["r"]], "run": ["--qrels", files["q"],
                  "--run", "{}"], "baseline": [files["f"], "--baseline", "{}"],
-                 "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"]}
+                 "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"],
+                 "stage": ["--qrels", files["q"], "--run", files["r"], "--stage", "s={}"],
+                 "index": ["--qrels", files["q"], "--run", files["r"], "--index", "{}"]}
         for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
             args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
             target = self.write(role + ".in", "x")
@@ -7664,7 +7666,8 @@ class OutputFilesTest(TempDirTestCase):
             os.symlink(target.name, self.tmp / (role + ".soft"))
             for option, name in itertools.product(self.OUTPUTS, ("hard", "soft", "./")):
                 other = "./" + target.name if name == "./" else self.tmp / (role + "." + name)
-                command = [target if a == "{}" else a for a in args] + ["-m", "R@2", "--" + option, other]
+                command = [a.replace("{}", str(target)) if isinstance(a, str) else a for a in args]
+                command += ["-m", "R@2", "--" + option, other]
                 command += self.OUTPUTS[option] + ["--baseline", files["b"]] * (
                     option == "junit" and "--baseline" not in command)
                 with self.subTest(role=role, option=option, name=name):
