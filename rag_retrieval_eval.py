@@ -254,6 +254,9 @@ OPTIONS = (
     Option("baseline", None, "file", "FILE", None, "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or "
            "the result saved from one (its JSON output), which stands for it"),
+    Option("baseline_stage", None, "stages", "NAME=FILE", None, "input",
+           "an earlier stage of the baseline's pipeline, as --stage gives the run's, of the "
+           "same names: a measure of a stage compares the two"),
     Option("seed", 0, "count", "N", 0, "recorded",
            "seed of the sampled test and the bootstrap (default 0)"),
     Option("permutations", 10000, "count", "N", 1, "recorded",
@@ -656,9 +659,7 @@ def parse_stage(text):
     """(name, file) of --stage NAME=FILE."""
     name, equals, path = text.partition("=")
     if not equals or not path:
-        raise EvalError("--stage %s: give NAME=FILE, as candidates=first_stage.trec" % show(text))
-    if not STAGE_NAME.fullmatch(name):
-        raise EvalError("--stage %s: %s" % (show(text), STAGE_RULE))
+        raise EvalError("%s: give NAME=FILE, as candidates=first_stage.trec" % show(text))
     return name, path
 
 
@@ -770,9 +771,10 @@ LATER = "token counts read once every ranking is"
 # without an answer has some, perhaps none); evidence {qid: evidence sets} (folded) or None;
 # lengths {ranked ID: token count}, None, or LATER: a file read once every ranking is (see
 # weigh_later), whose counts_digest (see lengths_digest) is set once it is read;
-# no_answer {qid: where it is said to have no answer, or None}.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest",
-                   defaults=(None, None, NOTHING, None))
+# no_answer {qid: where it is said to have no answer, or None}; index: {ID: None} of what the
+# store holds (--index), or None.
+Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest index",
+                   defaults=(None, None, NOTHING, None, None))
 
 # How rankings are read: what make_plan derives of the Config for the readers.  fields: the JSON
 # Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first"; gain_orders:
@@ -6117,7 +6119,8 @@ def configure(values, *, keywords=False):
                   for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
     values = dict(values, measure=_measure_names(values["measures"]),
-                  replicate=values.get("replicates"), stage=_stage_pairs(values.get("stages")))
+                  replicate=values.get("replicates"), stage=_stage_pairs(values.get("stages")),
+                  baseline_stage=_stage_pairs(values.get("baseline_stages")))
     as_given = [o.name for o in OPTIONS if o.stage == "input"] + ["measure"]
     options = {n: v for n, v in values.items() if n in Config._fields and n not in as_given}
     given = {n: values[n] for n in as_given if n in values}
@@ -6128,11 +6131,7 @@ def _stage_pairs(stages):
     """A library call's stages {name: run} as the command line's (name, run) pairs, or None."""
     if stages is None:
         return None
-    check_object(stages, "stages", "stage names to runs")
-    for name in stages:
-        if not STAGE_NAME.fullmatch(name):
-            raise EvalError("stages: %s: %s" % (show(name), STAGE_RULE))
-    return list(stages.items())
+    return list(check_object(stages, "stages", "stage names to runs").items())
 
 
 def wants_runid(config):
@@ -6294,8 +6293,9 @@ def check_options(config):
 # The approved side of a comparison: the baseline's rankings, its place, its replicates
 # [(rankings, name), ...], and a list that holds, once the first run is compared, their
 # evaluation (the baseline's Evaluated, the replicates', their noise): judged with the first
-# run, where its errors come up as they always did, and kept for the next.
-Approved = namedtuple("Approved", "ranked place replicates kept")
+# run, where its errors come up as they always did, and kept for the next; the earlier stages of
+# its pipeline [Stage, ...].
+Approved = namedtuple("Approved", "ranked place replicates kept stages", defaults=((),))
 
 # What a comparison keeps of an approved run (the baseline, or a replicate), judged as every run
 # is: its rankings ({} when saved), judged queries (None when saved), skips, zeros, result, the
@@ -6336,20 +6336,19 @@ def load_inputs(plan, seed_mode=False, flag="--"):
     if groups is not None and inline is not None:
         given_twice("", '%s has "groups"' % place(fixture), "--groups", "the groups")
     groups = inline if groups is None else load(groups, "groups")
-    index = None if config.index is None else load(config.index, "index")
-    loaded += [(path, load_run(path, truth, last_stage(config, opts, index, path), kinds=kinds),
-                (place(where), place(path))) for path in config.run or ()]
+    if config.index is not None:
+        truth = truth._replace(index=load(config.index, "index"))
+    loaded += [(path, load_run(path, truth, last_stage(opts, config.stage, truth, path),
+                               kinds=kinds), (place(where), place(path)))
+               for path in config.run or ()]
     for path, ranked, _ in loaded:
         refuse_saved(path, ranked, "a candidate's", flag)
-    stages = load_stages(plan, truth, loaded, index, kinds, flag)
+    stages = load_stages(plan, truth, config.stage, [(p, r) for p, r, _ in loaded], kinds, flag)
     if baseline is not None:
         first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence or ""),
                 "evidence": place(config.evidence or fixture or first or "")}
-        ranked = load_run(baseline, truth, opts, ("the baseline's", ours), kinds)
-        approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
-                    for path in config.replicate or ()]
-        baseline = Approved(ranked, place(baseline), approved, [])
+        baseline = load_baseline(plan, truth, ours, kinds, flag)
     check_fields_read(opts.fields, kinds)
     known = known_queries(plan, truth, loaded, baseline)
     groups = check_groups(groups, known, config.max_group_drop)
@@ -6358,17 +6357,58 @@ def load_inputs(plan, seed_mode=False, flag="--"):
         maps = [ranked for _, ranked, _ in loaded] + [r for r in approved
                                                       if not isinstance(r, Saved)]
         truth = truth._replace(counts_digest=weigh_later(maps, opts, config.lengths))
-    return Inputs(truth, loaded, baseline, groups, stages, index)
+    return Inputs(truth, loaded, baseline, groups, stages)
 
 
-def last_stage(config, opts, index, path):
-    """The Reading of the runs: in a pipeline, the last stage's (see Pipeline), which is also the
-    first when no --stage is given."""
-    if config.index is None and not config.stage:
+def load_baseline(plan, truth, ours, kinds, flag):
+    """The Approved baseline the Config names: its run (or saved result), its replicates, and the
+    earlier stages of its pipeline (read as the run's are, but not checked against the index,
+    which may have changed since); ours: see load_run."""
+    config, opts = plan.config, plan.opts
+    # the baseline's pipeline may predate the index
+    truth = truth._replace(index=None)
+    path, named = config.baseline, config.baseline_stage
+    ranked = load_run(path, truth, last_stage(opts, named, truth, path), ("the baseline's", ours),
+                      kinds)
+    approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
+                for path in config.replicate or ()]
+    check_baseline_stages(plan, isinstance(ranked, Saved), flag)
+    stages = []
+    if not isinstance(ranked, Saved):
+        stages = load_stages(plan, truth, named, [(path, ranked)], kinds, flag)
+    return Approved(ranked, place(path), approved, [], stages)
+
+
+def check_baseline_stages(plan, saved, flag):
+    """Refuse a baseline's stages that are not named as the run's, or that a saved baseline
+    (whose values of the stages' measures stand for them) cannot have, and a stage's measure
+    that replicates, which have no stages, would compare."""
+    config = plan.config
+    ours, theirs = [n for n, _ in config.stage or ()], [n for n, _ in config.baseline_stage or ()]
+    stage_measure = next((s.name for s in plan.specs if s.filter and s.filter.stage), None)
+    if saved and theirs:
+        fail("", "%sbaseline is a saved result: its values of the stages' measures stand for its "
+                 "stages; leave out %sbaseline-stage" % (flag, flag))
+    if not saved and stage_measure and not theirs:
+        fail("", "%s compares a stage with the baseline's: give %sbaseline-stage NAME=FILE of "
+                 "each %sstage" % (stage_measure, flag, flag))
+    if not saved and theirs and theirs != ours:
+        fail("", "%sbaseline-stage names %s, and %sstage %s: give the baseline's stages under "
+                 "the run's names, in the same order"
+             % (flag, ", ".join(theirs), flag, ", ".join(ours) or "none"))
+    if stage_measure and config.replicate:
+        fail("", "%s reads a stage, and replicates have none: leave out %s or %sreplicate"
+             % (stage_measure, stage_measure, flag))
+
+
+def last_stage(opts, named, truth, path):
+    """The Reading of a run: in a pipeline (named: its stages [(name, file)], or an index), the
+    last stage's (see Pipeline), which is also the first when no stage is named."""
+    if truth.index is None and not named:
         return opts
-    first = not config.stage
-    return opts._replace(pipeline=Pipeline(not first, (), index if first else None, "the run",
-                                           place(path)))
+    first = not named
+    pipeline = Pipeline(not first, (), truth.index if first else None, "the run", place(path))
+    return opts._replace(pipeline=pipeline)
 
 
 def refuse_saved(path, ranked, whose, flag):
@@ -6378,27 +6418,29 @@ def refuse_saved(path, ranked, whose, flag):
              % (SAVED_RESULT[flag] + (whose,)))
 
 
-def load_stages(plan, truth, loaded, index, kinds, flag):
-    """[Stage, ...] of the --stage files, earliest first, each read as a run is: from the last to
-    the first (see Pipeline), each refused when it lacks an ID a later one holds for a query.
-    Their labeled queries follow --missing-run: a query a stage lacks is refused, or ranked as
-    empty, or left out of the runs (so skipped)."""
-    named, stages, opts = plan.config.stage or (), [], plan.opts
+def load_stages(plan, truth, named, runs, kinds, flag):
+    """[Stage, ...] of the stages named [(name, file)], earliest first, each read as a run is:
+    from the last to the first (see Pipeline), each refused when it lacks an ID a later one
+    holds for a query; runs: [(file, {qid: Ranking or None})] of the last stage.  Their labeled
+    queries follow --missing-run: a query a stage lacks is refused, or ranked as empty, or
+    left out of the runs (so skipped)."""
+    named, stages = named or (), []
     check_stage_names(plan, named, flag)
-    later = [("the run", place(path), kept_ids(ranked)) for path, ranked, _ in loaded]
+    later = [("the run", place(path), kept_ids(ranked)) for path, ranked in runs]
     for i in reversed(range(len(named))):
         name, path = named[i]
-        pipeline = Pipeline(i > 0, later, None if i else index, "stage " + name, place(path))
-        ranked = load_run(path, truth, opts._replace(pipeline=pipeline), kinds=kinds)
+        pipeline = Pipeline(i > 0, later, truth.index if i == 0 else None, "stage " + name,
+                            place(path))
+        ranked = load_run(path, truth, plan.opts._replace(pipeline=pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
         # a query it lacks holds nothing
-        for qid in set().union(*(ids for _, _, ids in later)) - set(ranked):
+        for qid in (q for _, _, ids in later for q in ids if q not in ranked):
             held_ids(qid, [], None, pipeline)
         later = [(pipeline.name, place(path), kept_ids(ranked))]
         stages.insert(0, Stage(name, place(path), ranked))
     for stage in stages:
         for qid in stage_queries(plan, truth, stage):
-            for _, ranked, _ in loaded:
+            for _, ranked in runs:
                 ranked.pop(qid, None)
     return stages
 
@@ -6409,8 +6451,12 @@ def kept_ids(ranked):
 
 
 def check_stage_names(plan, named, flag):
-    """Refuse a stage named twice, and a measure of a stage not given."""
+    """Refuse a stage name that stage=NAME cannot give, one named twice, and a measure of a stage
+    not given."""
     names = [name for name, _ in named]
+    bad = next((name for name in names if not STAGE_NAME.fullmatch(name)), None)
+    if bad is not None:
+        fail("", "stage %s: %s" % (show(bad), STAGE_RULE))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
@@ -6914,14 +6960,16 @@ def _seen_of(ranking):
     return ranks, tuple(top.split("\n")) if top else (), kept or {}
 
 
-def approved_evaluation(plan, truth, ranked, places, whose="the baseline"):
+def approved_evaluation(plan, truth, ranked, places, whose="the baseline", stages=()):
     """What a comparison keeps of the baseline, or of a replicate: its judged rankings, skips,
     zeros, result, the repeats --duplicates first removed and what its label
-    coverage is read from, judged by the same policies as every run; or a saved result's."""
+    coverage is read from, judged by the same policies as every run (stages: its pipeline's
+    earlier ones); or a saved result's."""
     if isinstance(ranked, Saved):
         return saved_evaluation(plan, truth, ranked, whose)
     no_answer, removed = truth.no_answer, None
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
+    judged = staged(plan, truth, judged, stages)
     result = run_evaluation(judged, label_specs(plan.specs), skipped, zeroed, no_answer)
     if plan.opts.duplicates == "first":
         removed = deduplicated(ranked, ranked if plan.opts.agree else judged)
@@ -7041,7 +7089,8 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
 def approved_side(plan, truth, approved, qrels_place):
     """(The baseline's Evaluated, its replicates', their (noise, unstable queries), see
     replicate_noise) of the Approved side, on the candidate's labels."""
-    kept = approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place))
+    kept = approved_evaluation(plan, truth, approved.ranked, (qrels_place, approved.place),
+                               stages=approved.stages)
     theirs = [approved_evaluation(plan, truth, ranked, (qrels_place, place(name)),
                                   "the replicate %s" % place(name))
               for ranked, name in approved.replicates]
@@ -7134,7 +7183,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                  evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                  power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-                 stages=None, index=None):
+                 stages=None, index=None, baseline_stages=None):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
@@ -7154,7 +7203,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-               stages=None, index=None):
+               stages=None, index=None, baseline_stages=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -7246,8 +7295,10 @@ def _named_inputs(config, runs, root):
                                        for i, run in enumerate(config.replicate)]
     qrels = None if config.qrels is None else [Value("qrels", config.qrels)]
     runs = [Value(root + name, run) for name, run in runs.items()]
-    stages = config.stage and [(n, Value("stages." + n, run)) for n, run in config.stage]
-    return config._replace(qrels=qrels, run=runs, replicate=replicates, stage=stages, **files)
+    stages = {name: getattr(config, name) and [(n, Value("%s.%s" % (key, n), run))
+                                               for n, run in getattr(config, name)]
+              for name, key in (("stage", "stages"), ("baseline_stage", "baseline_stages"))}
+    return config._replace(qrels=qrels, run=runs, replicate=replicates, **stages, **files)
 
 
 # === Output ===

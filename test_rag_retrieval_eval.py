@@ -6478,7 +6478,8 @@ class LibraryApiTest(unittest.TestCase):
             for option in options:
                 with self.subTest(call=call.__name__, option=option.name):
                     # one table
-                    row = rre.OPTION[{"replicates": "replicate", "stages": "stage"}.get(option.name, option.name)]
+                    row = rre.OPTION[{"replicates": "replicate", "stages": "stage",
+                                    "baseline_stages": "baseline_stage"}.get(option.name, option.name)]
                     self.assertIn(row.stage, ("plan", "value", "recorded", "input"))
                     expected = None if option.name in ("baseline", "groups") else parser.get_default(option.name)
                     self.assertEqual(option.default, expected)
@@ -6567,13 +6568,15 @@ class LibraryApiTest(unittest.TestCase):
     def test_every_keyword_list_follows_the_options_table(self):
         """Each option but the outputs reaches the library, as a keyword of the calls it concerns
         (deleting power from score_runs once passed every test)."""
-        elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate", "stage"}
+        elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate", "stage",
+                     "baseline_stage"}
         comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
         # the rest: arguments
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere
         for function, expected in ((rre.score_run, wanted - comparing | {"stages"}),
-                                   (rre.compare_runs, wanted | {"replicates", "stages"}),
-                                   (rre.score_runs, wanted | {"replicates", "baseline", "stages"})):
+                                   (rre.compare_runs, wanted | {"replicates", "stages", "baseline_stages"}),
+                                   (rre.score_runs, wanted | {"replicates", "baseline", "stages",
+                                                              "baseline_stages"})):
             keywords = {p.name for p in inspect.signature(function).parameters.values()
                         if p.kind == p.KEYWORD_ONLY}
             self.assertEqual(keywords, expected, function.__name__)
@@ -7658,7 +7661,8 @@ class OutputFilesTest(TempDirTestCase):
                  "--run", "{}"], "baseline": [files["f"], "--baseline", "{}"],
                  "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"],
                  "stage": ["--qrels", files["q"], "--run", files["r"], "--stage", "s={}"],
-                 "index": ["--qrels", files["q"], "--run", files["r"], "--index", "{}"]}
+                 "index": ["--qrels", files["q"], "--run", files["r"], "--index", "{}"],
+                 "baseline_stage": [files["f"], "--baseline", files["b"], "--baseline-stage", "s={}"]}
         for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
             args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
             target = self.write(role + ".in", "x")
