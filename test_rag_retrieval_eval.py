@@ -1437,6 +1437,7 @@ class MeasureTest(unittest.TestCase):
                    "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
                    "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
                    "Abstain",  # NoAnswerTest
+                   "Leak",  # AccessTest
                    # TrecEvalFormTest, AllTrecMeasuresTest
                    "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)
         # AgreementTest: rankings compared, not a Judged record
