@@ -226,8 +226,8 @@ OPTIONS = (
     Option("access", None, "file", "FILE", None, "input",
            "who may read each document and whom each query runs as, JSON {\"documents\": "
            "{\"d1\": [\"team-a\"]}, \"queries\": {\"q1\": [\"team-a\"]}} or lines doc ID "
-           "PRINCIPAL... and query ID PRINCIPAL...: a ranked document the query may not read is "
-           "a leak, and fails the gate (Leak@k counts them)"),
+           "PRINCIPAL... and query ID PRINCIPAL...: a ranked document its query may not read "
+           "fails the gate (Leak@k counts them)"),
     Option("measure", None, "names", "NAMES", None, "plan",
            "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
@@ -1157,9 +1157,8 @@ def judge_run(rankings, truth, opts, source, root=None):
             continue
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
                                               evidence_of(truth, qid))
-        if truth.access is not None:
-            ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts,
-                                               may_read(truth.access, qid))
+        if truth.access:
+            ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -1169,38 +1168,28 @@ def judge_run(rankings, truth, opts, source, root=None):
     return ranked
 
 
-def with_leaks(ranking, docids, scores, opts, readable):
-    """The Ranking whose Judged record holds its leaks: ((rank, document), ...) of the documents
-    the query may not read (see may_read), read as judge_ranking reads the ranking: repeats
-    removed (--duplicates first), chunks folded to their documents, within --depth, before
-    --judged-only (an unlabeled document reaches the user too).
+def with_leaks(ranking, docids, scores, opts, access, qid):
+    """The Ranking whose Judged record holds its leaks (--access): ((rank, document), ...) of the
+    documents the query may not read, read as judge_ranking reads the ranking: repeats removed
+    (--duplicates first: the best place), chunks folded to their documents, within --depth,
+    before --judged-only (an unlabeled document reaches the user too).  A query may read a
+    document when they share a principal; a document the map does not name, no one may.  A
+    judged query the map does not name is refused: with no principals it could read nothing.
 
+    >>> access = Access({"a": {"x"}, "c": {"x", "y"}}, {"q": {"x"}}, "access.txt")
     >>> ids, scores = ["a#1", "b#1", "c#1", "b#2"], [4.0, 3.0, 3.0, 9.0]
     >>> with_leaks(Ranking(judge({}, 3, {}), 0, ()), ids, scores, Reading(depth=2, separator="#"),
-    ...            {"a", "c"}.__contains__).judged.leaks
+    ...            access, "q").judged.leaks
     ((1, 'b'),)
     """
-    if opts.duplicates == "first":
-        docids, scores, _ = best_occurrences(docids, scores)
-    if opts.separator:
-        docids, scores = first_items(docids, scores, {}, opts)[0], None
-    ordered = docids if scores is None else [d for _, d in in_rank_order(docids, scores)]
-    leaks = [(r, d) for r, d in enumerate(ordered[:_num_ret(len(ordered), opts.depth)], 1)
-             if not readable(d)]
-    return ranking._replace(judged=ranking.judged._replace(leaks=tuple(leaks)))
-
-
-def may_read(access, qid):
-    """Whether the query may read a document (an Access's test: they share a principal; a
-    document the map does not name, no one may), or None without --access.  A judged query the
-    map does not name is refused: with no principals it could read nothing."""
-    if access is None:
-        return None
     if qid not in access.queries:
-        fail(access.source, "the query is ranked and labeled, and has no principals here: a query "
-                            "with none may read nothing; say whom it runs as", qid)
-    principals = access.queries[qid]
-    return lambda doc: not principals.isdisjoint(access.documents.get(doc, ()))
+        fail(access.source, "the query is judged, and has no principals here: a query with none "
+                            "may read nothing; say whom it runs as", qid)
+    # in rank order, each document once
+    ids = first_items(docids, scores, {}, opts)[0]
+    leaks = [(r, d) for r, d in enumerate(ids[:opts.depth], 1)
+             if access.queries[qid].isdisjoint(access.documents.get(d, ()))]
+    return ranking._replace(judged=ranking.judged._replace(leaks=tuple(leaks)))
 
 
 def evidence_of(truth, qid):
@@ -2121,8 +2110,7 @@ def leak(q, k):
     >>> leak(_example(1, None, None)._replace(leaks=((2, "d2"), (3, "d3"))), 2)
     1
     """
-    cut = _cut(k)
-    return len([r for r, _ in q.leaks if r <= cut])
+    return len([r for r, _ in q.leaks if r <= _cut(k)])
 
 
 # Agreement (README: "When there are no labels"): how much the run's ranking agrees with the
@@ -3488,12 +3476,11 @@ def leak_block(truth, judged, specs):
     leak), in the whole ranking."""
     if truth.access is None:
         return {}
-    cuts = [s.k for s in specs if s.base == "Leak"]
-    reach = max(cuts) if cuts and None not in cuts else math.inf
+    reach = max([_cut(s.k) for s in specs if s.base == "Leak"], default=_cut(None))
     leaks = [{"query": q, "document": d, "rank": r}
              for q, j in judged.items() for r, d in j.leaks if r <= reach]
-    unmapped = [d for j in judged.values() for _, d in j.leaks if d not in truth.access.documents]
-    return {"leaks": leaks, "unmapped": len(unmapped)}
+    unmapped = sum(d not in truth.access.documents for j in judged.values() for _, d in j.leaks)
+    return {"leaks": leaks, "unmapped": unmapped}
 
 
 def _floor_notes(config, result, floors, intervals):
@@ -5701,42 +5688,39 @@ ACCESS_KEYS = {"doc": "documents", "query": "queries"}
 def access_lines(stream, source, known):
     """The Access of lines doc ID PRINCIPAL... and query ID PRINCIPAL...; '#' lines are
     comments."""
-    found, first = {key: {} for key in ACCESS_KEYS}, {}
+    found = {}
     for number, line in text_lines(stream, source):
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
+        kind, *rest = split_columns(line) or "#"
+        if kind.startswith("#"):
             continue
         where = "%s:%d" % (source, number)
-        if len(cols) < 3 or cols[0] not in ACCESS_KEYS:
+        if len(rest) < 2 or kind not in ACCESS_KEYS:
             fail(where, "expected doc ID PRINCIPAL... or query ID PRINCIPAL..., found %s"
                  % show(line.strip(ASCII_SPACE)))
-        kind, name = cols[:2]
-        if (kind, name) in first:
-            fail(where, "%s %s is given twice (first at %s)"
-                 % (kind, show(name), first[kind, name]))
-        first[kind, name] = where
-        found[kind][name] = frozenset(cols[2:])
-    return Access(found["doc"], found["query"], source)
+        members = found.setdefault(ACCESS_KEYS[kind], {})
+        if rest[0] in members:
+            fail(where, "%s %s is given twice" % (kind, show(rest[0])))
+        members[rest[0]] = rest[1:]
+    return access_from_json(found, source)
 
 
-def access_from_json(obj, source):
+def access_from_json(obj, source, known=None):
     """The Access of a JSON object {"documents": {ID: [principal, ...]}, "queries": {...}}."""
-    check_object(obj, source, "documents and queries", None, ("access", "the object is empty"))
-    unknown = next((key for key in obj if key not in ACCESS_KEYS.values()), None)
-    if unknown is not None:
-        fail(loc(source, unknown), 'unknown key: the keys are "documents" and "queries"')
-    found = []
-    for key in ACCESS_KEYS.values():
-        members = check_object(obj.get(key, {}), loc(source, key), "IDs to principals")
-        for name, principals in members.items():
+    check_object(obj, source, "documents and queries", None,
+                 ("documents or queries", "nothing says who may read what"))
+    found = {"documents": {}, "queries": {}}
+    for key, members in obj.items():
+        where = loc(source, key)
+        if key not in found:
+            fail(where, 'unknown key: the keys are "documents" and "queries"')
+        for name, principals in check_object(members, where, "IDs to principals").items():
             at = loc(source, _join(key, name))
             check_id(name, at, what="ID")
             if not isinstance(principals, list):
                 fail(at, "expected a list of principals, not %s" % typed(principals))
-            for i, principal in enumerate(principals):
-                check_id(principal, "%s[%d]" % (at, i), what="principal")
-        found.append({name: frozenset(principals) for name, principals in members.items()})
-    return Access(*found, source)
+            found[key][name] = frozenset(check_id(p, "%s[%d]" % (at, i), what="principal")
+                                         for i, p in enumerate(principals))
+    return Access(**found, source=source)
 
 
 # How each role's file is read, by what it is: its lines (None: read as JSON, which refuses them),
@@ -6005,22 +5989,12 @@ class Clusters(Role):
 
 
 class AccessMap(Role):
-    """An Access; under --chunk-separator it names documents, whose principals each of their
-    chunks has, so an ID that holds the separator is refused."""
-    lines = access_lines
+    """An Access.  It names documents: under --chunk-separator each chunk is checked by its
+    document, and a chunk's own ID in the map is never looked up."""
+    lines, value = access_lines, access_from_json
 
     def json(text, source, known):
         return access_from_json(parse_json(text, source), source)
-
-    def value(obj, name, known):
-        return access_from_json(obj, name)
-
-    def fold(read, separator, source):
-        chunk = next((d for d in read.documents if separator and separator in d), None)
-        if chunk is not None:
-            fail(source, "document %s holds the chunk separator %s: name its document, whose "
-                         "principals each of its chunks has" % (show(chunk), show(separator)))
-        return read
 
 
 READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
@@ -6277,10 +6251,9 @@ def check_agreement(config, agreeing, specs):
 def check_access(config, specs):
     """Refuse Leak without --access, and --access where ranked entries are texts, which the map
     does not name (--match text or contains)."""
-    leaking = [s.name for s in specs if s.base == "Leak"]
-    if leaking and config.access is None:
-        raise EvalError("%s counts the documents a query may not read: give --access FILE, who "
-                        "may read each document" % leaking[0])
+    if config.access is None and any(s.base == "Leak" for s in specs):
+        raise EvalError("Leak counts the documents a query may not read: give --access FILE, who "
+                        "may read each document")
     if config.access is not None and config.match != "id":
         raise EvalError("--access names documents by ID, and --match %s ranks texts: give one of "
                         "them" % config.match)
@@ -6436,7 +6409,7 @@ def load_truth(plan, seed_mode, kinds, flag="--"):
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
     if config.access is not None:
-        truth = truth._replace(access=load(config.access, "access", Known(opts=opts)))
+        truth = truth._replace(access=load(config.access, "access"))
     # "": no labels (agreement only)
     where = fixture or (qrels and qrels[0]) or evidence or ""
     if fixture is not None:
@@ -7721,10 +7694,10 @@ def leak_columns(result, label):
     RANK:DOCUMENT, separated by spaces."""
     if "leaks" not in result:
         return []
-    cells = {}
-    for leak in result.leaks:
-        cells.setdefault(leak["query"], []).append("%d:%s" % (leak["rank"], leak["document"]))
-    return [(label + "leaks", lambda qid: " ".join(cells.get(qid, ())))]
+    # a query's leaks come together
+    cells = {qid: " ".join("%d:%s" % (leak["rank"], leak["document"]) for leak in leaks)
+             for qid, leaks in groupby(result.leaks, itemgetter("query"))}
+    return [(label + "leaks", lambda qid: cells.get(qid, ""))]
 
 
 def _cell(per_query, name, qid):
