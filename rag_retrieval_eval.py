@@ -8184,7 +8184,8 @@ def junit_cases(result, limits):
     for name, gate in GATES.items():
         if not gate.needs:
             cases.update(((gate, measure, None, None), []) for measure in limits[name])
-    for b in result["breaches"]:
+    # none without a gate but --access
+    for b in result.breaches:
         cases.setdefault((b.gate, b.measure, b.rule.get("group"), b.query), []).append(b)
         if b.query is not None:
             cases[b.gate, b.measure, None, None].append(b)
