@@ -6594,6 +6594,20 @@ class AccessTest(TempDirTestCase):
         rejected(self, *cli("--run", run, "--baseline", run, "-m", "RBO", "--access", access),
                  "--access acts on labels, and agreement measures read none")
 
+    def test_the_readme_example_prints_what_it_shows(self):
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        section = readme.split("## Who may read it?\n", 1)[1].split("\n## ", 1)[0]
+        access_json, lines, shown = re.findall(r"```(?:json)?\n(.*?)\n```", section, re.S)[:3]
+        self.files()
+        self.assertEqual(json.loads(access_json), self.ACCESS)
+        self.assertEqual(lines + "\n", self.ACCESS_LINES)
+        self.write("access.json", access_json)
+        command, *expected = shown.splitlines()
+        words = command.split()[3:]
+        status, out, err = cli(*[self.tmp / w if (self.tmp / w).exists() else w for w in words])
+        said = err.replace(str(self.tmp) + os.sep, "").splitlines()
+        self.assertEqual(said + out.splitlines() + ["(exit status %d)" % status], expected)
+
     def test_the_fast_readers_find_the_leaks_the_reference_finds(self):
         qrels, run, access = self.files()
         runs = [run, self.write("r.json", {"q1": {"d1": 0.9, "d3": 0.8, "d2": 0.7}, "q2": ["d5", "d4"],
