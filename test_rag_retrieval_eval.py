@@ -6548,7 +6548,8 @@ class AccessTest(TempDirTestCase):
         self.assertEqual(several[0].split(",")[-2:], ["%s leaks" % run, "%s leaks" % (self.tmp / "c.txt")])
         self.assertEqual(several[1].split(",")[-2:], ["2:d3", ""])
         markdown = cli(*base, "--run", self.tmp / "c.txt", "--format", "markdown")[1]
-        self.assertIn("**2 gate breaches**\n\n- %s: %s" % (run, self.LINE), markdown)
+        self.assertIn("**2 gate breaches**\n\n- ", markdown)
+        self.assertIn("r.txt: %s\n- " % self.LINE, markdown)
         # JUnit without any other gate: the access case alone, passed by a clean run
         cli("--qrels", qrels, "--run", self.tmp / "c.txt", "-m", "Leak", "--access", access, "--junit", junit)
         self.assertIn('tests="1" failures="0"', junit.read_text())
@@ -6598,7 +6599,8 @@ class AccessTest(TempDirTestCase):
         readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
         section = readme.split("## Who may read it?\n", 1)[1].split("\n## ", 1)[0]
         access_json, lines, shown = re.findall(r"```(?:json)?\n(.*?)\n```", section, re.S)[:3]
-        self.files()
+        for name, content in (("qrels.txt", self.QRELS), ("run.txt", self.RUN)):
+            self.write(name, content)
         self.assertEqual(json.loads(access_json), self.ACCESS)
         self.assertEqual(lines + "\n", self.ACCESS_LINES)
         self.write("access.json", access_json)
