@@ -6479,6 +6479,9 @@ class AccessTest(TempDirTestCase):
         status, out, err = cli(log, "-m", "Leak@2,Leak", "--access", lines)
         self.assertEqual((status, json.loads(out)["leaks"], json.loads(out)["measures"]),
                          (1, self.LEAKS, {"Leak@2": 2, "Leak": 3}))
+        # a line's ID is no principal of its own
+        shared = rre.load(str(self.write("a.txt", "doc alice bob\nquery q1 alice\n")), "access")
+        self.assertEqual(shared[:2], ({"alice": {"bob"}}, {"q1": {"alice"}}))
 
     def test_the_gate_reads_as_far_as_the_leak_measures_and_passes_without_a_leak(self):
         for measures, leaks in (("Leak@2", self.LEAKS[0::2]), ("Leak@1", self.LEAKS[2:]),
@@ -6605,6 +6608,8 @@ class AccessTest(TempDirTestCase):
                 given = [] if content is None else ["--access", self.write("access.txt", content)]
                 rejected(self, *cli("--qrels", self.qrels, "--run", self.run, "-m", "Leak", *given,
                                     *extra), *fragments)
+        rejected(self, *cli("--qrels", self.qrels, "--run", self.run, "-m", "R@1,Leak@2"),
+                 "Leak counts the documents a query may not read")
         rejected(self, *cli("--run", self.run, "--baseline", self.run, "-m", "RBO", "--access",
                             self.access),
                  "--access acts on labels, and agreement measures read none")
