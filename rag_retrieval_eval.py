@@ -224,10 +224,9 @@ OPTIONS = (
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored "
            "by Abstain only"),
     Option("access", None, "file", "FILE", None, "input",
-           "who may read each document and whom each query runs as, JSON {\"documents\": "
-           "{\"d1\": [\"team-a\"]}, \"queries\": {\"q1\": [\"team-a\"]}} or lines doc ID "
-           "PRINCIPAL... and query ID PRINCIPAL...: a ranked document its query may not read "
-           "fails the gate (Leak@k counts them)"),
+           "who may read each document and whom each query runs as (JSON {\"documents\": "
+           "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
+           "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "NAMES", None, "plan",
            "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
@@ -2110,7 +2109,7 @@ def leak(q, k):
     >>> leak(_example(1, None, None)._replace(leaks=((2, "d2"), (3, "d3"))), 2)
     1
     """
-    return len([r for r, _ in q.leaks if r <= _cut(k)])
+    return sum(r <= _cut(k) for r, _ in q.leaks)
 
 
 # Agreement (README: "When there are no labels"): how much the run's ranking agrees with the
