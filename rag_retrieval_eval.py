@@ -233,6 +233,10 @@ OPTIONS = (
     Option("no_answer", None, "file", "FILE", None, "input",
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored "
            "by Abstain only"),
+    Option("access", None, "file", "FILE", None, "input",
+           "who may read each document and whom each query runs as (JSON {\"documents\": "
+           "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
+           "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "NAMES", None, "plan",
            "measures to compute, separated by commas or blanks (see below)"),
     Option("k", None, "cutoffs", "K", None, "plan",
@@ -731,8 +735,8 @@ def fields_table(named):
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged",
                     "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                    "num_nonrel evidence filtered ranked tied",
-                    defaults=(None, (), 0, None, None, 0, False))
+                    "num_nonrel evidence filtered ranked tied leaks",
+                    defaults=(None, (), 0, None, None, 0, False, ()))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -751,6 +755,8 @@ filtered      {Filter: the Judged record of the ranking the filter leaves} for t
               with thresh= or tokens=; None when nothing was ranked
 ranked        documents ranked, before --depth and --judged-only: 0 for an empty ranking
 tied          with --ties: whether any two items have the same score (labeled or not)
+leaks         with --access: ((rank, document), ...) of the documents within --depth (after
+              folding and --duplicates, before --judged-only) the query may not read
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the diagnostics need
@@ -772,9 +778,12 @@ LATER = "token counts read once every ranking is"
 # lengths {ranked ID: token count}, None, or LATER: a file read once every ranking is (see
 # weigh_later), whose counts_digest (see lengths_digest) is set once it is read;
 # no_answer {qid: where it is said to have no answer, or None}; index: {ID: None} of what the
-# store holds (--index), or None.
-Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest index",
-                   defaults=(None, None, NOTHING, None, None))
+# store holds (--index), or None; access: an Access (--access), or None.
+Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest index access",
+                   defaults=(None, None, NOTHING, None, None, None))
+# Who may read what (--access; README: "Who may read it?"): {document: frozenset of principals},
+# {qid: frozenset of the principals it runs as}, and the file's place, for messages.
+Access = namedtuple("Access", "documents queries source")
 
 # How rankings are read: what make_plan derives of the Config for the readers.  fields: the JSON
 # Lines field names of each role (None: JSONL_FIELDS); duplicates: "error" or "first"; gain_orders:
@@ -1181,6 +1190,8 @@ def judge_run(rankings, truth, opts, source, root=None):
             continue
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
                                               evidence_of(truth, qid))._replace(ids=ids)
+        if truth.access:
+            ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
@@ -1210,6 +1221,30 @@ def held_ids(qid, docids, docset, pipeline):
             fail(pipeline.place, "%s holds %s, which the index does not hold"
                  % (pipeline.name, show(outside)), qid)
     return dict.fromkeys(texts) if pipeline.keep else None
+
+
+def with_leaks(ranking, docids, scores, opts, access, qid):
+    """The Ranking whose Judged record holds its leaks (--access): ((rank, document), ...) of the
+    documents the query may not read, read as judge_ranking reads the ranking: repeats removed
+    (--duplicates first: the best place), chunks folded to their documents, within --depth,
+    before --judged-only (an unlabeled document reaches the user too).  A query may read a
+    document when they share a principal; a document the map does not name, no one may.  A
+    judged query the map does not name is refused: with no principals it could read nothing.
+
+    >>> access = Access({"a": {"x"}, "c": {"x", "y"}}, {"q": {"x"}}, "access.txt")
+    >>> ids, scores = ["a#1", "b#1", "c#1", "b#2"], [4.0, 3.0, 3.0, 9.0]
+    >>> with_leaks(Ranking(judge({}, 3, {}), 0, ()), ids, scores, Reading(depth=2, separator="#"),
+    ...            access, "q").judged.leaks
+    ((1, 'b'),)
+    """
+    if qid not in access.queries:
+        fail(access.source, "the query is judged, and has no principals here: a query with none "
+                            "may read nothing; say whom it runs as", qid)
+    # in rank order, each document once
+    ids = first_items(docids, scores, {}, opts)[0]
+    leaks = [(r, d) for r, d in enumerate(ids[:opts.depth], 1)
+             if access.queries[qid].isdisjoint(access.documents.get(d, ()))]
+    return ranking._replace(judged=ranking.judged._replace(leaks=tuple(leaks)))
 
 
 def evidence_of(truth, qid):
@@ -2116,6 +2151,25 @@ def abstain(q, k):
     return 0.0 if q.ranked else 1.0
 
 
+# Documents a user may not read (README: "Who may read it?"), with --access: Judged.leaks.
+NO_ACCESS = "it reads who may read each document, not the labels"
+
+
+@measure("Leak", "optional", ("", ""), params=(), aggregate="sum", ties=NO_ACCESS,
+         unjudged=NO_ACCESS, losable=False, **_ON_LABELS)
+def leak(q, k):
+    """Leak: documents within k (the whole ranking) the query may not read (--access); summed
+    over queries.
+
+    A count, summed as NumRet is, not a share of the ranking as trackers report it: a leak is
+    never a matter of averages, and one in a thousand queries stays 1, not 0.001.
+
+    >>> leak(_example(1, None, None)._replace(leaks=((2, "d2"), (3, "d3"))), 2)
+    1
+    """
+    return sum(r <= _cut(k) for r, _ in q.leaks)
+
+
 # Agreement (README: "When there are no labels"): how much the run's ranking agrees with the
 # baseline's, labels unread, on every query both rank.  pair: (the run's, the baseline's) document
 # IDs in rank order (after --depth, --duplicates and folding), as far as the largest cutoff reads.
@@ -2817,7 +2871,7 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "unjudged explain manifest").split()
+               "leaks unmapped unjudged explain manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -3486,6 +3540,21 @@ def check_floors(plan, result):
         for measure, floor in limits.items():
             out += GATES[name].check(GATES[name], measure, floor, seen)
     return dict(blocks, floors=floors, breaches=result.get("breaches", []) + out)
+
+
+def leak_block(truth, judged, specs):
+    """With --access (else {}), the gate no average hides: "leaks", each document a judged query
+    may not read ({"query", "document", "rank"}) as far as the Leak measures read (the largest
+    Leak@k; the whole ranking, within --depth, with Leak or without a Leak measure), and
+    "unmapped", how many ranked documents the map does not name (readable by no one, each a
+    leak), in the whole ranking."""
+    if truth.access is None:
+        return {}
+    reach = max([_cut(s.k) for s in specs if s.base == "Leak"], default=_cut(None))
+    leaks = [{"query": q, "document": d, "rank": r}
+             for q, j in judged.items() for r, d in j.leaks if r <= reach]
+    unmapped = sum(d not in truth.access.documents for j in judged.values() for _, d in j.leaks)
+    return {"leaks": leaks, "unmapped": unmapped}
 
 
 def _floor_notes(config, result, floors, intervals):
@@ -5084,8 +5153,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        # IDs are cut, or texts claim labels, as text
-        if opts.separator or opts.match == "contains":
+        # IDs are cut, texts claim labels, or --access reads IDs, as text
+        if opts.separator or opts.match == "contains" or truth.access:
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
@@ -5706,6 +5775,49 @@ def id_lines(stream, source, what):
     return list(qids)
 
 
+# --- Who may read what (--access; README: "Who may read it?") ---
+
+ACCESS_KEYS = {"doc": "documents", "query": "queries"}
+
+
+def access_lines(stream, source, known):
+    """The Access of lines doc ID PRINCIPAL... and query ID PRINCIPAL...; '#' lines are
+    comments."""
+    found = {}
+    for number, line in text_lines(stream, source):
+        kind, *rest = split_columns(line) or "#"
+        if kind.startswith("#"):
+            continue
+        where = "%s:%d" % (source, number)
+        if len(rest) < 2 or kind not in ACCESS_KEYS:
+            fail(where, "expected doc ID PRINCIPAL... or query ID PRINCIPAL..., found %s"
+                 % show(line.strip(ASCII_SPACE)))
+        members = found.setdefault(ACCESS_KEYS[kind], {})
+        if rest[0] in members:
+            fail(where, "%s %s is given twice" % (kind, show(rest[0])))
+        members[rest[0]] = rest[1:]
+    return access_from_json(found, source)
+
+
+def access_from_json(obj, source, known=None):
+    """The Access of a JSON object {"documents": {ID: [principal, ...]}, "queries": {...}}."""
+    check_object(obj, source, "documents and queries", None,
+                 ("documents or queries", "nothing says who may read what"))
+    found = {"documents": {}, "queries": {}}
+    for key, members in obj.items():
+        where = loc(source, key)
+        if key not in found:
+            fail(where, 'unknown key: the keys are "documents" and "queries"')
+        for name, principals in check_object(members, where, "IDs to principals").items():
+            at = loc(source, _join(key, name))
+            check_id(name, at, what="ID")
+            if not isinstance(principals, list):
+                fail(at, "expected a list of principals, not %s" % typed(principals))
+            found[key][name] = frozenset(check_id(p, "%s[%d]" % (at, i), what="principal")
+                                         for i, p in enumerate(principals))
+    return Access(**found, source=source)
+
+
 # How each role's file is read, by what it is: its lines (None: read as JSON, which refuses them),
 # its JSON Lines or JSON records (None: read as JSON, which refuses them), and its JSON text. What
 # a reader is given beside its file: the Truth known so far, the Reading, and for a lengths file
@@ -5984,10 +6096,18 @@ class Clusters(Role):
         return groups_from_json(obj, None, name, "cluster")
 
 
+class AccessMap(Role):
+    """An Access.  It names documents: under --chunk-separator each chunk is checked by its
+    document, and a chunk's own ID in the map is never looked up."""
+    lines, value = access_lines, access_from_json
+
+    def json(text, source, known):
+        return access_from_json(parse_json(text, source), source)
+
+
 READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
            "evidence": Evidence, "lengths": Lengths, "no_answer": NoAnswer, "groups": Groups,
-           "index": Index,
-           "clusters": Clusters}
+           "clusters": Clusters, "access": AccessMap, "index": Index}
 
 
 def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
@@ -6160,18 +6280,12 @@ def make_plan(config):
     gates, specs = gate_limits(config, specs)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
+    check_access(config, specs)
     gain_orders = ()
     if config.ties:
         gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
-    # a budget weighs no item past its measures' largest cutoff
-    filters, curves = {}, config.plot is not None
-    # a stage's ranking is read whole, not filtered
-    for spec in (s for s in specs if s.filter is not None and s.filter.stage is None):
-        reach = filters.get(spec.filter, 0)
-        filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
-    top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
-    # a plot draws up to its top k
-    filters = {f: reach and max(reach, top) for f, reach in filters.items()}
+    curves = config.plot is not None
+    filters = filter_reaches(specs, curves)
     # the fates of relevant documents in a pipeline (see fates) read the top K too
     pipeline = config.stage or config.index is not None
     top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
@@ -6183,6 +6297,18 @@ def make_plan(config):
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
+
+
+def filter_reaches(specs, curves):
+    """{Filter: how far its ranking is read: the largest cutoff of its measures (a budget weighs
+    no item past it; a plot, with curves, draws up to its top k), None for the whole ranking}."""
+    filters = {}
+    # a stage's ranking is read whole, not filtered
+    for spec in (s for s in specs if s.filter is not None and s.filter.stage is None):
+        reach = filters.get(spec.filter, 0)
+        filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
+    top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
+    return {f: reach and max(reach, top) for f, reach in filters.items()}
 
 
 def gate_limits(config, specs):
@@ -6239,11 +6365,22 @@ def check_agreement(config, agreeing, specs):
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
     unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
-                          "no_relevant", "empty_labels", "explain")
+                          "no_relevant", "empty_labels", "explain", "access")
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
                         "label measure" % unread[0].replace("_", "-"))
+
+
+def check_access(config, specs):
+    """Refuse Leak without --access, and --access where ranked entries are texts, which the map
+    does not name (--match text or contains)."""
+    if config.access is None and any(s.base == "Leak" for s in specs):
+        raise EvalError("Leak counts the documents a query may not read: give --access FILE, who "
+                        "may read each document")
+    if config.access is not None and config.match != "id":
+        raise EvalError("--access names documents by ID, and --match %s ranks texts: give one of "
+                        "them" % config.match)
 
 
 def gates_given(config):
@@ -6519,6 +6656,8 @@ def load_truth(plan, seed_mode, kinds, flag="--"):
                                                        "--no-answer %s" % place(no_answer)))
     if evidence is not None:
         truth = truth._replace(evidence=load(evidence, "evidence", Known(opts=opts), kinds))
+    if config.access is not None:
+        truth = truth._replace(access=load(config.access, "access"))
     # "": no labels (agreement only)
     where = fixture or (qrels and qrels[0]) or evidence or ""
     if fixture is not None:
@@ -6611,6 +6750,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
         result = Result(result, breaches=result.breaches + breaches)
     result = Result(result, **described(plan, truth, ranked, judged, result, intervals))
     result = Result(result, **check_floors(plan, result))
+    result = Result(result, **leak_block(truth, judged, plan.specs))
     answered = with_answer(judged, truth.no_answer)
     return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
@@ -7158,7 +7298,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
               match="id", explain=False, unjudged_bounds=False, duplicates="error", ties=False,
               ci=False, seed=0, groups=None, evidence=None, lengths=None, no_answer=None,
               power=False, clusters=None, min_mean=None, min_query=None, gate_on="mean",
-              empty_labels="error", stages=None, index=None):
+              empty_labels="error", access=None, stages=None, index=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -7166,9 +7306,10 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
     -m (a list, or one comma-separated string), default R@3 and RR@3; groups: {name: [qid,
     ...]}; evidence: {qid: evidence sets} as in a fixture; lengths: {ranked ID: token count};
     no_answer: [qid, ...] of the questions with no answer; min_mean and min_query: floors {measure:
-    X}; stages: {name: run} of the pipeline's earlier stages, earliest first (see --stage);
-    index: [ID, ...] the store holds; the other options are the command line's long options, with
-    underscores.
+    X}; access: {"documents": {doc: [principal, ...]}, "queries": {qid: [principal, ...]}}
+    (--access: any leak is in "leaks"); stages: {name: run} of the pipeline's earlier stages,
+    earliest first (see --stage); index: [ID, ...] the store holds; the other options are the
+    command line's long options, with underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
@@ -7183,7 +7324,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                  evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                  power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-                 stages=None, index=None, baseline_stages=None):
+                 access=None, stages=None, index=None, baseline_stages=None):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
@@ -7203,7 +7344,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-               stages=None, index=None, baseline_stages=None):
+               access=None, stages=None, index=None, baseline_stages=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -7351,7 +7492,7 @@ def _signed(value):
 def format_comparison(result):
     """The reviewer's report: a row per measure, breaches, lost and worst queries, histograms."""
     lines = _columns(_comparison_rows(result))
-    if result.breaches:
+    if result.breaches or result.leaks:
         lines += _section("gate breaches:", _breach_lines(result))
     lost, unstable, moved, histograms = changes(result)
     lines += ["lost (a hit before, nothing relevant now) by %s: %s%s"
@@ -7417,7 +7558,13 @@ def _breach_lines(result):
             more = len(breaches) - BREACHES_SHOWN
             lines.append("%s: %d more queries %s %s %s (all of them in the JSON output)"
                          % (measure, more, went, first.gate.flag, first.limit))
-    return lines
+    return lines + [leak_text(leak) for leak in result.leaks]
+
+
+def leak_text(leak):
+    """One leak as every report names it (README: "Who may read it?")."""
+    return "leak: query %s: document %s at rank %d, which the query may not read (--access)" % (
+        show(leak["query"]), show(leak["document"]), leak["rank"])
 
 
 def _unjudged_of(marked):
@@ -7550,7 +7697,7 @@ def format_table(result, per_query=False):
     if result.comparison:
         lines += ["", format_comparison(result)]
     # a floor's, without a baseline
-    elif result.breaches:
+    elif result.breaches or result.leaks:
         lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
         lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
@@ -7686,7 +7833,7 @@ def format_markdown(result, per_query=False):
     then the means (or the comparison), lost and worst regressed queries, changes."""
     lines = ["### Retrieval evaluation: %s%s" % (n_queries(result.queries), _unanswered(result)),
              ""]
-    lines += _md_breaches(_breach_lines(result), len(result.breaches))
+    lines += _md_breaches(_breach_lines(result), len(result.breaches) + len(result.leaks))
     if result.comparison:
         lines += _md_table(_comparison_rows(result)) + [""] + _md_changes(result)
     else:
@@ -7787,7 +7934,7 @@ def format_csv(result):
             columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, rows)))
         if n in marked:
             columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
-    columns += explain_columns(result.explain, "")
+    columns += explain_columns(result.explain, "") + leak_columns(result, "")
     return _csv_text(list(rows), columns, [result])
 
 
@@ -7815,6 +7962,17 @@ def explain_columns(block, label):
     columns = [(label + cause, partial(missing, cause=cause))
                for cause in ("absent", "not_ranked", "below")]
     return columns + [(label + "unjudged", lambda q: len(entry(q).get("unjudged", ())))]
+
+
+def leak_columns(result, label):
+    """With --access, the column of each query's leaks (label: the run's, and a space, or ""):
+    RANK:DOCUMENT, separated by spaces."""
+    if "leaks" not in result:
+        return []
+    # a query's leaks come together
+    cells = {qid: " ".join("%d:%s" % (leak["rank"], leak["document"]) for leak in leaks)
+             for qid, leaks in groupby(result.leaks, itemgetter("query"))}
+    return [(label + "leaks", lambda qid: cells.get(qid, ""))]
 
 
 def _cell(per_query, name, qid):
@@ -7907,7 +8065,8 @@ def _runs_markdown(results, labels, breaches):
     """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
     and --explain."""
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
-    lines += _md_breaches(breaches, sum(len(r.breaches) for r in results.values()))
+    lines += _md_breaches(breaches, sum(len(r.breaches) + len(r.leaks)
+                                        for r in results.values()))
     lines += _md_table(_runs_rows(results, labels)) + [""]
     lines += _bullets(_runs_footnotes(results))
     # the gates that cannot see, too
@@ -8003,6 +8162,7 @@ def _runs_csv(results, labels):
                                 partial(_flag_cell, marked, n, r.per_query)))
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
+        columns += leak_columns(r, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
@@ -8057,6 +8217,9 @@ def _own_notes(result):
     if "clusters" in result:
         lines.append("clusters: the sign-flip test and the bootstrap draw %d clusters of the %s, "
                      "not the queries one by one" % (result.clusters, n_queries(result.queries)))
+    if result.get("unmapped"):
+        lines.append("--access: %s in no map, readable by no one: each a leak"
+                     % _many(result.unmapped, "ranked document"))
     several = result.several_labels.get("per_query")
     if several:
         lines.append("%s contained more than one label, in %s (%s): each claims the first that "
@@ -8258,19 +8421,23 @@ def format_junit(runs, labels, limits):
     from xml.etree import ElementTree
     suites = ElementTree.Element("testsuites", name=PROG)
     for name, result in runs.items():
-        cases = junit_cases(result, limits)
+        cases = {(gate.flag, "%s %s (%s %s)" % (measure, _where(gate, measure, query, group, str),
+                                                gate.flag, limits[gate.name][measure])):
+                 [breach_text(b) for b in found]
+                 for (gate, measure, group, query), found in junit_cases(result, limits).items()}
+        # with --access, a case of its own: every leak fails it
+        if "leaks" in result:
+            cases["--access", "every ranked document readable (--access)"] = [
+                leak_text(leak) for leak in result.leaks]
         suite = ElementTree.SubElement(suites, "testsuite", name=labels[name],
                                        tests=str(len(cases)),
                                        failures=str(sum(map(bool, cases.values()))),
                                        errors="0", skipped="0", time="0")
-        for (gate, measure, group, query), found in cases.items():
-            where = _where(gate, measure, query, group, str)
+        for (flag, title), lines in cases.items():
             case = ElementTree.SubElement(suite, "testcase", classname=labels[name], time="0",
-                                          name="%s %s (%s %s)" % (measure, where, gate.flag,
-                                                                  limits[gate.name][measure]))
-            if found:
-                lines = [breach_text(b) for b in found]
-                failure = ElementTree.SubElement(case, "failure", message=lines[0], type=gate.flag)
+                                          name=title)
+            if lines:
+                failure = ElementTree.SubElement(case, "failure", message=lines[0], type=flag)
                 failure.text = "\n".join(lines)
     for key in ("tests", "failures"):
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
@@ -8292,7 +8459,8 @@ def junit_cases(result, limits):
     for name, gate in GATES.items():
         if not gate.needs:
             cases.update(((gate, measure, None, None), []) for measure in limits[name])
-    for b in result["breaches"]:
+    # none without a gate but --access
+    for b in result.breaches:
         cases.setdefault((b.gate, b.measure, b.rule.get("group"), b.query), []).append(b)
         if b.query is not None:
             cases[b.gate, b.measure, None, None].append(b)
@@ -8878,7 +9046,7 @@ def check_usage(config):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)"
                         + hint)
     check_options(config)
-    if config.junit is not None and not gates_given(config):
+    if config.junit is not None and not gates_given(config) and config.access is None:
         raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
                         "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
     _check_files(config)
@@ -9016,7 +9184,7 @@ def _main(argv):
         text = format_runs(runs, config.format, config.per_query, labels)
     else:
         text = _one_run_text(config, result)
-    status = 1 if any(r.get("breaches") for r in runs.values()) else 0
+    status = 1 if any(r.get("breaches") or r.get("leaks") for r in runs.values()) else 0
     status = _write_files(config, runs, labels, pool, drawn, status)
     return max(_print(text, status), status)
 

@@ -1437,6 +1437,7 @@ class MeasureTest(unittest.TestCase):
                    "NumRet", "NumRel", "NumRelRet", "Bpref", "infAP", "SetP", "SetR", "SetF", "IPrec",
                    "EvidenceRecall", "EvidenceSuccess", "EvidenceRR",  # EvidenceTest
                    "Abstain",  # NoAnswerTest
+                   "Leak",  # AccessTest
                    # TrecEvalFormTest, AllTrecMeasuresTest
                    "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)
         # AgreementTest: rankings compared, not a Judged record
@@ -6421,6 +6422,230 @@ class PoolTest(TempDirTestCase):
         self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))
 
 
+class AccessTest(TempDirTestCase):
+    """--access (README: "Who may read it?"): a query may read a document when they share a
+    principal; every document within the reach of the Leak measures that it may not read is a
+    leak, named (query, document, rank) in every report, and fails the gate; Leak@k counts them.
+
+    Worked by hand: q1 ranks d1 (team-a), d3 (in no map), d2 (team-b); q2 ranks d5 (team-b), d4
+    (public); q3 ranks d6 and d7 (team-a), tied: d7 first (ID descending).  q1 and q3 run as
+    team-a, q2 as x and public.  Leaks: q1's d3 at 2 and d2 at 3, q2's d5 at 1; Leak@2 = 1 + 1 +
+    0, Leak = 2 + 1 + 0; one ranked document (d3) is in no map."""
+
+    QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d4 1\nq3 0 d6 1\n"
+    RUN = ("q1 Q0 d1 1 0.9 t\nq1 Q0 d3 2 0.8 t\nq1 Q0 d2 3 0.7 t\nq2 Q0 d5 1 0.9 t\n"
+           "q2 Q0 d4 2 0.8 t\nq3 Q0 d6 1 0.5 t\nq3 Q0 d7 2 0.5 t\n")
+    CLEAN = "q1 Q0 d1 1 0.9 t\nq2 Q0 d4 1 0.9 t\nq3 Q0 d6 1 0.5 t\nq3 Q0 d7 2 0.5 t\n"
+    ACCESS = {"documents": {"d1": ["team-a", "public"], "d2": ["team-b"], "d4": ["public"],
+                            "d5": ["team-b"], "d6": ["team-a"], "d7": ["team-a"]},
+              "queries": {"q1": ["team-a"], "q2": ["x", "public"], "q3": ["team-a"]}}
+    ACCESS_LINES = ("# who may read what\ndoc d1 team-a public\ndoc d2 team-b\n\ndoc d4 public\n"
+                    "doc d5 team-b\ndoc d6 team-a\ndoc d7 team-a\nquery q1 team-a\n"
+                    "query q2 x public\nquery q3 team-a\n")
+    LEAKS = [{"query": "q1", "document": "d3", "rank": 2},
+             {"query": "q1", "document": "d2", "rank": 3},
+             {"query": "q2", "document": "d5", "rank": 1}]
+    LINE = "leak: query 'q1': document 'd3' at rank 2, which the query may not read (--access)"
+
+    def setUp(self):
+        super().setUp()
+        self.qrels, self.run = self.write("q.txt", self.QRELS), self.write("r.txt", self.RUN)
+        self.access = self.write("access.json", self.ACCESS)
+        self.clean = self.write("c.txt", self.CLEAN)
+
+    def leaking(self, measures, *more, run=None, access=None):
+        """cli() of the labels, a run (the leaky one) and the access map."""
+        return cli("--qrels", self.qrels, "--run", run or self.run, "-m", measures,
+                   "--access", access or self.access, *more)
+
+    def test_hand_worked_leaks_from_trec_and_json_lines_in_both_access_forms(self):
+        lines = self.write("access.txt", self.ACCESS_LINES)
+        status, out, err = self.leaking("Leak@2,Leak,R@2")
+        result = json.loads(out)
+        self.assertEqual(status, 1, err)
+        self.assertEqual(result["measures"], {"Leak@2": 2, "Leak": 3, "R@2": 1.0})
+        self.assertEqual([row["Leak@2"] for row in result["per_query"].values()], [1, 1, 0])
+        # the reach is the whole ranking, with Leak
+        self.assertEqual((result["leaks"], result["unmapped"]), (self.LEAKS, 1))
+        self.assertIn("note: --access: 1 ranked document in no map, readable by no one", err)
+        self.assertIn("gate failed: " + self.LINE, err)
+        self.assertEqual(without_inputs(self.leaking("Leak@2,Leak,R@2", access=lines)),
+                         without_inputs((status, out, err)))
+        # a log of JSON Lines records, lists in rank order: the same leaks
+        log = self.write("log.jsonl", "".join(json.dumps(r) + "\n" for r in (
+            {"query_id": "q1", "relevant": ["d1"], "retrieved": ["d1", "d3", "d2"]},
+            {"query_id": "q2", "relevant": ["d4"], "retrieved": ["d5", "d4"]},
+            {"query_id": "q3", "relevant": ["d6"], "retrieved": ["d7", "d6"]})))
+        status, out, err = cli(log, "-m", "Leak@2,Leak", "--access", lines)
+        self.assertEqual((status, json.loads(out)["leaks"], json.loads(out)["measures"]),
+                         (1, self.LEAKS, {"Leak@2": 2, "Leak": 3}))
+        # a line's ID is no principal of its own
+        shared = rre.load(str(self.write("a.txt", "doc alice bob\nquery q1 alice\n")), "access")
+        self.assertEqual(shared[:2], ({"alice": {"bob"}}, {"q1": {"alice"}}))
+
+    def test_the_gate_reads_as_far_as_the_leak_measures_and_passes_without_a_leak(self):
+        for measures, leaks in (("Leak@2", self.LEAKS[0::2]), ("Leak@1", self.LEAKS[2:]),
+                                ("Leak@1,Leak@2", self.LEAKS[0::2]), ("R@1", self.LEAKS)):
+            with self.subTest(measures=measures):
+                status, out, err = self.leaking(measures)
+                self.assertEqual((status, json.loads(out)["leaks"]), (1, leaks), err)
+        status, out, err = self.leaking("Leak,R@1", "--format", "table", run=self.clean)
+        self.assertEqual((status, err), (0, ""))
+        self.assertNotIn("leak", out)
+        self.assertEqual(json.loads(self.leaking("Leak", run=self.clean)[1])["leaks"], [])
+        # --depth 1 cuts the ranking the leaks are read in; --judged-only does not: d3, unlabeled,
+        # reaches the user too
+        out = self.leaking("Leak", "--depth", "1")[1]
+        self.assertEqual(json.loads(out)["leaks"], self.LEAKS[2:])
+        out = self.leaking("Leak", "--judged-only")[1]
+        self.assertEqual(json.loads(out)["leaks"], self.LEAKS)
+
+    def test_chunks_are_checked_by_their_document(self):
+        chunks = self.write("chunks.txt", "q1 Q0 d1#1 1 0.9 t\nq1 Q0 d3#1 2 0.8 t\n"
+                                          "q1 Q0 d1#2 3 0.75 t\nq1 Q0 d2#4 4 0.7 t\n"
+                                          "q2 Q0 d4#1 1 0.9 t\nq3 Q0 d6#1 1 0.5 t\n")
+        # a chunk's own ID in the map is never looked up: d3's chunks are d3's
+        documents = dict(self.ACCESS["documents"], **{"d3#1": ["team-a"]})
+        mapped = self.write("a.json", dict(self.ACCESS, documents=documents))
+        for access in (self.access, mapped):
+            status, out, err = self.leaking("Leak", "--chunk-separator", "#", run=chunks,
+                                            access=access)
+            self.assertEqual((status, json.loads(out)["leaks"]), (1, self.LEAKS[:2]), err)
+            self.assertEqual(json.loads(out)["unmapped"], 1)
+
+    def test_several_runs_a_baseline_and_groups(self):
+        status, out, err = self.leaking("Leak", "--run", self.clean)
+        runs = json.loads(out)["runs"]
+        self.assertEqual((status, runs[str(self.run)]["leaks"], runs[str(self.clean)]["leaks"]),
+                         (1, self.LEAKS, []))
+        out = self.leaking("Leak", "--run", self.clean, "--format", "table")[1]
+        self.assertIn("gate breaches:\n  %s: %s" % (self.run, self.LINE), out)
+        # the candidate's leaks gate; the baseline's neither fail it nor are reported
+        status, out, err = self.leaking("Leak", "--baseline", self.run, "--max-mean-drop", "5",
+                                        run=self.clean)
+        self.assertEqual((status, json.loads(out)["leaks"]), (0, []), err)
+        status, out, err = self.leaking("R@2", "--baseline", self.clean, "--format", "table")
+        self.assertEqual(status, 1)
+        self.assertIn("gate breaches:\n  " + self.LINE, out)
+        groups = self.write("g.txt", "q1 a\nq2 a\nq3 b\n")
+        status, out, err = self.leaking("Leak", "--groups", groups)
+        result = json.loads(out)
+        self.assertEqual((status, result["leaks"], result["groups"]["a"]["measures"]),
+                         (1, self.LEAKS, {"Leak": 3}))
+
+    def test_every_report_names_each_leak(self):
+        summary, junit = self.tmp / "summary.md", self.tmp / "junit.xml"
+        status, out, err = self.leaking("Leak@2,R@2", "--format", "table")
+        self.assertEqual(status, 1)
+        self.assertIn("gate breaches:\n  %s\n  leak: query 'q2': document 'd5' at rank 1"
+                      % self.LINE, out)
+        out = self.leaking("Leak@2,R@2", "--format", "markdown", "--summary", summary,
+                           "--junit", junit)[1]
+        self.assertIn("**2 gate breaches**\n\n- " + self.LINE, out)
+        self.assertIn("- --access: 1 ranked document in no map", out)
+        self.assertEqual(summary.read_text().strip(), out.strip())
+        xml = junit.read_text()
+        failure = '<failure message="%s" type="--access">%s\nleak: query \'q2\'' % (self.LINE,
+                                                                                   self.LINE)
+        self.assertIn('name="every ranked document readable (--access)">\n      ' + failure, xml)
+        self.assertIn('tests="1" failures="1"', xml)
+        self.assertEqual(self.leaking("Leak@2,R@2", "--format", "csv")[1],
+                         "query,Leak@2,R@2,leaks\nq1,1,1.0,2:d3\nq2,1,1.0,1:d5\nq3,0,1.0,\n")
+        several = self.leaking("Leak@2", "--run", self.clean, "--format", "csv")[1].splitlines()
+        self.assertEqual(several[0].split(",")[-2:],
+                         ["%s leaks" % self.run, "%s leaks" % self.clean])
+        self.assertEqual(several[1].split(",")[-2:], ["2:d3", ""])
+        markdown = self.leaking("Leak@2", "--run", self.clean, "--format", "markdown")[1]
+        self.assertIn("**2 gate breaches**\n\n- ", markdown)
+        # Markdown escapes the run's path
+        self.assertIn("r.txt: %s\n- " % self.LINE, markdown)
+        # JUnit without any other gate: the access case alone, passed by a clean run
+        self.leaking("Leak", "--junit", junit, run=self.clean)
+        self.assertIn('tests="1" failures="0"', junit.read_text())
+
+    def test_the_library_takes_the_map_as_a_value(self):
+        qrels = {"q1": {"d1": 1, "d2": 0}, "q2": ["d4"], "q3": ["d6"]}
+        run = {"q1": {"d1": 0.9, "d3": 0.8, "d2": 0.7}, "q2": {"d5": 0.9, "d4": 0.8},
+               "q3": {"d6": 0.5, "d7": 0.5}}
+        result = rre.score_run(qrels, run, "Leak@2", access=self.ACCESS)
+        self.assertEqual((result["measures"], result["leaks"], result["unmapped"]),
+                         ({"Leak@2": 2}, self.LEAKS[0::2], 1))
+        compared = rre.compare_runs(qrels, run, run, "Leak", access=self.ACCESS)
+        self.assertEqual(compared["leaks"], self.LEAKS)
+        runs = rre.score_runs(qrels, {"a": run}, "Leak", access=self.ACCESS)["runs"]
+        self.assertEqual(runs["a"]["leaks"], self.LEAKS)
+        with self.assertRaisesRegex(rre.EvalError, "^access: documents.d1: expected a list of "
+                                                   "principals, not str 'team-a'$"):
+            rre.score_run(qrels, run, "Leak", access={"documents": {"d1": "team-a"}})
+        with self.assertRaisesRegex(rre.EvalError, "^Leak counts the documents a query may not"):
+            rre.score_run(qrels, run, "Leak")
+
+    def test_refusals(self):
+        unnamed = dict(self.ACCESS, queries={"q1": ["team-a"], "q2": ["public"]})
+        cases = [  # (access file, extra options, fragments of the one line)
+            ("doc d1\n", [], ["access.txt:1: expected doc ID PRINCIPAL... or query ID "
+                              "PRINCIPAL..., found 'doc d1'"]),
+            ("user d1 a\n", [], ["access.txt:1: expected doc ID"]),
+            ("doc d1 a\n#\ndoc d1 b\n", [], ["access.txt:3: doc 'd1' is given twice"]),
+            ('{"documents": {"d1": "a"}}', [],
+             ["access.txt: documents.d1: expected a list of principals, not str"]),
+            ('{"documents": {"d1": [3]}}', [],
+             ["documents.d1[0]: principal must be a string, not int 3"]),
+            ('{"queries": {"q1": ["a", " "]}}', [], ["queries.q1[1]: principal ' ' is blank"]),
+            ('{"documents": {}, "users": {}}', [], ["access.txt: users: unknown key: the keys"]),
+            ('{"documents": {"d1": ["a"], "d1": ["b"]}}', [],
+             ["documents: key 'd1' appears twice"]),
+            ('["d1"]', [], ["access.txt: expected an object of documents and queries, not list"]),
+            ("{}", [], ["access.txt: no documents or queries: nothing says who may read what"]),
+            ("# nothing\n", [], ["access.txt: no documents or queries"]),
+            (unnamed, [], ["access.txt: query 'q3': the query is judged, and has no principals"]),
+            (self.ACCESS, ["--match", "text"],
+             ["--access names documents by ID, and --match text ranks texts"]),
+            (None, [], ["Leak counts the documents a query may not read: give --access FILE"]),
+        ]
+        for content, extra, fragments in cases:
+            with self.subTest(content=content):
+                given = [] if content is None else ["--access", self.write("access.txt", content)]
+                rejected(self, *cli("--qrels", self.qrels, "--run", self.run, "-m", "Leak", *given,
+                                    *extra), *fragments)
+        rejected(self, *cli("--qrels", self.qrels, "--run", self.run, "-m", "R@1,Leak@2"),
+                 "Leak counts the documents a query may not read")
+        rejected(self, *cli("--run", self.run, "--baseline", self.run, "-m", "RBO", "--access",
+                            self.access),
+                 "--access acts on labels, and agreement measures read none")
+
+    def test_the_readme_example_prints_what_it_shows(self):
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        section = readme.split("## Who may read it?\n", 1)[1].split("\n## ", 1)[0]
+        access_json, lines, shown = re.findall(r"```(?:json)?\n(.*?)\n```", section, re.S)[:3]
+        for name, content in (("qrels.txt", self.QRELS), ("run.txt", self.RUN)):
+            self.write(name, content)
+        self.assertEqual(json.loads(access_json), self.ACCESS)
+        self.assertEqual(lines + "\n", self.ACCESS_LINES)
+        self.write("access.json", access_json)
+        command, *expected = shown.splitlines()
+        words = command.split()[3:]
+        status, out, err = cli(*[self.tmp / w if (self.tmp / w).exists() else w for w in words])
+        said = err.replace(str(self.tmp) + os.sep, "").splitlines()
+        self.assertEqual(said + out.splitlines() + ["(exit status %d)" % status], expected)
+
+    def test_the_fast_readers_find_the_leaks_the_reference_finds(self):
+        scored = {"q1": {"d1": 0.9, "d3": 0.8, "d2": 0.7}, "q3": {"d6": 0.5, "d7": 0.5}}
+        for run in (self.run, self.write("r.json", dict(scored, q2=["d5", "d4"]))):
+            with self.subTest(run=run.name):
+                fast, reference = both_paths("--qrels", self.qrels, "--run", run, "-m", "Leak,R@1",
+                                             "--access", self.access)
+                self.assertEqual(fast, reference)
+                self.assertEqual(json.loads(fast[1])["leaks"], self.LEAKS)
+        # the fast TREC reader's own records carry them (it hands the query to judge_run)
+        truth = rre.Truth(rre.read_qrels(self.qrels), access=rre.load(str(self.access), "access"))
+        handed = unittest.mock.patch.object(rre, "reference_judged_trec_run",
+                                            side_effect=AssertionError("handed over"))
+        with open(self.run, "rb") as stream, handed:
+            ranked = rre.fast_judged_trec_run(stream, "r.txt", truth, rre.Reading())
+        self.assertEqual(ranked["q1"].judged.leaks, ((2, "d3"), (3, "d2")))
+
+
 class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
 
@@ -8076,6 +8301,7 @@ TEST_SECTIONS = {
     "ReadersOnRealFilesTest": "Readers", "LogsAsWrittenTest": "Readers",
     "RoleRulesTest": "Readers", "InputTwinsTest": "Readers", "RagTwinsTest": "Readers",
     "ExplainTest": "Pipeline", "PoolTest": "Pipeline",
+    "AccessTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
     "PlotTest": "Output", "SideOutputsTest": "Output", "JunitTest": "Output",
