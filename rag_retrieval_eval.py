@@ -2817,7 +2817,7 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "unjudged explain manifest").split()
+               "unjudged explain funnel manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -6643,17 +6643,19 @@ def described(plan, truth, ranked, judged, result, intervals):
 
 def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
-    which also counts its causes in each group (judged: the answered queries')."""
-    blocks = {}
+    which also counts its causes in each group (judged: the answered queries'), and in a
+    pipeline the funnel (see funnel), beside the baseline pipeline's when it has stages."""
+    blocks, pipeline = {}, pipeline_funnel(plan, inputs, ranked, judged)
     if plan.config.unjudged_bounds:
         blocks["unjudged"] = unjudged_block(plan, judged, result, inputs.baseline)
-    if not plan.config.explain:
-        return blocks
-    blocks["explain"] = explain = explanations(plan, inputs.truth, ranked, judged, result,
-                                               inputs.baseline)
-    if result.groups:
+    if plan.config.explain:
+        blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
+                                                   pipeline and pipeline["queries"])
+    if plan.config.explain and result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
+    if pipeline:
+        blocks["funnel"] = pipeline
     return blocks
 
 
@@ -6675,6 +6677,71 @@ def staged(plan, truth, judged, stages):
         out[qid] = j._replace(filtered=filtered)
     return out
 
+
+# Where a pipeline lost a relevant document (README: "Where was it lost?"): the rows of its
+# funnel, in order, each {"stage": its name, "fate": of a document lost there}: the index, when
+# given; the first stage (the run when no stage is named), which did not retrieve it; each later
+# stage and the run ("run"), which removed it; the run's top K ("top_k"); with tokens= measures,
+# the first one's budget ("budget").
+def fates(plan, truth, ranked, stages, qids, index):
+    """(the rows, {qid: [how many rows each unit passed]}, {qid: {unit: its fate}} of the units
+    each query lost) of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
+    folded, or None) over queries qids.  A unit is a relevant document, or with evidence sets
+    a slot (its documents joined by "|"), which passes as far as the best of its documents; a
+    fate is its row, and below K the rank in the run and in the stage before ("stage_rank")."""
+    budget = next((s.filter for s in plan.specs if s.filter and s.filter.tokens is not None), None)
+    names = [s.name for s in stages] + ["run"]
+    rows = [("index", "not_indexed")] * (index is not None) + [(names[0], "not_retrieved")]
+    rows += [(name, "removed") for name in names[1:]] + [("top_k", "below_k")]
+    rows += [("budget", "over_budget")] * (budget is not None)
+    rows, passed, lost = [dict(stage=n, fate=f) for n, f in rows], {}, {}
+    for q in qids:
+        ranks, _, kept = _seen_of(ranked.get(q))
+        held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
+        top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
+        points = [index] * (index is not None) + held + [ranks, top, kept.get(budget, ())]
+        least, passed[q] = least_relevant(plan.opts.level), []
+        sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items() if g >= least]]
+        for slot in dict.fromkeys(chain.from_iterable(sets)):
+            far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
+                           for d in slot)
+            passed[q].append(far)
+            if far < len(rows):
+                lost.setdefault(q, {})["|".join(slot)] = out = dict(rows[far])
+            if far < len(rows) and out["fate"] == "below_k":
+                out.update(rank=ranks[doc], stage_rank=(held or [{}])[-1].get(doc))
+    return rows, passed, lost
+
+
+def funnel(plan, inputs, ranked, qids, index, stages):
+    """The "funnel" block of a pipeline (see fates): K, the relevant units, per row those still
+    there (count, share of all), the mean per-query recall there (0 for a query without any),
+    and how many were lost there (the row before minus this one); and per query that lost any,
+    each lost unit's fate."""
+    rows, passed, lost = fates(plan, inputs.truth, ranked, stages, qids, index)
+    total = last = sum(map(len, passed.values()))
+    for i, row in enumerate(rows):
+        count = sum(far > i for fars in passed.values() for far in fars)
+        recall = math.fsum(sum(far > i for far in fars) / len(fars)
+                           for fars in passed.values() if fars) / (len(passed) or 1)
+        row.update(relevant=count, share=count / (total or 1), recall=recall, lost=last - count)
+        last = count
+    return {"k": plan.opts.top_k, "relevant": total, "rows": rows, "queries": lost}
+
+
+def pipeline_funnel(plan, inputs, ranked, qids):
+    """The funnel of the run's pipeline (see funnel), with the index folded as labels are, and
+    beside it ("baseline") the baseline pipeline's when it has stages (without the index, which
+    its stages may predate); None without a pipeline."""
+    index, separator, approved = inputs.truth.index, plan.opts.separator, inputs.baseline
+    if index is not None and separator:
+        index = dict.fromkeys(i.split(separator, 1)[0] for i in index)
+    if not inputs.stages and index is None:
+        return None
+    block = funnel(plan, inputs, ranked, qids, index, inputs.stages)
+    if approved is not None and approved.stages:
+        block["baseline"] = funnel(plan, inputs, approved.ranked, qids, None, approved.stages)
+    return block
 
 def label_specs(specs):
     """The specs of the measures that read labels: all but the agreement measures."""
@@ -6756,11 +6823,13 @@ def what_reading_did(ranked, judged, opts):
     return out
 
 
-def explanations(plan, truth, ranked, judged, result, approved=None):
+def explanations(plan, inputs, ranked, judged, result, lost=None):
     """The "explain" block (README: "The answer missed the passage"): per query with a relevant
     document missing from its top K, or cut from it by a floor or a budget, where each one went,
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
-    relevant documents' ranks before and after; and counts by cause."""
+    relevant documents' ranks before and after; and counts by cause.  lost: in a pipeline,
+    {qid: {relevant document: its fate}} of those lost (see fates), else None."""
+    truth, approved = inputs.truth, inputs.baseline
     counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
                             "unlabeled"), 0)
     queries = {}
@@ -6775,6 +6844,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
         # --judged-only's drops count
         length = min(judged[q].ranked, plan.opts.depth or math.inf)
         entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
+        if entry and q in (lost or ()):
+            entry["fates"] = lost[q]
         if "cause" in entry:
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
@@ -6831,7 +6902,7 @@ def _named(block, match):
         return short
     for q, entry in block["queries"].items():
         entry = queries[q] = dict(entry)
-        for key in ("missing", "ranks"):
+        for key in ("missing", "ranks", "fates"):
             if key in entry:
                 entry[key] = {name(d): value for d, value in entry[key].items()}
         entry.update({key: [name(d) for d in entry[key]]
