@@ -6681,7 +6681,7 @@ def staged(plan, truth, judged, stages):
 # Where a pipeline lost a relevant document (README: "Where was it lost?"): the rows of its
 # funnel, in order, each {"stage": its name, "fate": of a document lost there}: the index, when
 # given; the first stage (the run when no stage is named), which did not retrieve it; each later
-# stage and the run ("run"), which removed it; the run's top K ("top_k"); with tokens= measures,
+# stage and the run ("run"), which removed it; the run's top K ("top 10"); with tokens= measures,
 # the first one's budget ("budget").
 def fates(plan, truth, ranked, stages, qids, index):
     """(the rows, {qid: [how many rows each unit passed]}, {qid: {unit: its fate}} of the units
@@ -6692,7 +6692,7 @@ def fates(plan, truth, ranked, stages, qids, index):
     budget = next((s.filter for s in plan.specs if s.filter and s.filter.tokens is not None), None)
     names = [s.name for s in stages] + ["run"]
     rows = [("index", "not_indexed")] * (index is not None) + [(names[0], "not_retrieved")]
-    rows += [(name, "removed") for name in names[1:]] + [("top_k", "below_k")]
+    rows += [(name, "removed") for name in names[1:]] + [("top %d" % plan.opts.top_k, "below_k")]
     rows += [("budget", "over_budget")] * (budget is not None)
     rows, passed, lost = [dict(stage=n, fate=f) for n, f in rows], {}, {}
     for q in qids:
@@ -7566,8 +7566,11 @@ def _explain_parts(e, k, name):
     # the ranking may be all a log kept
     if cause == "not_ranked":
         cause, gone = "not in the ranking (%d ranked)" % e["ranked"], "not ranked"
-    parts = [cause, _few("%s %s" % (name(d), gone if r is None else "at %d" % r)
-                         for d, r in e.get("missing", {}).items())]
+    missing = {d: gone if r is None else "at %d" % r for d, r in e.get("missing", {}).items()}
+    # in a pipeline, where each was lost
+    if "fates" in e:
+        missing = {unit: fate_text(f) for unit, f in e["fates"].items()}
+    parts = [cause, _few("%s %s" % (name(d), where) for d, where in missing.items())]
     parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
     if "unjudged" in e:
         parts.append("unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"]))))
@@ -7576,6 +7579,45 @@ def _explain_parts(e, k, name):
                  for d, ranks in _moves_first(e["ranks"], k)]
         parts.append("ranks before -> after: " + _few(moves))
     return [p for p in parts if p]
+
+
+# What a report says of a fate (see fates)
+FATE_TEXTS = {"not_indexed": "not indexed", "not_retrieved": "not retrieved by %(stage)s",
+              "removed": "removed by %(stage)s", "below_k": "at %(rank)d",
+              "over_budget": "over the budget"}
+FUNNEL = "relevant documents (or evidence slots) still there, and lost, along the pipeline"
+
+
+def fate_text(f):
+    """A fate as a report says it: below K, with its rank in the stage before the run."""
+    text = FATE_TEXTS[f["fate"]] % f
+    if f.get("stage_rank"):
+        text += " (%d in the stage before)" % f["stage_rank"]
+    return text
+
+
+def funnel_table(block):
+    """Header and a row per row of a funnel block (see funnel): the relevant units still there
+    (and their share), the mean per-query recall there, and how many were lost there; the
+    baseline pipeline's beside, first (it has no index row)."""
+    mine, head = block["rows"], ["stage", "relevant", "recall", "lost"]
+    sides = [mine]
+    if "baseline" in block:
+        theirs = block["baseline"]["rows"]
+        sides.insert(0, [None] * (len(mine) - len(theirs)) + theirs)
+        head[1:1] = ["baseline " + h for h in head[1:]]
+    rows = [head]
+    for i, row in enumerate(mine):
+        rows.append([row["stage"]] + [c for side in sides for c in _funnel_cells(side[i])])
+    return rows
+
+
+def _funnel_cells(row):
+    """A funnel row's cells (none: empty)."""
+    if row is None:
+        return ["", "", ""]
+    return ["%d (%.1f%%)" % (row["relevant"], 100 * row["share"]), _number(row["recall"]),
+            str(row["lost"])]
 
 
 def _moves_first(ranks, k):
@@ -7628,6 +7670,8 @@ def format_table(result, per_query=False):
     if result.explain:
         head, *rest = explain_lines(result.explain)
         lines += _section(head, rest)
+    if result.funnel:
+        lines += _section(FUNNEL + ":", _columns(funnel_table(result.funnel)))
     return "\n".join(lines)
 
 
@@ -7768,6 +7812,8 @@ def format_markdown(result, per_query=False):
         lines += _bullets(_group_footnotes(result))
     if result.explain:
         lines += _md_explain(result.explain)
+    if result.funnel:
+        lines += _md_funnel(FUNNEL, result.funnel)
     if per_query:
         names = list(result.measures)
         rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -7786,6 +7832,11 @@ def _md_explain(block):
         lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - 5), ""]
         lines += _bullets(rest[5:]) + ["", "</details>"]
     return lines + [""]
+
+
+def _md_funnel(head, block):
+    """A funnel block for a CI page: its head, bold, and its table."""
+    return ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + _md_table(funnel_table(block))
 
 
 def _md_breaches(breaches, count):
@@ -7858,7 +7909,7 @@ def format_csv(result):
             columns.append(("%s unstable" % n, partial(_flag_cell, unstable, n, rows)))
         if n in marked:
             columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
-    columns += explain_columns(result.explain, "")
+    columns += explain_columns(result.explain, "") + funnel_columns(result.funnel, "")
     return _csv_text(list(rows), columns, [result])
 
 
@@ -7886,6 +7937,19 @@ def explain_columns(block, label):
     columns = [(label + cause, partial(missing, cause=cause))
                for cause in ("absent", "not_ranked", "below")]
     return columns + [(label + "unjudged", lambda q: len(entry(q).get("unjudged", ())))]
+
+
+def funnel_columns(block, label):
+    """CSV columns of a funnel block, or none: per row (the baseline pipeline's first), the units
+    each query lost there."""
+    sides = [(label + "baseline ", block.get("baseline")), (label, block)]
+    return [("%slost at %s" % (prefix, row["stage"]), partial(_lost_at, side["queries"], row))
+            for prefix, side in sides if side for row in side["rows"]]
+
+
+def _lost_at(queries, row, qid):
+    """How many units a query lost at a funnel's row (see fates)."""
+    return sum(f["stage"] == row["stage"] for f in queries.get(qid, {}).values())
 
 
 def _cell(per_query, name, qid):
@@ -7971,6 +8035,8 @@ def _runs_table(results, labels, breaches):
         if r.explain:
             head, *rest = explain_lines(r.explain)
             lines += _section("%s: %s" % (labels[name], head), rest)
+        if r.funnel:
+            lines += _section("%s: %s:" % (labels[name], FUNNEL), _columns(funnel_table(r.funnel)))
     return "\n".join(lines)
 
 
@@ -7993,6 +8059,8 @@ def _runs_markdown(results, labels, breaches):
     for name, r in results.items():
         if r.explain:
             lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
+        if r.funnel:
+            lines += _md_funnel("%s: %s" % (labels[name], FUNNEL), r.funnel)
     return "\n".join(lines).rstrip("\n")
 
 
@@ -8074,6 +8142,7 @@ def _runs_csv(results, labels):
                                 partial(_flag_cell, marked, n, r.per_query)))
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
+        columns += funnel_columns(r.funnel, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
