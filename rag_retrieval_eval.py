@@ -6644,10 +6644,18 @@ def described(plan, truth, ranked, judged, result, intervals):
 def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
     which also counts its causes in each group (judged: the answered queries'), and in a
-    pipeline the funnel (see funnel), beside the baseline pipeline's when it has stages."""
-    blocks, pipeline = {}, pipeline_funnel(plan, inputs, ranked, judged)
+    pipeline its funnel (see funnel), with the baseline pipeline's when it has stages."""
+    blocks, truth, approved = {}, inputs.truth, inputs.baseline
+    index, pipeline = truth.index, None
+    # the relevant documents are folded
+    if index is not None and plan.opts.separator:
+        index = dict.fromkeys(i.split(plan.opts.separator, 1)[0] for i in index)
+    if inputs.stages or index is not None:
+        pipeline = funnel(plan, truth, ranked, inputs.stages, judged, index)
+    if pipeline and approved is not None and approved.stages:
+        pipeline["baseline"] = funnel(plan, truth, approved.ranked, approved.stages, judged, index)
     if plan.config.unjudged_bounds:
-        blocks["unjudged"] = unjudged_block(plan, judged, result, inputs.baseline)
+        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
     if plan.config.explain:
         blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
                                                    pipeline and pipeline["queries"])
@@ -6657,7 +6665,6 @@ def explained(plan, inputs, ranked, judged, result):
     if pipeline:
         blocks["funnel"] = pipeline
     return blocks
-
 
 def staged(plan, truth, judged, stages):
     """The judged queries {qid: Judged} with, for each stage a measure reads (stage=NAME), the
@@ -6683,42 +6690,35 @@ def staged(plan, truth, judged, stages):
 # given; the first stage (the run when no stage is named), which did not retrieve it; each later
 # stage and the run ("run"), which removed it; the run's top K ("top 10"); with tokens= measures,
 # the first one's budget ("budget").
-def fates(plan, truth, ranked, stages, qids, index):
-    """(the rows, {qid: [how many rows each unit passed]}, {qid: {unit: its fate}} of the units
-    each query lost) of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
-    folded, or None) over queries qids.  A unit is a relevant document, or with evidence sets
-    a slot (its documents joined by "|"), which passes as far as the best of its documents; a
-    fate is its row, and below K the rank in the run and in the stage before ("stage_rank")."""
-    budget = next((s.filter for s in plan.specs if s.filter and s.filter.tokens is not None), None)
+def funnel(plan, truth, ranked, stages, qids, index):
+    """The "funnel" block of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
+    folded, or None) over queries qids: the relevant units; per row (see above) those still
+    there (count, share of all), the mean per-query recall there (0 for a query without any),
+    how many were lost there (the row before minus this one); per query that lost any, each
+    lost unit's fate: its row, its rank in the run and in the stage before the run (or null).
+    A unit is a relevant document, or with evidence sets a slot (its documents joined by "|"),
+    which passes as far as the best of its documents."""
+    budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
     names = [s.name for s in stages] + ["run"]
-    rows = [("index", "not_indexed")] * (index is not None) + [(names[0], "not_retrieved")]
-    rows += [(name, "removed") for name in names[1:]] + [("top %d" % plan.opts.top_k, "below_k")]
-    rows += [("budget", "over_budget")] * (budget is not None)
+    rows = [("index", "not_indexed"), (names[0], "not_retrieved")]
+    rows = rows[index is None:] + [(name, "removed") for name in names[1:]]
+    rows += [("top %d" % plan.opts.top_k, "below_k")] + [("budget", "over_budget")] * bool(budget)
     rows, passed, lost = [dict(stage=n, fate=f) for n, f in rows], {}, {}
+    least = least_relevant(plan.opts.level)
     for q in qids:
         ranks, _, kept = _seen_of(ranked.get(q))
         held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
         top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
-        points = [index] * (index is not None) + held + [ranks, top, kept.get(budget, ())]
-        least, passed[q] = least_relevant(plan.opts.level), []
+        points = ([index] + held + [ranks, top, kept.get(budget, ())])[index is None:]
         sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items() if g >= least]]
+        passed[q] = []
         for slot in dict.fromkeys(chain.from_iterable(sets)):
             far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
                            for d in slot)
             passed[q].append(far)
             if far < len(rows):
-                lost.setdefault(q, {})["|".join(slot)] = out = dict(rows[far])
-            if far < len(rows) and out["fate"] == "below_k":
-                out.update(rank=ranks[doc], stage_rank=(held or [{}])[-1].get(doc))
-    return rows, passed, lost
-
-
-def funnel(plan, inputs, ranked, qids, index, stages):
-    """The "funnel" block of a pipeline (see fates): K, the relevant units, per row those still
-    there (count, share of all), the mean per-query recall there (0 for a query without any),
-    and how many were lost there (the row before minus this one); and per query that lost any,
-    each lost unit's fate."""
-    rows, passed, lost = fates(plan, inputs.truth, ranked, stages, qids, index)
+                lost.setdefault(q, {})["|".join(slot)] = dict(
+                    rows[far], rank=ranks.get(doc), stage_rank=(held or [{}])[-1].get(doc))
     total = last = sum(map(len, passed.values()))
     for i, row in enumerate(rows):
         count = sum(far > i for fars in passed.values() for far in fars)
@@ -6726,22 +6726,7 @@ def funnel(plan, inputs, ranked, qids, index, stages):
                            for fars in passed.values() if fars) / (len(passed) or 1)
         row.update(relevant=count, share=count / (total or 1), recall=recall, lost=last - count)
         last = count
-    return {"k": plan.opts.top_k, "relevant": total, "rows": rows, "queries": lost}
-
-
-def pipeline_funnel(plan, inputs, ranked, qids):
-    """The funnel of the run's pipeline (see funnel), with the index folded as labels are, and
-    beside it ("baseline") the baseline pipeline's when it has stages (without the index, which
-    its stages may predate); None without a pipeline."""
-    index, separator, approved = inputs.truth.index, plan.opts.separator, inputs.baseline
-    if index is not None and separator:
-        index = dict.fromkeys(i.split(separator, 1)[0] for i in index)
-    if not inputs.stages and index is None:
-        return None
-    block = funnel(plan, inputs, ranked, qids, index, inputs.stages)
-    if approved is not None and approved.stages:
-        block["baseline"] = funnel(plan, inputs, approved.ranked, qids, None, approved.stages)
-    return block
+    return {"relevant": total, "rows": rows, "queries": lost}
 
 def label_specs(specs):
     """The specs of the measures that read labels: all but the agreement measures."""
@@ -7589,7 +7574,7 @@ FUNNEL = "relevant documents (or evidence slots) still there, and lost, along th
 
 
 def fate_text(f):
-    """A fate as a report says it: below K, with its rank in the stage before the run."""
+    """A fate as a report says it, with its rank in the stage before the run, if any."""
     text = FATE_TEXTS[f["fate"]] % f
     if f.get("stage_rank"):
         text += " (%d in the stage before)" % f["stage_rank"]
@@ -7599,25 +7584,20 @@ def fate_text(f):
 def funnel_table(block):
     """Header and a row per row of a funnel block (see funnel): the relevant units still there
     (and their share), the mean per-query recall there, and how many were lost there; the
-    baseline pipeline's beside, first (it has no index row)."""
-    mine, head = block["rows"], ["stage", "relevant", "recall", "lost"]
-    sides = [mine]
-    if "baseline" in block:
-        theirs = block["baseline"]["rows"]
-        sides.insert(0, [None] * (len(mine) - len(theirs)) + theirs)
-        head[1:1] = ["baseline " + h for h in head[1:]]
-    rows = [head]
-    for i, row in enumerate(mine):
-        rows.append([row["stage"]] + [c for side in sides for c in _funnel_cells(side[i])])
+    baseline pipeline's beside, first."""
+    sides = funnel_sides(block)
+    rows = [["stage"] + [p + h for p, _ in sides for h in ("relevant", "recall", "lost")]]
+    for i, row in enumerate(block["rows"]):
+        rows.append([row["stage"]])
+        for r in (side["rows"][i] for _, side in sides):
+            rows[-1] += ["%d (%.1f%%)" % (r["relevant"], 100 * r["share"]),
+                         _number(r["recall"]), str(r["lost"])]
     return rows
 
 
-def _funnel_cells(row):
-    """A funnel row's cells (none: empty)."""
-    if row is None:
-        return ["", "", ""]
-    return ["%d (%.1f%%)" % (row["relevant"], 100 * row["share"]), _number(row["recall"]),
-            str(row["lost"])]
+def funnel_sides(block):
+    """[(prefix, funnel)] of a funnel block: the baseline pipeline's first, when it has one."""
+    return [("baseline ", block.get("baseline"))] * ("baseline" in block) + [("", block)]
 
 
 def _moves_first(ranks, k):
@@ -7836,7 +7816,7 @@ def _md_explain(block):
 
 def _md_funnel(head, block):
     """A funnel block for a CI page: its head, bold, and its table."""
-    return ["", "**%s**" % _md(head[0].upper() + head[1:]), ""] + _md_table(funnel_table(block))
+    return ["", "**%s**" % _md(head), ""] + _md_table(funnel_table(block))
 
 
 def _md_breaches(breaches, count):
@@ -7942,9 +7922,9 @@ def explain_columns(block, label):
 def funnel_columns(block, label):
     """CSV columns of a funnel block, or none: per row (the baseline pipeline's first), the units
     each query lost there."""
-    sides = [(label + "baseline ", block.get("baseline")), (label, block)]
-    return [("%slost at %s" % (prefix, row["stage"]), partial(_lost_at, side["queries"], row))
-            for prefix, side in sides if side for row in side["rows"]]
+    return [("%s%slost at %s" % (label, prefix, row["stage"]),
+             partial(_lost_at, side["queries"], row))
+            for prefix, side in funnel_sides(block) if block for row in side["rows"]]
 
 
 def _lost_at(queries, row, qid):
