@@ -8479,6 +8479,11 @@ def format_svg(runs, drawn, labels):
         for measure in r.measures:
             parts.append(_strip(labels[name], legend[name], measure, r, y))
             y += _STRIP + 60
+    for name, r in runs.items():
+        if r.funnel:
+            pair = (colours.get(None), colours[name])
+            parts.append(_funnel_panel(legend[name], r.funnel, y, pair))
+            y += 28 * len(funnel_sides(r.funnel)) * len(r.funnel["rows"]) + 50
     shown = _xml(lines[0])
     if len(lines) > 1:
         shown = "".join('<tspan x="%d" dy="%d">%s</tspan>' % (_LEFT, 20 * (i > 0), _xml(line))
@@ -8572,6 +8577,23 @@ def _curve_panel(label, series, top):
         out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text '
                    'x="%d" y="%d">%s</text>\n'
                    % (right + 12, right + 30, row, row, colour, right + 36, row + 4, _xml(short)))
+    return "".join(out) + "</g>\n"
+
+
+def _funnel_panel(name, block, top, colours):
+    """A pipeline's funnel (see funnel): per row a bar as wide as the share of the relevant units
+    still there, the baseline pipeline's above it; colours: (the baseline's, the run's)."""
+    out = ['<g aria-label="funnel of %s">\n<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
+           % (_xml(name), _LEFT, top - 10, _xml(name), FUNNEL)]
+    for i, row in enumerate(block["rows"]):
+        out.append('<text x="%d" y="%d">%s</text>\n' % (_LEFT, top + 14, _xml(row["stage"])))
+        for prefix, side in funnel_sides(block):
+            r = side["rows"][i]
+            width, colour = (_PLOT_WIDTH - 100) * r["share"], colours[not prefix]
+            out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
+                       'y="%d">%s%d (%.1f%%)</text>\n' % (_LEFT + 100, top, width, colour,
+                       _LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
+            top += 28
     return "".join(out) + "</g>\n"
 
 
