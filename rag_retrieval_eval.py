@@ -8470,7 +8470,7 @@ def format_svg(runs, drawn, labels):
     if len(lines) > 3:
         wide = _legend(named, _TITLE // 2)
         lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide.values()), _TITLE)
-    parts, y = [], 36 + 20 * len(lines)
+    parts, y = _funnel_panels(runs, legend, colours, 36 + 20 * len(lines))
     for label in series[-1][1]:
         panel = [(labels[n], legend[n], c[label], colours[n]) for n, c in series]
         parts.append(_curve_panel(label, panel, y))
@@ -8479,11 +8479,6 @@ def format_svg(runs, drawn, labels):
         for measure in r.measures:
             parts.append(_strip(labels[name], legend[name], measure, r, y))
             y += _STRIP + 60
-    for name, r in runs.items():
-        if r.funnel:
-            pair = (colours.get(None), colours[name])
-            parts.append(_funnel_panel(legend[name], r.funnel, y, pair))
-            y += 28 * len(funnel_sides(r.funnel)) * len(r.funnel["rows"]) + 50
     shown = _xml(lines[0])
     if len(lines) > 1:
         shown = "".join('<tspan x="%d" dy="%d">%s</tspan>' % (_LEFT, 20 * (i > 0), _xml(line))
@@ -8580,21 +8575,30 @@ def _curve_panel(label, series, top):
     return "".join(out) + "</g>\n"
 
 
-def _funnel_panel(name, block, top, colours):
-    """A pipeline's funnel (see funnel): per row a bar as wide as the share of the relevant units
-    still there, the baseline pipeline's above it; colours: (the baseline's, the run's)."""
-    out = ['<g aria-label="funnel of %s">\n<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
-           % (_xml(name), _LEFT, top - 10, _xml(name), FUNNEL)]
-    for i, row in enumerate(block["rows"]):
-        out.append('<text x="%d" y="%d">%s</text>\n' % (_LEFT, top + 14, _xml(row["stage"])))
-        for prefix, side in funnel_sides(block):
-            r = side["rows"][i]
-            width, colour = (_PLOT_WIDTH - 100) * r["share"], colours[not prefix]
-            out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
-                       'y="%d">%s%d (%.1f%%)</text>\n' % (_LEFT + 100, top, width, colour,
-                       _LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
-            top += 28
-    return "".join(out) + "</g>\n"
+def _funnel_panels(runs, legend, colours, top):
+    """([the SVG of each run's funnel (see funnel)], where the next panel starts): per row a bar
+    as wide as the share of the relevant units still there, the baseline pipeline's above it,
+    in the colours of their curves."""
+    out = []
+    for name, block in ((name, r.get("funnel")) for name, r in runs.items()):
+        if not block:
+            continue
+        shown = _xml(legend[name])
+        out.append('<g aria-label="funnel of %s">\n<text x="%d" y="%d" font-weight="bold">%s, %s'
+                   '</text>\n' % (shown, _LEFT, top - 10, shown, FUNNEL))
+        for i, row in enumerate(block["rows"]):
+            out.append('<text x="%d" y="%d">%s</text>\n' % (_LEFT, top + 14, _xml(row["stage"])))
+            for prefix, side in funnel_sides(block):
+                r = side["rows"][i]
+                width = (_PLOT_WIDTH - 100) * r["share"]
+                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
+                           'y="%d">%s%d (%.1f%%)</text>\n'
+                           % (_LEFT + 100, top, width, colours[None if prefix else name],
+                              _LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
+                top += 28
+        out.append("</g>\n")
+        top += 50
+    return out, top
 
 
 def _k_ticks(top):
