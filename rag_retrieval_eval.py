@@ -8591,10 +8591,10 @@ def _funnel_panels(runs, legend, colours, top):
             for prefix, side in funnel_sides(block):
                 r = side["rows"][i]
                 width = (_PLOT_WIDTH - 100) * r["share"]
-                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
-                           'y="%d">%s%d (%.1f%%)</text>\n'
-                           % (_LEFT + 100, top, width, colours[None if prefix else name],
-                              _LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
+                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
+                           % (_LEFT + 100, top, width, colours[None if prefix else name]))
+                out.append('<text x="%.1f" y="%d">%s%d (%.1f%%)</text>\n'
+                           % (_LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
                 top += 28
         out.append("</g>\n")
         top += 50
