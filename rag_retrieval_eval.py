@@ -7590,9 +7590,13 @@ def funnel_table(block):
     for i, row in enumerate(block["rows"]):
         rows.append([row["stage"]])
         for r in (side["rows"][i] for _, side in sides):
-            rows[-1] += ["%d (%.1f%%)" % (r["relevant"], 100 * r["share"]),
-                         _number(r["recall"]), str(r["lost"])]
+            rows[-1] += [still_there(r), _number(r["recall"]), str(r["lost"])]
     return rows
+
+
+def still_there(row):
+    """A funnel row's relevant units still there, and their share: '5 (62.5%)'."""
+    return "%d (%.1f%%)" % (row["relevant"], 100 * row["share"])
 
 
 def funnel_sides(block):
@@ -8593,8 +8597,8 @@ def _funnel_panels(runs, legend, colours, top):
                 width = (_PLOT_WIDTH - 100) * r["share"]
                 out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
                            % (_LEFT + 100, top, width, colours[None if prefix else name]))
-                out.append('<text x="%.1f" y="%d">%s%d (%.1f%%)</text>\n'
-                           % (_LEFT + 104 + width, top + 14, prefix, r["relevant"], 100 * r["share"]))
+                out.append('<text x="%.1f" y="%d">%s%s</text>\n'
+                           % (_LEFT + 104 + width, top + 14, prefix, still_there(r)))
                 top += 28
         out.append("</g>\n")
         top += 50
