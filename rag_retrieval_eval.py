@@ -2817,7 +2817,7 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "unjudged explain funnel manifest").split()
+               "unjudged funnel explain manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -6646,24 +6646,25 @@ def explained(plan, inputs, ranked, judged, result):
     which also counts its causes in each group (judged: the answered queries'), and in a
     pipeline its funnel (see funnel), with the baseline pipeline's when it has stages."""
     blocks, truth, approved = {}, inputs.truth, inputs.baseline
-    index, pipeline = truth.index, None
+    index = truth.index
     # the relevant documents are folded
     if index is not None and plan.opts.separator:
-        index = dict.fromkeys(i.split(plan.opts.separator, 1)[0] for i in index)
-    if inputs.stages or index is not None:
-        pipeline = funnel(plan, truth, ranked, inputs.stages, judged, index)
+        index = {i.split(plan.opts.separator, 1)[0] for i in index}
+    pipeline = (inputs.stages or index is not None) and funnel(plan, truth, ranked, inputs.stages,
+                                                               judged, index)
     if pipeline and approved is not None and approved.stages:
         pipeline["baseline"] = funnel(plan, truth, approved.ranked, approved.stages, judged, index)
     if plan.config.unjudged_bounds:
         blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
-    if plan.config.explain:
-        blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
-                                                   pipeline and pipeline["queries"])
-    if plan.config.explain and result.groups:
-        blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
-                            for g, b in result.groups.items()}
     if pipeline:
         blocks["funnel"] = pipeline
+    if not plan.config.explain:
+        return blocks
+    blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
+                                               pipeline and pipeline["queries"])
+    if result.groups:
+        blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
+                            for g, b in result.groups.items()}
     return blocks
 
 def staged(plan, truth, judged, stages):
@@ -6695,15 +6696,18 @@ def funnel(plan, truth, ranked, stages, qids, index):
     folded, or None) over queries qids: the relevant units; per row (see above) those still
     there (count, share of all), the mean per-query recall there (0 for a query without any),
     how many were lost there (the row before minus this one); per query that lost any, each
-    lost unit's fate: its row, its rank in the run and in the stage before the run (or null).
+    lost unit's fate: its row, its rank in the run and in the stage before the run (the run's
+    own when no stage is named), or null.
     A unit is a relevant document, or with evidence sets a slot (its documents joined by "|"),
     which passes as far as the best of its documents."""
     budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
-    names = [s.name for s in stages] + ["run"]
-    rows = [("index", "not_indexed"), (names[0], "not_retrieved")]
-    rows = rows[index is None:] + [(name, "removed") for name in names[1:]]
-    rows += [("top %d" % plan.opts.top_k, "below_k")] + [("budget", "over_budget")] * bool(budget)
-    rows, passed, lost = [dict(stage=n, fate=f) for n, f in rows], {}, {}
+    rows = [{"stage": s.name, "fate": "removed"} for s in stages]
+    rows += [{"stage": "run", "fate": "removed"}]
+    rows[0]["fate"] = "not_retrieved"
+    rows = [{"stage": "index", "fate": "not_indexed"}][index is None:] + rows + [
+        {"stage": "top %d" % plan.opts.top_k, "fate": "below_k"},
+        {"stage": "budget", "fate": "over_budget"}][:1 + bool(budget)]
+    passed, lost = {}, {}
     least = least_relevant(plan.opts.level)
     for q in qids:
         ranks, _, kept = _seen_of(ranked.get(q))
@@ -6718,7 +6722,7 @@ def funnel(plan, truth, ranked, stages, qids, index):
             passed[q].append(far)
             if far < len(rows):
                 lost.setdefault(q, {})["|".join(slot)] = dict(
-                    rows[far], rank=ranks.get(doc), stage_rank=(held or [{}])[-1].get(doc))
+                    rows[far], rank=ranks.get(doc), stage_rank=(held or [ranks])[-1].get(doc))
     total = last = sum(map(len, passed.values()))
     for i, row in enumerate(rows):
         count = sum(far > i for fars in passed.values() for far in fars)
@@ -7554,7 +7558,7 @@ def _explain_parts(e, k, name):
     missing = {d: gone if r is None else "at %d" % r for d, r in e.get("missing", {}).items()}
     # in a pipeline, where each was lost
     if "fates" in e:
-        missing = {unit: fate_text(f) for unit, f in e["fates"].items()}
+        missing = {unit: FATE_TEXTS[f["fate"]] % f for unit, f in e["fates"].items()}
     parts = [cause, _few("%s %s" % (name(d), where) for d, where in missing.items())]
     parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
     if "unjudged" in e:
@@ -7566,19 +7570,11 @@ def _explain_parts(e, k, name):
     return [p for p in parts if p]
 
 
-# What a report says of a fate (see fates)
+# What a report says of a fate (see funnel)
 FATE_TEXTS = {"not_indexed": "not indexed", "not_retrieved": "not retrieved by %(stage)s",
-              "removed": "removed by %(stage)s", "below_k": "at %(rank)d",
+              "removed": "removed by %(stage)s", "below_k": "at %(rank)d (%(stage_rank)d before)",
               "over_budget": "over the budget"}
 FUNNEL = "relevant documents (or evidence slots) still there, and lost, along the pipeline"
-
-
-def fate_text(f):
-    """A fate as a report says it, with its rank in the stage before the run, if any."""
-    text = FATE_TEXTS[f["fate"]] % f
-    if f.get("stage_rank"):
-        text += " (%d in the stage before)" % f["stage_rank"]
-    return text
 
 
 def funnel_table(block):
@@ -7927,13 +7923,9 @@ def funnel_columns(block, label):
     """CSV columns of a funnel block, or none: per row (the baseline pipeline's first), the units
     each query lost there."""
     return [("%s%slost at %s" % (label, prefix, row["stage"]),
-             partial(_lost_at, side["queries"], row))
+             lambda q, lost=side["queries"], at=row["stage"]:
+             sum(f["stage"] == at for f in lost.get(q, {}).values()))
             for prefix, side in funnel_sides(block) if block for row in side["rows"]]
-
-
-def _lost_at(queries, row, qid):
-    """How many units a query lost at a funnel's row (see fates)."""
-    return sum(f["stage"] == row["stage"] for f in queries.get(qid, {}).values())
 
 
 def _cell(per_query, name, qid):
@@ -8584,24 +8576,22 @@ def _funnel_panels(runs, legend, colours, top):
     as wide as the share of the relevant units still there, the baseline pipeline's above it,
     in the colours of their curves."""
     out = []
-    for name, block in ((name, r.get("funnel")) for name, r in runs.items()):
-        if not block:
-            continue
-        shown = _xml(legend[name])
-        out.append('<g aria-label="funnel of %s">\n<text x="%d" y="%d" font-weight="bold">%s, %s'
-                   '</text>\n' % (shown, _LEFT, top - 10, shown, FUNNEL))
-        for i, row in enumerate(block["rows"]):
-            out.append('<text x="%d" y="%d">%s</text>\n' % (_LEFT, top + 14, _xml(row["stage"])))
+    for name, r in runs.items():
+        block = r.get("funnel")
+        if block:
+            out.append('<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
+                       % (_LEFT, top - 10, _xml(legend[name]), FUNNEL))
+        for i, row in enumerate(block["rows"] if block else ()):
             for prefix, side in funnel_sides(block):
-                r = side["rows"][i]
-                width = (_PLOT_WIDTH - 100) * r["share"]
-                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
-                           % (_LEFT + 100, top, width, colours[None if prefix else name]))
-                out.append('<text x="%.1f" y="%d">%s%s</text>\n'
-                           % (_LEFT + 104 + width, top + 14, prefix, still_there(r)))
-                top += 28
-        out.append("</g>\n")
-        top += 50
+                r, colour = side["rows"][i], colours[None if prefix else name]
+                width = _PLOT_WIDTH * r["share"]
+                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
+                           'y="%d">%s%s: %s</text>\n' % (_LEFT, top, width, colour, _LEFT + 4 + width,
+                                                        top + 14, prefix, _xml(row["stage"]),
+                                                        still_there(r)))
+                top += 24
+            top += 8
+        top += 50 * bool(block)
     return out, top
 
 
