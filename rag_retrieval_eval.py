@@ -8583,12 +8583,12 @@ def _funnel_panels(runs, legend, colours, top):
                        % (_LEFT, top - 10, _xml(legend[name]), FUNNEL))
         for i, row in enumerate(block["rows"] if block else ()):
             for prefix, side in funnel_sides(block):
-                r, colour = side["rows"][i], colours[None if prefix else name]
-                width = _PLOT_WIDTH * r["share"]
-                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/><text x="%.1f" '
-                           'y="%d">%s%s: %s</text>\n' % (_LEFT, top, width, colour, _LEFT + 4 + width,
-                                                        top + 14, prefix, _xml(row["stage"]),
-                                                        still_there(r)))
+                bar, colour = side["rows"][i], colours[None if prefix else name]
+                width = _PLOT_WIDTH * bar["share"]
+                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
+                           '<text x="%.1f" y="%d">%s%s: %s</text>\n'
+                           % (_LEFT, top, width, colour, _LEFT + 4 + width, top + 14, prefix,
+                              _xml(row["stage"]), still_there(bar)))
                 top += 24
             top += 8
         top += 50 * bool(block)
