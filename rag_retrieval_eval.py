@@ -6713,7 +6713,7 @@ def funnel(plan, truth, ranked, stages, qids, index):
         ranks, _, kept = _seen_of(ranked.get(q))
         held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
         top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
-        points = ([index] + held + [ranks, top, kept.get(budget, ())])[index is None:]
+        points = ([index, *held, ranks, top, kept.get(budget, ())])[index is None:]
         sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items() if g >= least]]
         passed[q] = []
         for slot in dict.fromkeys(chain.from_iterable(sets)):
@@ -7555,11 +7555,10 @@ def _explain_parts(e, k, name):
     # the ranking may be all a log kept
     if cause == "not_ranked":
         cause, gone = "not in the ranking (%d ranked)" % e["ranked"], "not ranked"
-    missing = {d: gone if r is None else "at %d" % r for d, r in e.get("missing", {}).items()}
     # in a pipeline, where each was lost
-    if "fates" in e:
-        missing = {unit: FATE_TEXTS[f["fate"]] % f for unit, f in e["fates"].items()}
-    parts = [cause, _few("%s %s" % (name(d), where) for d, where in missing.items())]
+    fates = {unit: FATE_TEXTS[f["fate"]] % f for unit, f in e.get("fates", {}).items()}
+    parts = [cause, _few("%s %s" % (name(d), fates.get(d, gone if r is None else "at %d" % r))
+                         for d, r in e.get("missing", {}).items())]
     parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
     if "unjudged" in e:
         parts.append("unjudged in the top %d: %s" % (k, _few(map(name, e["unjudged"]))))
@@ -8573,25 +8572,22 @@ def _curve_panel(label, series, top):
 
 def _funnel_panels(runs, legend, colours, top):
     """([the SVG of each run's funnel (see funnel)], where the next panel starts): per row a bar
-    as wide as the share of the relevant units still there, the baseline pipeline's above it,
-    in the colours of their curves."""
+    as wide as the share of the relevant units still there, the baseline pipeline's first, each
+    in the colour of its curves."""
     out = []
     for name, r in runs.items():
-        block = r.get("funnel")
-        if block:
+        for prefix, side in funnel_sides(r["funnel"]) if r.get("funnel") else ():
+            whose = None if prefix else name
             out.append('<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
-                       % (_LEFT, top - 10, _xml(legend[name]), FUNNEL))
-        for i, row in enumerate(block["rows"] if block else ()):
-            for prefix, side in funnel_sides(block):
-                bar, colour = side["rows"][i], colours[None if prefix else name]
-                width = _PLOT_WIDTH * bar["share"]
+                       % (_LEFT, top - 10, _xml(legend[whose]), FUNNEL))
+            for row in side["rows"]:
+                width = _PLOT_WIDTH * row["share"]
                 out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
-                           '<text x="%.1f" y="%d">%s%s: %s</text>\n'
-                           % (_LEFT, top, width, colour, _LEFT + 4 + width, top + 14, prefix,
-                              _xml(row["stage"]), still_there(bar)))
+                           '<text x="%.1f" y="%d">%s: %s</text>\n'
+                           % (_LEFT, top, width, colours[whose], _LEFT + 4 + width, top + 14,
+                              _xml(row["stage"]), still_there(row)))
                 top += 24
-            top += 8
-        top += 50 * bool(block)
+            top += 50
     return out, top
 
 
