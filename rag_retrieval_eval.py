@@ -6648,7 +6648,7 @@ def explained(plan, inputs, ranked, judged, result):
     blocks, truth, approved = {}, inputs.truth, inputs.baseline
     index = truth.index
     # the relevant documents are folded
-    if index is not None and plan.opts.separator:
+    if index and plan.opts.separator:
         index = {i.split(plan.opts.separator, 1)[0] for i in index}
     pipeline = (inputs.stages or index is not None) and funnel(plan, truth, ranked, inputs.stages,
                                                                judged, index)
@@ -6713,7 +6713,7 @@ def funnel(plan, truth, ranked, stages, qids, index):
         ranks, _, kept = _seen_of(ranked.get(q))
         held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
         top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
-        points = ([index, *held, ranks, top, kept.get(budget, ())])[index is None:]
+        points = [index, *held, ranks, top, kept.get(budget, ())][index is None:]
         sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items() if g >= least]]
         passed[q] = []
         for slot in dict.fromkeys(chain.from_iterable(sets)):
