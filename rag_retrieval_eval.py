@@ -42,7 +42,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
                    evaluate_loaded's stages, each returning its blocks: described, explained;
                    the features a result gains: agreement_rows and agreement_curve (agreement
-                   measures), explanations (--explain), unjudged_block (--unjudged-bounds),
+                   measures), explanations (--explain), funnel (the fates of relevant documents
+                   along a pipeline: --stage, --index), unjudged_block (--unjudged-bounds),
                    pool_records (--pool), plotted_curves (--plot)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
@@ -7595,8 +7596,10 @@ def still_there(row):
 
 
 def funnel_sides(block):
-    """[(prefix, funnel)] of a funnel block: the baseline pipeline's first, when it has one."""
-    return [("baseline ", block.get("baseline"))] * ("baseline" in block) + [("", block)]
+    """[(prefix, funnel)] of a funnel block ({}: none): the baseline pipeline's first, when it
+    has one."""
+    theirs = [("baseline ", block.get("baseline"))] * ("baseline" in block)
+    return theirs + [("", block)] * bool(block)
 
 
 def _moves_first(ranks, k):
@@ -7924,7 +7927,7 @@ def funnel_columns(block, label):
     return [("%s%slost at %s" % (label, prefix, row["stage"]),
              lambda q, lost=side["queries"], at=row["stage"]:
              sum(f["stage"] == at for f in lost.get(q, {}).values()))
-            for prefix, side in funnel_sides(block) if block for row in side["rows"]]
+            for prefix, side in funnel_sides(block) for row in side["rows"]]
 
 
 def _cell(per_query, name, qid):
@@ -8576,7 +8579,7 @@ def _funnel_panels(runs, legend, colours, top):
     in the colour of its curves."""
     out = []
     for name, r in runs.items():
-        for prefix, side in funnel_sides(r["funnel"]) if r.get("funnel") else ():
+        for prefix, side in funnel_sides(r.get("funnel", {})):
             whose = None if prefix else name
             out.append('<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
                        % (_LEFT, top - 10, _xml(legend[whose]), FUNNEL))
