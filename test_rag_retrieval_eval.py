@@ -6485,6 +6485,16 @@ class FunnelTest(TempDirTestCase):
                                "--format", "table")
         self.assertIn("  q1: absent; d1 at 3 (2 before), d3 removed by run, d4 removed by filter, d5 not retrieved by "
                       "cand, d6 not indexed; unjudged in the top 2: d7\n", out)
+        self.assertTrue(out.endswith("\n\nrelevant documents (or evidence slots) still there, and lost, along the "
+                                     "pipeline:\n  stage    relevant  recall  lost\n  index   7 (87.5%)  0.9167     1\n"
+                                     "  cand    6 (75.0%)  0.8333     1\n  filter  5 (62.5%)  0.7500     1\n"
+                                     "  run     4 (50.0%)  0.6667     1\n  top 2   3 (37.5%)  0.5833     1\n"), out)
+        markdown = self.pipeline(files, "-m", "R@2", "--format", "markdown")
+        self.assertIn("**relevant documents (or evidence slots) still there, and lost, along the pipeline**\n\n"
+                      "| stage | relevant | recall | lost |\n| --- | ---: | ---: | ---: |\n"
+                      "| index | 7 (87.5%) | 0.9167 | 1 |\n", markdown)
+        rows = list(csv.DictReader(io.StringIO(self.pipeline(files, "-m", "R@2", "--format", "csv"))))
+        self.assertEqual([[r["lost at " + s] for s, *_ in self.ROWS] for r in rows], [["1"] * 5, ["0"] * 5])
         # without a pipeline, nothing new
         plain = json.loads(cli("--qrels", files["qrels"], "--run", files["run"], "-m", "R@2", "--explain")[1])
         self.assertNotIn("funnel", plain)
