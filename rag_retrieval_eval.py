@@ -6653,7 +6653,7 @@ def explained(plan, inputs, ranked, judged, result):
         index = {i.split(plan.opts.separator, 1)[0] for i in index}
     pipeline = (inputs.stages or index is not None) and funnel(plan, truth, ranked, inputs.stages,
                                                                judged, index)
-    if pipeline and approved is not None and approved.stages:
+    if pipeline and approved and approved.stages:
         pipeline["baseline"] = funnel(plan, truth, approved.ranked, approved.stages, judged, index)
     if plan.config.unjudged_bounds:
         blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
@@ -6662,7 +6662,7 @@ def explained(plan, inputs, ranked, judged, result):
     if not plan.config.explain:
         return blocks
     blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
-                                               pipeline and pipeline["queries"])
+                                               pipeline and pipeline["queries"] or NOTHING)
     if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
@@ -6702,20 +6702,20 @@ def funnel(plan, truth, ranked, stages, qids, index):
     A unit is a relevant document, or with evidence sets a slot (its documents joined by "|"),
     which passes as far as the best of its documents."""
     budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
-    rows = [{"stage": s.name, "fate": "removed"} for s in stages]
-    rows += [{"stage": "run", "fate": "removed"}]
+    rows = [{"stage": s.name, "fate": "removed"} for s in stages] + [
+        {"stage": "run", "fate": "removed"}]
     rows[0]["fate"] = "not_retrieved"
     rows = [{"stage": "index", "fate": "not_indexed"}][index is None:] + rows + [
         {"stage": "top %d" % plan.opts.top_k, "fate": "below_k"},
         {"stage": "budget", "fate": "over_budget"}][:1 + bool(budget)]
     passed, lost = {}, {}
-    least = least_relevant(plan.opts.level)
     for q in qids:
         ranks, _, kept = _seen_of(ranked.get(q))
         held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
         top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
         points = [index, *held, ranks, top, kept.get(budget, ())][index is None:]
-        sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items() if g >= least]]
+        sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items()
+                                          if g >= least_relevant(plan.opts.level)]]
         passed[q] = []
         for slot in dict.fromkeys(chain.from_iterable(sets)):
             far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
@@ -6813,12 +6813,12 @@ def what_reading_did(ranked, judged, opts):
     return out
 
 
-def explanations(plan, inputs, ranked, judged, result, lost=None):
+def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
     """The "explain" block (README: "The answer missed the passage"): per query with a relevant
     document missing from its top K, or cut from it by a floor or a budget, where each one went,
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
     relevant documents' ranks before and after; and counts by cause.  lost: in a pipeline,
-    {qid: {relevant document: its fate}} of those lost (see fates), else None."""
+    {qid: {relevant unit: its fate}} of those that lost any (see funnel)."""
     truth, approved = inputs.truth, inputs.baseline
     counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
                             "unlabeled"), 0)
@@ -6834,7 +6834,7 @@ def explanations(plan, inputs, ranked, judged, result, lost=None):
         # --judged-only's drops count
         length = min(judged[q].ranked, plan.opts.depth or math.inf)
         entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
-        if entry and q in (lost or ()):
+        if entry and q in lost:
             entry["fates"] = lost[q]
         if "cause" in entry:
             counts["missed"] += entry["cause"] != "cut"
@@ -7586,20 +7586,15 @@ def funnel_table(block):
     for i, row in enumerate(block["rows"]):
         rows.append([row["stage"]])
         for r in (side["rows"][i] for _, side in sides):
-            rows[-1] += [still_there(r), _number(r["recall"]), str(r["lost"])]
+            rows[-1] += ["%d (%.1f%%)" % (r["relevant"], 100 * r["share"]), _number(r["recall"]),
+                         str(r["lost"])]
     return rows
-
-
-def still_there(row):
-    """A funnel row's relevant units still there, and their share: '5 (62.5%)'."""
-    return "%d (%.1f%%)" % (row["relevant"], 100 * row["share"])
 
 
 def funnel_sides(block):
     """[(prefix, funnel)] of a funnel block ({}: none): the baseline pipeline's first, when it
     has one."""
-    theirs = [("baseline ", block.get("baseline"))] * ("baseline" in block)
-    return theirs + [("", block)] * bool(block)
+    return [(p, side) for p, side in (("baseline ", block.get("baseline")), ("", block)) if side]
 
 
 def _moves_first(ranks, k):
@@ -7795,7 +7790,7 @@ def format_markdown(result, per_query=False):
     if result.explain:
         lines += _md_explain(result.explain)
     if result.funnel:
-        lines += _md_funnel(FUNNEL, result.funnel)
+        lines += ["", "**%s**" % FUNNEL, ""] + _md_table(funnel_table(result.funnel))
     if per_query:
         names = list(result.measures)
         rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -7814,11 +7809,6 @@ def _md_explain(block):
         lines += ["", "<details><summary>%d more</summary>" % (len(block["queries"]) - 5), ""]
         lines += _bullets(rest[5:]) + ["", "</details>"]
     return lines + [""]
-
-
-def _md_funnel(head, block):
-    """A funnel block for a CI page: its head, bold, and its table."""
-    return ["", "**%s**" % _md(head), ""] + _md_table(funnel_table(block))
 
 
 def _md_breaches(breaches, count):
@@ -7924,7 +7914,7 @@ def explain_columns(block, label):
 def funnel_columns(block, label):
     """CSV columns of a funnel block, or none: per row (the baseline pipeline's first), the units
     each query lost there."""
-    return [("%s%slost at %s" % (label, prefix, row["stage"]),
+    return [(label + prefix + "lost at " + row["stage"],
              lambda q, lost=side["queries"], at=row["stage"]:
              sum(f["stage"] == at for f in lost.get(q, {}).values()))
             for prefix, side in funnel_sides(block) for row in side["rows"]]
@@ -8038,7 +8028,8 @@ def _runs_markdown(results, labels, breaches):
         if r.explain:
             lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
         if r.funnel:
-            lines += _md_funnel("%s: %s" % (labels[name], FUNNEL), r.funnel)
+            lines += ["", "**%s: %s**" % (_md(labels[name]), FUNNEL), ""]
+            lines += _md_table(funnel_table(r.funnel))
     return "\n".join(lines).rstrip("\n")
 
 
@@ -8586,9 +8577,9 @@ def _funnel_panels(runs, legend, colours, top):
             for row in side["rows"]:
                 width = _PLOT_WIDTH * row["share"]
                 out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
-                           '<text x="%.1f" y="%d">%s: %s</text>\n'
+                           '<text x="%.1f" y="%d">%s: %.1f%%</text>\n'
                            % (_LEFT, top, width, colours[whose], _LEFT + 4 + width, top + 14,
-                              _xml(row["stage"]), still_there(row)))
+                              _xml(row["stage"]), 100 * row["share"]))
                 top += 24
             top += 50
     return out, top
