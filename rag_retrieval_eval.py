@@ -6173,7 +6173,7 @@ def make_plan(config):
     top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    # the fates of relevant documents in a pipeline (see fates) read the top K too
+    # the fates of relevant documents in a pipeline (see funnel) read the top K too
     pipeline = config.stage or config.index is not None
     top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
@@ -6691,19 +6691,19 @@ def staged(plan, truth, judged, stages):
 # funnel, in order, each {"stage": its name, "fate": of a document lost there}: the index, when
 # given; the first stage (the run when no stage is named), which did not retrieve it; each later
 # stage and the run ("run"), which removed it; the run's top K ("top 10"); with tokens= measures,
-# the first one's budget ("budget").
+# the first one's budget ("budget").  A unit is a relevant document, or with evidence sets a slot
+# (its documents joined by "|"), which passes as far as the best of its documents; a lost unit's
+# fate is its row, with its rank in the run and in the stage before the run (the run's own when
+# no stage is named), or null.
 def funnel(plan, truth, ranked, stages, qids, index):
     """The "funnel" block of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
-    folded, or None) over queries qids: the relevant units; per row (see above) those still
-    there (count, share of all), the mean per-query recall there (0 for a query without any),
-    how many were lost there (the row before minus this one); per query that lost any, each
-    lost unit's fate: its row, its rank in the run and in the stage before the run (the run's
-    own when no stage is named), or null.
-    A unit is a relevant document, or with evidence sets a slot (its documents joined by "|"),
-    which passes as far as the best of its documents."""
+    folded, or None) over queries qids: the relevant units; per row those still there (count,
+    share of all), their mean per-query recall (0 for a query without any), how many were lost
+    there (the row before minus this one); per query that lost any, each lost unit's fate."""
     budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
     rows = [{"stage": s.name, "fate": "removed"} for s in stages] + [
         {"stage": "run", "fate": "removed"}]
+    # the first stage's loss: never retrieved
     rows[0]["fate"] = "not_retrieved"
     rows = [{"stage": "index", "fate": "not_indexed"}][index is None:] + rows + [
         {"stage": "top %d" % plan.opts.top_k, "fate": "below_k"},
@@ -6713,11 +6713,13 @@ def funnel(plan, truth, ranked, stages, qids, index):
         ranks, _, kept = _seen_of(ranked.get(q))
         held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
         top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
+        # what each row holds: a unit passes a row when one of its documents is there
         points = [index, *held, ranks, top, kept.get(budget, ())][index is None:]
         sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items()
                                           if g >= least_relevant(plan.opts.level)]]
         passed[q] = []
         for slot in dict.fromkeys(chain.from_iterable(sets)):
+            # the rows its best document passed, all of them when delivered
             far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
                            for d in slot)
             passed[q].append(far)
@@ -6732,6 +6734,7 @@ def funnel(plan, truth, ranked, stages, qids, index):
         row.update(relevant=count, share=count / (total or 1), recall=recall, lost=last - count)
         last = count
     return {"relevant": total, "rows": rows, "queries": lost}
+
 
 def label_specs(specs):
     """The specs of the measures that read labels: all but the agreement measures."""
