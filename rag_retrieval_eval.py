@@ -42,7 +42,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
                    evaluate_loaded's stages, each returning its blocks: described, explained;
                    the features a result gains: agreement_rows and agreement_curve (agreement
-                   measures), explanations (--explain), unjudged_block (--unjudged-bounds),
+                   measures), explanations (--explain), funnel (the fates of relevant documents
+                   along a pipeline: --stage, --index), unjudged_block (--unjudged-bounds),
                    pool_records (--pool), plotted_curves (--plot)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
@@ -2871,7 +2872,7 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "leaks unmapped unjudged explain manifest").split()
+               "leaks unmapped unjudged funnel explain manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -6286,7 +6287,7 @@ def make_plan(config):
         gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
     curves = config.plot is not None
     filters = filter_reaches(specs, curves)
-    # the fates of relevant documents in a pipeline (see fates) read the top K too
+    # the fates of relevant documents in a pipeline (see funnel) read the top K too
     pipeline = config.stage or config.index is not None
     top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
@@ -6783,19 +6784,29 @@ def described(plan, truth, ranked, judged, result, intervals):
 
 def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
-    which also counts its causes in each group (judged: the answered queries')."""
-    blocks = {}
+    which also counts its causes in each group (judged: the answered queries'), and in a
+    pipeline its funnel (see funnel), with the baseline pipeline's when it has stages."""
+    blocks, truth, approved = {}, inputs.truth, inputs.baseline
+    index = truth.index
+    # the relevant documents are folded
+    if index and plan.opts.separator:
+        index = {i.split(plan.opts.separator, 1)[0] for i in index}
+    pipeline = (inputs.stages or index is not None) and funnel(plan, truth, ranked, inputs.stages,
+                                                               judged, index)
+    if pipeline and approved and approved.stages:
+        pipeline["baseline"] = funnel(plan, truth, approved.ranked, approved.stages, judged, index)
     if plan.config.unjudged_bounds:
-        blocks["unjudged"] = unjudged_block(plan, judged, result, inputs.baseline)
+        blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
+    if pipeline:
+        blocks["funnel"] = pipeline
     if not plan.config.explain:
         return blocks
-    blocks["explain"] = explain = explanations(plan, inputs.truth, ranked, judged, result,
-                                               inputs.baseline)
+    blocks["explain"] = explain = explanations(plan, inputs, ranked, judged, result,
+                                               pipeline and pipeline["queries"] or NOTHING)
     if result.groups:
         blocks["groups"] = {g: dict(b, explain=explain_counts(explain, b["members"]))
                             for g, b in result.groups.items()}
     return blocks
-
 
 def staged(plan, truth, judged, stages):
     """The judged queries {qid: Judged} with, for each stage a measure reads (stage=NAME), the
@@ -6814,6 +6825,55 @@ def staged(plan, truth, judged, stages):
             filtered[ranking_filter] = empty if ranking is None else ranking.judged
         out[qid] = j._replace(filtered=filtered)
     return out
+
+
+# Where a pipeline lost a relevant document (README: "Where was it lost?"): the rows of its
+# funnel, in order, each {"stage": its name, "fate": of a document lost there}: the index, when
+# given; the first stage (the run when no stage is named), which did not retrieve it; each later
+# stage and the run ("run"), which removed it; the run's top K ("top 10"); with tokens= measures,
+# the first one's budget ("budget").  A unit is a relevant document, or with evidence sets a slot
+# (its documents joined by "|"), which passes as far as the best of its documents; a lost unit's
+# fate is its row, with its rank in the run and in the stage before the run (the run's own when
+# no stage is named), or null.
+def funnel(plan, truth, ranked, stages, qids, index):
+    """The "funnel" block of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
+    folded, or None) over queries qids: the relevant units; per row those still there (count,
+    share of all), their mean per-query recall (0 for a query without any), how many were lost
+    there (the row before minus this one); per query that lost any, each lost unit's fate."""
+    budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
+    rows = [{"stage": s.name, "fate": "removed"} for s in stages] + [
+        {"stage": "run", "fate": "removed"}]
+    # the first stage's loss: never retrieved
+    rows[0]["fate"] = "not_retrieved"
+    rows = [{"stage": "index", "fate": "not_indexed"}][index is None:] + rows + [
+        {"stage": "top %d" % plan.opts.top_k, "fate": "below_k"},
+        {"stage": "budget", "fate": "over_budget"}][:1 + bool(budget)]
+    passed, lost = {}, {}
+    for q in qids:
+        ranks, _, kept = _seen_of(ranked.get(q))
+        held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
+        top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
+        # what each row holds: a unit passes a row when one of its documents is there
+        points = [index, *held, ranks, top, kept.get(budget, ())][index is None:]
+        sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items()
+                                          if g >= least_relevant(plan.opts.level)]]
+        passed[q] = []
+        for slot in dict.fromkeys(chain.from_iterable(sets)):
+            # the rows its best document passed, all of them when delivered
+            far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
+                           for d in slot)
+            passed[q].append(far)
+            if far < len(rows):
+                lost.setdefault(q, {})["|".join(slot)] = dict(
+                    rows[far], rank=ranks.get(doc), stage_rank=(held or [ranks])[-1].get(doc))
+    total = last = sum(map(len, passed.values()))
+    for i, row in enumerate(rows):
+        count = sum(far > i for fars in passed.values() for far in fars)
+        recall = math.fsum(sum(far > i for far in fars) / len(fars)
+                           for fars in passed.values() if fars) / (len(passed) or 1)
+        row.update(relevant=count, share=count / (total or 1), recall=recall, lost=last - count)
+        last = count
+    return {"relevant": total, "rows": rows, "queries": lost}
 
 
 def label_specs(specs):
@@ -6896,11 +6956,13 @@ def what_reading_did(ranked, judged, opts):
     return out
 
 
-def explanations(plan, truth, ranked, judged, result, approved=None):
+def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
     """The "explain" block (README: "The answer missed the passage"): per query with a relevant
     document missing from its top K, or cut from it by a floor or a budget, where each one went,
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
-    relevant documents' ranks before and after; and counts by cause."""
+    relevant documents' ranks before and after; and counts by cause.  lost: in a pipeline,
+    {qid: {relevant unit: its fate}} of those that lost any (see funnel)."""
+    truth, approved = inputs.truth, inputs.baseline
     counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
                             "unlabeled"), 0)
     queries = {}
@@ -6915,6 +6977,8 @@ def explanations(plan, truth, ranked, judged, result, approved=None):
         # --judged-only's drops count
         length = min(judged[q].ranked, plan.opts.depth or math.inf)
         entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
+        if entry and q in lost:
+            entry["fates"] = lost[q]
         if "cause" in entry:
             counts["missed"] += entry["cause"] != "cut"
             counts[entry["cause"]] += 1
@@ -6971,7 +7035,7 @@ def _named(block, match):
         return short
     for q, entry in block["queries"].items():
         entry = queries[q] = dict(entry)
-        for key in ("missing", "ranks"):
+        for key in ("missing", "ranks", "fates"):
             if key in entry:
                 entry[key] = {name(d): value for d, value in entry[key].items()}
         entry.update({key: [name(d) for d in entry[key]]
@@ -7642,7 +7706,9 @@ def _explain_parts(e, k, name):
     # the ranking may be all a log kept
     if cause == "not_ranked":
         cause, gone = "not in the ranking (%d ranked)" % e["ranked"], "not ranked"
-    parts = [cause, _few("%s %s" % (name(d), gone if r is None else "at %d" % r)
+    # in a pipeline, where each was lost
+    fates = {unit: FATE_TEXTS[f["fate"]] % f for unit, f in e.get("fates", {}).items()}
+    parts = [cause, _few("%s %s" % (name(d), fates.get(d, gone if r is None else "at %d" % r))
                          for d, r in e.get("missing", {}).items())]
     parts += ["cut by %s: %s" % (m, _few(map(name, docs))) for m, docs in e.get("cut", {}).items()]
     if "unjudged" in e:
@@ -7652,6 +7718,33 @@ def _explain_parts(e, k, name):
                  for d, ranks in _moves_first(e["ranks"], k)]
         parts.append("ranks before -> after: " + _few(moves))
     return [p for p in parts if p]
+
+
+# What a report says of a fate (see funnel)
+FATE_TEXTS = {"not_indexed": "not indexed", "not_retrieved": "not retrieved by %(stage)s",
+              "removed": "removed by %(stage)s", "below_k": "at %(rank)d (%(stage_rank)d before)",
+              "over_budget": "over the budget"}
+FUNNEL = "relevant documents (or evidence slots) still there, and lost, along the pipeline"
+
+
+def funnel_table(block):
+    """Header and a row per row of a funnel block (see funnel): the relevant units still there
+    (and their share), the mean per-query recall there, and how many were lost there; the
+    baseline pipeline's beside, first."""
+    sides = funnel_sides(block)
+    rows = [["stage"] + [p + h for p, _ in sides for h in ("relevant", "recall", "lost")]]
+    for i, row in enumerate(block["rows"]):
+        rows.append([row["stage"]])
+        for r in (side["rows"][i] for _, side in sides):
+            rows[-1] += ["%d (%.1f%%)" % (r["relevant"], 100 * r["share"]), _number(r["recall"]),
+                         str(r["lost"])]
+    return rows
+
+
+def funnel_sides(block):
+    """[(prefix, funnel)] of a funnel block ({}: none): the baseline pipeline's first, when it
+    has one."""
+    return [(p, side) for p, side in (("baseline ", block.get("baseline")), ("", block)) if side]
 
 
 def _moves_first(ranks, k):
@@ -7704,6 +7797,8 @@ def format_table(result, per_query=False):
     if result.explain:
         head, *rest = explain_lines(result.explain)
         lines += _section(head, rest)
+    if result.funnel:
+        lines += _section(FUNNEL + ":", _columns(funnel_table(result.funnel)))
     return "\n".join(lines)
 
 
@@ -7844,6 +7939,8 @@ def format_markdown(result, per_query=False):
         lines += _bullets(_group_footnotes(result))
     if result.explain:
         lines += _md_explain(result.explain)
+    if result.funnel:
+        lines += ["", "**%s**" % FUNNEL, ""] + _md_table(funnel_table(result.funnel))
     if per_query:
         names = list(result.measures)
         rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -7935,6 +8032,7 @@ def format_csv(result):
         if n in marked:
             columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
     columns += explain_columns(result.explain, "") + leak_columns(result, "")
+    columns += funnel_columns(result.funnel, "")
     return _csv_text(list(rows), columns, [result])
 
 
@@ -7973,6 +8071,15 @@ def leak_columns(result, label):
     cells = {qid: " ".join("%d:%s" % (leak["rank"], leak["document"]) for leak in leaks)
              for qid, leaks in groupby(result.leaks, itemgetter("query"))}
     return [(label + "leaks", lambda qid: cells.get(qid, ""))]
+
+
+def funnel_columns(block, label):
+    """CSV columns of a funnel block, or none: per row (the baseline pipeline's first), the units
+    each query lost there."""
+    return [(label + prefix + "lost at " + row["stage"],
+             lambda q, lost=side["queries"], at=row["stage"]:
+             sum(f["stage"] == at for f in lost.get(q, {}).values()))
+            for prefix, side in funnel_sides(block) for row in side["rows"]]
 
 
 def _cell(per_query, name, qid):
@@ -8058,6 +8165,8 @@ def _runs_table(results, labels, breaches):
         if r.explain:
             head, *rest = explain_lines(r.explain)
             lines += _section("%s: %s" % (labels[name], head), rest)
+        if r.funnel:
+            lines += _section("%s: %s:" % (labels[name], FUNNEL), _columns(funnel_table(r.funnel)))
     return "\n".join(lines)
 
 
@@ -8081,6 +8190,9 @@ def _runs_markdown(results, labels, breaches):
     for name, r in results.items():
         if r.explain:
             lines += ["", "#### %s" % _md(labels[name])] + _md_explain(r.explain)
+        if r.funnel:
+            lines += ["", "**%s: %s**" % (_md(labels[name]), FUNNEL), ""]
+            lines += _md_table(funnel_table(r.funnel))
     return "\n".join(lines).rstrip("\n")
 
 
@@ -8163,6 +8275,7 @@ def _runs_csv(results, labels):
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
         columns += leak_columns(r, labels[run] + " ")
+        columns += funnel_columns(r.funnel, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
@@ -8518,7 +8631,7 @@ def format_svg(runs, drawn, labels):
     if len(lines) > 3:
         wide = _legend(named, _TITLE // 2)
         lines = _wrap("Retrieval evaluation of %s" % ", ".join(wide.values()), _TITLE)
-    parts, y = [], 36 + 20 * len(lines)
+    parts, y = _funnel_panels(runs, legend, colours, 36 + 20 * len(lines))
     for label in series[-1][1]:
         panel = [(labels[n], legend[n], c[label], colours[n]) for n, c in series]
         parts.append(_curve_panel(label, panel, y))
@@ -8621,6 +8734,27 @@ def _curve_panel(label, series, top):
                    'x="%d" y="%d">%s</text>\n'
                    % (right + 12, right + 30, row, row, colour, right + 36, row + 4, _xml(short)))
     return "".join(out) + "</g>\n"
+
+
+def _funnel_panels(runs, legend, colours, top):
+    """([the SVG of each run's funnel (see funnel)], where the next panel starts): per row a bar
+    as wide as the share of the relevant units still there, the baseline pipeline's first, each
+    in the colour of its curves."""
+    out = []
+    for name, r in runs.items():
+        for prefix, side in funnel_sides(r.get("funnel", {})):
+            whose = None if prefix else name
+            out.append('<text x="%d" y="%d" font-weight="bold">%s, %s</text>\n'
+                       % (_LEFT, top - 10, _xml(legend[whose]), FUNNEL))
+            for row in side["rows"]:
+                width = _PLOT_WIDTH * row["share"]
+                out.append('<rect x="%d" y="%d" width="%.1f" height="20" fill="%s"/>'
+                           '<text x="%.1f" y="%d">%s: %.1f%%</text>\n'
+                           % (_LEFT, top, width, colours[whose], _LEFT + 4 + width, top + 14,
+                              _xml(row["stage"]), 100 * row["share"]))
+                top += 24
+            top += 50
+    return out, top
 
 
 def _k_ticks(top):

@@ -6422,6 +6422,209 @@ class PoolTest(TempDirTestCase):
         self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))
 
 
+class FunnelTest(TempDirTestCase):
+    """Issue 50, items 2-3: the fate of every relevant document in a pipeline, and its funnel.
+
+    The worked pipeline: the store holds every document but d6; the first stage fetches 5 of
+    q1's (d5 is not among them), a filter drops d4, a reranker drops d3 and pushes d1 from 2nd
+    to 3rd, out of the top 2.  q2 keeps both of its relevant documents all the way."""
+    QRELS = {"q1": {"d1": 1, "d2": 1, "d3": 1, "d4": 1, "d5": 2, "d6": 1, "d9": 0}, "q2": {"e1": 1, "e2": 1}}
+    INDEX = ["d1", "d2", "d3", "d4", "d5", "d7", "d8", "d9", "e1", "e2", "e3"]
+    CAND = {"q1": ["d7", "d1", "d2", "d3", "d4"], "q2": ["e1", "e2", "e3"]}
+    FILTER = {"q1": ["d7", "d1", "d2", "d3"], "q2": ["e1", "e2"]}
+    RERANKED = {"q1": ["d7", "d2", "d1"], "q2": ["e2", "e1"]}
+    # (stage, fate, relevant, lost, q1's share there): q2's share is 1 at every row
+    ROWS = [("index", "not_indexed", 7, 1, 5 / 6), ("cand", "not_retrieved", 6, 1, 4 / 6),
+            ("filter", "removed", 5, 1, 3 / 6), ("run", "removed", 4, 1, 2 / 6), ("top 2", "below_k", 3, 1, 1 / 6)]
+    LOST = {"d1": {"stage": "top 2", "fate": "below_k", "rank": 3, "stage_rank": 2},
+            "d3": {"stage": "run", "fate": "removed", "rank": None, "stage_rank": 4},
+            "d4": {"stage": "filter", "fate": "removed", "rank": None, "stage_rank": None},
+            "d5": {"stage": "cand", "fate": "not_retrieved", "rank": None, "stage_rank": None},
+            "d6": {"stage": "index", "fate": "not_indexed", "rank": None, "stage_rank": None}}
+
+    def rows(self, rows=ROWS, total=8, other=1.0):
+        return [{"stage": s, "fate": f, "relevant": n, "share": n / total, "recall": math.fsum([q1, other]) / 2,
+                 "lost": lost} for s, f, n, lost, q1 in rows]
+
+    def files(self, **changed):
+        """The worked pipeline's files: TREC labels, the index as lines, JSON rankings."""
+        qrels = "".join("%s 0 %s %d\n" % (q, d, g) for q, docs in self.QRELS.items() for d, g in docs.items())
+        made = {"qrels": self.write("qrels.txt", qrels), "index": self.write("index.txt", "\n".join(self.INDEX) + "\n")}
+        for name, value in dict(dict(cand=self.CAND, filter=self.FILTER, run=self.RERANKED), **changed).items():
+            made[name] = self.write(name + ".json", value)
+        return made
+
+    def pipeline(self, files, *more):
+        status, out, err = cli("--qrels", files["qrels"], "--index", files["index"], "--stage", "cand=%s" % files["cand"],
+                               "--stage", "filter=%s" % files["filter"], "--run", files["run"], *more)
+        self.assertEqual(status, 0, err)
+        return out
+
+    def assertSummed(self, block):
+        """The funnel is the fates summed: each row lost the units whose fate names it."""
+        fates = [f for lost in block["queries"].values() for f in lost.values()]
+        for row in block["rows"]:
+            self.assertEqual(row["lost"], sum(f["stage"] == row["stage"] for f in fates), row)
+        self.assertEqual(block["rows"][-1]["relevant"], block["relevant"] - len(fates))
+
+    def test_the_worked_pipeline_by_hand(self):
+        files = self.files()
+        result = json.loads(self.pipeline(files, "-m", "R@2,R(stage=cand),R(stage=filter),SetR",
+                                           "--explain"))
+        funnel = result["funnel"]
+        self.assertEqual(funnel, {"relevant": 8, "rows": self.rows(), "queries": {"q1": self.LOST}})
+        self.assertSummed(funnel)
+        # each row's recall is the recall of what is there: a stage's, the run's, its top 2
+        recalls = {row["stage"]: row["recall"] for row in funnel["rows"]}
+        for stage, name in (("cand", "R(stage=cand)"), ("filter", "R(stage=filter)"), ("run", "SetR"), ("top 2", "R@2")):
+            self.assertAlmostEqual(recalls[stage], result["measures"][name], places=15, msg=stage)
+        self.assertEqual(list(result)[-3:], ["funnel", "explain", "manifest"])
+        entry = result["explain"]["queries"]["q1"]
+        self.assertEqual((entry["cause"], entry["fates"]), ("absent", self.LOST))
+        status, out, err = cli("--qrels", files["qrels"], "--index", files["index"], "--stage", "cand=%s" % files["cand"],
+                               "--stage", "filter=%s" % files["filter"], "--run", files["run"], "-m", "R@2", "--explain",
+                               "--format", "table")
+        self.assertIn("  q1: absent; d1 at 3 (2 before), d3 removed by run, d4 removed by filter, d5 not retrieved by "
+                      "cand, d6 not indexed; unjudged in the top 2: d7\n", out)
+        self.assertTrue(out.endswith("\n\nrelevant documents (or evidence slots) still there, and lost, along the "
+                                     "pipeline:\n  stage    relevant  recall  lost\n  index   7 (87.5%)  0.9167     1\n"
+                                     "  cand    6 (75.0%)  0.8333     1\n  filter  5 (62.5%)  0.7500     1\n"
+                                     "  run     4 (50.0%)  0.6667     1\n  top 2   3 (37.5%)  0.5833     1\n"), out)
+        markdown = self.pipeline(files, "-m", "R@2", "--format", "markdown")
+        self.assertIn("**relevant documents (or evidence slots) still there, and lost, along the pipeline**\n\n"
+                      "| stage | relevant | recall | lost |\n| --- | ---: | ---: | ---: |\n"
+                      "| index | 7 (87.5%) | 0.9167 | 1 |\n", markdown)
+        rows = list(csv.DictReader(io.StringIO(self.pipeline(files, "-m", "R@2", "--format", "csv"))))
+        self.assertEqual([[r["lost at " + s] for s, *_ in self.ROWS] for r in rows], [["1"] * 5, ["0"] * 5])
+        # without a pipeline, nothing new
+        plain = json.loads(cli("--qrels", files["qrels"], "--run", files["run"], "-m", "R@2", "--explain")[1])
+        self.assertNotIn("funnel", plain)
+        self.assertNotIn("fates", plain["explain"]["queries"]["q1"])
+        self.assertEqual(plain["explain"]["queries"]["q1"]["missing"], entry["missing"])
+
+    def test_trec_json_lines_and_the_library_give_the_same_funnel(self):
+        files = self.files()
+        expected = json.loads(self.pipeline(files, "-m", "R@2"))["funnel"]
+        files["cand"] = self.write("cand.jsonl", "".join(json.dumps({"qid": q, "retrieved": r}) + "\n"
+                                                         for q, r in self.CAND.items()))
+        files["run"] = self.write("run.trec", "".join("%s Q0 %s %d %d x\n" % (q, d, i, 9 - i)
+                                                      for q, r in self.RERANKED.items() for i, d in enumerate(r, 1)))
+        self.assertEqual(json.loads(self.pipeline(files, "-m", "R@2"))["funnel"], expected)
+        result = rre.score_run(self.QRELS, self.RERANKED, "R@2", stages={"cand": self.CAND, "filter": self.FILTER},
+                               index=self.INDEX)
+        self.assertEqual(result["funnel"], expected)
+        # the index alone: the run is the first stage, and no stage comes before it
+        result = rre.score_run(self.QRELS, self.RERANKED, "R@2", index=self.INDEX)
+        self.assertEqual([(r["stage"], r["fate"], r["relevant"]) for r in result["funnel"]["rows"]],
+                         [("index", "not_indexed", 7), ("run", "not_retrieved", 4), ("top 2", "below_k", 3)])
+        self.assertEqual(result["funnel"]["queries"]["q1"]["d1"], {"stage": "top 2", "fate": "below_k", "rank": 3,
+                                                                   "stage_rank": 3})
+
+    def test_chunks_fold_into_documents_and_the_index_too(self):
+        # d1 twice in the first stage, as two chunks
+        chunked = {"cand": {"q1": ["d7#1", "d1#1", "d1#2", "d2#1", "d3#1", "d4#1"], "q2": ["e1#1", "e2#1", "e3#1"]},
+                   "filter": {"q1": ["d7#1", "d1#2", "d2#1", "d3#1"], "q2": ["e1#1", "e2#1"]},
+                   "run": {"q1": ["d7#1", "d2#1", "d1#2"], "q2": ["e2#1", "e1#1"]}}
+        files = self.files(**chunked)
+        self.write("index.txt", "".join("%s#1\n%s#2\n" % (d, d) for d in self.INDEX))
+        funnel = json.loads(self.pipeline(files, "-m", "R@2", "--chunk-separator", "#"))["funnel"]
+        self.assertEqual(funnel, {"relevant": 8, "rows": self.rows(), "queries": {"q1": self.LOST}})
+
+    def test_an_evidence_slot_goes_as_far_as_its_best_document(self):
+        files = self.files()
+        evidence = self.write("ev.json", {"q1": [[["d1", "d6"], ["d4"]], [["d5"]]], "q2": [[["e1"], ["e9"]]]})
+        status, out, err = cli("--evidence", evidence, "--index", files["index"], "--stage", "cand=%s" % files["cand"],
+                               "--stage", "filter=%s" % files["filter"], "--run", files["run"], "-m", "EvidenceRecall@2")
+        self.assertEqual(status, 0, err)
+        funnel = json.loads(out)["funnel"]
+        # q1's slots: d1 or d6, d4, d5; q2's: e1, e9 (not indexed)
+        self.assertEqual(funnel["rows"], self.rows([("index", "not_indexed", 4, 1, 1.0), ("cand", "not_retrieved", 3, 1, 2 / 3),
+                                                    ("filter", "removed", 2, 1, 1 / 3), ("run", "removed", 2, 0, 1 / 3),
+                                                    ("top 2", "below_k", 1, 1, 0.0)], 5, 0.5)[:4] + [
+            {"stage": "top 2", "fate": "below_k", "relevant": 1, "share": 0.2, "recall": 0.25, "lost": 1}])
+        self.assertEqual(funnel["queries"], {
+            "q1": {"d1|d6": self.LOST["d1"], "d4": self.LOST["d4"], "d5": self.LOST["d5"]},
+            "q2": {"e9": {"stage": "index", "fate": "not_indexed", "rank": None, "stage_rank": None}}})
+        self.assertSummed(funnel)
+
+    def test_a_budget_cuts_what_the_top_k_held(self):
+        files = self.files()
+        lengths = self.write("lengths.txt", "d7 60\nd2 50\nd1 10\ne2 30\ne1 30\n")
+        result = json.loads(self.pipeline(files, "-m", "R@2,R(tokens=100)@2", "--lengths", lengths))
+        budget = {"stage": "budget", "fate": "over_budget", "relevant": 2, "share": 0.25, "recall": 0.5, "lost": 1}
+        self.assertEqual(result["funnel"]["rows"], self.rows() + [budget])
+        self.assertEqual(result["funnel"]["queries"]["q1"]["d2"],
+                         {"stage": "budget", "fate": "over_budget", "rank": 2, "stage_rank": 3})
+        self.assertEqual(result["funnel"]["rows"][-1]["recall"], result["measures"]["R(tokens=100)@2"])
+        self.assertSummed(result["funnel"])
+
+    def test_several_runs_each_their_own_fates(self):
+        files = self.files()
+        out = self.pipeline(files, "--run", files["filter"], "-m", "R@2")
+        runs = json.loads(out)["runs"]
+        self.assertEqual(runs[str(files["run"])]["funnel"]["rows"], self.rows())
+        # the filter's own ranking as the run: d1 delivered, d2 and d3 below the top 2
+        theirs = runs[str(files["filter"])]["funnel"]
+        self.assertEqual([(r["stage"], r["relevant"], r["lost"]) for r in theirs["rows"]],
+                         [("index", 7, 1), ("cand", 6, 1), ("filter", 5, 1), ("run", 5, 0), ("top 2", 3, 2)])
+        self.assertEqual({d: f["stage_rank"] for d, f in theirs["queries"]["q1"].items() if f["fate"] == "below_k"},
+                         {"d2": 3, "d3": 4})
+        table = self.pipeline(files, "--run", files["filter"], "-m", "R@2", "--format", "table")
+        self.assertIn("%s: relevant documents (or evidence slots) still there, and lost, along the pipeline:\n"
+                      % files["filter"], table)
+        self.assertIn("  filter  5 (62.5%)  0.7500     1\n  run     5 (62.5%)  0.7500     0\n", table)
+        markdown = self.pipeline(files, "--run", files["filter"], "-m", "R@2", "--format", "markdown")
+        self.assertEqual(markdown.count("| stage | relevant | recall | lost |"), 2)
+        rows = list(csv.DictReader(io.StringIO(self.pipeline(files, "--run", files["filter"], "-m", "R@2",
+                                                             "--format", "csv"))))
+        self.assertEqual((rows[0]["%s lost at top 2" % files["filter"]], rows[0]["%s lost at run" % files["run"]]),
+                         ("2", "1"))
+
+    def test_a_baseline_pipeline_beside_in_every_format(self):
+        files = self.files()
+        summary = self.tmp / "summary.md"
+        baseline = ["--baseline", files["run"], "--baseline-stage", "cand=%s" % files["cand"],
+                    "--baseline-stage", "filter=%s" % files["cand"], "-m", "R@2"]
+        funnel = json.loads(self.pipeline(files, *baseline, "--summary", summary))["funnel"]
+        # the baseline filtered nothing: its reranker dropped d3 and d4
+        self.assertEqual([(r["stage"], r["relevant"], r["lost"]) for r in funnel["baseline"]["rows"]],
+                         [("index", 7, 1), ("cand", 6, 1), ("filter", 6, 0), ("run", 4, 2), ("top 2", 3, 1)])
+        self.assertEqual(funnel["baseline"]["queries"]["q1"]["d4"],
+                         {"stage": "run", "fate": "removed", "rank": None, "stage_rank": 5})
+        self.assertSummed(funnel["baseline"])
+        self.assertEqual(funnel["rows"], self.rows())
+        lines = self.pipeline(files, *baseline, "--format", "table").splitlines()
+        head = lines.index("relevant documents (or evidence slots) still there, and lost, along the pipeline:")
+        self.assertEqual([line.split() for line in lines[head + 1:head + 5:3]], [
+            ["stage", "baseline", "relevant", "baseline", "recall", "baseline", "lost", "relevant", "recall", "lost"],
+            ["filter", "6", "(75.0%)", "0.8333", "0", "5", "(62.5%)", "0.7500", "1"]])
+        markdown = self.pipeline(files, *baseline, "--format", "markdown")
+        row = "| filter | 6 (75.0%) | 0.8333 | 0 | 5 (62.5%) | 0.7500 | 1 |"
+        self.assertIn(row, markdown)
+        self.assertIn(row, summary.read_text())
+        rows = list(csv.DictReader(io.StringIO(self.pipeline(files, *baseline, "--format", "csv"))))
+        self.assertEqual([(r["query"], r["baseline lost at filter"], r["lost at filter"], r["baseline lost at run"])
+                          for r in rows], [("q1", "0", "1", "2"), ("q2", "0", "0", "0")])
+
+    def test_the_plot_draws_a_bar_per_row(self):
+        files = self.files()
+        plot = self.tmp / "p.svg"
+        self.pipeline(files, "-m", "R@2", "--plot", plot, "--baseline", files["run"], "--baseline-stage",
+                      "cand=%s" % files["cand"], "--baseline-stage", "filter=%s" % files["cand"])
+        svg = plot.read_text()
+        bars = re.findall(r'<rect x="64" y="\d+" width="([0-9.]+)" height="20" fill="([^"]+)"/><text [^>]*>([^<]*)<',
+                          svg)
+        width = rre._PLOT_WIDTH
+        baseline = [("%.1f" % (width * n / 8), rre.PALETTE[0], "%s: %.1f%%" % (s, 100 * n / 8))
+                    for s, n in (("index", 7), ("cand", 6), ("filter", 6), ("run", 4), ("top 2", 3))]
+        ours = [("%.1f" % (width * r["share"]), rre.PALETTE[1], "%s: %.1f%%" % (r["stage"], 100 * r["share"]))
+                for r in self.rows()]
+        self.assertEqual(bars, baseline + ours)
+        self.assertIn("baseline \u2026/run.json, relevant documents (or evidence slots) still there", svg)
+        import xml.etree.ElementTree as ET
+        ET.fromstring(svg)
+
+
 class AccessTest(TempDirTestCase):
     """--access (README: "Who may read it?"): a query may read a document when they share a
     principal; every document within the reach of the Leak measures that it may not read is a
@@ -6644,7 +6847,6 @@ class AccessTest(TempDirTestCase):
         with open(self.run, "rb") as stream, handed:
             ranked = rre.fast_judged_trec_run(stream, "r.txt", truth, rre.Reading())
         self.assertEqual(ranked["q1"].judged.leaks, ((2, "d3"), (3, "d2")))
-
 
 class LibraryApiTest(unittest.TestCase):
     """score_run and compare_runs answer exactly what the CLI prints as JSON."""
@@ -8300,7 +8502,7 @@ TEST_SECTIONS = {
     "FastPathSwitchTest": "Readers", "TsvAndJsonLinesTest": "Readers",
     "ReadersOnRealFilesTest": "Readers", "LogsAsWrittenTest": "Readers",
     "RoleRulesTest": "Readers", "InputTwinsTest": "Readers", "RagTwinsTest": "Readers",
-    "ExplainTest": "Pipeline", "PoolTest": "Pipeline",
+    "ExplainTest": "Pipeline", "PoolTest": "Pipeline", "FunnelTest": "Pipeline",
     "AccessTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
