@@ -1435,6 +1435,11 @@ _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 _ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
 # the facts of a count (NumRet...), summed over the queries
 _COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+# the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
+# an unjudged document can lower them, and a 0 does not say that nothing relevant was found
+_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+# the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
+_FOUND = dict(ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 
 
 def measure(name, cutoff, trec, **record):
@@ -1485,8 +1490,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS, **_FOUND)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1520,8 +1524,7 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS, **_FOUND)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1533,8 +1536,7 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS, **_FOUND)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1544,8 +1546,7 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS, **_TREC)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1560,7 +1561,7 @@ def average_precision(q, k):
 
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+         **_TREC)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
@@ -1608,8 +1609,7 @@ def ndcg_with_gains(q, k, gains):
     return dcg / best if best > 0 else 0.0
 
 
-@measure("Rprec", "none", ("Rprec", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("Rprec", "none", ("Rprec", ""), **_TREC)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1664,8 +1664,7 @@ def _judged_nonrel_ranks(q):
     return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
 
 
-@measure("Bpref", "none", ("bpref", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("Bpref", "none", ("bpref", ""), **_TREC)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1684,8 +1683,7 @@ def bpref(q, k):
     return total / q.num_rel
 
 
-@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric", **_TREC)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1699,8 +1697,7 @@ def gm_average_precision(q, k):
     return average_precision(q, None)
 
 
-@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric", **_TREC)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1768,8 +1765,7 @@ def set_f(q, k):
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(), **_TREC)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1789,8 +1785,7 @@ def interpolated_precision(q, level):
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
 # are kept, for its numbers are what a TREC user compares with.
 
-@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(), **_TREC)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1819,8 +1814,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
             + d * (docs + found - q.num_ret - q.num_rel))
 
 
-@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(), **_TREC)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -1979,8 +1973,7 @@ def nonrelevant_retrieved_count(q, k):
     return len(_judged_nonrel_ranks(q))
 
 
-@measure("RBP", "optional", ("rbp", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("RBP", "optional", ("rbp", ""), params=("gains",), **_TREC)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
