@@ -4305,22 +4305,29 @@ def trec_run_lines(stream, source):
         yield number, qid, doc, parse_score(score, where, qid)
 
 
-def _ranked_twice(source, number, qid, doc, first, duplicates):
-    fail("%s:%d" % (source, number), "document %s is ranked twice (first at line %d)%s"
-         % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+def add_run_lines(lines, ranking, line_of, source, duplicates):
+    """Add lines of one query (see trec_run_lines) to its ranking (docids, scores); a document
+    ranked twice names both of its lines (line_of: {doc: its first line}), unless duplicates is
+    "first"."""
+    docids, scores = ranking
+    for number, qid, doc, value in lines:
+        first = line_of.setdefault(doc, number)
+        if first != number and duplicates != "first":
+            fail("%s:%d" % (source, number), "document %s is ranked twice (first at line %d)%s"
+                 % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+        docids.append(doc)
+        scores.append(value)
+    return ranking
 
 
 def read_trec_run(stream, source, duplicates="error"):
     """{qid: (docids, scores)} of a TREC run, every line kept; a document ranked twice names
     both of its lines (unless duplicates is "first")."""
     rankings, first_line = {}, {}
-    for number, qid, doc, value in trec_run_lines(stream, source):
-        first = first_line.setdefault((qid, doc), number)
-        if first != number and duplicates != "first":
-            _ranked_twice(source, number, qid, doc, first, duplicates)
-        docids, scores = rankings.setdefault(qid, ([], []))
-        docids.append(doc)
-        scores.append(value)
+    # a query's lines may come back later
+    for qid, lines in groupby(trec_run_lines(stream, source), itemgetter(1)):
+        add_run_lines(lines, rankings.setdefault(qid, ([], [])), first_line.setdefault(qid, {}),
+                      source, duplicates)
     if not rankings:
         nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     return rankings
@@ -4999,27 +5006,17 @@ def reference_judged_trec_run(stream, source, truth, opts):
     so that memory holds one query's lines.  Messages come as if every line were read
     first: the first bad line, else the first query that cannot be judged.  A run whose
     queries are not contiguous is read again, whole (read_trec_run)."""
-    ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
-    # a last line of no query ends the last query
-    for number, qid, doc, value in chain(trec_run_lines(stream, source),
-                                         [(None, None, None, None)]):
-        if qid != current:
-            if current is not None:
-                try:
-                    ranked.update(judge_run({current: (docids, scores)}, truth, opts, source))
-                except EvalError as exc:
-                    judging_error, ranked[current] = judging_error or exc, None
-            if qid is not None and qid in ranked:  # the query comes back
-                stream.seek(0)
-                rankings = read_trec_run(stream, source, opts.duplicates)
-                return judge_run(rankings, truth, opts, source)
-            current, docids, scores, line_of = qid, [], [], {}
-        if qid is not None:
-            first = line_of.setdefault(doc, number)
-            if first != number and opts.duplicates != "first":
-                _ranked_twice(source, number, qid, doc, first, opts.duplicates)
-            docids.append(doc)
-            scores.append(value)
+    ranked, judging_error = {}, None
+    for qid, lines in groupby(trec_run_lines(stream, source), itemgetter(1)):
+        if qid in ranked:  # the query comes back
+            stream.seek(0)
+            rankings = read_trec_run(stream, source, opts.duplicates)
+            return judge_run(rankings, truth, opts, source)
+        ranking = add_run_lines(lines, ([], []), {}, source, opts.duplicates)
+        try:
+            ranked.update(judge_run({qid: ranking}, truth, opts, source))
+        except EvalError as exc:
+            judging_error, ranked[qid] = judging_error or exc, None
     if not ranked:
         nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     if judging_error:
