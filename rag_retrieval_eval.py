@@ -4208,20 +4208,24 @@ def split_columns(line):
 
 def column_lines(lines, source, layout):
     """(line number, place, columns) of each line of whitespace-separated columns, as many as
-    ``layout`` names ('QID GROUP'), of (number, line) pairs; blank and '#' lines are skipped.
+    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of
+    (number, line) pairs; blank and '#' lines are skipped.
 
     >>> list(column_lines([(1, "# QID GROUP"), (2, "q1 easy")], "g.txt", "QID GROUP"))
     [(2, 'g.txt:2', ['q1', 'easy'])]
     """
-    width = len(layout.split())
+    more = layout.endswith("]")
+    width = len(layout.split()) - more
     for number, line in lines:
         cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
         where = "%s:%d" % (source, number)
-        if len(cols) != width:
-            fail(where, "expected %d column%s (%s), found %d: %s" % (
-                width, "s" if width > 1 else "", layout, len(cols), show(line.strip(ASCII_SPACE))))
+        if len(cols) != width and not (more and len(cols) > width):
+            # "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG])"
+            least = "%d or more" % width if more else "%d" % width
+            fail(where, "expected %s column%s (%s), found %d: %s" % (
+                least, "s" if width > 1 else "", layout, len(cols), show(line.strip(ASCII_SPACE))))
         yield number, where, cols
 
 
@@ -4293,14 +4297,8 @@ def trec_run_lines(stream, source):
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
     scores), and so is anything after the tag.  Every error names its line.
     """
-    for number, line in text_lines(stream, source):
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) < 5:
-            fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
-                 % (len(cols), show(line.strip(ASCII_SPACE))))
+    for number, where, cols in column_lines(text_lines(stream, source), source,
+                                            "QID Q0 DOCID RANK SCORE [TAG]"):
         qid, _, doc, _, score = cols[:5]
         yield number, qid, doc, parse_score(score, where, qid)
 
