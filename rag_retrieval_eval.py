@@ -3347,7 +3347,12 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
     comparison = {s.name: _comparison_row(baseline, candidate, s, paired[s.name],
                                           s.name in plan.alone) for s in specs}
-    breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
+    seen, breaches = (baseline, candidate, comparison, gates), []
+    # measure by measure, each gate's check (see GATES) in the order of the limits
+    for spec in specs:
+        for name, limits in gates.limits.items():
+            if spec.name in limits:
+                breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
 
@@ -3360,18 +3365,6 @@ def same_queries(baseline, other, where, what):
                if (q in other["per_query"]) != (q in baseline["per_query"])]
         fail(where, "%s were evaluated on different queries (%s); compare on fixed "
              "queries, for example with --missing-run zero" % (what, first_few(odd)))
-
-
-def gate_breaches(baseline, candidate, comparison, specs, gates):
-    """The breaches of a comparison's gates (see Gates): measure by measure, each gate's check
-    (see GATES) in the order of the limits."""
-    seen = (baseline, candidate, comparison, gates)
-    breaches = []
-    for spec in specs:
-        for name, limits in gates.limits.items():
-            if spec.name in limits:
-                breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
-    return breaches
 
 
 def fell(row):
@@ -3550,17 +3543,12 @@ def power(per_query, specs, base=None, limits=NOTHING):
         if summed:
             out[name]["of"] = "sum"
         if name in limits:
-            out[name]["queries_for"] = _queries_for(sd, summed, limits[name])
+            limit, needed = limits[name], None
+            # no number resolves a sum's change, or a limit of 0
+            if sd is not None and not summed and limit:
+                needed = math.ceil((Z_POWER * sd / limit) ** 2)
+            out[name]["queries_for"] = {str(limit): needed}
     return out
-
-
-def _queries_for(sd, summed, limit):
-    """{limit: the queries a mean gate's limit needs}, None where no number resolves it: a sum's
-    change, or a limit of 0."""
-    needed = None
-    if sd is not None and not summed and limit:
-        needed = math.ceil((Z_POWER * sd / limit) ** 2)
-    return {str(limit): needed}
 
 
 def blind_warnings(result, specs, plan):
