@@ -924,20 +924,11 @@ def _top(docids, scores, k):
     >>> _top(["a", "b", "c"], [1.0, 3.0, 2.0], 2), _top(["a", "b"], None, 1), _top([], [], 10)
     ('b\\nc', 'a', '')
     """
-    if scores is None:
-        top = docids[:k]
-    else:
-        # run files list by score: else list so, stably
-        if not all(map(ge, scores, islice(scores, 1, None))):
-            order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-            docids = list(map(docids.__getitem__, order))
-            scores = list(map(scores.__getitem__, order))
-        m = min(k, len(scores))
-        # a tie at the cut is sorted whole
-        while m < len(scores) and scores[m] == scores[m - 1]:
-            m += 1
-        # sorted: ties only
-        top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))
+    top = docids[:k]
+    if scores is not None:
+        # the first window holds k items at least
+        items = islice(chain.from_iterable(ranked_windows(docids, scores, max(k, 1))), k)
+        top = [doc for _, doc in items]
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
@@ -1361,6 +1352,28 @@ def in_rank_order(docids, scores):
     if scores is None:
         return list(zip(repeat(None), docids))
     return sorted(zip(scores, docids), reverse=True)
+
+
+def ranked_windows(docids, scores, size=16):
+    """Lists of a scored ranking's items (score, ID), in trec_eval's order (see in_rank_order), a
+    window at a time, each twice the last, the first of size items or more: what reads the top of
+    a long ranking sorts little more.  A run file lists a query's documents by score already, but
+    for the order of tied ones; when it does not, the items scored at least as high as the
+    size-th best come first."""
+    n = len(scores)
+    if not all(map(ge, scores, islice(scores, 1, None))):
+        floor = sorted(scores)[-min(size, n)]
+        for keep in (floor.__le__, floor.__gt__):
+            yield sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)
+        return
+    start = 0
+    while start < n:
+        stop = min(n, start + size)
+        # a tie is sorted whole
+        while stop < n and scores[stop] == scores[stop - 1]:
+            stop += 1
+        yield sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)
+        start, size = stop, size * 2
 
 
 def within_budget(items, budget, lengths, opts=Reading(), query=None):
@@ -5228,25 +5241,11 @@ def _progress(source):
 
 def _windows_in_rank_order(docids, scores, size=16):
     """Lists of a ranking's items (score, ID decoded), in trec_eval's order (= in_rank_order of
-    the decoded IDs: UTF-8 keeps the order of code points), a window at a time, each twice the
-    last: a budget that weighs ten items of a thousand sorts and decodes little more.  A run
-    file lists a query's documents by score already, but for the order of tied ones; when it
-    does not, the items scored at least as high as the size-th best come first."""
-    n = len(scores)
-    if not all(map(ge, scores, islice(scores, 1, None))):
-        floor = sorted(scores)[-min(size, n)]
-        for keep in (floor.__le__, floor.__gt__):
-            kept = compress(zip(scores, docids), map(keep, scores))
-            yield [(x, d.decode()) for x, d in sorted(kept, reverse=True)]
-        return
-    start = 0
-    while start < n:
-        stop = min(n, start + size)
-        while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
-            stop += 1
-        window = zip(scores[start:stop], docids[start:stop])
-        yield [(x, d.decode()) for x, d in sorted(window, reverse=True)]
-        start, size = stop, size * 2
+    the decoded IDs: UTF-8 keeps the order of code points), a window at a time (see
+    ranked_windows): a budget that weighs ten items of a thousand sorts and decodes little
+    more."""
+    for window in ranked_windows(docids, scores, size):
+        yield [(x, d.decode()) for x, d in window]
 
 
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
