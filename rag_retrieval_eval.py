@@ -1608,17 +1608,10 @@ def ndcg_with_gains(q, k, gains):
     >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)
     0.646301
     """
-    def gain(grade):
-        return gains.get(grade, float(grade) if grade >= 1 else 0.0)
-    dcg = 0.0
-    for rank, grade in sorted(q.gains + [(r, 0) for r in _zero_ranks(q)]):
-        if gain(grade) != 0 and (k is None or rank <= k):
-            dcg += gain(grade) / math.log2(rank + 1)
-    # every label graded >= 0
-    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
-    ideal = sorted(map(gain, graded), reverse=True)[:k]
+    ranked, ideal = _trec_gains(q, gains)
+    dcg = sum(g / math.log2(r + 1) for r, g in ranked if r <= _cut(k))
     # gains <= 2**53
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:k]))
     return dcg / best if best > 0 else 0.0
 
 
