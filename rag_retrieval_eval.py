@@ -1148,7 +1148,7 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
 
 
 def _gain(gains, labels, doc):
-    """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
+    """A labeled document's nDCG gain under a gains table (as nDCG reads it)."""
     grade = labels[doc]
     if grade < 0:
         return 0.0
@@ -1580,39 +1580,30 @@ def ndcg(q, k, *, gains=None):
 
     The gain is the grade whatever the relevance level; the ideal ranking
     holds every labeled grade > 0, best first, cut at k like the run (trec_eval).
+    gains={G:V,...}: a gain per grade, as trec_eval's ndcg with gain parameters
+    (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain (see _trec_gains),
+    and the ideal orders every label by its gain.
 
     >>> round(ndcg(_example(None, 2, 1), None), 6)   # (2/log2(3) + 1/2) / (2 + 1/log2(3))
     0.669672
+    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> round(ndcg(_example(None, 2, 0), None, gains={0: 0.5, 2: 3.0}), 6)
+    0.646301
     """
+    ranked, ideal = q.gains, q.ideal
     if gains is not None:
-        return ndcg_with_gains(q, k, gains)
-    ideal = q.ideal if k is None else q.ideal[:k]
-    # g / log2(i + 2)
+        ranked, ideal = _trec_gains(q, gains)
+    ideal = ideal if k is None else ideal[:k]
+    # g / log2(i + 2); gains <= 2**53
     best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))
     if best <= 0:
         return 0.0
-    return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
+    return sum(g / math.log2(r + 1) for r, g in ranked if k is None or r <= k) / best
 
 
 def _zero_ranks(q):
     """Ranks of retrieved documents graded 0, which a gains table may give a gain."""
     return set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
-
-
-def ndcg_with_gains(q, k, gains):
-    """nDCG(gains={G:V,...}): nDCG with a gain per grade, as trec_eval's ndcg with gain
-    parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
-    grades below 1 not listed gain nothing.  The ideal orders every label by its gain.
-
-    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
-    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)
-    0.646301
-    """
-    ranked, ideal = _trec_gains(q, gains)
-    dcg = sum(g / math.log2(r + 1) for r, g in ranked if r <= _cut(k))
-    # gains <= 2**53
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:k]))
-    return dcg / best if best > 0 else 0.0
 
 
 @measure("Rprec", "none", ("Rprec", ""), **_TREC)
