@@ -1614,7 +1614,7 @@ def r_precision(q, k):
     >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)
     0.6666666666666666
     """
-    return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
+    return relative_precision(q, q.num_rel)
 
 
 @measure("Judged", "required", ("", ""), params=(),
@@ -1738,14 +1738,14 @@ def set_precision(q, k):
     >>> set_precision(_example(1, None, 0, 1), None)
     0.5
     """
-    return len(q.rel_ranks) / q.num_ret if q.num_ret else 0.0
+    return context_precision(q, None)
 
 
 @measure("SetR", "none", ("set_recall", ""),
          ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
-    return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
+    return recall(q, None)
 
 
 @measure("SetF", "none", ("set_F", ""),
@@ -1758,7 +1758,7 @@ def set_f(q, k):
     """
     if not q.rel_ranks:
         return 0.0
-    p, r = len(q.rel_ranks) / q.num_ret, len(q.rel_ranks) / q.num_rel
+    p, r = set_precision(q, k), set_recall(q, k)
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
