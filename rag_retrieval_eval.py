@@ -1152,7 +1152,7 @@ def _gain(gains, labels, doc):
     grade = labels[doc]
     if grade < 0:
         return 0.0
-    return gains.get(grade, float(grade) if grade >= 1 else 0.0)
+    return gains.get(grade, float(grade))
 
 
 def judge_run(rankings, truth, opts, source, root=None):
