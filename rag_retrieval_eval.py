@@ -1455,13 +1455,14 @@ _TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 _FOUND = dict(ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
 
 
-def measure(name, cutoff, trec, **record):
+def measure(name, cutoff, trec=("", ""), **record):
     """Register a measure, each of its facts stated (ties, unjudged, losable, evidence and
     domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
     "sum" for counts), params and filtered where they are not the defaults.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level' (IPrec@0.5: a
-    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
+    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec
+    ("": none).
     params: the parameters it takes, in ir_measures' syntax: rel (its own relevance level,
     P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a filter, a required
     cutoff may be left out (the whole filtered ranking).
@@ -1617,7 +1618,7 @@ def r_precision(q, k):
     return relative_precision(q, q.num_rel)
 
 
-@measure("Judged", "required", ("", ""), params=(),
+@measure("Judged", "required", params=(),
          ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
@@ -2052,7 +2053,7 @@ _EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PL
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "optional", ("", ""), losable=True, **_EVIDENCE)
+@measure("EvidenceRecall", "optional", losable=True, **_EVIDENCE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
@@ -2066,7 +2067,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
-@measure("EvidenceSuccess", "optional", ("", ""), losable=False, **_EVIDENCE)
+@measure("EvidenceSuccess", "optional", losable=False, **_EVIDENCE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -2076,7 +2077,7 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), losable=False, **_EVIDENCE)
+@measure("EvidenceRR", "optional", losable=False, **_EVIDENCE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
@@ -2092,7 +2093,7 @@ def evidence_rr(q, k):
 # right retrieval is nothing.  Abstain scores only those queries, and they are left out of every
 # other measure.
 
-@measure("Abstain", "none", ("", ""), params=("thresh",),
+@measure("Abstain", "none", params=("thresh",),
          ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
 def abstain(q, k):
     """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X
@@ -2115,7 +2116,7 @@ _AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False,
                   domain=AGREEMENT)
 
 
-@measure("Overlap", "required", ("", ""), **_AGREEMENT)
+@measure("Overlap", "required", **_AGREEMENT)
 def overlap(pair, k):
     """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against
     an exact run, ANN recall.
@@ -2128,7 +2129,7 @@ def overlap(pair, k):
     return len(run & base) / len(base) if base else float(not run)
 
 
-@measure("Jaccard", "required", ("", ""), **_AGREEMENT)
+@measure("Jaccard", "required", **_AGREEMENT)
 def jaccard(pair, k):
     """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's;
     1 when both are empty.
@@ -2140,7 +2141,7 @@ def jaccard(pair, k):
     return len(run & base) / len(run | base) if run or base else 1.0
 
 
-@measure("RBO", "optional", ("", ""), **_AGREEMENT)
+@measure("RBO", "optional", **_AGREEMENT)
 def rank_biased_overlap(pair, k, *, p=0.9):
     """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al.
     2010, eq. 32.
