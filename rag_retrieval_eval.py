@@ -713,14 +713,13 @@ def fields_table(named):
         table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     # a key names one role: relevant=retrieved would rank the labels
-    for role, keys in table.items():
-        other = next((r for r in table if r != role and set(keys) & set(table[r])
-                      and {r, role} != shared), None)
-        if other is not None:
-            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives "
-                            "one role; name the other role's field too"
-                            % (show(next(iter(set(keys) & set(table[other])))), ROLES[role],
-                               ROLES[other]))
+    for role in table:
+        for other in table:
+            both = set(table[role]) & set(table[other])
+            if role != other and both and {role, other} != shared:
+                raise EvalError("--fields: field %s would give both the %s and the %s: a field "
+                                "gives one role; name the other role's field too"
+                                % (show(next(iter(both))), ROLES[role], ROLES[other]))
     return table
 
 
