@@ -905,7 +905,7 @@ def first_items(docids, scores, labels, opts):
     how many ranked texts held more than one label."""
     first_score = None
     if scores is not None:
-        ordered = sorted(zip(scores, docids), reverse=True)
+        ordered = in_rank_order(docids, scores)
         docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
     targets, several = documents(docids, labels, opts)
     if scores is not None:
@@ -1790,7 +1790,7 @@ def r_precision_multiple(q, multiple):
     0.5
     """
     cut = int(multiple * q.num_rel + 0.9)
-    return _found(q, cut) / cut if cut else 0.0
+    return precision(q, cut) if cut else 0.0
 
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
@@ -4926,8 +4926,8 @@ def _fast_json_rankings(text, source, truth, opts):
     values = Values(check_score, "scores", opts.duplicates, opts.match)
 
     def judged(qid, value):
-        docids, scores = json_query(qid, value, source, root, values)
-        return judge_run({qid: (docids, scores)}, truth, opts, source, root)[qid]
+        ranking = json_query(qid, value, source, root, values)
+        return judge_run({qid: ranking}, truth, opts, source, root)[qid]
     ranked, end = _members(text, i, judged)
     if root:  # the fixture's closing brace, not another member
         close = _NEXT.match(text, end)
