@@ -4729,7 +4729,7 @@ def _record_truth(found, where, qid, opts, given, read):
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
-        if value and qid in given.no_answer:
+        if value and unanswerable:
             fail(where, "the record says its question has an answer, and %s lists it among those "
                         "without one: which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
