@@ -1452,6 +1452,11 @@ _COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, 
 _TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
 # the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
 _FOUND = dict(ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+# the facts of trec_eval's measures of what was found, which are 0 when nothing relevant was
+_TREC_FOUND = dict(_TREC, losable=True)
+# the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
+# under --judged-only with --depth depend on the order of tied ones
+_SET = dict(ties=RETRIEVED_COUNTED, losable=False, **_ON_LABELS)
 
 
 def measure(name, cutoff, trec=("", ""), **record):
@@ -1730,8 +1735,7 @@ def inferred_ap(q, k):
     return total / q.num_rel
 
 
-@measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetP", "none", ("set_P", ""), unjudged=BOUNDED, **_SET)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1748,8 +1752,7 @@ def set_recall(q, k):
     return recall(q, None)
 
 
-@measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetF", "none", ("set_F", ""), unjudged=BOUNDED, **_SET)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1822,8 +1825,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
     return sum(interpolated_precision(q, level) for level in levels) / len(levels)
 
 
-@measure("BinG", "none", ("binG", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("BinG", "none", ("binG", ""), **_TREC_FOUND)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -1856,8 +1858,7 @@ def _ideal_dcg(ideal):
     return list(accumulate((g / math.log2(i + 2) for i, g in enumerate(ideal)), initial=0.0))
 
 
-@measure("G", "none", ("G", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("G", "none", ("G", ""), params=("gains",), **_TREC_FOUND)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -1934,8 +1935,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     return sum(values) / len(values) if values else 0.0
 
 
-@measure("RelP", "required", ("", "relative_P_{k}"),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("RelP", "required", ("", "relative_P_{k}"), **_TREC_FOUND)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -1946,15 +1946,13 @@ def relative_precision(q, k):
     return _found(q, k) / min(k, q.num_rel) if q.num_rel else 0.0
 
 
-@measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("SetRelP", "none", ("set_relative_P", ""), unjudged=CAN_LOWER, **_SET)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("SetAP", "none", ("set_map", ""), unjudged=CAN_LOWER, **_SET)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
