@@ -3355,9 +3355,9 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
 def same_queries(baseline, other, where, what):
     """Refuse two results evaluated on different queries: a mean over other queries is no
     comparison."""
-    if set(other["per_query"]) != set(baseline["per_query"]):
-        odd = [q for q in dict.fromkeys(list(other["per_query"]) + list(baseline["per_query"]))
-               if (q in other["per_query"]) != (q in baseline["per_query"])]
+    ours, theirs = other["per_query"], baseline["per_query"]
+    odd = [q for q in dict.fromkeys([*ours, *theirs]) if (q in ours) != (q in theirs)]
+    if odd:
         fail(where, "%s were evaluated on different queries (%s); compare on fixed "
              "queries, for example with --missing-run zero" % (what, first_few(odd)))
 
@@ -3774,7 +3774,7 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
     """Refuse a baseline (or replicate) whose labels, or evidence sets, differ: a label fix
     must not pass as a retrieval change.  A query without labels in one is the same as one
     absent from it: a question without an answer has none, and a log's record for it gives none."""
-    differ = [q for q in dict.fromkeys(list(ours) + list(theirs))
+    differ = [q for q in dict.fromkeys([*ours, *theirs])
               if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
         fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only "
