@@ -1445,8 +1445,10 @@ _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 # the facts of most measures: they score the labels of the questions that have an answer, and
 # read no evidence sets
 _ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of a measure --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties, never lost
+_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 # the facts of a count (NumRet...), summed over the queries
-_COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+_COUNT = dict(_PLAIN, aggregate="sum")
 # the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
 # an unjudged document can lower them, and a 0 does not say that nothing relevant was found
 _TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
@@ -1457,6 +1459,8 @@ _TREC_FOUND = dict(_TREC, losable=True)
 # the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
 # under --judged-only with --depth depend on the order of tied ones
 _SET = dict(ties=RETRIEVED_COUNTED, losable=False, **_ON_LABELS)
+# the facts of trec_eval's nDCG averaged over ranks (nDCGRel, RnDCG)
+_TREC_AVERAGED = dict(_TREC, ties="the orders by grade are not shown to be its best and worst")
 
 
 def measure(name, cutoff, trec=("", ""), **record):
@@ -1622,8 +1626,7 @@ def r_precision(q, k):
     return relative_precision(q, q.num_rel)
 
 
-@measure("Judged", "required", params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+@measure("Judged", "required", params=(), **_PLAIN)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1883,9 +1886,7 @@ def normalized_gain(q, k, *, gains=None):
     return total / sum(ideal) if ideal else 0.0
 
 
-@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -1906,9 +1907,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
     return total / len(ideal) if total > 0 else 0.0
 
 
-@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
