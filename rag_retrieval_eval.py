@@ -1445,7 +1445,7 @@ _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 # the facts of most measures: they score the labels of the questions that have an answer, and
 # read no evidence sets
 _ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
-# the facts of a measure --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties, never lost
+# the facts of a measure that --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties
 _PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 # the facts of a count (NumRet...), summed over the queries
 _COUNT = dict(_PLAIN, aggregate="sum")
