@@ -1452,8 +1452,10 @@ _COUNT = dict(_PLAIN, aggregate="sum")
 # the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
 # an unjudged document can lower them, and a 0 does not say that nothing relevant was found
 _TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+# the facts of a measure bounded both ways: over ties, and with --unjudged-bounds
+_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
 # the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
-_FOUND = dict(ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+_FOUND = dict(_BOUNDED, losable=True)
 # the facts of trec_eval's measures of what was found, which are 0 when nothing relevant was
 _TREC_FOUND = dict(_TREC, losable=True)
 # the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
@@ -1534,8 +1536,7 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS,
+@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS, **_BOUNDED,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1748,8 +1749,7 @@ def set_precision(q, k):
     return context_precision(q, None)
 
 
-@measure("SetR", "none", ("set_recall", ""),
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetR", "none", ("set_recall", ""), **_BOUNDED)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return recall(q, None)
