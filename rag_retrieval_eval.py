@@ -718,14 +718,13 @@ def fields_table(named):
         table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     # a key names one role: relevant=retrieved would rank the labels
-    for role, keys in table.items():
-        other = next((r for r in table if r != role and set(keys) & set(table[r])
-                      and {r, role} != shared), None)
-        if other is not None:
-            raise EvalError("--fields: field %s would give both the %s and the %s: a field gives "
-                            "one role; name the other role's field too"
-                            % (show(next(iter(set(keys) & set(table[other])))), ROLES[role],
-                               ROLES[other]))
+    for role in table:
+        for other in table:
+            both = set(table[role]) & set(table[other])
+            if role != other and both and {role, other} != shared:
+                raise EvalError("--fields: field %s would give both the %s and the %s: a field "
+                                "gives one role; name the other role's field too"
+                                % (show(next(iter(both))), ROLES[role], ROLES[other]))
     return table
 
 
@@ -916,7 +915,7 @@ def first_items(docids, scores, labels, opts):
     how many ranked texts held more than one label."""
     first_score = None
     if scores is not None:
-        ordered = sorted(zip(scores, docids), reverse=True)
+        ordered = in_rank_order(docids, scores)
         docids, scores = [d for _, d in ordered], [x for x, _ in ordered]
     targets, several = documents(docids, labels, opts)
     if scores is not None:
@@ -934,20 +933,11 @@ def _top(docids, scores, k):
     >>> _top(["a", "b", "c"], [1.0, 3.0, 2.0], 2), _top(["a", "b"], None, 1), _top([], [], 10)
     ('b\\nc', 'a', '')
     """
-    if scores is None:
-        top = docids[:k]
-    else:
-        # run files list by score: else list so, stably
-        if not all(map(ge, scores, islice(scores, 1, None))):
-            order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-            docids = list(map(docids.__getitem__, order))
-            scores = list(map(scores.__getitem__, order))
-        m = min(k, len(scores))
-        # a tie at the cut is sorted whole
-        while m < len(scores) and scores[m] == scores[m - 1]:
-            m += 1
-        # sorted: ties only
-        top = list(map(itemgetter(1), sorted(zip(scores[:m], docids[:m]), reverse=True)[:k]))
+    top = docids[:k]
+    if scores is not None:
+        # the first window holds k items at least
+        items = islice(chain.from_iterable(ranked_windows(docids, scores, max(k, 1))), k)
+        top = [doc for _, doc in items]
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
@@ -1167,11 +1157,11 @@ def _best_and_worst_ranks(ranks, groups, labels, gains=None):
 
 
 def _gain(gains, labels, doc):
-    """A labeled document's nDCG gain under a gains table (as ndcg_with_gains reads it)."""
+    """A labeled document's nDCG gain under a gains table (as nDCG reads it)."""
     grade = labels[doc]
     if grade < 0:
         return 0.0
-    return gains.get(grade, float(grade) if grade >= 1 else 0.0)
+    return gains.get(grade, float(grade))
 
 
 def judge_run(rankings, truth, opts, source, root=None):
@@ -1399,6 +1389,28 @@ def in_rank_order(docids, scores):
     return sorted(zip(scores, docids), reverse=True)
 
 
+def ranked_windows(docids, scores, size=16):
+    """Lists of a scored ranking's items (score, ID), in trec_eval's order (see in_rank_order), a
+    window at a time, each twice the last, the first of size items or more: what reads the top of
+    a long ranking sorts little more.  A run file lists a query's documents by score already, but
+    for the order of tied ones; when it does not, the items scored at least as high as the
+    size-th best come first."""
+    n = len(scores)
+    if not all(map(ge, scores, islice(scores, 1, None))):
+        floor = sorted(scores)[-min(size, n)]
+        for keep in (floor.__le__, floor.__gt__):
+            yield sorted(compress(zip(scores, docids), map(keep, scores)), reverse=True)
+        return
+    start = 0
+    while start < n:
+        stop = min(n, start + size)
+        # a tie is sorted whole
+        while stop < n and scores[stop] == scores[stop - 1]:
+            stop += 1
+        yield sorted(zip(scores[start:stop], docids[start:stop]), reverse=True)
+        start, size = stop, size * 2
+
+
 def within_budget(items, budget, lengths, opts=Reading(), query=None):
     """The items (score, ID), in rank order, that a token budget keeps: the longest prefix
     whose counts (each plus the overhead) sum to at most budget.tokens, or with pack "skip"
@@ -1469,17 +1481,34 @@ _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
 # the facts of most measures: they score the labels of the questions that have an answer, and
 # read no evidence sets
 _ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of a measure that --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties
+_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
 # the facts of a count (NumRet...), summed over the queries
-_COUNT = dict(aggregate="sum", ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+_COUNT = dict(_PLAIN, aggregate="sum")
+# the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
+# an unjudged document can lower them, and a 0 does not say that nothing relevant was found
+_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+# the facts of a measure bounded both ways: over ties, and with --unjudged-bounds
+_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+# the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
+_FOUND = dict(_BOUNDED, losable=True)
+# the facts of trec_eval's measures of what was found, which are 0 when nothing relevant was
+_TREC_FOUND = dict(_TREC, losable=True)
+# the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
+# under --judged-only with --depth depend on the order of tied ones
+_SET = dict(ties=RETRIEVED_COUNTED, losable=False, **_ON_LABELS)
+# the facts of trec_eval's nDCG averaged over ranks (nDCGRel, RnDCG)
+_TREC_AVERAGED = dict(_TREC, ties="the orders by grade are not shown to be its best and worst")
 
 
-def measure(name, cutoff, trec, **record):
+def measure(name, cutoff, trec=("", ""), **record):
     """Register a measure, each of its facts stated (ties, unjudged, losable, evidence and
     domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
     "sum" for counts), params and filtered where they are not the defaults.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level' (IPrec@0.5: a
-    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec.
+    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec
+    ("": none).
     params: the parameters it takes, in ir_measures' syntax: rel (its own relevance level,
     P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a filter, a required
     cutoff may be left out (the whole filtered ranking).
@@ -1521,8 +1550,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS, **_FOUND)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1544,8 +1572,7 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS,
+@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS, **_BOUNDED,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1556,8 +1583,7 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS, **_FOUND)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1569,8 +1595,7 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=BOUNDED, losable=True, **_ON_LABELS)
+@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS, **_FOUND)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1580,8 +1605,7 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS, **_TREC)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1596,24 +1620,31 @@ def average_precision(q, k):
 
 
 @measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+         **_TREC)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
 
     The gain is the grade whatever the relevance level; the ideal ranking
     holds every labeled grade > 0, best first, cut at k like the run (trec_eval).
+    gains={G:V,...}: a gain per grade, as trec_eval's ndcg with gain parameters
+    (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain (see _trec_gains),
+    and the ideal orders every label by its gain.
 
     >>> round(ndcg(_example(None, 2, 1), None), 6)   # (2/log2(3) + 1/2) / (2 + 1/log2(3))
     0.669672
+    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
+    >>> round(ndcg(_example(None, 2, 0), None, gains={0: 0.5, 2: 3.0}), 6)
+    0.646301
     """
+    ranked, ideal = q.gains, q.ideal
     if gains is not None:
-        return ndcg_with_gains(q, k, gains)
-    ideal = q.ideal if k is None else q.ideal[:k]
-    # g / log2(i + 2)
+        ranked, ideal = _trec_gains(q, gains)
+    ideal = ideal if k is None else ideal[:k]
+    # g / log2(i + 2); gains <= 2**53
     best = sum(map(truediv, ideal, map(math.log2, range(2, len(ideal) + 2))))
     if best <= 0:
         return 0.0
-    return sum(g / math.log2(r + 1) for r, g in q.gains if k is None or r <= k) / best
+    return sum(g / math.log2(r + 1) for r, g in ranked if k is None or r <= k) / best
 
 
 def _zero_ranks(q):
@@ -1621,31 +1652,7 @@ def _zero_ranks(q):
     return set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
 
 
-def ndcg_with_gains(q, k, gains):
-    """nDCG(gains={G:V,...}): nDCG with a gain per grade, as trec_eval's ndcg with gain
-    parameters (-m ndcg.1=1,2=3); a grade not listed keeps its own value as gain, and
-    grades below 1 not listed gain nothing.  The ideal orders every label by its gain.
-
-    >>> # (3/log2(3) + .5/2) / (3 + .5/log2(3))
-    >>> round(ndcg_with_gains(_example(None, 2, 0), None, {0: 0.5, 2: 3.0}), 6)
-    0.646301
-    """
-    def gain(grade):
-        return gains.get(grade, float(grade) if grade >= 1 else 0.0)
-    dcg = 0.0
-    for rank, grade in sorted(q.gains + [(r, 0) for r in _zero_ranks(q)]):
-        if gain(grade) != 0 and (k is None or rank <= k):
-            dcg += gain(grade) / math.log2(rank + 1)
-    # every label graded >= 0
-    graded = q.ideal + [0] * (q.num_rel + q.num_nonrel - len(q.ideal))
-    ideal = sorted(map(gain, graded), reverse=True)[:k]
-    # gains <= 2**53
-    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal) if g > 0)
-    return dcg / best if best > 0 else 0.0
-
-
-@measure("Rprec", "none", ("Rprec", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("Rprec", "none", ("Rprec", ""), **_TREC)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1653,11 +1660,10 @@ def r_precision(q, k):
     >>> r_precision(_example(1, None, 1, labels={"x": 1}), None)
     0.6666666666666666
     """
-    return _found(q, q.num_rel) / q.num_rel if q.num_rel else 0.0
+    return relative_precision(q, q.num_rel)
 
 
-@measure("Judged", "required", ("", ""), params=(),
-         ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+@measure("Judged", "required", params=(), **_PLAIN)
 def judged_share(q, k):
     """Judged: documents within k that carry any label / min(k, retrieved); 0 if none.
 
@@ -1700,8 +1706,7 @@ def _judged_nonrel_ranks(q):
     return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
 
 
-@measure("Bpref", "none", ("bpref", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("Bpref", "none", ("bpref", ""), **_TREC)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1720,8 +1725,7 @@ def bpref(q, k):
     return total / q.num_rel
 
 
-@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric", **_TREC)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1735,8 +1739,7 @@ def gm_average_precision(q, k):
     return average_precision(q, None)
 
 
-@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric",
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric", **_TREC)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1772,26 +1775,23 @@ def inferred_ap(q, k):
     return total / q.num_rel
 
 
-@measure("SetP", "none", ("set_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetP", "none", ("set_P", ""), unjudged=BOUNDED, **_SET)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
     >>> set_precision(_example(1, None, 0, 1), None)
     0.5
     """
-    return len(q.rel_ranks) / q.num_ret if q.num_ret else 0.0
+    return context_precision(q, None)
 
 
-@measure("SetR", "none", ("set_recall", ""),
-         ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetR", "none", ("set_recall", ""), **_BOUNDED)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
-    return len(q.rel_ranks) / q.num_rel if q.num_rel else 0.0
+    return recall(q, None)
 
 
-@measure("SetF", "none", ("set_F", ""),
-         ties=RETRIEVED_COUNTED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+@measure("SetF", "none", ("set_F", ""), unjudged=BOUNDED, **_SET)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1800,12 +1800,11 @@ def set_f(q, k):
     """
     if not q.rel_ranks:
         return 0.0
-    p, r = len(q.rel_ranks) / q.num_ret, len(q.rel_ranks) / q.num_rel
+    p, r = set_precision(q, k), set_recall(q, k)
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(), **_TREC)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1825,8 +1824,7 @@ def interpolated_precision(q, level):
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
 # are kept, for its numbers are what a TREC user compares with.
 
-@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(), **_TREC)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1834,7 +1832,7 @@ def r_precision_multiple(q, multiple):
     0.5
     """
     cut = int(multiple * q.num_rel + 0.9)
-    return _found(q, cut) / cut if cut else 0.0
+    return precision(q, cut) if cut else 0.0
 
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
@@ -1855,8 +1853,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
             + d * (docs + found - q.num_ret - q.num_rel))
 
 
-@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(), **_TREC)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -1867,8 +1864,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
     return sum(interpolated_precision(q, level) for level in levels) / len(levels)
 
 
-@measure("BinG", "none", ("binG", ""),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("BinG", "none", ("binG", ""), **_TREC_FOUND)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -1901,8 +1897,7 @@ def _ideal_dcg(ideal):
     return list(accumulate((g / math.log2(i + 2) for i, g in enumerate(ideal)), initial=0.0))
 
 
-@measure("G", "none", ("G", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("G", "none", ("G", ""), params=("gains",), **_TREC_FOUND)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -1927,9 +1922,7 @@ def normalized_gain(q, k, *, gains=None):
     return total / sum(ideal) if ideal else 0.0
 
 
-@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -1950,9 +1943,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
     return total / len(ideal) if total > 0 else 0.0
 
 
-@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",),
-         ties="the orders by grade are not shown to be its best and worst", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -1979,8 +1970,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     return sum(values) / len(values) if values else 0.0
 
 
-@measure("RelP", "required", ("", "relative_P_{k}"),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=True, **_ON_LABELS)
+@measure("RelP", "required", ("", "relative_P_{k}"), **_TREC_FOUND)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -1991,15 +1981,13 @@ def relative_precision(q, k):
     return _found(q, k) / min(k, q.num_rel) if q.num_rel else 0.0
 
 
-@measure("SetRelP", "none", ("set_relative_P", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("SetRelP", "none", ("set_relative_P", ""), unjudged=CAN_LOWER, **_SET)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("SetAP", "none", ("set_map", ""),
-         ties=RETRIEVED_COUNTED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("SetAP", "none", ("set_map", ""), unjudged=CAN_LOWER, **_SET)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -2015,8 +2003,7 @@ def nonrelevant_retrieved_count(q, k):
     return len(_judged_nonrel_ranks(q))
 
 
-@measure("RBP", "optional", ("rbp", ""), params=("gains",),
-         ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+@measure("RBP", "optional", ("rbp", ""), params=("gains",), **_TREC)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -2098,7 +2085,7 @@ _EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PL
 _EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
-@measure("EvidenceRecall", "optional", ("", ""), losable=True, **_EVIDENCE)
+@measure("EvidenceRecall", "optional", losable=True, **_EVIDENCE)
 def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
@@ -2112,7 +2099,7 @@ def evidence_recall(q, k):
     return max(len([r for r in ranks if r <= cut]) / len(ranks) for ranks in q.evidence)
 
 
-@measure("EvidenceSuccess", "optional", ("", ""), losable=False, **_EVIDENCE)
+@measure("EvidenceSuccess", "optional", losable=False, **_EVIDENCE)
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
@@ -2122,7 +2109,7 @@ def evidence_success(q, k):
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
 
 
-@measure("EvidenceRR", "optional", ("", ""), losable=False, **_EVIDENCE)
+@measure("EvidenceRR", "optional", losable=False, **_EVIDENCE)
 def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
@@ -2138,7 +2125,7 @@ def evidence_rr(q, k):
 # right retrieval is nothing.  Abstain scores only those queries, and they are left out of every
 # other measure.
 
-@measure("Abstain", "none", ("", ""), params=("thresh",),
+@measure("Abstain", "none", params=("thresh",),
          ties=ORDER_FREE, unjudged=NOT_PLAIN, losable=False, evidence=False, domain="unanswerable")
 def abstain(q, k):
     """Abstain (no-answer queries only): 1 if nothing is ranked (with thresh=X: nothing scores X
@@ -2180,7 +2167,7 @@ _AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False,
                   domain=AGREEMENT)
 
 
-@measure("Overlap", "required", ("", ""), **_AGREEMENT)
+@measure("Overlap", "required", **_AGREEMENT)
 def overlap(pair, k):
     """Overlap: |A_k & B_k| / min(k, |B_k|), the run's top k (A) and the baseline's (B): against
     an exact run, ANN recall.
@@ -2193,7 +2180,7 @@ def overlap(pair, k):
     return len(run & base) / len(base) if base else float(not run)
 
 
-@measure("Jaccard", "required", ("", ""), **_AGREEMENT)
+@measure("Jaccard", "required", **_AGREEMENT)
 def jaccard(pair, k):
     """Jaccard: |A_k & B_k| / |A_k | B_k| of the run's top k and the baseline's;
     1 when both are empty.
@@ -2205,7 +2192,7 @@ def jaccard(pair, k):
     return len(run & base) / len(run | base) if run or base else 1.0
 
 
-@measure("RBO", "optional", ("", ""), **_AGREEMENT)
+@measure("RBO", "optional", **_AGREEMENT)
 def rank_biased_overlap(pair, k, *, p=0.9):
     """RBO: extrapolated rank-biased overlap of the two rankings (their top k), Webber et al.
     2010, eq. 32.
@@ -3409,7 +3396,12 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
     paired, means_ci = paired_by_domain(baseline, candidate, specs, plan)
     comparison = {s.name: _comparison_row(baseline, candidate, s, paired[s.name],
                                           s.name in plan.alone) for s in specs}
-    breaches = gate_breaches(baseline, candidate, comparison, specs, gates)
+    seen, breaches = (baseline, candidate, comparison, gates), []
+    # measure by measure, each gate's check (see GATES) in the order of the limits
+    for spec in specs:
+        for name, limits in gates.limits.items():
+            if spec.name in limits:
+                breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
     holm_over(comparison.values())
     return {"comparison": comparison, "breaches": breaches, "ci95": means_ci}
 
@@ -3417,23 +3409,11 @@ def compare(baseline, candidate, specs, plan, where="", gates=Gates()):
 def same_queries(baseline, other, where, what):
     """Refuse two results evaluated on different queries: a mean over other queries is no
     comparison."""
-    if set(other["per_query"]) != set(baseline["per_query"]):
-        odd = [q for q in dict.fromkeys(list(other["per_query"]) + list(baseline["per_query"]))
-               if (q in other["per_query"]) != (q in baseline["per_query"])]
+    ours, theirs = other["per_query"], baseline["per_query"]
+    odd = [q for q in dict.fromkeys([*ours, *theirs]) if (q in ours) != (q in theirs)]
+    if odd:
         fail(where, "%s were evaluated on different queries (%s); compare on fixed "
              "queries, for example with --missing-run zero" % (what, first_few(odd)))
-
-
-def gate_breaches(baseline, candidate, comparison, specs, gates):
-    """The breaches of a comparison's gates (see Gates): measure by measure, each gate's check
-    (see GATES) in the order of the limits."""
-    seen = (baseline, candidate, comparison, gates)
-    breaches = []
-    for spec in specs:
-        for name, limits in gates.limits.items():
-            if spec.name in limits:
-                breaches += GATES[name].check(GATES[name], spec.name, limits[spec.name], seen)
-    return breaches
 
 
 def fell(row):
@@ -3627,17 +3607,12 @@ def power(per_query, specs, base=None, limits=NOTHING):
         if summed:
             out[name]["of"] = "sum"
         if name in limits:
-            out[name]["queries_for"] = _queries_for(sd, summed, limits[name])
+            limit, needed = limits[name], None
+            # no number resolves a sum's change, or a limit of 0
+            if sd is not None and not summed and limit:
+                needed = math.ceil((Z_POWER * sd / limit) ** 2)
+            out[name]["queries_for"] = {str(limit): needed}
     return out
-
-
-def _queries_for(sd, summed, limit):
-    """{limit: the queries a mean gate's limit needs}, None where no number resolves it: a sum's
-    change, or a limit of 0."""
-    needed = None
-    if sd is not None and not summed and limit:
-        needed = math.ceil((Z_POWER * sd / limit) ** 2)
-    return {str(limit): needed}
 
 
 def blind_warnings(result, specs, plan):
@@ -3868,7 +3843,7 @@ def check_same_labels(theirs, ours, where, whose="the baseline's", what="labels"
     """Refuse a baseline (or replicate) whose labels, or evidence sets, differ: a label fix
     must not pass as a retrieval change.  A query without labels in one is the same as one
     absent from it: a question without an answer has none, and a log's record for it gives none."""
-    differ = [q for q in dict.fromkeys(list(ours) + list(theirs))
+    differ = [q for q in dict.fromkeys([*ours, *theirs])
               if (ours.get(q) or {}) != (theirs.get(q) or {})]
     if differ:
         fail(where, "%s %s differ from the candidate's%s on %s (%s): compare runs only "
@@ -4285,20 +4260,24 @@ def split_columns(line):
 
 def column_lines(lines, source, layout):
     """(line number, place, columns) of each line of whitespace-separated columns, as many as
-    ``layout`` names ('QID GROUP'), of (number, line) pairs; blank and '#' lines are skipped.
+    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of
+    (number, line) pairs; blank and '#' lines are skipped.
 
     >>> list(column_lines([(1, "# QID GROUP"), (2, "q1 easy")], "g.txt", "QID GROUP"))
     [(2, 'g.txt:2', ['q1', 'easy'])]
     """
-    width = len(layout.split())
+    more = layout.endswith("]")
+    width = len(layout.split()) - more
     for number, line in lines:
         cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
         where = "%s:%d" % (source, number)
-        if len(cols) != width:
-            fail(where, "expected %d column%s (%s), found %d: %s" % (
-                width, "s" if width > 1 else "", layout, len(cols), show(line.strip(ASCII_SPACE))))
+        if len(cols) != width and not (more and len(cols) > width):
+            # "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG])"
+            least = "%d or more" % width if more else "%d" % width
+            fail(where, "expected %s column%s (%s), found %d: %s" % (
+                least, "s" if width > 1 else "", layout, len(cols), show(line.strip(ASCII_SPACE))))
         yield number, where, cols
 
 
@@ -4370,34 +4349,35 @@ def trec_run_lines(stream, source):
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
     scores), and so is anything after the tag.  Every error names its line.
     """
-    for number, line in text_lines(stream, source):
-        cols = split_columns(line)
-        if not cols or cols[0].startswith("#"):
-            continue
-        where = "%s:%d" % (source, number)
-        if len(cols) < 5:
-            fail(where, "expected 5 or more columns (QID Q0 DOCID RANK SCORE [TAG]), found %d: %s"
-                 % (len(cols), show(line.strip(ASCII_SPACE))))
+    for number, where, cols in column_lines(text_lines(stream, source), source,
+                                            "QID Q0 DOCID RANK SCORE [TAG]"):
         qid, _, doc, _, score = cols[:5]
         yield number, qid, doc, parse_score(score, where, qid)
 
 
-def _ranked_twice(source, number, qid, doc, first, duplicates):
-    fail("%s:%d" % (source, number), "document %s is ranked twice (first at line %d)%s"
-         % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+def add_run_lines(lines, ranking, line_of, source, duplicates):
+    """Add lines of one query (see trec_run_lines) to its ranking (docids, scores); a document
+    ranked twice names both of its lines (line_of: {doc: its first line}), unless duplicates is
+    "first"."""
+    docids, scores = ranking
+    for number, qid, doc, value in lines:
+        first = line_of.setdefault(doc, number)
+        if first != number and duplicates != "first":
+            fail("%s:%d" % (source, number), "document %s is ranked twice (first at line %d)%s"
+                 % (show(doc), first, DUPLICATES_HINT if duplicates else ""), qid)
+        docids.append(doc)
+        scores.append(value)
+    return ranking
 
 
 def read_trec_run(stream, source, duplicates="error"):
     """{qid: (docids, scores)} of a TREC run, every line kept; a document ranked twice names
     both of its lines (unless duplicates is "first")."""
     rankings, first_line = {}, {}
-    for number, qid, doc, value in trec_run_lines(stream, source):
-        first = first_line.setdefault((qid, doc), number)
-        if first != number and duplicates != "first":
-            _ranked_twice(source, number, qid, doc, first, duplicates)
-        docids, scores = rankings.setdefault(qid, ([], []))
-        docids.append(doc)
-        scores.append(value)
+    # a query's lines may come back later
+    for qid, lines in groupby(trec_run_lines(stream, source), itemgetter(1)):
+        add_run_lines(lines, rankings.setdefault(qid, ([], [])), first_line.setdefault(qid, {}),
+                      source, duplicates)
     if not rankings:
         nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     return rankings
@@ -4816,7 +4796,7 @@ def _record_truth(found, where, qid, opts, given, read):
         name, value = found["answerable"]
         if not isinstance(value, bool):
             fail(loc(where, name), "expected true or false, not %s" % show(value), qid)
-        if value and qid in given.no_answer:
+        if value and unanswerable:
             fail(where, "the record says its question has an answer, and %s lists it among those "
                         "without one: which is it?" % (given.no_answer[qid] or "--no-answer"), qid)
         if not value:
@@ -5013,8 +4993,8 @@ def _fast_json_rankings(text, source, truth, opts):
     values = Values(check_score, "scores", opts.duplicates, opts.match)
 
     def judged(qid, value):
-        docids, scores = json_query(qid, value, source, root, values)
-        return judge_run({qid: (docids, scores)}, truth, opts, source, root)[qid]
+        ranking = json_query(qid, value, source, root, values)
+        return judge_run({qid: ranking}, truth, opts, source, root)[qid]
     ranked, end = _members(text, i, judged)
     if root:  # the fixture's closing brace, not another member
         close = _NEXT.match(text, end)
@@ -5076,27 +5056,17 @@ def reference_judged_trec_run(stream, source, truth, opts):
     so that memory holds one query's lines.  Messages come as if every line were read
     first: the first bad line, else the first query that cannot be judged.  A run whose
     queries are not contiguous is read again, whole (read_trec_run)."""
-    ranked, current, docids, scores, line_of, judging_error = {}, None, [], [], {}, None
-    # a last line of no query ends the last query
-    for number, qid, doc, value in chain(trec_run_lines(stream, source),
-                                         [(None, None, None, None)]):
-        if qid != current:
-            if current is not None:
-                try:
-                    ranked.update(judge_run({current: (docids, scores)}, truth, opts, source))
-                except EvalError as exc:
-                    judging_error, ranked[current] = judging_error or exc, None
-            if qid is not None and qid in ranked:  # the query comes back
-                stream.seek(0)
-                rankings = read_trec_run(stream, source, opts.duplicates)
-                return judge_run(rankings, truth, opts, source)
-            current, docids, scores, line_of = qid, [], [], {}
-        if qid is not None:
-            first = line_of.setdefault(doc, number)
-            if first != number and opts.duplicates != "first":
-                _ranked_twice(source, number, qid, doc, first, opts.duplicates)
-            docids.append(doc)
-            scores.append(value)
+    ranked, judging_error = {}, None
+    for qid, lines in groupby(trec_run_lines(stream, source), itemgetter(1)):
+        if qid in ranked:  # the query comes back
+            stream.seek(0)
+            rankings = read_trec_run(stream, source, opts.duplicates)
+            return judge_run(rankings, truth, opts, source)
+        ranking = add_run_lines(lines, ([], []), {}, source, opts.duplicates)
+        try:
+            ranked.update(judge_run({qid: ranking}, truth, opts, source))
+        except EvalError as exc:
+            judging_error, ranked[qid] = judging_error or exc, None
     if not ranked:
         nothing_in(source, "rankings", "the file has no QID Q0 DOCID RANK SCORE lines")
     if judging_error:
@@ -5322,25 +5292,11 @@ def _progress(source):
 
 def _windows_in_rank_order(docids, scores, size=16):
     """Lists of a ranking's items (score, ID decoded), in trec_eval's order (= in_rank_order of
-    the decoded IDs: UTF-8 keeps the order of code points), a window at a time, each twice the
-    last: a budget that weighs ten items of a thousand sorts and decodes little more.  A run
-    file lists a query's documents by score already, but for the order of tied ones; when it
-    does not, the items scored at least as high as the size-th best come first."""
-    n = len(scores)
-    if not all(map(ge, scores, islice(scores, 1, None))):
-        floor = sorted(scores)[-min(size, n)]
-        for keep in (floor.__le__, floor.__gt__):
-            kept = compress(zip(scores, docids), map(keep, scores))
-            yield [(x, d.decode()) for x, d in sorted(kept, reverse=True)]
-        return
-    start = 0
-    while start < n:
-        stop = min(n, start + size)
-        while stop < n and scores[stop] == scores[stop - 1]:  # a tie is sorted whole
-            stop += 1
-        window = zip(scores[start:stop], docids[start:stop])
-        yield [(x, d.decode()) for x, d in sorted(window, reverse=True)]
-        start, size = stop, size * 2
+    the decoded IDs: UTF-8 keeps the order of code points), a window at a time (see
+    ranked_windows): a budget that weighs ten items of a thousand sorts and decodes little
+    more."""
+    for window in ranked_windows(docids, scores, size):
+        yield [(x, d.decode()) for x, d in window]
 
 
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run

@@ -1548,11 +1548,11 @@ class MeasureParametersTest(TempDirTestCase):
         # exponential gains: 3, 1 retrieved; 7, 3, 1 ideal
         q = judged(None, 2, 0, 1, None, labels={"x": 3})
         log2 = math.log2
-        self.assertAlmostEqual(rre.ndcg_with_gains(q, None, {1: 1, 2: 3, 3: 7}),
+        self.assertAlmostEqual(rre.ndcg(q, None, gains={1: 1, 2: 3, 3: 7}),
                                (3 / log2(3) + 1 / log2(5)) / (7 + 3 / log2(3) + 1 / 2), places=15)
         # a negative gain costs in the ranking and is left out of the ideal (trec_eval stops at
         # gain <= 0)
-        self.assertAlmostEqual(rre.ndcg_with_gains(q, None, {1: -1, 2: 2}),
+        self.assertAlmostEqual(rre.ndcg(q, None, gains={1: -1, 2: 2}),
                                (2 / log2(3) - 1 / log2(5)) / (3 + 2 / log2(3)), places=15)
 
     def test_names_are_canonical_and_computed_once(self):
