@@ -6742,15 +6742,8 @@ def explained(plan, inputs, ranked, judged, result):
     """The blocks a result ends with before its manifest: --unjudged-bounds' and --explain's,
     which also counts its causes in each group (judged: the answered queries'), and in a
     pipeline its funnel (see funnel), with the baseline pipeline's when it has stages."""
-    blocks, truth, approved = {}, inputs.truth, inputs.baseline
-    index = truth.index
-    # the relevant documents are folded
-    if index and plan.opts.separator:
-        index = {i.split(plan.opts.separator, 1)[0] for i in index}
-    pipeline = (inputs.stages or index is not None) and funnel(plan, truth, ranked, inputs.stages,
-                                                               judged, index)
-    if pipeline and approved and approved.stages:
-        pipeline["baseline"] = funnel(plan, truth, approved.ranked, approved.stages, judged, index)
+    blocks, approved = {}, inputs.baseline
+    pipeline = funnels(plan, inputs, ranked, judged)
     if plan.config.unjudged_bounds:
         blocks["unjudged"] = unjudged_block(plan, judged, result, approved)
     if pipeline:
@@ -6791,45 +6784,94 @@ def staged(plan, truth, judged, stages):
 # (its documents joined by "|"), which passes as far as the best of its documents; a lost unit's
 # fate is its row, with its rank in the run and in the stage before the run (the run's own when
 # no stage is named), or null.
+def funnels(plan, inputs, ranked, judged):
+    """In a pipeline, the funnel block of the run (see funnel) over the answered queries (judged),
+    with the baseline pipeline's when it has stages; else None."""
+    stages, index, approved = inputs.stages, inputs.truth.index, inputs.baseline
+    if not stages and index is None:
+        return None
+    # the relevant documents are folded
+    if index is not None and plan.opts.separator:
+        index = {i.split(plan.opts.separator, 1)[0] for i in index}
+    block = funnel(plan, inputs.truth, ranked, stages, judged, index)
+    if approved and approved.stages:
+        block["baseline"] = funnel(plan, inputs.truth, approved.ranked, approved.stages, judged,
+                                   index)
+    return block
+
+
 def funnel(plan, truth, ranked, stages, qids, index):
     """The "funnel" block of a pipeline (its stages, the run's rankings ranked; index: {ID: None}
-    folded, or None) over queries qids: the relevant units; per row those still there (count,
-    share of all), their mean per-query recall (0 for a query without any), how many were lost
-    there (the row before minus this one); per query that lost any, each lost unit's fate."""
+    folded, or None) over queries qids: the relevant units (documents, or evidence slots); per
+    row those still there (count, share of all), their mean per-query recall (0 for a query
+    without any), how many were lost there (the row before minus this one); per query that lost
+    any, each lost unit's fate, with its rank in the run and in the stage before the run."""
     budget = next((f for f in plan.opts.filters if f.tokens is not None), None)
-    rows = [{"stage": s.name, "fate": "removed"} for s in stages] + [
-        {"stage": "run", "fate": "removed"}]
-    # the first stage's loss: never retrieved
-    rows[0]["fate"] = "not_retrieved"
-    rows = [{"stage": "index", "fate": "not_indexed"}][index is None:] + rows + [
-        {"stage": "top %d" % plan.opts.top_k, "fate": "below_k"},
-        {"stage": "budget", "fate": "over_budget"}][:1 + bool(budget)]
+    rows = funnel_rows(plan, stages, index, budget)
     passed, lost = {}, {}
     for q in qids:
-        ranks, _, kept = _seen_of(ranked.get(q))
-        held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
-        top = [d for d in ranks if ranks[d] <= plan.opts.top_k]
-        # what each row holds: a unit passes a row when one of its documents is there
-        points = [index, *held, ranks, top, kept.get(budget, ())][index is None:]
-        sets = evidence_of(truth, q) or [[(d,) for d, g in truth.labels[q].items()
-                                          if g >= least_relevant(plan.opts.level)]]
+        points, ranks, before = query_points(plan, ranked.get(q), stages, q, index, budget)
         passed[q] = []
-        for slot in dict.fromkeys(chain.from_iterable(sets)):
-            # the rows its best document passed, all of them when delivered
-            far, doc = max((next((i for i, p in enumerate(points) if d not in p), len(rows)), d)
-                           for d in slot)
+        for slot in relevant_units(plan, truth, q):
+            far, doc = max((rows_passed(d, points), d) for d in slot)
             passed[q].append(far)
             if far < len(rows):
-                lost.setdefault(q, {})["|".join(slot)] = dict(
-                    rows[far], rank=ranks.get(doc), stage_rank=(held or [ranks])[-1].get(doc))
-    total = last = sum(map(len, passed.values()))
+                fate = dict(rows[far], rank=ranks.get(doc), stage_rank=before.get(doc))
+                lost.setdefault(q, {})["|".join(slot)] = fate
+    total = sum(map(len, passed.values()))
+    return {"relevant": total, "rows": counted_rows(rows, passed, total), "queries": lost}
+
+
+def funnel_rows(plan, stages, index, budget):
+    """The funnel's rows in pipeline order: each its name, and the fate of a unit lost there."""
+    rows = [{"stage": "index", "fate": "not_indexed"}] if index is not None else []
+    names = [stage.name for stage in stages] + ["run"]
+    # the first stage's loss: never retrieved
+    fates = ["not_retrieved"] + ["removed"] * len(stages)
+    rows += [{"stage": name, "fate": fate} for name, fate in zip(names, fates)]
+    rows.append({"stage": "top %d" % plan.opts.top_k, "fate": "below_k"})
+    if budget is not None:
+        rows.append({"stage": "budget", "fate": "over_budget"})
+    return rows
+
+
+def query_points(plan, ranking, stages, q, index, budget):
+    """(What each funnel row holds of query q, in their order; the run's {document: rank}; the
+    stage before the run's, the run's when it has none)."""
+    ranks, _, kept = _seen_of(ranking)
+    held = [_seen_of(stage.ranked.get(q))[0] for stage in stages]
+    points = [index] if index is not None else []
+    points += held + [ranks, {d for d, rank in ranks.items() if rank <= plan.opts.top_k}]
+    if budget is not None:
+        points.append(kept.get(budget, ()))
+    return points, ranks, (held or [ranks])[-1]
+
+
+def relevant_units(plan, truth, q):
+    """A query's relevant units: its evidence slots, else each relevant document (a slot of one)."""
+    sets = evidence_of(truth, q)
+    if sets:
+        return dict.fromkeys(chain.from_iterable(sets))
+    least = least_relevant(plan.opts.level)
+    return [(d,) for d, grade in truth.labels[q].items() if grade >= least]
+
+
+def rows_passed(doc, points):
+    """How many funnel rows a document passes: up to the first whose points lack it."""
+    return next((i for i, held in enumerate(points) if doc not in held), len(points))
+
+
+def counted_rows(rows, passed, total):
+    """The rows with their counts, of {qid: [rows each unit passed]}: the units still there, their
+    share of the total, the mean per-query recall there, and the units lost there."""
+    last = total
     for i, row in enumerate(rows):
         count = sum(far > i for fars in passed.values() for far in fars)
         recall = math.fsum(sum(far > i for far in fars) / len(fars)
                            for fars in passed.values() if fars) / (len(passed) or 1)
         row.update(relevant=count, share=count / (total or 1), recall=recall, lost=last - count)
         last = count
-    return {"relevant": total, "rows": rows, "queries": lost}
+    return rows
 
 
 def label_specs(specs):
