@@ -6790,6 +6790,7 @@ def funnels(plan, inputs, ranked, judged):
     stages, index, approved = inputs.stages, inputs.truth.index, inputs.baseline
     if not stages and index is None:
         return None
+    check_evidence_labeled(inputs.truth, judged, place(plan.config.evidence or ""))
     # the relevant documents are folded
     if index is not None and plan.opts.separator:
         index = {i.split(plan.opts.separator, 1)[0] for i in index}
@@ -6798,6 +6799,18 @@ def funnels(plan, inputs, ranked, judged):
         block["baseline"] = funnel(plan, inputs.truth, approved.ranked, approved.stages, judged,
                                    index)
     return block
+
+
+def check_evidence_labeled(truth, qids, where):
+    """Refuse an evidence document without a label in a pipeline: a ranking keeps the ranks of
+    the labeled documents only (see Ranking.seen), which the funnel follows."""
+    for q in qids:
+        sets = evidence_of(truth, q) or ()
+        doc = next((d for s in sets for slot in s for d in slot if d not in truth.labels[q]), None)
+        if doc is not None:
+            fail(where, "evidence document %s has no label, and the funnel follows the labeled "
+                     "documents: label it, or let the evidence sets stand in for the labels"
+                 % show(doc), q)
 
 
 def funnel(plan, truth, ranked, stages, qids, index):
