@@ -25,7 +25,9 @@ Map: the sections in pipeline order, each calling only into those above it.
   Errors           EvalError, fail, given_twice, nothing_in, skipped_text: each fact worded once
   Validation       check_id(s), check_grade, check_score, check_cutoff, parse_fields
   Judged rankings  Judged, Ranking, Truth, Reading; judge_ranking, rank_scored, judge_run,
-                   filtered_judged, within_budget: what every measure needs of a query
+                   filtered_judged, within_budget: what every measure needs of a query;
+                   Pipeline and held_ids (a stage holds only what the one before held),
+                   Access and with_leaks (the documents a query may not read)
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds;
@@ -37,9 +39,12 @@ Map: the sections in pipeline order, each calling only into those above it.
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
                    reader of each role (a Role: its files' readers, and value() for a library
-                   call's Value), READERS and load(path or Value, role, Known): the one loader
+                   call's Value; Index and AccessMap among them), READERS and load(path or
+                   Value, role, Known): the one loader
   Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
                    evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
+                   a pipeline's Stages: load_stages (read last to first), staged (the Judged
+                   record a stage=NAME measure reads);
                    evaluate_loaded's stages, each returning its blocks: described, explained;
                    the features a result gains: agreement_rows and agreement_curve (agreement
                    measures), explanations (--explain), funnel (the fates of relevant documents
