@@ -1203,6 +1203,8 @@ def held_ids(qid, docids, docset, pipeline):
                 fail(where, "%s holds %s, which %s (%s) does not hold: a stage holds only what "
                             "the stage before it held"
                      % (what, show(doc), pipeline.name, pipeline.place), qid)
+    if pipeline.index is None and not pipeline.keep:
+        return None
     texts = list(map(bytes.decode, docids)) if encoded else docids
     if pipeline.index is not None:
         outside = next((doc for doc in texts if doc not in pipeline.index), None)
@@ -3930,6 +3932,9 @@ def manifest(plan, digests, labels, judged, run=None):
         made["label_coverage"] = {n: mean_judged(judged, n)
                                   for n in map("Judged@%d".__mod__, cutoffs)}
     given = {o.name: getattr(plan.config, o.name) for o in OPTIONS if o.stage == "input"}
+    # a stage as the command line names it
+    for name in ("stage", "baseline_stage"):
+        given[name] = given[name] and ["=".join(pair) for pair in given[name]]
     made["inputs"] = {n: [run] if n == "run" else value
                       for n, value in given.items() if run and value is not None}
     return made
@@ -5101,7 +5106,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         if ranking.seen:
             ranks, top, _ = ranking.seen
             decoded = {d.decode(): r for d, r in ranks.items()}
-            ranking = ranking._replace(seen=(decoded, top.decode(), None))
+            # --judged-only keeps no top documents: "", a str
+            ranking = ranking._replace(seen=(decoded, top and top.decode(), None))
         if ranking.top:
             ranking = ranking._replace(top=ranking.top.decode())
         # the items a filter reaches are decoded as it reaches them
@@ -6379,26 +6385,31 @@ def load_baseline(plan, truth, ours, kinds, flag):
     return Approved(ranked, place(path), approved, [], stages)
 
 
+def stage_flags(flag):
+    """How a message names --stage and --baseline-stage (flag "--"), or their keywords ("")."""
+    return ("--stage", "--baseline-stage") if flag else ("stages", "baseline_stages")
+
+
 def check_baseline_stages(plan, saved, flag):
     """Refuse a baseline's stages that are not named as the run's, or that a saved baseline
     (whose values of the stages' measures stand for them) cannot have, and a stage's measure
     that replicates, which have no stages, would compare."""
-    config = plan.config
+    config, (stage, theirs_flag) = plan.config, stage_flags(flag)
     ours, theirs = [n for n, _ in config.stage or ()], [n for n, _ in config.baseline_stage or ()]
     stage_measure = next((s.name for s in plan.specs if s.filter and s.filter.stage), None)
     if saved and theirs:
         fail("", "%sbaseline is a saved result: its values of the stages' measures stand for its "
-                 "stages; leave out %sbaseline-stage" % (flag, flag))
+                 "stages; leave out %s" % (flag, theirs_flag))
     if not saved and stage_measure and not theirs:
-        fail("", "%s compares a stage with the baseline's: give %sbaseline-stage NAME=FILE of "
-                 "each %sstage" % (stage_measure, flag, flag))
+        fail("", "%s compares a stage with the baseline's: give %s of the same names as %s"
+             % (stage_measure, theirs_flag, stage))
     if not saved and theirs and theirs != ours:
-        fail("", "%sbaseline-stage names %s, and %sstage %s: give the baseline's stages under "
-                 "the run's names, in the same order"
-             % (flag, ", ".join(theirs), flag, ", ".join(ours) or "none"))
+        fail("", "%s names %s, and %s %s: give the baseline's stages under the run's names, in "
+                 "the same order"
+             % (theirs_flag, ", ".join(theirs), stage, ", ".join(ours) or "none"))
     if stage_measure and config.replicate:
-        fail("", "%s reads a stage, and replicates have none: leave out %s or %sreplicate"
-             % (stage_measure, stage_measure, flag))
+        fail("", "%s reads a stage, and replicates have none: leave out %s or %s"
+             % (stage_measure, stage_measure, "--replicate" if flag else "replicates"))
 
 
 def last_stage(opts, named, truth, path):
@@ -6422,8 +6433,8 @@ def load_stages(plan, truth, named, runs, kinds, flag):
     """[Stage, ...] of the stages named [(name, file)], earliest first, each read as a run is:
     from the last to the first (see Pipeline), each refused when it lacks an ID a later one
     holds for a query; runs: [(file, {qid: Ranking or None})] of the last stage.  Their labeled
-    queries follow --missing-run: a query a stage lacks is refused, or ranked as empty, or
-    left out of the runs (so skipped)."""
+    queries follow --missing-run: a query a stage lacks is refused, or ranked as empty (and so
+    holds nothing), or left out of the runs (so skipped)."""
     named, stages = named or (), []
     check_stage_names(plan, named, flag)
     later = [("the run", place(path), kept_ids(ranked)) for path, ranked in runs]
@@ -6433,15 +6444,15 @@ def load_stages(plan, truth, named, runs, kinds, flag):
                             place(path))
         ranked = load_run(path, truth, plan.opts._replace(pipeline=pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
-        # a query it lacks holds nothing
-        for qid in (q for _, _, ids in later for q in ids if q not in ranked):
+        skipped = stage_queries(plan, truth, Stage(name, place(path), ranked))
+        # a query it ranks as empty holds nothing
+        for qid in (q for _, _, ids in later for q in ids if q not in ranked and q not in skipped):
             held_ids(qid, [], None, pipeline)
+        for _, run in runs:
+            for qid in skipped:
+                run.pop(qid, None)
         later = [(pipeline.name, place(path), kept_ids(ranked))]
         stages.insert(0, Stage(name, place(path), ranked))
-    for stage in stages:
-        for qid in stage_queries(plan, truth, stage):
-            for _, ranked in runs:
-                ranked.pop(qid, None)
     return stages
 
 
@@ -6456,14 +6467,15 @@ def check_stage_names(plan, named, flag):
     names = [name for name, _ in named]
     bad = next((name for name in names if not STAGE_NAME.fullmatch(name)), None)
     if bad is not None:
-        fail("", "stage %s: %s" % (show(bad), STAGE_RULE))
+        fail("", "%s names stage %s: %s" % (stage_flags(flag)[0], show(bad), STAGE_RULE))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
     for spec in plan.specs:
         stage = spec.filter and spec.filter.stage
         if stage is not None and stage not in names:
-            fail("", "%s reads stage %s, and no %sstage names it" % (spec.name, stage, flag))
+            fail("", "%s reads stage %s, and %s names no such stage"
+                 % (spec.name, stage, stage_flags(flag)[0]))
 
 
 def stage_queries(plan, truth, stage):
