@@ -691,18 +691,19 @@ def merged_fields(pairs):
     return named
 
 
-def fields_table(named):
+def fields_table(named, stages=None):
     """The field names of each role, JSONL_FIELDS with those named {role: key} replaced; or
-    None when none is named.  An unknown role is refused."""
+    None when none is named.  An unknown role is refused; the name of a stage (of stages: the
+    (name, file) of each --stage) is a role too, whose field a stage_reading reads."""
     if not named:
         return None
     if not isinstance(named, dict):
         raise EvalError("fields must be {role: field name}, not %s" % show(named))
-    table = dict(JSONL_FIELDS)
+    table, names = dict(JSONL_FIELDS), [name for name, _ in stages or ()]
     for role, key in named.items():
-        if role not in ROLES:
+        if role not in ROLES and role not in names:
             raise EvalError("--fields: unknown role %s; roles: %s"
-                            % (show(role), ", ".join(ROLES)))
+                            % (show(role), ", ".join(list(ROLES) + names)))
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty "
                             "string, not %s" % (role, show(key)))
@@ -710,7 +711,8 @@ def fields_table(named):
             raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' "
                             "after a key for each element of its list, as in "
                             "retrieval_list[].text)" % (role, show(key)))
-        table[role] = (key,)
+        if role in ROLES:
+            table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     # a key names one role: relevant=retrieved would rank the labels
     for role, keys in table.items():
@@ -6182,8 +6184,8 @@ def make_plan(config):
     pipeline = config.stage or config.index is not None
     top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
-                   config.judged_only, fields_table(config.fields or {}), config.duplicates,
-                   gain_orders, filters, match=config.match, top_k=top_k,
+                   config.judged_only, fields_table(config.fields or {}, config.stage),
+                   config.duplicates, gain_orders, filters, match=config.match, top_k=top_k,
                    abstain=frozenset(s.filter for s in specs
                                      if not answers(s) and s.filter is not None),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
@@ -6442,7 +6444,7 @@ def load_stages(plan, truth, named, runs, kinds, flag):
         name, path = named[i]
         pipeline = Pipeline(i > 0, later, truth.index if i == 0 else None, "stage " + name,
                             place(path))
-        ranked = load_run(path, truth, plan.opts._replace(pipeline=pipeline), kinds=kinds)
+        ranked = load_run(path, truth, stage_reading(plan, name, pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
         skipped = stage_queries(plan, truth, Stage(name, place(path), ranked))
         # a query it ranks as empty holds nothing
@@ -6454,6 +6456,17 @@ def load_stages(plan, truth, named, runs, kinds, flag):
         later = [(pipeline.name, place(path), kept_ids(ranked))]
         stages.insert(0, Stage(name, place(path), ranked))
     return stages
+
+
+def stage_reading(plan, name, pipeline):
+    """The Reading of a stage: the run's, with its ranking read from the field --fields gives
+    the stage's name (README: "Where was it lost?"), in the list's order, when it gives one."""
+    opts, own = plan.opts._replace(pipeline=pipeline), (plan.config.fields or {}).get(name)
+    # a stage named as a role reads the run's field
+    if own is None or name in ROLES:
+        return opts
+    # the run's scores and token counts are parallel to the run's list, not the stage's
+    return opts._replace(fields=dict(opts.fields, retrieved=(own,), scores=(), tokens=()))
 
 
 def kept_ids(ranked):
