@@ -2727,7 +2727,9 @@ def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     measure = MEASURES[spec.base]
-    func = measure.func if spec.filter is None else measure.filtered or measure.func
+    # a stage's ranking is measured as a run's is, not as what a floor or a budget left
+    plain = spec.filter is None or spec.filter.stage is not None
+    func = measure.func if plain else measure.filtered or measure.func
     keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
     if keywords:
         func = partial(_with_args, func, keywords)
