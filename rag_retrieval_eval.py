@@ -2246,7 +2246,9 @@ def parse_measure(text):
     label = registered.name + _params_text(rel, gains, ranking, args)
     fractional = registered.cutoff in ("level", "multiple")
     if not at:
-        if fractional or registered.cutoff == "required" and ranking is None:
+        # a floor's or a stage's whole ranking has a value only where a floor has one
+        whole = ranking is not None and "thresh" in registered.params
+        if fractional or registered.cutoff == "required" and not whole:
             raise EvalError("%s needs a cutoff, as in %s@%s"
                             % (show(text), registered.name, "0.5" if fractional else "10"))
         return Spec(label, registered.name, None, rel, gains, ranking, args)
@@ -2727,8 +2729,9 @@ def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     measure = MEASURES[spec.base]
-    # a stage's ranking is measured as a run's is, not as what a floor or a budget left
-    plain = spec.filter is None or spec.filter.stage is not None
+    # a stage's ranking is measured as a run's is, not as what a floor or a budget left; whole,
+    # as the share of it that is relevant
+    plain = spec.filter is None or spec.filter.stage is not None and spec.k is not None
     func = measure.func if plain else measure.filtered or measure.func
     keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
     if keywords:
