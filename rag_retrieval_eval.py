@@ -789,11 +789,15 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest ind
 # normalized() texts; top_k: with --explain or --pool, the K whose top documents each Ranking keeps
 # in seen, the largest cutoff asked for (else None); agree: with agreement measures, how many
 # documents of every query's ranking (labeled or not) Ranking.top keeps, else None; pipeline: a
-# Pipeline when the ranking is a stage of one (or its last, a run), else None.
+# Pipeline when the ranking is a stage of one (or its last, a run), else None; listed: whether
+# seen keeps the top K's documents (--explain, --pool, but not --judged-only, which leaves no
+# unlabeled one) or, as a pipeline's fates need, only the labeled documents' ranks (joining a
+# stage's top 1,000 would cost more than reading it).
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
-                                "gain_orders filters abstain seed_mode match top_k agree pipeline",
+                                "gain_orders filters abstain seed_mode match top_k agree pipeline "
+                                "listed",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING,
-                               frozenset(), False, "id", None, None, None))
+                               frozenset(), False, "id", None, None, None, True))
 
 # How a stage of a pipeline is read (README: "Where was it lost?"): a stage holds only IDs the
 # stage before it held for the query.  The stages are read from the last (the run) to the
@@ -889,7 +893,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k
     if seen:
-        shown = "" if opts.judged_only else _top(docids, scores, min(seen, num_ret))
+        shown = _top(docids, scores, min(seen, num_ret)) if opts.listed else ""
         seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
 
@@ -6185,17 +6189,24 @@ def make_plan(config):
     top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     # a plot draws up to its top k
     filters = {f: reach and max(reach, top) for f, reach in filters.items()}
-    # the fates of relevant documents in a pipeline (see fates) read the top K too
-    pipeline = config.stage or config.index is not None
-    top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
+    top_k, listed = seen_reach(config, specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
                    config.judged_only, fields_table(config.fields or {}, config.stage),
                    config.duplicates, gain_orders, filters, match=config.match, top_k=top_k,
                    abstain=frozenset(s.filter for s in specs
-                                     if not answers(s) and s.filter is not None),
+                                     if not answers(s) and s.filter is not None), listed=listed,
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
+
+
+def seen_reach(config, specs):
+    """(top_k, listed) of the Reading: the K within which each Ranking keeps the labeled
+    documents' ranks, for --explain, --pool and a pipeline's fates (see fates), and whether it
+    lists the top K's documents too (--judged-only leaves no unlabeled one to list)."""
+    listed = config.explain or config.pool is not None
+    top_k = (listed or config.stage or config.index is not None) and coverage_cutoff(specs)
+    return top_k, listed and not config.judged_only
 
 
 def gate_limits(config, specs):
