@@ -293,7 +293,8 @@ OPTIONS = (
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
            "by more than X (or per measure: MEASURE=X,...)"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
-           "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
+           "JSON Lines field names of a log, roles %s (and a --stage's NAME: its ranking's); a "
+           "KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
            "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
     Option("match", "id", "choice", None, ("id", "text", "contains"), "value",

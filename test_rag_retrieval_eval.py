@@ -6716,6 +6716,33 @@ class StageTest(TempDirTestCase):
         with self.assertRaisesRegex(rre.EvalError, "R\\(stage=nope\\) reads stage nope, and stages names no such"):
             rre.score_run(STAGE_LABELS, run, "R(stage=nope)", stages=stages)
 
+    def test_the_readmes_pipeline_prints_what_the_readme_shows(self):
+        # README "Where was it lost?": a LlamaIndex trace of three stages, the reranker's top 3 last
+        node = lambda ids: [{"node": {"id_": d}, "score": round(0.9 - i * 0.05, 2)} for i, d in enumerate(ids)]
+        trace = [("q1", "leave-5 leave-2 hr-1 leave-7 hr-4", "leave-5 leave-2 hr-1 leave-7", "leave-5 hr-1 leave-2"),
+                 ("q2", "expense-1 expense-4 travel-2 hr-4", "expense-1 travel-2 hr-4", "expense-1 travel-2 hr-4"),
+                 ("q3", "travel-1 travel-2 hr-1", "travel-1 travel-2 hr-1", "travel-1 travel-2 hr-1")]
+        self.write("trace.jsonl", "".join(json.dumps({"query_id": q, "retrieved": node(r.split()), "filtered": node(
+            f.split()), "context": node(c.split())}) + "\n" for q, r, f, c in trace))
+        self.write("qrels.txt", "q1 0 leave-2 1\nq1 0 leave-7 1\nq2 0 expense-4 1\nq2 0 expense-9 1\n"
+                                "q3 0 travel-1 1\nq3 0 travel-3 1\n")
+        self.write("index.txt", "leave-2\nleave-5\nleave-7\nhr-1\nhr-4\nexpense-1\nexpense-4\ntravel-1\n"
+                                "travel-2\ntravel-3\n")
+        self.write("lengths.txt", "leave-5 300\nhr-1 400\nleave-2 900\nexpense-1 250\ntravel-2 350\nhr-4 300\n"
+                                  "travel-1 200\n")
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        command, shown = re.search(r"```\npython3 rag_retrieval_eval.py ([^`]*?)\n```\n<!-- stages recipe.*?-->\n"
+                                   r"```\n(.*?)\n```", readme, re.S).groups()
+        words = command.replace("\\\n", "").replace('"', "").split()
+        # NAME=FILE names its file as the command line gives it: run where the files are
+        here = os.getcwd()
+        os.chdir(self.tmp)
+        try:
+            status, out, err = cli(*words)
+        finally:
+            os.chdir(here)
+        self.assertEqual((status, out.rstrip("\n"), err), (0, shown, ""))
+
     def test_a_stages_measure_equals_that_measure_of_the_stage_as_the_run(self):
         rng = random.Random(50)
         docs = ["d%d" % i for i in range(30)]
