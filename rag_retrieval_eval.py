@@ -6310,6 +6310,12 @@ def check_options(config):
     if pipeline and config.fixture is not None:
         raise EvalError("--stage and --index go with --qrels and --run, the last stage: give the "
                         "fixture's runs as --run files")
+    if pipeline and config.qrels is None and config.evidence is None:
+        raise EvalError("--stage and --index follow the relevant documents through the pipeline: "
+                        "give the labels (--qrels)")
+    if config.baseline_stage and config.baseline is None:
+        raise EvalError("--baseline-stage needs --baseline: it is a stage of the baseline's "
+                        "pipeline")
     if config.chunk_separator and config.match != "id":
         raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: "
                         "give one of them" % config.match)

@@ -6690,6 +6690,10 @@ class StageTest(TempDirTestCase):
                                                                                               "--baseline", f["run"]],
              ["R(stage=cand) compares a stage with the baseline's: give --baseline-stage of the same names as "
               "--stage"]),
+            ("a baseline's stage without a baseline", run + base[2:],
+             ["--baseline-stage needs --baseline: it is a stage of the baseline's pipeline"]),
+            ("a pipeline without labels", ["--run", f["run"], "--baseline", f["run"], "-m", "RBO"] + self.stages(f),
+             ["--stage and --index follow the relevant documents through the pipeline: give the labels"]),
         ]
         for what, args, fragments in cases:
             with self.subTest(what):
