@@ -6557,6 +6557,15 @@ class StageTest(TempDirTestCase):
         status, out, _ = cli("--qrels", f["qrels"], "--run", log, "--stage", "cand=%s" % log,
                              "--fields", "retrieved=context[].node.id_", "-m", "R@2,R(stage=cand)")
         self.assertEqual(json.loads(out)["measures"], {"R@2": (1 / 3 + 1 / 2) / 2, "R(stage=cand)": (1 / 3 + 1 / 2) / 2})
+        # a stage may name the field the run reads by default: it then ranks what the run does
+        flat = self.write("flat.jsonl", "".join(json.dumps({"query_id": q, "retrieved": STAGE_PIPELINE["run"][q],
+                                                            "first": STAGE_PIPELINE["cand"][q]}) + "\n"
+                                                for q in ("q1", "q2")))
+        status, out, err = cli("--qrels", f["qrels"], "--run", flat, "--stage", "cand=%s" % flat, "--stage",
+                               "filt=%s" % flat, "--fields", "cand=first,filt=retrieved", "-m",
+                               "R@2,R(stage=filt),R(stage=cand)")
+        self.assertEqual(json.loads(out)["measures"], {"R@2": (1 / 3 + 1 / 2) / 2, "R(stage=filt)": (1 / 3 + 1 / 2) / 2,
+                                                       "R(stage=cand)": (1 + 1 / 2) / 2}, err)
         rejected(self, *cli("--qrels", f["qrels"], "--run", log, "--stage", "cand=%s" % log,
                             "--fields", "retrieved=context[].node.id_,rerank=reranked[].node.id_"),
                  "--fields: unknown role 'rerank'; roles: query, relevant, retrieved, evidence, tokens, scores, "
@@ -6610,11 +6619,13 @@ class StageTest(TempDirTestCase):
 
     def test_a_stage_lacking_a_query_follows_missing_run(self):
         f = self.files(filt={"q1": STAGE_PIPELINE["filt"]["q1"]}, run={"q1": ["d3", "d9"]})
-        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", "R(stage=filt),R(stage=cand)"]
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m",
+                "R(stage=filt),R(stage=cand),NumRet(stage=filt)"]
         rejected(self, *cli(*args), "filt.trec: query sets differ: 1 labeled query has no ranking ('q2')")
         # zero: filt ranks nothing for q2; skip: q2 is left out
         status, out, err = cli(*args, "--missing-run", "zero")
-        self.assertEqual(json.loads(out)["per_query"]["q2"], {"R(stage=filt)": 0.0, "R(stage=cand)": 0.5})
+        self.assertEqual(json.loads(out)["per_query"]["q2"],
+                         {"R(stage=filt)": 0.0, "R(stage=cand)": 0.5, "NumRet(stage=filt)": 0})
         status, out, err = cli(*args, "--missing-run", "skip")
         self.assertEqual((list(json.loads(out)["per_query"]), json.loads(out)["skipped"]["missing_run"]),
                          (["q1"], ["q2"]))
@@ -6715,6 +6726,9 @@ class StageTest(TempDirTestCase):
         for keywords, message in cases:
             with self.subTest(keywords=keywords), self.assertRaisesRegex(rre.EvalError, message):
                 rre.score_run(STAGE_LABELS, run, "R@2", **keywords)
+        # an index of exactly the IDs ranked holds them all
+        self.assertEqual(rre.score_run({"q1": ["d1"]}, {"q1": ["d2", "d1"]}, "R@1", index=["d1", "d2"])["measures"],
+                         {"R@1": 0.0})
         with self.assertRaisesRegex(rre.EvalError, "give baseline_stages of the same names as stages"):
             rre.compare_runs(STAGE_LABELS, run, run, "R(stage=cand)", stages=stages)
         with self.assertRaisesRegex(rre.EvalError, "R\\(stage=nope\\) reads stage nope, and stages names no such"):
