@@ -788,8 +788,9 @@ Truth = namedtuple("Truth", "labels evidence lengths no_answer counts_digest ind
 # "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and "contains",
 # where labels and ranked entries are texts (README: "Logs as frameworks write them"), read as
 # normalized() texts; top_k: with --explain, --pool or a pipeline, the K whose top documents each
-# Ranking keeps in seen, the largest cutoff asked for (else None; see seen_reach); agree: with agreement measures, how many
-# documents of every query's ranking (labeled or not) Ranking.top keeps, else None; pipeline: a
+# Ranking keeps in seen, the largest cutoff asked for (else None; see seen_reach); agree: with
+# agreement measures, how many documents of every query's ranking (labeled or not) Ranking.top
+# keeps, else None; pipeline: a
 # Pipeline when the ranking is a stage of one (or its last, a run), else None; listed: whether
 # seen keeps the top K's documents (--explain, --pool, but not --judged-only, which leaves no
 # unlabeled one) or, as a pipeline's fates need, only the labeled documents' ranks (joining a
