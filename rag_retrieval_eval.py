@@ -303,7 +303,8 @@ OPTIONS = (
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
            "by more than X (or per measure: MEASURE=X,...)"),
     Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
-           "JSON Lines field names of a log, roles %s; a KEY may be a path: keys joined by '.', "
+           "JSON Lines field names of a log, roles %s (and a --stage's NAME: its ranking's); a "
+           "KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
            "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
     Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
@@ -701,18 +702,19 @@ def merged_fields(pairs):
     return named
 
 
-def fields_table(named):
+def fields_table(named, stages=None):
     """The field names of each role, JSONL_FIELDS with those named {role: key} replaced; or
-    None when none is named.  An unknown role is refused."""
+    None when none is named.  An unknown role is refused; the name of a stage (of stages: the
+    (name, file) of each --stage) is a role too, whose field a stage_reading reads."""
     if not named:
         return None
     if not isinstance(named, dict):
         raise EvalError("fields must be {role: field name}, not %s" % show(named))
-    table = dict(JSONL_FIELDS)
+    table, names = dict(JSONL_FIELDS), [name for name, _ in stages or ()]
     for role, key in named.items():
-        if role not in ROLES:
+        if role not in ROLES and role not in names:
             raise EvalError("--fields: unknown role %s; roles: %s"
-                            % (show(role), ", ".join(ROLES)))
+                            % (show(role), ", ".join(list(ROLES) + names)))
         if not isinstance(key, str) or not key:
             raise EvalError("--fields %s: the field name must be a non-empty "
                             "string, not %s" % (role, show(key)))
@@ -720,7 +722,8 @@ def fields_table(named):
             raise EvalError("--fields %s: %s is not a field or a path (keys joined by '.', '[]' "
                             "after a key for each element of its list, as in "
                             "retrieval_list[].text)" % (role, show(key)))
-        table[role] = (key,)
+        if role in ROLES:
+            table[role] = (key,)
     shared = {"relevant", "evidence"} if named.get("evidence") in table["relevant"] else ()
     # a key names one role: relevant=retrieved would rank the labels
     for role in table:
@@ -798,14 +801,19 @@ Access = namedtuple("Access", "documents queries source")
 # under; seed_mode: read as the seed script read, which read no other key of a fixture (a fixture's
 # "no_answer" and a record's "answerable" are left alone); match: "id", or "text" and "contains",
 # where labels and ranked entries are texts (README: "Logs as frameworks write them"), read as
-# normalized() texts; top_k: with --explain or --pool, the K whose top documents each Ranking keeps
-# in seen, the largest cutoff asked for (else None); agree: with agreement measures, how many
-# documents of every query's ranking (labeled or not) Ranking.top keeps, else None; pipeline: a
-# Pipeline when the ranking is a stage of one (or its last, a run), else None.
+# normalized() texts; top_k: with --explain, --pool or a pipeline, the K whose top documents each
+# Ranking keeps in seen, the largest cutoff asked for (else None; see seen_reach); agree: with
+# agreement measures, how many documents of every query's ranking (labeled or not) Ranking.top
+# keeps, else None; pipeline: a
+# Pipeline when the ranking is a stage of one (or its last, a run), else None; listed: whether
+# seen keeps the top K's documents (--explain, --pool, but not --judged-only, which leaves no
+# unlabeled one) or, as a pipeline's fates need, only the labeled documents' ranks (joining a
+# stage's top 1,000 would cost more than reading it).
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
-                                "gain_orders filters abstain seed_mode match top_k agree pipeline",
+                                "gain_orders filters abstain seed_mode match top_k agree pipeline "
+                                "listed",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING,
-                               frozenset(), False, "id", None, None, None))
+                               frozenset(), False, "id", None, None, None, True))
 
 # How a stage of a pipeline is read (README: "Where was it lost?"): a stage holds only IDs the
 # stage before it held for the query.  The stages are read from the last (the run) to the
@@ -901,7 +909,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         judged = judged._replace(bounds=bounds, tied=tied)
     seen = opts.top_k
     if seen:
-        shown = "" if opts.judged_only else _top(docids, scores, min(seen, num_ret))
+        shown = _top(docids, scores, min(seen, num_ret)) if opts.listed else ""
         seen = (ranks, shown, None)
     return Ranking(judged, folded, sample, removed, None, several, seen, top)
 
@@ -1210,12 +1218,14 @@ def held_ids(qid, docids, docset, pipeline):
                 fail(where, "%s holds %s, which %s (%s) does not hold: a stage holds only what "
                             "the stage before it held"
                      % (what, show(doc), pipeline.name, pipeline.place), qid)
+    if pipeline.index is None and not pipeline.keep:
+        return None
     texts = list(map(bytes.decode, docids)) if encoded else docids
-    if pipeline.index is not None:
-        outside = next((doc for doc in texts if doc not in pipeline.index), None)
-        if outside is not None:
-            fail(pipeline.place, "%s holds %s, which the index does not hold"
-                 % (pipeline.name, show(outside)), qid)
+    # a set's test runs in C: an index of millions of IDs is read once per ranked ID
+    if pipeline.index is not None and not pipeline.index.keys() >= set(texts):
+        outside = next(doc for doc in texts if doc not in pipeline.index)
+        fail(pipeline.place, "%s holds %s, which the index does not hold"
+             % (pipeline.name, show(outside)), qid)
     return dict.fromkeys(texts) if pipeline.keep else None
 
 
@@ -2289,7 +2299,9 @@ def parse_measure(text):
     label = registered.name + _params_text(rel, gains, ranking, args)
     fractional = registered.cutoff in ("level", "multiple")
     if not at:
-        if fractional or registered.cutoff == "required" and ranking is None:
+        # a floor's or a stage's whole ranking has a value only where a floor has one
+        whole = ranking is not None and "thresh" in registered.params
+        if fractional or registered.cutoff == "required" and not whole:
             raise EvalError("%s needs a cutoff, as in %s@%s"
                             % (show(text), registered.name, "0.5" if fractional else "10"))
         return Spec(label, registered.name, None, rel, gains, ranking, args)
@@ -2770,7 +2782,10 @@ def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     measure = MEASURES[spec.base]
-    func = measure.func if spec.filter is None else measure.filtered or measure.func
+    # a stage's ranking is measured as a run's is, not as what a floor or a budget left; whole,
+    # as the share of it that is relevant
+    plain = spec.filter is None or spec.filter.stage is not None and spec.k is not None
+    func = measure.func if plain else measure.filtered or measure.func
     keywords = dict(spec.args, **({} if spec.gains is None else {"gains": dict(spec.gains)}))
     if keywords:
         func = partial(_with_args, func, keywords)
@@ -3980,6 +3995,9 @@ def manifest(plan, digests, labels, judged, run=None):
         made["label_coverage"] = {n: mean_judged(judged, n)
                                   for n in map("Judged@%d".__mod__, cutoffs)}
     given = {o.name: getattr(plan.config, o.name) for o in OPTIONS if o.stage == "input"}
+    # a stage as the command line names it
+    for name in ("stage", "baseline_stage"):
+        given[name] = given[name] and ["=".join(pair) for pair in given[name]]
     made["inputs"] = {n: [run] if n == "run" else value
                       for n, value in given.items() if run and value is not None}
     return made
@@ -5146,7 +5164,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         if ranking.seen:
             ranks, top, _ = ranking.seen
             decoded = {d.decode(): r for d, r in ranks.items()}
-            ranking = ranking._replace(seen=(decoded, top.decode(), None))
+            # --judged-only keeps no top documents: "", a str
+            ranking = ranking._replace(seen=(decoded, top and top.decode(), None))
         if ranking.top:
             ranking = ranking._replace(top=ranking.top.decode())
         # the items a filter reaches are decoded as it reaches them
@@ -6248,14 +6267,12 @@ def make_plan(config):
         gain_orders = tuple(dict.fromkeys(s.gains for s in specs if s.gains is not None))
     curves = config.plot is not None
     filters = filter_reaches(specs, curves)
-    # the fates of relevant documents in a pipeline (see funnel) read the top K too
-    pipeline = config.stage or config.index is not None
-    top_k = (config.explain or config.pool is not None or pipeline) and coverage_cutoff(specs)
+    top_k, listed = seen_reach(config, specs)
     opts = Reading(config.relevance_level, config.depth, config.chunk_separator, config.ties,
-                   config.judged_only, fields_table(config.fields or {}), config.duplicates,
-                   gain_orders, filters, match=config.match, top_k=top_k,
+                   config.judged_only, fields_table(config.fields or {}, config.stage),
+                   config.duplicates, gain_orders, filters, match=config.match, top_k=top_k,
                    abstain=frozenset(s.filter for s in specs
-                                     if not answers(s) and s.filter is not None),
+                                     if not answers(s) and s.filter is not None), listed=listed,
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
@@ -6271,6 +6288,15 @@ def filter_reaches(specs, curves):
         filters[spec.filter] = None if reach is None or spec.k is None else max(reach, spec.k)
     top = curves and max((s.k for s in curve_specs(specs).values()), default=0)
     return {f: reach and max(reach, top) for f, reach in filters.items()}
+
+
+def seen_reach(config, specs):
+    """(top_k, listed) of the Reading: the K within which each Ranking keeps the labeled
+    documents' ranks, for --explain, --pool and a pipeline's fates (see fates), and whether it
+    lists the top K's documents too (--judged-only leaves no unlabeled one to list)."""
+    listed = config.explain or config.pool is not None
+    top_k = (listed or config.stage or config.index is not None) and coverage_cutoff(specs)
+    return top_k, listed and not config.judged_only
 
 
 def gate_limits(config, specs):
@@ -6384,6 +6410,12 @@ def check_options(config):
     if pipeline and config.fixture is not None:
         raise EvalError("--stage and --index go with --qrels and --run, the last stage: give the "
                         "fixture's runs as --run files")
+    if pipeline and config.qrels is None and config.evidence is None:
+        raise EvalError("--stage and --index follow the relevant documents through the pipeline: "
+                        "give the labels (--qrels)")
+    if config.baseline_stage and config.baseline is None:
+        raise EvalError("--baseline-stage needs --baseline: it is a stage of the baseline's "
+                        "pipeline")
     if config.chunk_separator and config.match != "id":
         raise EvalError("--chunk-separator cuts IDs, and --match %s compares texts: "
                         "give one of them" % config.match)
@@ -6478,26 +6510,31 @@ def load_baseline(plan, truth, ours, kinds, flag):
     return Approved(ranked, place(path), approved, [], stages)
 
 
+def stage_flags(flag):
+    """How a message names --stage and --baseline-stage (flag "--"), or their keywords ("")."""
+    return ("--stage", "--baseline-stage") if flag else ("stages", "baseline_stages")
+
+
 def check_baseline_stages(plan, saved, flag):
     """Refuse a baseline's stages that are not named as the run's, or that a saved baseline
     (whose values of the stages' measures stand for them) cannot have, and a stage's measure
     that replicates, which have no stages, would compare."""
-    config = plan.config
+    config, (stage, theirs_flag) = plan.config, stage_flags(flag)
     ours, theirs = [n for n, _ in config.stage or ()], [n for n, _ in config.baseline_stage or ()]
     stage_measure = next((s.name for s in plan.specs if s.filter and s.filter.stage), None)
     if saved and theirs:
         fail("", "%sbaseline is a saved result: its values of the stages' measures stand for its "
-                 "stages; leave out %sbaseline-stage" % (flag, flag))
+                 "stages; leave out %s" % (flag, theirs_flag))
     if not saved and stage_measure and not theirs:
-        fail("", "%s compares a stage with the baseline's: give %sbaseline-stage NAME=FILE of "
-                 "each %sstage" % (stage_measure, flag, flag))
+        fail("", "%s compares a stage with the baseline's: give %s of the same names as %s"
+             % (stage_measure, theirs_flag, stage))
     if not saved and theirs and theirs != ours:
-        fail("", "%sbaseline-stage names %s, and %sstage %s: give the baseline's stages under "
-                 "the run's names, in the same order"
-             % (flag, ", ".join(theirs), flag, ", ".join(ours) or "none"))
+        fail("", "%s names %s, and %s %s: give the baseline's stages under the run's names, in "
+                 "the same order"
+             % (theirs_flag, ", ".join(theirs), stage, ", ".join(ours) or "none"))
     if stage_measure and config.replicate:
-        fail("", "%s reads a stage, and replicates have none: leave out %s or %sreplicate"
-             % (stage_measure, stage_measure, flag))
+        fail("", "%s reads a stage, and replicates have none: leave out %s or %s"
+             % (stage_measure, stage_measure, "--replicate" if flag else "replicates"))
 
 
 def last_stage(opts, named, truth, path):
@@ -6521,8 +6558,8 @@ def load_stages(plan, truth, named, runs, kinds, flag):
     """[Stage, ...] of the stages named [(name, file)], earliest first, each read as a run is:
     from the last to the first (see Pipeline), each refused when it lacks an ID a later one
     holds for a query; runs: [(file, {qid: Ranking or None})] of the last stage.  Their labeled
-    queries follow --missing-run: a query a stage lacks is refused, or ranked as empty, or
-    left out of the runs (so skipped)."""
+    queries follow --missing-run: a query a stage lacks is refused, or ranked as empty (and so
+    holds nothing), or left out of the runs (so skipped)."""
     named, stages = named or (), []
     check_stage_names(plan, named, flag)
     later = [("the run", place(path), kept_ids(ranked)) for path, ranked in runs]
@@ -6530,18 +6567,29 @@ def load_stages(plan, truth, named, runs, kinds, flag):
         name, path = named[i]
         pipeline = Pipeline(i > 0, later, truth.index if i == 0 else None, "stage " + name,
                             place(path))
-        ranked = load_run(path, truth, plan.opts._replace(pipeline=pipeline), kinds=kinds)
+        ranked = load_run(path, truth, stage_reading(plan, name, pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
-        # a query it lacks holds nothing
-        for qid in (q for _, _, ids in later for q in ids if q not in ranked):
+        skipped = stage_queries(plan, truth, Stage(name, place(path), ranked))
+        # a query it ranks as empty holds nothing
+        for qid in (q for _, _, ids in later for q in ids if q not in ranked and q not in skipped):
             held_ids(qid, [], None, pipeline)
+        for _, run in runs:
+            for qid in skipped:
+                run.pop(qid, None)
         later = [(pipeline.name, place(path), kept_ids(ranked))]
         stages.insert(0, Stage(name, place(path), ranked))
-    for stage in stages:
-        for qid in stage_queries(plan, truth, stage):
-            for _, ranked in runs:
-                ranked.pop(qid, None)
     return stages
+
+
+def stage_reading(plan, name, pipeline):
+    """The Reading of a stage: the run's, with its ranking read from the field --fields gives
+    the stage's name (README: "Where was it lost?"), in the list's order, when it gives one."""
+    opts, own = plan.opts._replace(pipeline=pipeline), (plan.config.fields or {}).get(name)
+    # a stage named as a role reads the run's field
+    if own is None or name in ROLES:
+        return opts
+    # the run's scores and token counts are parallel to the run's list, not the stage's
+    return opts._replace(fields=dict(opts.fields, retrieved=(own,), scores=(), tokens=()))
 
 
 def kept_ids(ranked):
@@ -6555,14 +6603,15 @@ def check_stage_names(plan, named, flag):
     names = [name for name, _ in named]
     bad = next((name for name in names if not STAGE_NAME.fullmatch(name)), None)
     if bad is not None:
-        fail("", "stage %s: %s" % (show(bad), STAGE_RULE))
+        fail("", "%s names stage %s: %s" % (stage_flags(flag)[0], show(bad), STAGE_RULE))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
     for spec in plan.specs:
         stage = spec.filter and spec.filter.stage
         if stage is not None and stage not in names:
-            fail("", "%s reads stage %s, and no %sstage names it" % (spec.name, stage, flag))
+            fail("", "%s reads stage %s, and %s names no such stage"
+                 % (spec.name, stage, stage_flags(flag)[0]))
 
 
 def stage_queries(plan, truth, stage):

@@ -6422,6 +6422,375 @@ class PoolTest(TempDirTestCase):
         self.assertEqual((status, (self.tmp / "p.jsonl").read_text()), (0, ""))
 
 
+# The pipeline of StageTest, worked by hand.  Labels: q1 d1 (1), d2 (2), d3 (1); q2 d4, d5 (1).
+# The index holds every ID but d5.  Each stage holds only what the one before it held.
+STAGE_LABELS = {"q1": {"d1": 1, "d2": 2, "d3": 1}, "q2": {"d4": 1, "d5": 1}}
+STAGE_INDEX = ["d1", "d2", "d3", "d4", "d6", "d7", "d8", "d9"]
+STAGE_PIPELINE = {"cand": {"q1": ["d9", "d1", "d2", "d7", "d3"], "q2": ["d4", "d8", "d6"]},
+                  "filt": {"q1": ["d9", "d2", "d7", "d3"], "q2": ["d4", "d8"]},
+                  "run": {"q1": ["d3", "d9"], "q2": ["d8", "d4"]}}
+
+
+def trec_lines(rankings, scored=True):
+    """A TREC run of {qid: [doc, ...]}, scores falling with rank."""
+    return "".join("%s Q0 %s %d %d t\n" % (q, d, i + 1, 100 - i if scored else 1)
+                   for q, docs in rankings.items() for i, d in enumerate(docs))
+
+
+class StageTest(TempDirTestCase):
+    """Issue 50: the stages of a pipeline (--stage, --index, --baseline-stage) and the measures
+    of a stage (stage=NAME), worked by hand; every mode that takes a measure takes them."""
+
+    # per query, by hand: cand holds all of q1's relevant (3/3) and d4 of q2's two (1/2); filt
+    # lost d1 (2/3); cand's top 3 hold d1, d2 (2/3) and d4 (1/2); AP of cand: q1 relevant at
+    # 2, 3, 5: (1/2 + 2/3 + 3/5) / 3; q2 at 1 of 2 relevant: 1/2; P@5: 3/5, 1/5; RR of filt
+    # at 1: d9 (0), d4 (1); nDCG@3 of cand: q1 (1/log2(3) + 2/2) / (2 + 1/log2(3) + 1/2)
+    HAND = {"q1": {"R(stage=cand)": 1.0, "R(stage=filt)": 2 / 3, "R(stage=cand)@3": 2 / 3,
+                   "AP(stage=cand)": (1 / 2 + 2 / 3 + 3 / 5) / 3, "P(stage=cand)@5": 0.6,
+                   "RR(stage=filt)@1": 0.0,
+                   "nDCG(stage=cand)@3": (1 / math.log2(3) + 1) / (2 + 1 / math.log2(3) + 0.5),
+                   "R@2": 1 / 3},
+            "q2": {"R(stage=cand)": 0.5, "R(stage=filt)": 0.5, "R(stage=cand)@3": 0.5,
+                   "AP(stage=cand)": 0.5, "P(stage=cand)@5": 0.2, "RR(stage=filt)@1": 1.0,
+                   "nDCG(stage=cand)@3": 1 / (1 + 1 / math.log2(3)), "R@2": 0.5}}
+
+    def files(self, **changed):
+        """The pipeline's files (TREC runs): {name: path}, a stage's rankings changed."""
+        rankings = dict(STAGE_PIPELINE, **changed)
+        paths = {name: self.write(name + ".trec", trec_lines(r)) for name, r in rankings.items()}
+        paths["qrels"] = self.write("qrels.json", STAGE_LABELS)
+        paths["index"] = self.write("index.txt", "\n".join(STAGE_INDEX) + "\n")
+        return paths
+
+    def stages(self, f, *names):
+        """--stage NAME=FILE of each name, in order."""
+        return [a for name in names or ("cand", "filt") for a in ("--stage", "%s=%s" % (name, f[name]))]
+
+    def test_a_stages_measures_are_the_hand_worked_values(self):
+        f = self.files()
+        measures = ",".join(self.HAND["q1"])
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "--index", f["index"],
+                               "-m", measures)
+        self.assertEqual((status, err), (0, ""))
+        result = json.loads(out)
+        for qid, values in self.HAND.items():
+            for name, value in values.items():
+                self.assertAlmostEqual(result["per_query"][qid][name], value, 12, (qid, name))
+        self.assertAlmostEqual(result["measures"]["AP(stage=cand)"], (0.5888888888888889 + 0.5) / 2, 12)
+        # the manifest names a stage as the command line does
+        self.assertEqual(result["manifest"]["inputs"]["stage"], ["cand=%s" % f["cand"], "filt=%s" % f["filt"]])
+        # the library: the same values of the same rankings
+        library = rre.score_run(STAGE_LABELS, STAGE_PIPELINE["run"], measures, index=STAGE_INDEX,
+                                stages={n: STAGE_PIPELINE[n] for n in ("cand", "filt")})
+        self.assertEqual(library["per_query"], result["per_query"])
+
+    def test_every_format_shows_a_stages_measure(self):
+        f = self.files()
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", "R@2,R(stage=cand)@3"]
+        # the funnel (FunnelTest) follows the measures
+        self.assertTrue(cli(*args, "--format", "table")[1].startswith(
+            "query     R@2  R(stage=cand)@3\nall    0.4167           0.5833\n2 queries evaluated\n\n"))
+        self.assertIn("| R(stage=cand)@3 | 0.5833 |", cli(*args, "--format", "markdown")[1])
+        rows = [line.split(",")[:3] for line in cli(*args, "--format", "csv")[1].splitlines()]
+        self.assertEqual(rows, [["query", "R@2", "R(stage=cand)@3"], ["q1", "0.3333333333333333", "0.6666666666666666"],
+                                ["q2", "0.5", "0.5"]])
+        self.assertIn("R(stage=cand)@3\tall\t0.5833333333333333\n", cli(*args, "--format", "trec")[1])
+        summary = self.write("summary.md", "")
+        self.assertEqual(cli(*args, "--summary", summary)[0], 0)
+        self.assertIn("| R(stage=cand)@3 | 0.5833 |", summary.read_text())
+
+    def test_floors_gates_groups_and_intervals_take_a_stages_measure(self):
+        f = self.files()
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f)]
+        # R(stage=cand)@5: 1 and 1/2, a mean of 0.75
+        self.assertEqual(cli(*args, "--min-mean", "R(stage=cand)@5=0.75")[0], 0)
+        status, _, err = cli(*args, "--min-mean", "R(stage=cand)@5=0.8")
+        self.assertEqual(status, 1, err)
+        self.assertIn("R(stage=cand)@5", err)
+        status, out, _ = cli(*args, "-m", "R(stage=filt)", "--ci")
+        self.assertEqual(json.loads(out)["ci95"]["R(stage=filt)"], [0.5, 2 / 3])
+        # the baseline's pipeline kept all of cand in its filter: the candidate's filter lost d1
+        base = ["--baseline", f["run"], "--baseline-stage", "cand=%s" % f["cand"],
+                "--baseline-stage", "filt=%s" % f["cand"], "-m", "R(stage=filt)"]
+        groups = self.write("groups.json", {"g1": ["q1"], "g2": ["q2"]})
+        status, out, err = cli(*args, *base, "--max-mean-drop", "0.1", "--max-query-drop", "0.5",
+                               "--groups", groups, "--max-group-drop", "0.2")
+        result = json.loads(out)
+        self.assertEqual(status, 1, err)
+        self.assertEqual(result["comparison"]["R(stage=filt)"]["baseline"], 0.75)
+        self.assertEqual(result["comparison"]["R(stage=filt)"]["regressed"], {"q1": 2 / 3 - 1})
+        self.assertEqual([(b["gate"], b.get("group")) for b in result["breaches"]],
+                         [("--max-mean-drop", None), ("--max-group-drop", "g1")])
+        self.assertEqual(result["groups"]["g1"]["measures"], {"R(stage=filt)": 2 / 3})
+
+    def test_several_runs_are_alternative_last_stages_over_the_same_earlier_ones(self):
+        f = self.files()
+        other = self.write("other.trec", trec_lines({"q1": ["d2"], "q2": ["d4"]}))
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], "--run", other, *self.stages(f),
+                               "-m", "R@1,R(stage=filt)")
+        runs = json.loads(out)["runs"]
+        self.assertEqual(status, 0, err)
+        self.assertEqual({name: r["measures"] for name, r in runs.items()},
+                         {str(f["run"]): {"R@1": (1 / 3 + 0) / 2, "R(stage=filt)": (2 / 3 + 1 / 2) / 2},
+                          str(other): {"R@1": (1 / 3 + 1 / 2) / 2, "R(stage=filt)": (2 / 3 + 1 / 2) / 2}})
+        library = rre.score_runs(STAGE_LABELS, {"a": STAGE_PIPELINE["run"], "b": {"q1": ["d2"], "q2": ["d4"]}},
+                                 "R@1,R(stage=filt)", stages={n: STAGE_PIPELINE[n] for n in ("cand", "filt")})
+        self.assertEqual(library["runs"]["b"]["measures"], {"R@1": (1 / 3 + 1 / 2) / 2, "R(stage=filt)": (2 / 3 + 1 / 2) / 2})
+        # each run is checked against the last stage: d1 is not in filt
+        adding = self.write("adding.trec", trec_lines({"q1": ["d1"], "q2": ["d4"]}))
+        rejected(self, *cli("--qrels", f["qrels"], "--run", f["run"], "--run", adding, *self.stages(f)),
+                 "adding.trec: query 'q1': the run holds 'd1', which stage filt (%s) does not hold" % f["filt"])
+
+    def test_a_log_holding_every_stage_is_read_once_per_stage(self):
+        # LlamaIndex's NodeWithScore as a trace writes it: the retriever's nodes, the reranker's
+        # (a SentenceTransformerRerank postprocessor), and the context handed to the model
+        node = lambda docs: [{"node": {"id_": d}, "score": 1.0 - i / 10} for i, d in enumerate(docs)]
+        log = self.write("trace.jsonl", "".join(json.dumps(
+            {"query_id": q, "retrieved": node(STAGE_PIPELINE["cand"][q]), "reranked": node(STAGE_PIPELINE["filt"][q]),
+             "context": node(STAGE_PIPELINE["run"][q])}) + "\n" for q in ("q1", "q2")))
+        f = self.files()
+        measures = ",".join(self.HAND["q1"])
+        fields = "retrieved=context[].node.id_,scores=context[].score,cand=retrieved[].node.id_,filt=reranked[].node.id_"
+        status, out, err = cli("--qrels", f["qrels"], "--run", log, "--stage", "cand=%s" % log,
+                               "--stage", "filt=%s" % log, "--fields", fields, "-m", measures)
+        self.assertEqual((status, err), (0, ""))
+        trec = cli("--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", measures)[1]
+        self.assertEqual(json.loads(out)["per_query"], json.loads(trec)["per_query"])
+        # a stage with no field of its own reads the run's: context, here, so its R is the run's
+        status, out, _ = cli("--qrels", f["qrels"], "--run", log, "--stage", "cand=%s" % log,
+                             "--fields", "retrieved=context[].node.id_", "-m", "R@2,R(stage=cand)")
+        self.assertEqual(json.loads(out)["measures"], {"R@2": (1 / 3 + 1 / 2) / 2, "R(stage=cand)": (1 / 3 + 1 / 2) / 2})
+        # a stage may name the field the run reads by default: it then ranks what the run does
+        flat = self.write("flat.jsonl", "".join(json.dumps({"query_id": q, "retrieved": STAGE_PIPELINE["run"][q],
+                                                            "first": STAGE_PIPELINE["cand"][q]}) + "\n"
+                                                for q in ("q1", "q2")))
+        status, out, err = cli("--qrels", f["qrels"], "--run", flat, "--stage", "cand=%s" % flat, "--stage",
+                               "filt=%s" % flat, "--fields", "cand=first,filt=retrieved", "-m",
+                               "R@2,R(stage=filt),R(stage=cand)")
+        self.assertEqual(json.loads(out)["measures"], {"R@2": (1 / 3 + 1 / 2) / 2, "R(stage=filt)": (1 / 3 + 1 / 2) / 2,
+                                                       "R(stage=cand)": (1 + 1 / 2) / 2}, err)
+        rejected(self, *cli("--qrels", f["qrels"], "--run", log, "--stage", "cand=%s" % log,
+                            "--fields", "retrieved=context[].node.id_,rerank=reranked[].node.id_"),
+                 "--fields: unknown role 'rerank'; roles: query, relevant, retrieved, evidence, tokens, scores, "
+                 "answerable, cand")
+        # JSON, gzip and standard input, each a stage as a run is
+        cand_json = self.write("cand.json", STAGE_PIPELINE["cand"])
+        zipped = self.write("filt.trec.gz", gzip.compress(f["filt"].read_bytes()))
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], "--stage", "cand=%s" % cand_json,
+                               "--stage", "filt=-", "-m", measures, stdin=f["filt"].read_bytes())
+        self.assertEqual(json.loads(out)["per_query"], json.loads(trec)["per_query"], err)
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], "--stage", "cand=%s" % f["cand"],
+                               "--stage", "filt=%s" % zipped, "-m", measures)
+        self.assertEqual(json.loads(out)["per_query"], json.loads(trec)["per_query"], err)
+
+    def assert_read_as_run(self, stage, run, qrels, *options, measures="R(stage=s)@2,AP(stage=s),RR(stage=s)"):
+        """A stage's measures under options equal those measures of the stage given as --run."""
+        status, out, err = cli("--qrels", qrels, "--run", run, "--stage", "s=%s" % stage, "-m", measures, *options)
+        self.assertEqual(status, 0, err)
+        status, plain, err = cli("--qrels", qrels, "--run", stage, "-m", measures.replace("(stage=s)", ""), *options)
+        self.assertEqual(status, 0, err)
+        per_query = {q: {n.replace("(stage=s)", ""): v for n, v in values.items()}
+                     for q, values in json.loads(out)["per_query"].items()}
+        self.assertEqual(per_query, json.loads(plain)["per_query"], options)
+        return per_query
+
+    def test_a_stage_is_read_as_the_run_is(self):
+        f = self.files()
+        for options in ([], ["--depth", "2"], ["--judged-only"], ["--ties"]):
+            with self.subTest(options=options):
+                self.assert_read_as_run(f["cand"], f["run"], f["qrels"], *options)
+        # by hand: --depth 2 leaves cand d9, d1 (R@2 1/3) and d4, d8 (1/2)
+        self.assertEqual(self.assert_read_as_run(f["cand"], f["run"], f["qrels"], "--depth", "2")["q1"]["R@2"], 1 / 3)
+        # every score tied: ID descending, d9, d7, d3, so RR 1/3
+        tied = self.write("tied.trec", trec_lines(STAGE_PIPELINE["cand"], scored=False))
+        self.assertEqual(self.assert_read_as_run(tied, f["run"], f["qrels"], "--ties")["q1"]["RR"], 1 / 3)
+        # chunks folded to their documents: d1#2 is d1's second chunk
+        chunks = self.write("chunks.trec", trec_lines({"q1": ["d9#1", "d1#1", "d1#2", "d3#1"], "q2": ["d4#1"]}))
+        run = self.write("crun.trec", trec_lines({"q1": ["d1#2"], "q2": ["d4#1"]}))
+        self.assertEqual(self.assert_read_as_run(chunks, run, f["qrels"], "--chunk-separator", "#")["q1"]["R@2"],
+                         1 / 3)
+        # a repeated ID, kept once
+        repeated = self.write("rep.trec", "q1 Q0 d1 1 9 t\nq1 Q0 d1 2 8 t\nq1 Q0 d2 3 7 t\nq2 Q0 d4 1 9 t\n")
+        run = self.write("rrun.trec", "q1 Q0 d2 1 9 t\nq2 Q0 d4 1 9 t\n")
+        self.assertEqual(self.assert_read_as_run(repeated, run, f["qrels"], "--duplicates", "first")["q1"]["R@2"],
+                         2 / 3)
+        # texts matched to labeled texts
+        labels = self.write("texts.json", {"q1": ["Paris is the capital."], "q2": ["Rome."]})
+        texts = self.write("stage_texts.json", {"q1": ["Lyon.", "Paris is the capital."], "q2": ["Rome."]})
+        run = self.write("run_texts.json", {"q1": ["Paris is the capital."], "q2": ["Rome."]})
+        self.assertEqual(self.assert_read_as_run(texts, run, labels, "--match", "text")["q1"]["RR"], 0.5)
+
+    def test_a_stage_lacking_a_query_follows_missing_run(self):
+        f = self.files(filt={"q1": STAGE_PIPELINE["filt"]["q1"]}, run={"q1": ["d3", "d9"]})
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m",
+                "R(stage=filt),R(stage=cand),NumRet(stage=filt)"]
+        rejected(self, *cli(*args), "filt.trec: query sets differ: 1 labeled query has no ranking ('q2')")
+        # zero: filt ranks nothing for q2; skip: q2 is left out
+        status, out, err = cli(*args, "--missing-run", "zero")
+        self.assertEqual(json.loads(out)["per_query"]["q2"],
+                         {"R(stage=filt)": 0.0, "R(stage=cand)": 0.5, "NumRet(stage=filt)": 0})
+        status, out, err = cli(*args, "--missing-run", "skip")
+        self.assertEqual((list(json.loads(out)["per_query"]), json.loads(out)["skipped"]["missing_run"]),
+                         (["q1"], ["q2"]))
+        # the run ranks q2, which filt lacks: empty (zero), filt cannot have held d8; skip leaves it out
+        f = self.files(filt={"q1": STAGE_PIPELINE["filt"]["q1"]})
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", "R(stage=filt)"]
+        rejected(self, *cli(*args, "--missing-run", "zero"),
+                 "run.trec: query 'q2': the run holds 'd8', which stage filt (%s) does not hold" % f["filt"])
+        self.assertEqual(json.loads(cli(*args, "--missing-run", "skip")[1])["measures"], {"R(stage=filt)": 2 / 3})
+
+    def test_a_saved_baseline_stands_for_its_pipeline(self):
+        f = self.files()
+        # the approved pipeline's filter kept d1: its R(stage=filt) was 3/3 and 1/2
+        saved = self.write("approved.json", cli("--qrels", f["qrels"], "--run", f["run"], "--stage",
+                                                "cand=%s" % f["cand"], "--stage", "filt=%s" % f["cand"],
+                                                "-m", "R(stage=filt)")[1])
+        args = ["--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", "R(stage=filt)", "--baseline", saved]
+        status, out, err = cli(*args, "--max-mean-drop", "0.1")
+        self.assertEqual(status, 1, err)
+        self.assertEqual(json.loads(out)["comparison"]["R(stage=filt)"]["baseline"], 0.75)
+        rejected(self, *cli(*args, "--baseline-stage", "cand=%s" % f["cand"]),
+                 "--baseline is a saved result: its values of the stages' measures stand for its stages; "
+                 "leave out --baseline-stage")
+
+    def test_refusals(self):
+        f = self.files()
+        adding = {"cand": self.write("c2.trec", trec_lines({"q1": ["d9", "d1", "d2", "d3"], "q2": ["d4", "d8"]})),
+                  "filt": self.write("f2.trec", trec_lines({"q1": ["d9", "d5", "d3"], "q2": ["d4", "d8"]})),
+                  "run": self.write("r2.trec", trec_lines({"q1": ["d1"], "q2": ["d4"]})),
+                  "index": self.write("i2.txt", "d1\nd2\nd3\nd4\nd6\nd7\nd8\n"),
+                  "fixture": self.write("fx.json", {"qrels": STAGE_LABELS, "runs": {"r": STAGE_PIPELINE["run"]}}),
+                  "saved": self.write("saved.json", cli("--qrels", f["qrels"], "--run", f["run"])[1])}
+        run = ["--qrels", f["qrels"], "--run", f["run"]]
+        base = ["--baseline", f["run"], "--baseline-stage", "cand=%s" % f["cand"]]
+        cases = [  # (what, arguments, fragments of the one line)
+            ("a middle stage adds an ID", run + ["--stage", "cand=%s" % f["cand"], "--stage", "filt=%s" % adding["filt"]],
+             ["f2.trec: query 'q1': stage filt holds 'd5', which stage cand (%s) does not hold" % f["cand"]]),
+            ("the run adds an ID", ["--qrels", f["qrels"], "--run", adding["run"], *self.stages(f)],
+             ["r2.trec: query 'q1': the run holds 'd1', which stage filt (%s) does not hold" % f["filt"]]),
+            ("the first stage holds an ID the index does not", run + self.stages(f) + ["--index", adding["index"]],
+             ["cand.trec: query 'q1': stage cand holds 'd9', which the index does not hold"]),
+            ("the run holds an ID the index does not", run + ["--index", adding["index"]],
+             ["run.trec: query 'q1': the run holds 'd9', which the index does not hold"]),
+            ("a stage named twice", run + ["--stage", "cand=%s" % f["cand"], "--stage", "cand=%s" % f["filt"]],
+             ["stage 'cand' is given twice: name each stage once"]),
+            ("a bad name", run + ["--stage", "c,x=%s" % f["cand"]],
+             ["--stage names stage 'c,x': a name is 1 to 64 letters, digits"]),
+            ("no file", run + ["--stage", "cand"], ["--stage: 'cand': give NAME=FILE, as candidates=first_stage.trec"]),
+            ("no name", run + ["--stage", "=%s" % f["cand"]], ["--stage names stage ''"]),
+            ("an unknown stage", run + ["--stage", "cand=%s" % f["cand"], "-m", "R(stage=nope)@2"],
+             ["R(stage=nope)@2 reads stage nope, and --stage names no such stage"]),
+            ("stage= and thresh=", run + self.stages(f) + ["-m", "R(stage=cand,thresh=3)@2"],
+             ["stage= reads a stage's ranking as it was kept; a floor or a budget of it is not measured"]),
+            ("stage= and tokens=", run + self.stages(f) + ["-m", "R(stage=cand,tokens=3)@2"],
+             ["stage= reads a stage's ranking as it was kept"]),
+            ("stage= of an agreement measure", run + self.stages(f) + ["-m", "RBO(stage=cand)", "--baseline", f["run"]],
+             ["RBO takes no stage parameter"]),
+            ("a fixture", [adding["fixture"], "--stage", "cand=%s" % f["cand"]],
+             ["--stage and --index go with --qrels and --run, the last stage"]),
+            ("a saved stage", run + ["--stage", "cand=%s" % adding["saved"]],
+             ["saved.json: a result this tool saved stands for a baseline's run", "not for a stage's"]),
+            ("baseline stages named otherwise", run + self.stages(f, "cand") + ["-m", "R(stage=cand)", "--baseline",
+                                                                               f["run"], "--baseline-stage",
+                                                                               "first=%s" % f["cand"]],
+             ["--baseline-stage names first, and --stage cand: give the baseline's stages under the run's names"]),
+            ("a saved baseline with its stages", run + self.stages(f, "cand") + ["--baseline", adding["saved"],
+                                                                                "--baseline-stage", "cand=%s" % f["cand"]],
+             ["--baseline is a saved result", "leave out --baseline-stage"]),
+            ("a stage's measure with replicates", run + self.stages(f, "cand") + base + ["-m", "R(stage=cand)",
+                                                                                        "--replicate", f["filt"]],
+             ["R(stage=cand) reads a stage, and replicates have none: leave out R(stage=cand) or --replicate"]),
+            ("a stage's measure with a baseline of no stages", run + self.stages(f, "cand") + ["-m", "R(stage=cand)",
+                                                                                              "--baseline", f["run"]],
+             ["R(stage=cand) compares a stage with the baseline's: give --baseline-stage of the same names as "
+              "--stage"]),
+            ("a baseline's stage without a baseline", run + base[2:],
+             ["--baseline-stage needs --baseline: it is a stage of the baseline's pipeline"]),
+            ("a pipeline without labels", ["--run", f["run"], "--baseline", f["run"], "-m", "RBO"] + self.stages(f),
+             ["--stage and --index follow the relevant documents through the pipeline: give the labels"]),
+        ]
+        for what, args, fragments in cases:
+            with self.subTest(what):
+                rejected(self, *cli(*args), *fragments)
+
+    def test_the_library_names_its_keywords(self):
+        stages = {n: STAGE_PIPELINE[n] for n in ("cand", "filt")}
+        run = STAGE_PIPELINE["run"]
+        result = rre.compare_runs(STAGE_LABELS, run, run, "R(stage=filt)", stages=stages,
+                                  baseline_stages={"cand": stages["cand"], "filt": stages["cand"]})
+        self.assertEqual(result["comparison"]["R(stage=filt)"]["regressed"], {"q1": 2 / 3 - 1})
+        cases = [
+            (dict(stages={"cand": stages["cand"], "filt": {"q1": ["d9", "d5", "d3"], "q2": ["d4", "d8"]}}),
+             r"^stages.filt: query 'q1': stage filt holds 'd5', which stage cand \(stages.cand\) does not hold"),
+            (dict(stages={"a b": stages["cand"]}), r"^stages names stage 'a b'"),
+            (dict(index=["d1"]), r"^run: query 'q1': the run holds 'd3', which the index does not hold"),
+            (dict(stages=[stages["cand"]]), r"^stages: expected an object of stage names to runs"),
+        ]
+        for keywords, message in cases:
+            with self.subTest(keywords=keywords), self.assertRaisesRegex(rre.EvalError, message):
+                rre.score_run(STAGE_LABELS, run, "R@2", **keywords)
+        # an index of exactly the IDs ranked holds them all
+        self.assertEqual(rre.score_run({"q1": ["d1"]}, {"q1": ["d2", "d1"]}, "R@1", index=["d1", "d2"])["measures"],
+                         {"R@1": 0.0})
+        with self.assertRaisesRegex(rre.EvalError, "give baseline_stages of the same names as stages"):
+            rre.compare_runs(STAGE_LABELS, run, run, "R(stage=cand)", stages=stages)
+        with self.assertRaisesRegex(rre.EvalError, "R\\(stage=nope\\) reads stage nope, and stages names no such"):
+            rre.score_run(STAGE_LABELS, run, "R(stage=nope)", stages=stages)
+
+    def test_the_readmes_pipeline_prints_what_the_readme_shows(self):
+        # README "Where was it lost?": a LlamaIndex trace of three stages, the reranker's top 3 last
+        node = lambda ids: [{"node": {"id_": d}, "score": round(0.9 - i * 0.05, 2)} for i, d in enumerate(ids)]
+        trace = [("q1", "leave-5 leave-2 hr-1 leave-7 hr-4", "leave-5 leave-2 hr-1 leave-7", "leave-5 hr-1 leave-2"),
+                 ("q2", "expense-1 expense-4 travel-2 hr-4", "expense-1 travel-2 hr-4", "expense-1 travel-2 hr-4"),
+                 ("q3", "travel-1 travel-2 hr-1", "travel-1 travel-2 hr-1", "travel-1 travel-2 hr-1")]
+        self.write("trace.jsonl", "".join(json.dumps({"query_id": q, "retrieved": node(r.split()), "filtered": node(
+            f.split()), "context": node(c.split())}) + "\n" for q, r, f, c in trace))
+        self.write("qrels.txt", "q1 0 leave-2 1\nq1 0 leave-7 1\nq2 0 expense-4 1\nq2 0 expense-9 1\n"
+                                "q3 0 travel-1 1\nq3 0 travel-3 1\n")
+        self.write("index.txt", "leave-2\nleave-5\nleave-7\nhr-1\nhr-4\nexpense-1\nexpense-4\ntravel-1\n"
+                                "travel-2\ntravel-3\n")
+        self.write("lengths.txt", "leave-5 300\nhr-1 400\nleave-2 900\nexpense-1 250\ntravel-2 350\nhr-4 300\n"
+                                  "travel-1 200\n")
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        command, shown = re.search(r"```\npython3 rag_retrieval_eval.py ([^`]*?)\n```\n<!-- stages recipe.*?-->\n"
+                                   r"```\n(.*?)\n```", readme, re.S).groups()
+        words = command.replace("\\\n", "").replace('"', "").split()
+        # NAME=FILE names its file as the command line gives it: run where the files are
+        here = os.getcwd()
+        os.chdir(self.tmp)
+        try:
+            status, out, err = cli(*words)
+        finally:
+            os.chdir(here)
+        self.assertEqual((status, out.rstrip("\n")), (0, shown))
+        # --explain's one note, on stderr
+        self.assertEqual(err.count("\n"), 1)
+        self.assertIn("note: --explain: unjudged would mean merely unlabeled", err)
+
+    def test_a_stages_measure_equals_that_measure_of_the_stage_as_the_run(self):
+        rng = random.Random(50)
+        docs = ["d%d" % i for i in range(30)]
+        labels, stages = {}, {"first": {}, "second": {}, "run": {}}
+        for q in ("q%d" % i for i in range(60)):
+            labels[q] = {d: rng.choice((1, 1, 2)) for d in rng.sample(docs, rng.randint(1, 5))}
+            first = rng.sample(docs, rng.randint(1, 20))
+            second = [d for d in first if rng.random() < 0.6] or first[:1]
+            rng.shuffle(second)
+            stages["first"][q], stages["second"][q] = first, second
+            stages["run"][q] = second[:rng.randint(1, len(second))]
+        # (a stage's measure, the run's): R and P of the whole list are R@30 and SetP
+        pairs = [(n + "(stage=%s)" + k, n + k) for n in ("AP", "nDCG", "RR", "R", "P") for k in ("", "@5")]
+        pairs[-4:] = [("R(stage=%s)", "R@30"), ("R(stage=%s)@5", "R@5"), ("P(stage=%s)", "SetP"),
+                      ("P(stage=%s)@5", "P@5")]
+        for stage in ("first", "second"):
+            asked = [m % stage for m, _ in pairs]
+            staged = rre.score_run(labels, stages["run"], asked, stages={n: stages[n] for n in ("first", "second")})
+            alone = rre.score_run(labels, stages[stage], [m for _, m in pairs])
+            for m, plain in pairs:
+                self.assertEqual({q: r[m % stage] for q, r in staged["per_query"].items()},
+                                 {q: r[plain] for q, r in alone["per_query"].items()}, m % stage)
+
+
 class FunnelTest(TempDirTestCase):
     """Issue 50, items 2-3: the fate of every relevant document in a pipeline, and its funnel.
 
@@ -8502,8 +8871,8 @@ TEST_SECTIONS = {
     "FastPathSwitchTest": "Readers", "TsvAndJsonLinesTest": "Readers",
     "ReadersOnRealFilesTest": "Readers", "LogsAsWrittenTest": "Readers",
     "RoleRulesTest": "Readers", "InputTwinsTest": "Readers", "RagTwinsTest": "Readers",
-    "ExplainTest": "Pipeline", "PoolTest": "Pipeline", "FunnelTest": "Pipeline",
-    "AccessTest": "Pipeline",
+    "ExplainTest": "Pipeline", "PoolTest": "Pipeline", "StageTest": "Pipeline",
+    "FunnelTest": "Pipeline", "AccessTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
     "PlotTest": "Output", "SideOutputsTest": "Output", "JunitTest": "Output",
