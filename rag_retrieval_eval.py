@@ -6915,7 +6915,7 @@ def query_points(plan, ranking, stages, q, index, budget):
 
 
 def relevant_units(plan, truth, q):
-    """A query's relevant units: its evidence slots, else each relevant document (a slot of one)."""
+    """A query's relevant units: its evidence slots, else each relevant document, a slot of one."""
     sets = evidence_of(truth, q)
     if sets:
         return dict.fromkeys(chain.from_iterable(sets))
