@@ -6975,21 +6975,61 @@ class FunnelTest(TempDirTestCase):
         self.assertEqual([(r["query"], r["baseline lost at filter"], r["lost at filter"], r["baseline lost at run"])
                           for r in rows], [("q1", "0", "1", "2"), ("q2", "0", "0", "0")])
 
+    def test_an_index_of_chunks_holds_their_documents(self):
+        """Under --chunk-separator the index is folded as the labels are: a document is indexed when
+        one of its chunks is."""
+        files = self.files(cand={"q1": ["d7#1", "d1#2", "d2#1", "d3#1", "d4#1"], "q2": ["e1#1", "e2#1", "e3#1"]},
+                           filter={"q1": ["d7#1", "d1#2", "d2#1", "d3#1"], "q2": ["e1#1", "e2#1"]},
+                           run={"q1": ["d7#1", "d2#1", "d1#2"], "q2": ["e2#1", "e1#1"]})
+        files["index"] = self.write("chunks.txt", "".join("%s#%d\n" % (d, i) for d in self.INDEX for i in (1, 2)))
+        funnel = json.loads(self.pipeline(files, "-m", "R@2", "--chunk-separator", "#"))["funnel"]
+        self.assertEqual((funnel["rows"], funnel["queries"]), (self.rows(), {"q1": self.LOST}))
+        # a separator without an index: the stages alone
+        status, out, err = cli("--qrels", files["qrels"], "--stage", "cand=%s" % files["cand"], "--run", files["run"],
+                               "-m", "R@2", "--chunk-separator", "#")
+        self.assertEqual(status, 0, err)
+        self.assertEqual([r["stage"] for r in json.loads(out)["funnel"]["rows"]], ["cand", "run", "top 2"])
+
+    def test_an_unlabeled_evidence_document_is_refused_in_a_pipeline(self):
+        """The rankings keep the ranks of labeled documents only: an evidence document without a label
+        would be reported lost wherever it was (it was, before the refusal)."""
+        files = self.files()
+        evidence = self.write("evidence.json", {"q1": [[["d1"], ["d8"]]], "q2": [[["e1"]]]})
+        args = ["--qrels", files["qrels"], "--evidence", evidence, "--stage", "cand=%s" % files["cand"],
+                "--run", files["run"], "-m", "R@2,EvidenceRecall@2"]
+        status, out, err = cli(*args)
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(err, "rag_retrieval_eval: error: %s: query 'q1': evidence document 'd8' has no label, and "
+                              "the funnel follows the labeled documents: label it, or let the evidence sets stand in "
+                              "for the labels\n" % evidence)
+        # labeled, it is followed: d8 is in no stage
+        labeled = self.write("more.txt", "q1 0 d8 0\n")
+        status, out, err = cli(*args, "--qrels", labeled)
+        self.assertEqual(status, 0, err)
+        fates = json.loads(out)["funnel"]["queries"]["q1"]
+        self.assertEqual({unit: fate["fate"] for unit, fate in fates.items()}, {"d1": "below_k", "d8": "not_retrieved"})
+
     def test_the_plot_draws_a_bar_per_row(self):
         files = self.files()
         plot = self.tmp / "p.svg"
         self.pipeline(files, "-m", "R@2", "--plot", plot, "--baseline", files["run"], "--baseline-stage",
                       "cand=%s" % files["cand"], "--baseline-stage", "filter=%s" % files["cand"])
         svg = plot.read_text()
-        bars = re.findall(r'<rect x="64" y="\d+" width="([0-9.]+)" height="20" fill="([^"]+)"/><text [^>]*>([^<]*)<',
-                          svg)
+        bars = re.findall(r'<rect x="64" y="(\d+)" width="([0-9.]+)" height="20" fill="([^"]+)"/>'
+                          r'<text x="([0-9.]+)" y="(\d+)">([^<]*)<', svg)
         width = rre._PLOT_WIDTH
-        baseline = [("%.1f" % (width * n / 8), rre.PALETTE[0], "%s: %.1f%%" % (s, 100 * n / 8))
+        baseline = [(width * n / 8, rre.PALETTE[0], "%s: %.1f%%" % (s, 100 * n / 8))
                     for s, n in (("index", 7), ("cand", 6), ("filter", 6), ("run", 4), ("top 2", 3))]
-        ours = [("%.1f" % (width * r["share"]), rre.PALETTE[1], "%s: %.1f%%" % (r["stage"], 100 * r["share"]))
+        ours = [(width * r["share"], rre.PALETTE[1], "%s: %.1f%%" % (r["stage"], 100 * r["share"]))
                 for r in self.rows()]
-        self.assertEqual(bars, baseline + ours)
-        self.assertIn("baseline \u2026/run.json, relevant documents (or evidence slots) still there", svg)
+        # a bar every 24 pixels, its label 4 right of its end and 14 below its top; 50 between panels
+        first = int(bars[0][0])
+        tops = [first + 24 * i for i in range(5)] + [first + 24 * 5 + 50 + 24 * i for i in range(5)]
+        self.assertEqual(bars, [(str(y), "%.1f" % w, colour, "%.1f" % (64 + 4 + w), str(y + 14), label)
+                                for y, (w, colour, label) in zip(tops, baseline + ours)])
+        # each panel's title 10 above its first bar
+        titles = re.findall(r'<text x="64" y="(\d+)" font-weight="bold">(baseline )?[^<]*, relevant documents', svg)
+        self.assertEqual(titles, [(str(first - 10), "baseline "), (str(tops[5] - 10), "")])
         import xml.etree.ElementTree as ET
         ET.fromstring(svg)
 
