@@ -5838,6 +5838,9 @@ def read_input(path, reader, known, kinds):
             return reader.records(json_line_objects(_read_lines(stream, source), source), source,
                                   known)
         text = read_json_text(stream, source)
+    # a role without a JSON reader of its own reads its JSON value as a library call's
+    if reader.json is None:
+        return reader.value(parse_json(text, source), source, known)
     return reader.json(text, source, known)
 
 
@@ -5855,8 +5858,9 @@ class Role:
     None where that kind is read as JSON, which says what is wrong with it; and value, which
     reads a library call's JSON-shaped value (the value; the name its messages give it; Known)
     into what the file's reader returns; fold cuts the IDs of what was read at the chunk separator
-    (what was read, the separator, the input's place), as labels are (see fold_labels)."""
-    lines = records = None
+    (what was read, the separator, the input's place), as labels are (see fold_labels).  A role
+    whose json is None reads its JSON text's value as value does."""
+    lines = records = json = None
 
     def fold(read, separator, source):
         return read
@@ -6013,9 +6017,6 @@ class Lengths(Role):
     def lines(stream, source, known):
         return length_lines(stream, source, known.wanted)
 
-    def json(text, source, known):
-        return Lengths.value(parse_json(text, source), source, known)
-
     def value(obj, name, known):
         lengths = lengths_from_json(obj, name)
         return lengths, lengths_digest(lengths)
@@ -6040,9 +6041,6 @@ class Index(Role):
     run)."""
     def lines(stream, source, known):
         return dict.fromkeys(id_lines(stream, source, "document"))
-
-    def json(text, source, known):
-        return Index.value(parse_json(text, source), source, known)
 
     def value(obj, name, known):
         return dict.fromkeys(ids_from_json(obj, name, "", "document"))
@@ -6081,9 +6079,6 @@ class AccessMap(Role):
     """An Access.  It names documents: under --chunk-separator each chunk is checked by its
     document, and a chunk's own ID in the map is never looked up."""
     lines, value = access_lines, access_from_json
-
-    def json(text, source, known):
-        return access_from_json(parse_json(text, source), source)
 
 
 READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
