@@ -207,146 +207,159 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 
 # Every option, once: its name (the long option's, with underscores: the library's keyword
 # too), default, kind (how the command line parses it and a library call is checked: see
-# _argument and _checked_library_options), its metavar, its values (choices, or the lowest
-# number), its stage (input: a file of a role; plan: how the evaluation is made; value: as
-# plan, and as it changes per-query values a saved baseline must have been made with the same;
-# recorded: as plan, and recorded in a result's manifest, as the value options are, but not
-# checked; output) and its help.  argparse, Config, the manifest's options, the saved
-# baseline's checks, the output guard and the library's checks are built from it.
-Option = namedtuple("Option", "name default kind metavar values stage help")
+# _argument and _checked_library_options), its stage (input: a file of a role; plan: how the
+# evaluation is made; value: as plan, and as it changes per-query values a saved baseline must
+# have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
+# value options are, but not checked; output), its help, its values (choices, or the lowest
+# number; None: neither) and its metavar (None: its kind's in METAVARS).  argparse, Config, the
+# manifest's options, the saved baseline's checks, the output guard and the library's checks
+# are built from it.
+Option = namedtuple("Option", "name default kind stage help values metavar",
+                    defaults=(None, None))
+# the metavar of each kind of option that has one, unless its row gives its own
+METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
+            "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
+            "floors": "MEASURE=X,...", "fields": "ROLE=KEY,..."}
 OPTIONS = (
-    Option("fixture", None, "positional", None, None, "input",
+    Option("fixture", None, "positional", "input",
            "JSON fixture with qrels and runs, or JSON Lines records with both"),
-    Option("qrels", None, "files", "FILE", None, "input",
+    Option("qrels", None, "files", "input",
            "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture; repeat to "
            "merge label files"),
-    Option("run", None, "files", "FILE", None, "input",
+    Option("run", None, "files", "input",
            "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to "
            "compare several"),
-    Option("stage", None, "stages", "NAME=FILE", None, "input",
+    Option("stage", None, "stages", "input",
            "what an earlier stage of the pipeline kept for each query (a run file): repeat in "
            "pipeline order, earliest first; the --run is the last stage, and each stage holds "
            "only what the one before it held: the fate of each relevant document, a funnel, "
            "and measures of a stage: R(stage=NAME)@100"),
-    Option("index", None, "file", "FILE", None, "input",
+    Option("index", None, "file", "input",
            "the IDs the store holds, before every stage (one a line, or a JSON list)"),
-    Option("evidence", None, "file", "FILE", None, "input",
+    Option("evidence", None, "file", "input",
            "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
            "they stand in for --qrels when it is not given"),
-    Option("lengths", None, "file", "FILE", None, "input",
+    Option("lengths", None, "file", "input",
            "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: "
            "R(tokens=2000)"),
-    Option("no_answer", None, "file", "FILE", None, "input",
+    Option("no_answer", None, "file", "input",
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored "
            "by Abstain only"),
-    Option("access", None, "file", "FILE", None, "input",
+    Option("access", None, "file", "input",
            "who may read each document and whom each query runs as (JSON {\"documents\": "
            "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
-    Option("measure", None, "names", "NAMES", None, "plan",
+    Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)"),
-    Option("k", None, "cutoffs", "K", None, "plan",
+    Option("k", None, "cutoffs", "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
-    Option("relevance_level", 1, "count", "L", 0, "value",
-           "a grade >= L counts as relevant (default 1; trec_eval -l)"),
-    Option("depth", None, "cutoff", "N", None, "value",
+    Option("relevance_level", 1, "count", "value",
+           "a grade >= L counts as relevant (default 1; trec_eval -l)", 0, "L"),
+    Option("depth", None, "cutoff", "value",
            "only the first N ranked documents of each query count (trec_eval -M)"),
-    Option("judged_only", False, "flag", None, None, "value",
+    Option("judged_only", False, "flag", "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
-    *(Option(name, choices[0], "choice", None, choices, "value",
-             "%s: %s (default first)" % (case, ", ".join(choices)))
+    *(Option(name, choices[0], "choice", "value",
+             "%s: %s (default first)" % (case, ", ".join(choices)), choices)
       for name, (choices, case) in POLICIES.items()),
     # plan, not value: the manifest's no_answer digest records what it changes
-    Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
+    Option("empty_labels", "error", "choice", "plan",
            "a query whose labels are an empty list (LlamaIndex's expected_ids: []): error, or "
            "no-answer (its question has no answer in the corpus, as --no-answer FILE would say) "
-           "(default error)"),
-    Option("baseline", None, "file", "FILE", None, "input",
+           "(default error)",
+           ("error", "no-answer")),
+    Option("baseline", None, "file", "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or "
            "the result saved from one (its JSON output), which stands for it"),
-    Option("baseline_stage", None, "stages", "NAME=FILE", None, "input",
+    Option("baseline_stage", None, "stages", "input",
            "an earlier stage of the baseline's pipeline, as --stage gives the run's, of the "
            "same names: a measure of a stage compares the two"),
-    Option("seed", 0, "count", "N", 0, "recorded",
-           "seed of the sampled test and the bootstrap (default 0)"),
-    Option("permutations", 10000, "count", "N", 1, "recorded",
-           "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
-    Option("max_mean_drop", None, "limit", "X", None, "plan",
+    Option("seed", 0, "count", "recorded",
+           "seed of the sampled test and the bootstrap (default 0)", 0),
+    Option("permutations", 10000, "count", "recorded",
+           "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT,
+           1),
+    Option("max_mean_drop", None, "limit", "plan",
            "with --baseline: exit 1 when a measure's mean drops by more than X (or per measure: "
            "MEASURE=X,...)"),
-    Option("max_query_drop", None, "limit", "X", None, "plan",
+    Option("max_query_drop", None, "limit", "plan",
            "with --baseline: exit 1 when any query's value of a measure drops by more than X (or "
            "per measure: MEASURE=X,...)"),
-    Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
+    Option("min_mean", None, "floors", "plan",
            "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with "
            "--gate-on, when its 95%% interval lies below X, or does not lie at or above it)"),
-    Option("min_query", None, "floors", "MEASURE=X,...", None, "plan",
+    Option("min_query", None, "floors", "plan",
            "exit 1 when a query's value of a measure is below X (repeatable)"),
-    Option("replicate", None, "files", "FILE", None, "input",
+    Option("replicate", None, "files", "input",
            "another run of the baseline's configuration (repeatable): the mean gates allow the "
            "noise among them, and the per-query gate leaves out the queries whose values differ"),
-    Option("gate_on", "mean", "choice", None, ("mean", "interval", "noninferiority"), "plan",
+    Option("gate_on", "mean", "choice", "plan",
            "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, "
            "which fails the gate when it lies below minus the limit; or noninferiority: it passes "
            "only when the interval lies above minus the limit, the candidate shown to be no worse "
-           "(default mean)"),
-    Option("power", False, "flag", None, None, "plan",
+           "(default mean)",
+           ("mean", "interval", "noninferiority")),
+    Option("power", False, "flag", "plan",
            "also per measure the smallest change of the mean this query set detects (80%% power, "
            "two-sided 5%%), and the queries each mean gate's limit would need"),
-    Option("groups", None, "file", "FILE", None, "input",
+    Option("groups", None, "file", "input",
            "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
-    Option("clusters", None, "file", "FILE", None, "input",
+    Option("clusters", None, "file", "input",
            "queries that share a source (questions generated from one chunk, paraphrases), JSON "
            "{\"cluster\": [\"q1\", ...]} or lines QID CLUSTER: the sign-flip test and the "
            "bootstrap draw clusters, not queries"),
-    Option("max_group_drop", None, "limit", "X", None, "plan",
+    Option("max_group_drop", None, "limit", "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
            "by more than X (or per measure: MEASURE=X,...)"),
-    Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
+    Option("fields", None, "fields", "plan",
            "JSON Lines field names of a log, roles %s (and a --stage's NAME: its ranking's); a "
            "KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
            "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
-    Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
+    Option("match", "id", "choice", "value",
            "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space "
            "for each run of whitespace), or texts where a ranked text counts as the first label "
-           "it contains that no earlier text claimed (MultiHop-RAG's rule) (default id)"),
-    Option("explain", False, "flag", None, None, "plan",
+           "it contains that no earlier text claimed (MultiHop-RAG's rule) (default id)",
+           ("id", "text", "contains")),
+    Option("explain", False, "flag", "plan",
            "say where each missed relevant document went: below the largest cutoff K (its "
            "rank), absent, or not in a ranking no longer than K or --depth (perhaps all a log "
            "kept), with the unjudged documents in the top K (where the labels judge some "
            "non-relevant) and what a floor or a budget cut; with --baseline, the ranks before "
            "and after of each changed query's relevant documents"),
-    Option("unjudged_bounds", False, "flag", None, None, "plan",
+    Option("unjudged_bounds", False, "flag", "plan",
            "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged document where "
                                                 "the measure looks were relevant: the most the "
                                                 "missing labels could add"),
-    Option("duplicates", "error", "choice", None, ("error", "first"), "value",
+    Option("duplicates", "error", "choice", "value",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; "
-           "reported) (default error)"),
-    Option("chunk_separator", None, "text", "SEP", None, "value",
+           "reported) (default error)",
+           ("error", "first")),
+    Option("chunk_separator", None, "text", "value",
            "score documents, not chunks: cut ranked IDs and labels at the first SEP"),
-    Option("ties", False, "flag", None, None, "plan",
+    Option("ties", False, "flag", "plan",
            "also the lowest and highest mean over all orders of tied scores"),
-    Option("ci", False, "flag", None, None, "plan",
+    Option("ci", False, "flag", "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
-    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"),
-           "output", "output format (default json)"),
-    Option("per_query", False, "flag", None, None, "output",
+    Option("format", "json", "choice", "output", "output format (default json)",
+           ("json", "table", "trec", "markdown", "csv")),
+    Option("per_query", False, "flag", "output",
            "with --format table or markdown, add a row per query"),
-    Option("summary", None, "file", "FILE", None, "output",
+    Option("summary", None, "file", "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
-    Option("pool", None, "file", "FILE", None, "output",
+    Option("pool", None, "file", "output",
            "also write, as JSON Lines, the unjudged documents in the top K of every run given, "
            "per query: a labeling to-do list that, its grades filled in, is a labels file for "
            "another --qrels"),
-    Option("plot", None, "file", "FILE.svg", None, "output",
+    Option("plot", None, "file", "output",
            "also draw the cutoff measures over k (and, with --baseline, each query's "
-           "change) as SVG"),
-    Option("junit", None, "file", "FILE.xml", None, "output",
+           "change) as SVG",
+           None, "FILE.svg"),
+    Option("junit", None, "file", "output",
            "also write the gates' checks as JUnit XML, as CI servers show test reports: a test "
-           "case per measure and gate, failed by each breach"),
-    Option("version", None, "version", None, None, "output",
+           "case per measure and gate, failed by each breach",
+           None, "FILE.xml"),
+    Option("version", None, "version", "output",
            "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
 # --help's groups of OPTIONS, each from the option that opens it to the next group's.
@@ -9051,7 +9064,8 @@ def build_parser(defaults=True):
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
     flag = "--" + option.name.replace("_", "-")
-    keywords = {"metavar": option.metavar} if option.metavar else {}
+    metavar = option.metavar or METAVARS.get(option.kind)
+    keywords = {"metavar": metavar} if metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
