@@ -4294,17 +4294,17 @@ def split_columns(line):
     return line.split() if line.isascii() else _TOKEN.findall(line)
 
 
-def column_lines(lines, source, layout):
+def column_lines(stream, source, layout):
     """(line number, place, columns) of each line of whitespace-separated columns, as many as
-    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of
-    (number, line) pairs; blank and '#' lines are skipped.
+    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of a text
+    file (see text_lines); blank and '#' lines are skipped.
 
-    >>> list(column_lines([(1, "# QID GROUP"), (2, "q1 easy")], "g.txt", "QID GROUP"))
+    >>> list(column_lines(io.BytesIO(b"# QID GROUP\\nq1 easy\\n"), "g.txt", "QID GROUP"))
     [(2, 'g.txt:2', ['q1', 'easy'])]
     """
     more = layout.endswith("]")
     width = len(layout.split()) - more
-    for number, line in lines:
+    for number, line in text_lines(stream, source):
         cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
@@ -4385,8 +4385,7 @@ def trec_run_lines(stream, source):
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
     scores), and so is anything after the tag.  Every error names its line.
     """
-    for number, where, cols in column_lines(text_lines(stream, source), source,
-                                            "QID Q0 DOCID RANK SCORE [TAG]"):
+    for number, where, cols in column_lines(stream, source, "QID Q0 DOCID RANK SCORE [TAG]"):
         qid, _, doc, _, score = cols[:5]
         yield number, qid, doc, parse_score(score, where, qid)
 
@@ -5339,11 +5338,11 @@ def _windows_in_rank_order(docids, scores, size=16):
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
 
 
-def groups_from_lines(lines, source, what="group"):
-    """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments.  what:
+def groups_from_lines(stream, source, what="group"):
+    """{group: {qid: where}} of a text file's lines QID GROUP; '#' lines are comments.  what:
     "group", or "cluster" (--clusters, read alike)."""
     groups = {}
-    for _, where, (qid, name) in column_lines(lines, source, "QID " + what.upper()):
+    for _, where, (qid, name) in column_lines(stream, source, "QID " + what.upper()):
         _add_member(groups.setdefault(name, {}), qid, name, where, what)
     if not groups:
         nothing_in(source, what + "s", "the file has no QID %s lines" % what.upper())
@@ -5442,7 +5441,7 @@ def reference_length_lines(stream, source, wanted=None):
 
 def _length_lines(stream, source):
     """(line number, ID, token count) of each line ID TOKENS; '#' lines are comments."""
-    for number, where, cols in column_lines(text_lines(stream, source), source, "ID TOKENS"):
+    for number, where, cols in column_lines(stream, source, "ID TOKENS"):
         digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
         yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
 
@@ -5634,8 +5633,8 @@ def evidence_lines(stream, source, known):
     """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    for number, where, (qid, set_name, slot_name, doc) in column_lines(
-            text_lines(stream, source), source, "QID SET SLOT DOCID"):
+    for number, where, (qid, set_name, slot_name, doc) in column_lines(stream, source,
+                                                                       "QID SET SLOT DOCID"):
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
             fail(where, "document %s is listed twice in one slot (first at line %d)"
@@ -5760,7 +5759,7 @@ def id_lines(stream, source, what):
     """[ID, ...] of a text file's lines, an ID (what: of ID_LISTS) a line, none twice; '#' lines
     are comments."""
     qids, (_, many, _, empty) = {}, ID_LISTS[what]
-    for number, where, (qid,) in column_lines(text_lines(stream, source), source,
+    for number, where, (qid,) in column_lines(stream, source,
                                               "QID" if what == "query" else "DOCID"):
         if qids.setdefault(qid, number) != number:
             fail(where, "%s %s is listed twice (first on line %d)" % (what, show(qid), qids[qid]))
@@ -6062,7 +6061,7 @@ class Index(Role):
 class Groups(Role):
     """{group: [qid, ...]}."""
     def lines(stream, source, known):
-        return groups_from_lines(text_lines(stream, source), source)
+        return groups_from_lines(stream, source)
 
     def json(text, source, known):
         kind, obj = json_value(text, source)
@@ -6079,7 +6078,7 @@ class Groups(Role):
 class Clusters(Role):
     """{cluster: [qid, ...]}."""
     def lines(stream, source, known):
-        return groups_from_lines(text_lines(stream, source), source, "cluster")
+        return groups_from_lines(stream, source, "cluster")
 
     def json(text, source, known):
         return groups_from_json(json_value(text, source)[1], source, "", "cluster")
