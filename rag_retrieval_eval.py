@@ -3996,6 +3996,12 @@ def recorded_options(config):
             if o.stage == stage}
 
 
+def judges_nonrelevant(labels, level):
+    """Whether the labels judge some document non-relevant (a grade below the level): only then
+    is label coverage, which a comparison reads, worth a warning."""
+    return any(g < level for grades in labels.values() for g in grades.values())
+
+
 def manifest(plan, digests, labels, judged, run=None):
     """The manifest of a general result (judged: its answered queries' records).  When the labels
     judge documents non-relevant, it holds the label coverage a comparison reads of a baseline,
@@ -4003,7 +4009,7 @@ def manifest(plan, digests, labels, judged, run=None):
     scored (run: its file), and stays {} for a library call, which reads no file."""
     made = {"tool": "%s %s" % (PROG, __version__), **digests,
             "measures": [s.name for s in plan.specs], "options": recorded_options(plan.config)}
-    if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
+    if judges_nonrelevant(labels, plan.opts.level):
         cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
         made["label_coverage"] = {n: mean_judged(judged, n)
                                   for n in map("Judged@%d".__mod__, cutoffs)}
@@ -7270,8 +7276,7 @@ def saved_evaluation(plan, truth, saved, whose):
     check_saved(saved, plan, truth, whose)
     result = _saved_result(plan, truth, obj, where, whose)
     coverage = obj["manifest"].get("label_coverage", {}).get(measure)
-    judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
-    if coverage is None and judges:
+    if coverage is None and judges_nonrelevant(truth.labels, plan.opts.level):
         fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
              "warning reads: score its run again" % measure)
     removed = None
@@ -7354,7 +7359,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         out.update(noise=noise, unstable=unstable)
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
-    if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
+    if judges_nonrelevant(truth.labels, opts.level):
         out["coverage"] = coverage(kept.coverage, with_answer(judged, truth.no_answer), specs)
     said = saved_notes(plan, [kept] + theirs)
     if said:
