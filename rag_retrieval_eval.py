@@ -7040,10 +7040,7 @@ def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
     relevant documents' ranks before and after; and counts by cause.  lost: in a pipeline,
     {qid: {relevant unit: its fate}} of those that lost any (see funnel)."""
-    truth, approved = inputs.truth, inputs.baseline
-    counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
-                            "unlabeled"), 0)
-    queries = {}
+    truth, approved, queries = inputs.truth, inputs.baseline, {}
     changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
     # a saved baseline's ranks are unknown: a note says so
     if approved is not None and isinstance(approved.ranked, Saved):
@@ -7057,13 +7054,9 @@ def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
         entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
         if entry and q in lost:
             entry["fates"] = lost[q]
-        if "cause" in entry:
-            counts["missed"] += entry["cause"] != "cut"
-            counts[entry["cause"]] += 1
-            counts["unjudged"] += "unjudged" in entry
-            counts["unlabeled"] += "unlabeled" in entry
         if entry:
             queries[q] = entry
+    counts = explain_counts({"queries": queries}, queries)
     return _named({"k": plan.opts.top_k, "counts": counts, "queries": queries}, plan.opts.match)
 
 
@@ -7157,7 +7150,8 @@ def unjudged_marked(result):
 
 
 def explain_counts(block, qids):
-    """The counts of an explain block (see explanations) over some of its queries (a group's)."""
+    """The counts of an explain block (see explanations) over some of its queries (a group's, or
+    all)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
     counts = {cause: sum(e["cause"] == cause for e in entries)
               for cause in ("absent", "not_ranked", "below", "cut")}
