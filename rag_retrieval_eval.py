@@ -1194,12 +1194,12 @@ def judge_run(rankings, truth, opts, source, root=None):
     """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
     ranked = {}
     for qid, (docids, scores) in rankings.items():
+        where = source if root is None else loc(source, _join(root, qid))
         if opts.separator:
             blank = blank_once_cut(docids, opts.separator)
             if blank is not None:
-                fail(source if root is None else loc(source, _join(root, qid)),
-                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)),
-                     qid)
+                fail(where, "ranked ID %s is blank once cut at %s"
+                     % (show(blank), show(opts.separator)), qid)
         labels = truth.labels.get(qid)
         ids = opts.pipeline and held_ids(qid, docids, None, opts.pipeline)
         if labels is None and not opts.agree:
@@ -1212,7 +1212,6 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            where = source if root is None else loc(source, _join(root, qid))
             query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
             ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
     return ranked
