@@ -6451,9 +6451,9 @@ Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result dedupli
 
 # What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the labels'
 # place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]} or None,
-# the earlier stages of the pipeline [Stage, ...], earliest first, and the index {ID: None} or
-# None (README: "Where was it lost?").
-Inputs = namedtuple("Inputs", "truth runs baseline groups stages index", defaults=((), None))
+# and the earlier stages of the pipeline [Stage, ...], earliest first (README: "Where was it
+# lost?"; the index is the Truth's).
+Inputs = namedtuple("Inputs", "truth runs baseline groups stages")
 
 # An earlier stage of the pipeline: its name, its file's place, and {qid: Ranking or None}.
 Stage = namedtuple("Stage", "name place ranked")
