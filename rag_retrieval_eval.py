@@ -4967,7 +4967,7 @@ def reference_json_rankings(text, source, truth, opts):
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
                 given_twice(source, 'the fixture has "no_answer"', "--no-answer")
-            extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
+            extras["no_answer"] = ids_from_json(extras["no_answer"], source, "no_answer", "query")
             truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
@@ -5723,11 +5723,6 @@ ID_LISTS = {"query": ("query ID", "queries", "the list of questions without an a
                          "the file has no document IDs")}
 
 
-def no_answer_from_json(value, source, root):
-    """[qid, ...] of a JSON list of query IDs, none twice."""
-    return ids_from_json(value, source, root, "query")
-
-
 def ids_from_json(value, source, root, what):
     """[ID, ...] of a JSON list of IDs (what: of ID_LISTS), none twice."""
     where, (name, many, empty, _) = loc(source, root), ID_LISTS[what]
@@ -5753,11 +5748,6 @@ def check_no_answer(no_answer, qrels, level, where):
             fail(where, "the query has no answer in the corpus, and %s is labeled "
                         "relevant: which is it?"
                  % show(relevant), qid)
-
-
-def no_answer_lines(stream, source, known):
-    """[qid, ...] of a text file's lines, a query ID a line; '#' lines are comments."""
-    return id_lines(stream, source, "query")
 
 
 def id_lines(stream, source, what):
@@ -5926,7 +5916,8 @@ class Labels(Role):
                 extras["evidence"] = evidence_from_json(obj["evidence"], source, "evidence",
                                                         opts.match)
             if "no_answer" in obj:
-                extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
+                extras["no_answer"] = ids_from_json(obj["no_answer"], source, "no_answer",
+                                                    "query")
         elif kind == "llamaindex":
             # the questions' texts are not needed
             labels, root = obj["relevant_docs"], "relevant_docs"
@@ -6041,16 +6032,17 @@ class Lengths(Role):
 
 class NoAnswer(Role):
     """[qid, ...] of the questions without an answer."""
-    lines = no_answer_lines
+    def lines(stream, source, known):
+        return id_lines(stream, source, "query")
 
     def json(text, source, known):
         obj = parse_json(text, source)
         inside = isinstance(obj, dict) and "no_answer" in obj
-        return no_answer_from_json(obj["no_answer"] if inside else obj, source,
-                                   "no_answer" if inside else "")
+        return ids_from_json(obj["no_answer"] if inside else obj, source,
+                             "no_answer" if inside else "", "query")
 
     def value(obj, name, known):
-        return no_answer_from_json(obj, None, name)
+        return ids_from_json(obj, None, name, "query")
 
 
 class Index(Role):
