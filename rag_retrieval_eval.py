@@ -7856,12 +7856,19 @@ def format_table(result, per_query=False):
         lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
         lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
+    return "\n".join(lines + _explained_sections(result))
+
+
+def _explained_sections(result, label=""):
+    """A text report's sections of a result's --explain and funnel blocks, when it has them
+    (label: with several runs, the run's and ": ")."""
+    lines = []
     if result.explain:
         head, *rest = explain_lines(result.explain)
-        lines += _section(head, rest)
+        lines += _section(label + head, rest)
     if result.funnel:
-        lines += _section(FUNNEL + ":", _columns(funnel_table(result.funnel)))
-    return "\n".join(lines)
+        lines += _section(label + FUNNEL + ":", _columns(funnel_table(result.funnel)))
+    return lines
 
 
 _TABLE_LABELS = {"measure": "query", "mean": "all", "lowest (ties)": "ties: lowest",
@@ -8224,11 +8231,7 @@ def _runs_table(results, labels, breaches):
             lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
     lines += _group_footnotes(*results.values())
     for name, r in results.items():
-        if r.explain:
-            head, *rest = explain_lines(r.explain)
-            lines += _section("%s: %s" % (labels[name], head), rest)
-        if r.funnel:
-            lines += _section("%s: %s:" % (labels[name], FUNNEL), _columns(funnel_table(r.funnel)))
+        lines += _explained_sections(r, labels[name] + ": ")
     return "\n".join(lines)
 
 
