@@ -2738,9 +2738,7 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     --no-relevant does not apply to it.
     """
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
-    missing = [q for q in qrels if q not in ranked]
-    extra = [q for q in ranked if q not in qrels]
-    _refuse_differing_queries(missing, extra, policies, places[1], no_answer)
+    missing, extra = differing_queries(qrels, ranked, policies, places[1], no_answer)
     least = least_relevant(level)
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
               and (q in ranked or policies["missing_run"] != "skip")]
@@ -2761,9 +2759,11 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     return [q for q in qrels if q not in dropped], skipped, zeroed
 
 
-def _refuse_differing_queries(missing, extra, policies, where, no_answer):
-    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
-    say."""
+def differing_queries(qrels, ranked, policies, where, no_answer):
+    """(The labeled queries without a ranking, the ranked queries without labels), each refused
+    as the policies say."""
+    missing = [q for q in qrels if q not in ranked]
+    extra = [q for q in ranked if q not in qrels]
     bad, hint = [], ""
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
@@ -2782,6 +2782,7 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     if bad:
         fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
              % ("; ".join(bad), hint))
+    return missing, extra
 
 
 def _count(ids, adjective):
@@ -6621,9 +6622,8 @@ def check_stage_names(plan, named, flag):
 def stage_queries(plan, truth, stage):
     """The labeled queries a stage lacks that --missing-run skip leaves out; refused, as a run's
     are, under error (and its ranked queries without labels under --unlabeled error)."""
-    missing = [q for q in truth.labels if q not in stage.ranked]
-    extra = [q for q in stage.ranked if q not in truth.labels]
-    _refuse_differing_queries(missing, extra, plan.policies, stage.place, truth.no_answer)
+    missing, _ = differing_queries(truth.labels, stage.ranked, plan.policies, stage.place,
+                                   truth.no_answer)
     return missing if plan.policies["missing_run"] == "skip" else []
 
 
