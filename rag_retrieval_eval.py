@@ -6574,15 +6574,16 @@ def load_stages(plan, truth, named, runs, kinds, flag):
                             place(path))
         ranked = load_run(path, truth, stage_reading(plan, name, pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
-        skipped = stage_queries(plan, truth, Stage(name, place(path), ranked))
+        stage = Stage(name, place(path), ranked)
+        skipped = stage_queries(plan, truth, stage)
         # a query it ranks as empty holds nothing
         for qid in (q for _, _, ids in later for q in ids if q not in ranked and q not in skipped):
             held_ids(qid, [], None, pipeline)
         for _, run in runs:
             for qid in skipped:
                 run.pop(qid, None)
-        later = [(pipeline.name, place(path), kept_ids(ranked))]
-        stages.insert(0, Stage(name, place(path), ranked))
+        later = [(pipeline.name, stage.place, kept_ids(ranked))]
+        stages.insert(0, stage)
     return stages
 
 
