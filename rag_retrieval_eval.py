@@ -6547,8 +6547,8 @@ def last_stage(opts, named, truth, path):
     last stage's (see Pipeline), which is also the first when no stage is named."""
     if truth.index is None and not named:
         return opts
-    first = not named
-    pipeline = Pipeline(not first, (), truth.index if first else None, "the run", place(path))
+    # the first stage, when no stage is named, is checked against the index
+    pipeline = Pipeline(bool(named), (), None if named else truth.index, "the run", place(path))
     return opts._replace(pipeline=pipeline)
 
 
