@@ -207,146 +207,159 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 
 # Every option, once: its name (the long option's, with underscores: the library's keyword
 # too), default, kind (how the command line parses it and a library call is checked: see
-# _argument and _checked_library_options), its metavar, its values (choices, or the lowest
-# number), its stage (input: a file of a role; plan: how the evaluation is made; value: as
-# plan, and as it changes per-query values a saved baseline must have been made with the same;
-# recorded: as plan, and recorded in a result's manifest, as the value options are, but not
-# checked; output) and its help.  argparse, Config, the manifest's options, the saved
-# baseline's checks, the output guard and the library's checks are built from it.
-Option = namedtuple("Option", "name default kind metavar values stage help")
+# _argument and _checked_library_options), its stage (input: a file of a role; plan: how the
+# evaluation is made; value: as plan, and as it changes per-query values a saved baseline must
+# have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
+# value options are, but not checked; output), its help, its values (choices, or the lowest
+# number; None: neither) and its metavar (None: its kind's in METAVARS).  argparse, Config, the
+# manifest's options, the saved baseline's checks, the output guard and the library's checks
+# are built from it.
+Option = namedtuple("Option", "name default kind stage help values metavar",
+                    defaults=(None, None))
+# the metavar of each kind of option that has one, unless its row gives its own
+METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
+            "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
+            "floors": "MEASURE=X,...", "fields": "ROLE=KEY,..."}
 OPTIONS = (
-    Option("fixture", None, "positional", None, None, "input",
+    Option("fixture", None, "positional", "input",
            "JSON fixture with qrels and runs, or JSON Lines records with both"),
-    Option("qrels", None, "files", "FILE", None, "input",
+    Option("qrels", None, "files", "input",
            "labels (TREC, BEIR TSV, JSON, JSON Lines) instead of a fixture; repeat to "
            "merge label files"),
-    Option("run", None, "files", "FILE", None, "input",
+    Option("run", None, "files", "input",
            "the rankings to score (TREC, JSON or JSON Lines), with --qrels; repeat to "
            "compare several"),
-    Option("stage", None, "stages", "NAME=FILE", None, "input",
+    Option("stage", None, "stages", "input",
            "what an earlier stage of the pipeline kept for each query (a run file): repeat in "
            "pipeline order, earliest first; the --run is the last stage, and each stage holds "
            "only what the one before it held: the fate of each relevant document, a funnel, "
            "and measures of a stage: R(stage=NAME)@100"),
-    Option("index", None, "file", "FILE", None, "input",
+    Option("index", None, "file", "input",
            "the IDs the store holds, before every stage (one a line, or a JSON list)"),
-    Option("evidence", None, "file", "FILE", None, "input",
+    Option("evidence", None, "file", "input",
            "evidence sets of multi-hop questions (JSON, JSON Lines, or lines QID SET SLOT DOCID); "
            "they stand in for --qrels when it is not given"),
-    Option("lengths", None, "file", "FILE", None, "input",
+    Option("lengths", None, "file", "input",
            "token counts of the ranked IDs, JSON {\"d1\": 300} or lines ID TOKENS, for budgets: "
            "R(tokens=2000)"),
-    Option("no_answer", None, "file", "FILE", None, "input",
+    Option("no_answer", None, "file", "input",
            "the queries whose right retrieval is nothing (IDs one a line, or a JSON list): scored "
            "by Abstain only"),
-    Option("access", None, "file", "FILE", None, "input",
+    Option("access", None, "file", "input",
            "who may read each document and whom each query runs as (JSON {\"documents\": "
            "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
-    Option("measure", None, "names", "NAMES", None, "plan",
+    Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)"),
-    Option("k", None, "cutoffs", "K", None, "plan",
+    Option("k", None, "cutoffs", "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
-    Option("relevance_level", 1, "count", "L", 0, "value",
-           "a grade >= L counts as relevant (default 1; trec_eval -l)"),
-    Option("depth", None, "cutoff", "N", None, "value",
+    Option("relevance_level", 1, "count", "value",
+           "a grade >= L counts as relevant (default 1; trec_eval -l)", 0, "L"),
+    Option("depth", None, "cutoff", "value",
            "only the first N ranked documents of each query count (trec_eval -M)"),
-    Option("judged_only", False, "flag", None, None, "value",
+    Option("judged_only", False, "flag", "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
-    *(Option(name, choices[0], "choice", None, choices, "value",
-             "%s: %s (default first)" % (case, ", ".join(choices)))
+    *(Option(name, choices[0], "choice", "value",
+             "%s: %s (default first)" % (case, ", ".join(choices)), choices)
       for name, (choices, case) in POLICIES.items()),
     # plan, not value: the manifest's no_answer digest records what it changes
-    Option("empty_labels", "error", "choice", None, ("error", "no-answer"), "plan",
+    Option("empty_labels", "error", "choice", "plan",
            "a query whose labels are an empty list (LlamaIndex's expected_ids: []): error, or "
            "no-answer (its question has no answer in the corpus, as --no-answer FILE would say) "
-           "(default error)"),
-    Option("baseline", None, "file", "FILE", None, "input",
+           "(default error)",
+           ("error", "no-answer")),
+    Option("baseline", None, "file", "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or "
            "the result saved from one (its JSON output), which stands for it"),
-    Option("baseline_stage", None, "stages", "NAME=FILE", None, "input",
+    Option("baseline_stage", None, "stages", "input",
            "an earlier stage of the baseline's pipeline, as --stage gives the run's, of the "
            "same names: a measure of a stage compares the two"),
-    Option("seed", 0, "count", "N", 0, "recorded",
-           "seed of the sampled test and the bootstrap (default 0)"),
-    Option("permutations", 10000, "count", "N", 1, "recorded",
-           "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT),
-    Option("max_mean_drop", None, "limit", "X", None, "plan",
+    Option("seed", 0, "count", "recorded",
+           "seed of the sampled test and the bootstrap (default 0)", 0),
+    Option("permutations", 10000, "count", "recorded",
+           "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT,
+           1),
+    Option("max_mean_drop", None, "limit", "plan",
            "with --baseline: exit 1 when a measure's mean drops by more than X (or per measure: "
            "MEASURE=X,...)"),
-    Option("max_query_drop", None, "limit", "X", None, "plan",
+    Option("max_query_drop", None, "limit", "plan",
            "with --baseline: exit 1 when any query's value of a measure drops by more than X (or "
            "per measure: MEASURE=X,...)"),
-    Option("min_mean", None, "floors", "MEASURE=X,...", None, "plan",
+    Option("min_mean", None, "floors", "plan",
            "exit 1 when a measure's mean is below X, with or without --baseline (repeatable; with "
            "--gate-on, when its 95%% interval lies below X, or does not lie at or above it)"),
-    Option("min_query", None, "floors", "MEASURE=X,...", None, "plan",
+    Option("min_query", None, "floors", "plan",
            "exit 1 when a query's value of a measure is below X (repeatable)"),
-    Option("replicate", None, "files", "FILE", None, "input",
+    Option("replicate", None, "files", "input",
            "another run of the baseline's configuration (repeatable): the mean gates allow the "
            "noise among them, and the per-query gate leaves out the queries whose values differ"),
-    Option("gate_on", "mean", "choice", None, ("mean", "interval", "noninferiority"), "plan",
+    Option("gate_on", "mean", "choice", "plan",
            "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, "
            "which fails the gate when it lies below minus the limit; or noninferiority: it passes "
            "only when the interval lies above minus the limit, the candidate shown to be no worse "
-           "(default mean)"),
-    Option("power", False, "flag", None, None, "plan",
+           "(default mean)",
+           ("mean", "interval", "noninferiority")),
+    Option("power", False, "flag", "plan",
            "also per measure the smallest change of the mean this query set detects (80%% power, "
            "two-sided 5%%), and the queries each mean gate's limit would need"),
-    Option("groups", None, "file", "FILE", None, "input",
+    Option("groups", None, "file", "input",
            "query groups, JSON {\"group\": [\"q1\", ...]} or lines QID GROUP: a mean per group"),
-    Option("clusters", None, "file", "FILE", None, "input",
+    Option("clusters", None, "file", "input",
            "queries that share a source (questions generated from one chunk, paraphrases), JSON "
            "{\"cluster\": [\"q1\", ...]} or lines QID CLUSTER: the sign-flip test and the "
            "bootstrap draw clusters, not queries"),
-    Option("max_group_drop", None, "limit", "X", None, "plan",
+    Option("max_group_drop", None, "limit", "plan",
            "with --baseline and groups: exit 1 when a group's mean of a measure drops "
            "by more than X (or per measure: MEASURE=X,...)"),
-    Option("fields", None, "fields", "ROLE=KEY,...", None, "plan",
+    Option("fields", None, "fields", "plan",
            "JSON Lines field names of a log, roles %s (and a --stage's NAME: its ranking's); a "
            "KEY may be a path: keys joined by '.', "
            "'[]' after a key for each element of its list (such as "
            "retrieved=documents[].id,relevant=expected_chunk_ids)" % ", ".join(ROLES)),
-    Option("match", "id", "choice", None, ("id", "text", "contains"), "value",
+    Option("match", "id", "choice", "value",
            "labels and ranked entries are IDs, or texts (compared once normalized: NFC, one space "
            "for each run of whitespace), or texts where a ranked text counts as the first label "
-           "it contains that no earlier text claimed (MultiHop-RAG's rule) (default id)"),
-    Option("explain", False, "flag", None, None, "plan",
+           "it contains that no earlier text claimed (MultiHop-RAG's rule) (default id)",
+           ("id", "text", "contains")),
+    Option("explain", False, "flag", "plan",
            "say where each missed relevant document went: below the largest cutoff K (its "
            "rank), absent, or not in a ranking no longer than K or --depth (perhaps all a log "
            "kept), with the unjudged documents in the top K (where the labels judge some "
            "non-relevant) and what a floor or a budget cut; with --baseline, the ranks before "
            "and after of each changed query's relevant documents"),
-    Option("unjudged_bounds", False, "flag", None, None, "plan",
+    Option("unjudged_bounds", False, "flag", "plan",
            "also the mean of " + ONLY_BOUNDED + " as it would be if every unjudged document where "
                                                 "the measure looks were relevant: the most the "
                                                 "missing labels could add"),
-    Option("duplicates", "error", "choice", None, ("error", "first"), "value",
+    Option("duplicates", "error", "choice", "value",
            "a document ranked twice in one query: error, or first (keep its best-ranked place; "
-           "reported) (default error)"),
-    Option("chunk_separator", None, "text", "SEP", None, "value",
+           "reported) (default error)",
+           ("error", "first")),
+    Option("chunk_separator", None, "text", "value",
            "score documents, not chunks: cut ranked IDs and labels at the first SEP"),
-    Option("ties", False, "flag", None, None, "plan",
+    Option("ties", False, "flag", "plan",
            "also the lowest and highest mean over all orders of tied scores"),
-    Option("ci", False, "flag", None, None, "plan",
+    Option("ci", False, "flag", "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
-    Option("format", "json", "choice", None, ("json", "table", "trec", "markdown", "csv"),
-           "output", "output format (default json)"),
-    Option("per_query", False, "flag", None, None, "output",
+    Option("format", "json", "choice", "output", "output format (default json)",
+           ("json", "table", "trec", "markdown", "csv")),
+    Option("per_query", False, "flag", "output",
            "with --format table or markdown, add a row per query"),
-    Option("summary", None, "file", "FILE", None, "output",
+    Option("summary", None, "file", "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
-    Option("pool", None, "file", "FILE", None, "output",
+    Option("pool", None, "file", "output",
            "also write, as JSON Lines, the unjudged documents in the top K of every run given, "
            "per query: a labeling to-do list that, its grades filled in, is a labels file for "
            "another --qrels"),
-    Option("plot", None, "file", "FILE.svg", None, "output",
+    Option("plot", None, "file", "output",
            "also draw the cutoff measures over k (and, with --baseline, each query's "
-           "change) as SVG"),
-    Option("junit", None, "file", "FILE.xml", None, "output",
+           "change) as SVG",
+           None, "FILE.svg"),
+    Option("junit", None, "file", "output",
            "also write the gates' checks as JUnit XML, as CI servers show test reports: a test "
-           "case per measure and gate, failed by each breach"),
-    Option("version", None, "version", None, None, "output",
+           "case per measure and gate, failed by each breach",
+           None, "FILE.xml"),
+    Option("version", None, "version", "output",
            "print the tool's name and version, and exit"))
 OPTION = {option.name: option for option in OPTIONS}
 # --help's groups of OPTIONS, each from the option that opens it to the next group's.
@@ -1181,12 +1194,12 @@ def judge_run(rankings, truth, opts, source, root=None):
     """{qid: Ranking, or None for a query without labels} of {qid: (docids, scores or None)}."""
     ranked = {}
     for qid, (docids, scores) in rankings.items():
+        where = source if root is None else loc(source, _join(root, qid))
         if opts.separator:
             blank = blank_once_cut(docids, opts.separator)
             if blank is not None:
-                fail(source if root is None else loc(source, _join(root, qid)),
-                     "ranked ID %s is blank once cut at %s" % (show(blank), show(opts.separator)),
-                     qid)
+                fail(where, "ranked ID %s is blank once cut at %s"
+                     % (show(blank), show(opts.separator)), qid)
         labels = truth.labels.get(qid)
         ids = opts.pipeline and held_ids(qid, docids, None, opts.pipeline)
         if labels is None and not opts.agree:
@@ -1199,7 +1212,6 @@ def judge_run(rankings, truth, opts, source, root=None):
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
-            where = source if root is None else loc(source, _join(root, qid))
             query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
             ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
     return ranked
@@ -2726,9 +2738,7 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     --no-relevant does not apply to it.
     """
     policies = dict(DEFAULT_POLICIES, **(policies or {}))
-    missing = [q for q in qrels if q not in ranked]
-    extra = [q for q in ranked if q not in qrels]
-    _refuse_differing_queries(missing, extra, policies, places[1], no_answer)
+    missing, extra = differing_queries(qrels, ranked, policies, places[1], no_answer)
     least = least_relevant(level)
     no_rel = [q for q in qrels if max(qrels[q].values(), default=-1) < least and q not in no_answer
               and (q in ranked or policies["missing_run"] != "skip")]
@@ -2749,9 +2759,11 @@ def apply_policies(qrels, ranked, level, policies=None, places=("", ""), no_answ
     return [q for q in qrels if q not in dropped], skipped, zeroed
 
 
-def _refuse_differing_queries(missing, extra, policies, where, no_answer):
-    """Refuse labeled queries without a ranking, and ranked queries without labels, as the policies
-    say."""
+def differing_queries(qrels, ranked, policies, where, no_answer):
+    """(The labeled queries without a ranking, the ranked queries without labels), each refused
+    as the policies say."""
+    missing = [q for q in qrels if q not in ranked]
+    extra = [q for q in ranked if q not in qrels]
     bad, hint = [], ""
     if missing and policies["missing_run"] == "error":
         labeled, unanswered = [q for q in missing if q not in no_answer], [q for q in missing
@@ -2770,6 +2782,7 @@ def _refuse_differing_queries(missing, extra, policies, where, no_answer):
     if bad:
         fail(where, "query sets differ: %s; see --missing-run and --unlabeled%s"
              % ("; ".join(bad), hint))
+    return missing, extra
 
 
 def _count(ids, adjective):
@@ -3983,6 +3996,12 @@ def recorded_options(config):
             if o.stage == stage}
 
 
+def judges_nonrelevant(labels, level):
+    """Whether the labels judge some document non-relevant (a grade below the level): only then
+    is label coverage, which a comparison reads, worth a warning."""
+    return any(g < level for grades in labels.values() for g in grades.values())
+
+
 def manifest(plan, digests, labels, judged, run=None):
     """The manifest of a general result (judged: its answered queries' records).  When the labels
     judge documents non-relevant, it holds the label coverage a comparison reads of a baseline,
@@ -3990,7 +4009,7 @@ def manifest(plan, digests, labels, judged, run=None):
     scored (run: its file), and stays {} for a library call, which reads no file."""
     made = {"tool": "%s %s" % (PROG, __version__), **digests,
             "measures": [s.name for s in plan.specs], "options": recorded_options(plan.config)}
-    if any(g < plan.opts.level for grades in labels.values() for g in grades.values()):
+    if judges_nonrelevant(labels, plan.opts.level):
         cutoffs = sorted({coverage_cutoff([s]) for s in plan.specs} | {10})
         made["label_coverage"] = {n: mean_judged(judged, n)
                                   for n in map("Judged@%d".__mod__, cutoffs)}
@@ -4281,17 +4300,17 @@ def split_columns(line):
     return line.split() if line.isascii() else _TOKEN.findall(line)
 
 
-def column_lines(lines, source, layout):
+def column_lines(stream, source, layout):
     """(line number, place, columns) of each line of whitespace-separated columns, as many as
-    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of
-    (number, line) pairs; blank and '#' lines are skipped.
+    ``layout`` names ('QID GROUP'), or more when it ends in an optional one ('[TAG]'), of a text
+    file (see text_lines); blank and '#' lines are skipped.
 
-    >>> list(column_lines([(1, "# QID GROUP"), (2, "q1 easy")], "g.txt", "QID GROUP"))
+    >>> list(column_lines(io.BytesIO(b"# QID GROUP\\nq1 easy\\n"), "g.txt", "QID GROUP"))
     [(2, 'g.txt:2', ['q1', 'easy'])]
     """
     more = layout.endswith("]")
     width = len(layout.split()) - more
-    for number, line in lines:
+    for number, line in text_lines(stream, source):
         cols = split_columns(line)
         if not cols or cols[0].startswith("#"):
             continue
@@ -4372,8 +4391,7 @@ def trec_run_lines(stream, source):
     The RANK column is ignored, as trec_eval ignores it (ranks come from the
     scores), and so is anything after the tag.  Every error names its line.
     """
-    for number, where, cols in column_lines(text_lines(stream, source), source,
-                                            "QID Q0 DOCID RANK SCORE [TAG]"):
+    for number, where, cols in column_lines(stream, source, "QID Q0 DOCID RANK SCORE [TAG]"):
         qid, _, doc, _, score = cols[:5]
         yield number, qid, doc, parse_score(score, where, qid)
 
@@ -4950,7 +4968,7 @@ def reference_json_rankings(text, source, truth, opts):
         if "no_answer" in extras and not opts.seed_mode:
             if truth.no_answer:
                 given_twice(source, 'the fixture has "no_answer"', "--no-answer")
-            extras["no_answer"] = no_answer_from_json(extras["no_answer"], source, "no_answer")
+            extras["no_answer"] = ids_from_json(extras["no_answer"], source, "no_answer", "query")
             truth = truth._replace(no_answer=dict.fromkeys(extras["no_answer"]))
         truth = truth._replace(labels=with_no_answer(theirs, truth.no_answer))
     elif kind == "fixture":
@@ -5326,11 +5344,11 @@ def _windows_in_rank_order(docids, scores, size=16):
 judged_trec_run = fast_judged_trec_run if FAST_PATHS else reference_judged_trec_run
 
 
-def groups_from_lines(lines, source, what="group"):
-    """{group: {qid: where}} of (number, line) pairs QID GROUP; '#' lines are comments.  what:
+def groups_from_lines(stream, source, what="group"):
+    """{group: {qid: where}} of a text file's lines QID GROUP; '#' lines are comments.  what:
     "group", or "cluster" (--clusters, read alike)."""
     groups = {}
-    for _, where, (qid, name) in column_lines(lines, source, "QID " + what.upper()):
+    for _, where, (qid, name) in column_lines(stream, source, "QID " + what.upper()):
         _add_member(groups.setdefault(name, {}), qid, name, where, what)
     if not groups:
         nothing_in(source, what + "s", "the file has no QID %s lines" % what.upper())
@@ -5429,7 +5447,7 @@ def reference_length_lines(stream, source, wanted=None):
 
 def _length_lines(stream, source):
     """(line number, ID, token count) of each line ID TOKENS; '#' lines are comments."""
-    for number, where, cols in column_lines(text_lines(stream, source), source, "ID TOKENS"):
+    for number, where, cols in column_lines(stream, source, "ID TOKENS"):
         digits = cols[1].isascii() and cols[1].isdigit() and len(cols[1]) < 20
         yield number, cols[0], check_count(int(cols[1]) if digits else cols[1], where)
 
@@ -5621,8 +5639,8 @@ def evidence_lines(stream, source, known):
     """{qid: evidence sets} of a text file's lines QID SET SLOT DOCID, sets and slots in the
     order they first appear; '#' lines are comments."""
     named = {}
-    for number, where, (qid, set_name, slot_name, doc) in column_lines(
-            text_lines(stream, source), source, "QID SET SLOT DOCID"):
+    for number, where, (qid, set_name, slot_name, doc) in column_lines(stream, source,
+                                                                       "QID SET SLOT DOCID"):
         slot = named.setdefault(qid, {}).setdefault(set_name, {}).setdefault(slot_name, {})
         if doc in slot:
             fail(where, "document %s is listed twice in one slot (first at line %d)"
@@ -5706,11 +5724,6 @@ ID_LISTS = {"query": ("query ID", "queries", "the list of questions without an a
                          "the file has no document IDs")}
 
 
-def no_answer_from_json(value, source, root):
-    """[qid, ...] of a JSON list of query IDs, none twice."""
-    return ids_from_json(value, source, root, "query")
-
-
 def ids_from_json(value, source, root, what):
     """[ID, ...] of a JSON list of IDs (what: of ID_LISTS), none twice."""
     where, (name, many, empty, _) = loc(source, root), ID_LISTS[what]
@@ -5738,16 +5751,11 @@ def check_no_answer(no_answer, qrels, level, where):
                  % show(relevant), qid)
 
 
-def no_answer_lines(stream, source, known):
-    """[qid, ...] of a text file's lines, a query ID a line; '#' lines are comments."""
-    return id_lines(stream, source, "query")
-
-
 def id_lines(stream, source, what):
     """[ID, ...] of a text file's lines, an ID (what: of ID_LISTS) a line, none twice; '#' lines
     are comments."""
     qids, (_, many, _, empty) = {}, ID_LISTS[what]
-    for number, where, (qid,) in column_lines(text_lines(stream, source), source,
+    for number, where, (qid,) in column_lines(stream, source,
                                               "QID" if what == "query" else "DOCID"):
         if qids.setdefault(qid, number) != number:
             fail(where, "%s %s is listed twice (first on line %d)" % (what, show(qid), qids[qid]))
@@ -5838,6 +5846,9 @@ def read_input(path, reader, known, kinds):
             return reader.records(json_line_objects(_read_lines(stream, source), source), source,
                                   known)
         text = read_json_text(stream, source)
+    # a role without a JSON reader of its own reads its JSON value as a library call's
+    if reader.json is None:
+        return reader.value(parse_json(text, source), source, known)
     return reader.json(text, source, known)
 
 
@@ -5855,8 +5866,9 @@ class Role:
     None where that kind is read as JSON, which says what is wrong with it; and value, which
     reads a library call's JSON-shaped value (the value; the name its messages give it; Known)
     into what the file's reader returns; fold cuts the IDs of what was read at the chunk separator
-    (what was read, the separator, the input's place), as labels are (see fold_labels)."""
-    lines = records = None
+    (what was read, the separator, the input's place), as labels are (see fold_labels).  A role
+    whose json is None reads its JSON text's value as value does."""
+    lines = records = json = None
 
     def fold(read, separator, source):
         return read
@@ -5905,7 +5917,8 @@ class Labels(Role):
                 extras["evidence"] = evidence_from_json(obj["evidence"], source, "evidence",
                                                         opts.match)
             if "no_answer" in obj:
-                extras["no_answer"] = no_answer_from_json(obj["no_answer"], source, "no_answer")
+                extras["no_answer"] = ids_from_json(obj["no_answer"], source, "no_answer",
+                                                    "query")
         elif kind == "llamaindex":
             # the questions' texts are not needed
             labels, root = obj["relevant_docs"], "relevant_docs"
@@ -6013,9 +6026,6 @@ class Lengths(Role):
     def lines(stream, source, known):
         return length_lines(stream, source, known.wanted)
 
-    def json(text, source, known):
-        return Lengths.value(parse_json(text, source), source, known)
-
     def value(obj, name, known):
         lengths = lengths_from_json(obj, name)
         return lengths, lengths_digest(lengths)
@@ -6023,16 +6033,17 @@ class Lengths(Role):
 
 class NoAnswer(Role):
     """[qid, ...] of the questions without an answer."""
-    lines = no_answer_lines
+    def lines(stream, source, known):
+        return id_lines(stream, source, "query")
 
     def json(text, source, known):
         obj = parse_json(text, source)
         inside = isinstance(obj, dict) and "no_answer" in obj
-        return no_answer_from_json(obj["no_answer"] if inside else obj, source,
-                                   "no_answer" if inside else "")
+        return ids_from_json(obj["no_answer"] if inside else obj, source,
+                             "no_answer" if inside else "", "query")
 
     def value(obj, name, known):
-        return no_answer_from_json(obj, None, name)
+        return ids_from_json(obj, None, name, "query")
 
 
 class Index(Role):
@@ -6041,9 +6052,6 @@ class Index(Role):
     def lines(stream, source, known):
         return dict.fromkeys(id_lines(stream, source, "document"))
 
-    def json(text, source, known):
-        return Index.value(parse_json(text, source), source, known)
-
     def value(obj, name, known):
         return dict.fromkeys(ids_from_json(obj, name, "", "document"))
 
@@ -6051,7 +6059,7 @@ class Index(Role):
 class Groups(Role):
     """{group: [qid, ...]}."""
     def lines(stream, source, known):
-        return groups_from_lines(text_lines(stream, source), source)
+        return groups_from_lines(stream, source)
 
     def json(text, source, known):
         kind, obj = json_value(text, source)
@@ -6068,7 +6076,7 @@ class Groups(Role):
 class Clusters(Role):
     """{cluster: [qid, ...]}."""
     def lines(stream, source, known):
-        return groups_from_lines(text_lines(stream, source), source, "cluster")
+        return groups_from_lines(stream, source, "cluster")
 
     def json(text, source, known):
         return groups_from_json(json_value(text, source)[1], source, "", "cluster")
@@ -6081,9 +6089,6 @@ class AccessMap(Role):
     """An Access.  It names documents: under --chunk-separator each chunk is checked by its
     document, and a chunk's own ID in the map is never looked up."""
     lines, value = access_lines, access_from_json
-
-    def json(text, source, known):
-        return access_from_json(parse_json(text, source), source)
 
 
 READERS = {"labels": Labels, "fixture": Fixture, "run": Run, "run forms": RunForms,
@@ -6439,9 +6444,9 @@ Evaluated = namedtuple("Evaluated", "ranked judged skipped zeroed result dedupli
 
 # What is read of the inputs: the Truth, the runs [(run name, {qid: Ranking or None}, (the labels'
 # place, the run's)), ...], the Approved baseline or None, the groups {name: [qid, ...]} or None,
-# the earlier stages of the pipeline [Stage, ...], earliest first, and the index {ID: None} or
-# None (README: "Where was it lost?").
-Inputs = namedtuple("Inputs", "truth runs baseline groups stages index", defaults=((), None))
+# and the earlier stages of the pipeline [Stage, ...], earliest first (README: "Where was it
+# lost?"; the index is the Truth's).
+Inputs = namedtuple("Inputs", "truth runs baseline groups stages")
 
 # An earlier stage of the pipeline: its name, its file's place, and {qid: Ranking or None}.
 Stage = namedtuple("Stage", "name place ranked")
@@ -6542,8 +6547,8 @@ def last_stage(opts, named, truth, path):
     last stage's (see Pipeline), which is also the first when no stage is named."""
     if truth.index is None and not named:
         return opts
-    first = not named
-    pipeline = Pipeline(not first, (), truth.index if first else None, "the run", place(path))
+    # the first stage, when no stage is named, is checked against the index
+    pipeline = Pipeline(bool(named), (), None if named else truth.index, "the run", place(path))
     return opts._replace(pipeline=pipeline)
 
 
@@ -6569,15 +6574,16 @@ def load_stages(plan, truth, named, runs, kinds, flag):
                             place(path))
         ranked = load_run(path, truth, stage_reading(plan, name, pipeline), kinds=kinds)
         refuse_saved(path, ranked, "a stage's", flag)
-        skipped = stage_queries(plan, truth, Stage(name, place(path), ranked))
+        stage = Stage(name, place(path), ranked)
+        skipped = stage_queries(plan, truth, stage)
         # a query it ranks as empty holds nothing
         for qid in (q for _, _, ids in later for q in ids if q not in ranked and q not in skipped):
             held_ids(qid, [], None, pipeline)
         for _, run in runs:
             for qid in skipped:
                 run.pop(qid, None)
-        later = [(pipeline.name, place(path), kept_ids(ranked))]
-        stages.insert(0, Stage(name, place(path), ranked))
+        later = [(pipeline.name, stage.place, kept_ids(ranked))]
+        stages.insert(0, stage)
     return stages
 
 
@@ -6617,9 +6623,8 @@ def check_stage_names(plan, named, flag):
 def stage_queries(plan, truth, stage):
     """The labeled queries a stage lacks that --missing-run skip leaves out; refused, as a run's
     are, under error (and its ranked queries without labels under --unlabeled error)."""
-    missing = [q for q in truth.labels if q not in stage.ranked]
-    extra = [q for q in stage.ranked if q not in truth.labels]
-    _refuse_differing_queries(missing, extra, plan.policies, stage.place, truth.no_answer)
+    missing, _ = differing_queries(truth.labels, stage.ranked, plan.policies, stage.place,
+                                   truth.no_answer)
     return missing if plan.policies["missing_run"] == "skip" else []
 
 
@@ -7027,10 +7032,7 @@ def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
     the unjudged documents in its top K, and its cause; with a baseline, each changed query's
     relevant documents' ranks before and after; and counts by cause.  lost: in a pipeline,
     {qid: {relevant unit: its fate}} of those that lost any (see funnel)."""
-    truth, approved = inputs.truth, inputs.baseline
-    counts = dict.fromkeys(("missed", "absent", "not_ranked", "below", "cut", "unjudged",
-                            "unlabeled"), 0)
-    queries = {}
+    truth, approved, queries = inputs.truth, inputs.baseline, {}
     changed = {q for c in result.comparison.values() for q in chain(fell(c), c.get("lost", ()))}
     # a saved baseline's ranks are unknown: a note says so
     if approved is not None and isinstance(approved.ranked, Saved):
@@ -7044,13 +7046,9 @@ def explanations(plan, inputs, ranked, judged, result, lost=NOTHING):
         entry = _explained(plan, truth.labels[q], ranked.get(q), length, before)
         if entry and q in lost:
             entry["fates"] = lost[q]
-        if "cause" in entry:
-            counts["missed"] += entry["cause"] != "cut"
-            counts[entry["cause"]] += 1
-            counts["unjudged"] += "unjudged" in entry
-            counts["unlabeled"] += "unlabeled" in entry
         if entry:
             queries[q] = entry
+    counts = explain_counts({"queries": queries}, queries)
     return _named({"k": plan.opts.top_k, "counts": counts, "queries": queries}, plan.opts.match)
 
 
@@ -7144,7 +7142,8 @@ def unjudged_marked(result):
 
 
 def explain_counts(block, qids):
-    """The counts of an explain block (see explanations) over some of its queries (a group's)."""
+    """The counts of an explain block (see explanations) over some of its queries (a group's, or
+    all)."""
     entries = [block["queries"][q] for q in qids if "cause" in block["queries"].get(q, {})]
     counts = {cause: sum(e["cause"] == cause for e in entries)
               for cause in ("absent", "not_ranked", "below", "cut")}
@@ -7263,8 +7262,7 @@ def saved_evaluation(plan, truth, saved, whose):
     check_saved(saved, plan, truth, whose)
     result = _saved_result(plan, truth, obj, where, whose)
     coverage = obj["manifest"].get("label_coverage", {}).get(measure)
-    judges = any(g < plan.opts.level for grades in truth.labels.values() for g in grades.values())
-    if coverage is None and judges:
+    if coverage is None and judges_nonrelevant(truth.labels, plan.opts.level):
         fail(loc(where, "manifest.label_coverage"), "holds no %s, which the label-coverage "
              "warning reads: score its run again" % measure)
     removed = None
@@ -7347,7 +7345,7 @@ def compare_with_baseline(plan, truth, judged, result, approved, qrels_place):
         out.update(noise=noise, unstable=unstable)
     if opts.duplicates == "first":
         out["baseline_deduplicated"] = kept.deduplicated
-    if any(g < opts.level for labels in truth.labels.values() for g in labels.values()):
+    if judges_nonrelevant(truth.labels, opts.level):
         out["coverage"] = coverage(kept.coverage, with_answer(judged, truth.no_answer), specs)
     said = saved_notes(plan, [kept] + theirs)
     if said:
@@ -7859,12 +7857,19 @@ def format_table(result, per_query=False):
         lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
         lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
+    return "\n".join(lines + _explained_sections(result))
+
+
+def _explained_sections(result, label=""):
+    """A text report's sections of a result's --explain and funnel blocks, when it has them
+    (label: with several runs, the run's and ": ")."""
+    lines = []
     if result.explain:
         head, *rest = explain_lines(result.explain)
-        lines += _section(head, rest)
+        lines += _section(label + head, rest)
     if result.funnel:
-        lines += _section(FUNNEL + ":", _columns(funnel_table(result.funnel)))
-    return "\n".join(lines)
+        lines += _section(label + FUNNEL + ":", _columns(funnel_table(result.funnel)))
+    return lines
 
 
 _TABLE_LABELS = {"measure": "query", "mean": "all", "lowest (ties)": "ties: lowest",
@@ -8227,11 +8232,7 @@ def _runs_table(results, labels, breaches):
             lines += _section("groups of %s:" % labels[name], _columns(_group_rows(r)))
     lines += _group_footnotes(*results.values())
     for name, r in results.items():
-        if r.explain:
-            head, *rest = explain_lines(r.explain)
-            lines += _section("%s: %s" % (labels[name], head), rest)
-        if r.funnel:
-            lines += _section("%s: %s:" % (labels[name], FUNNEL), _columns(funnel_table(r.funnel)))
+        lines += _explained_sections(r, labels[name] + ": ")
     return "\n".join(lines)
 
 
@@ -9056,7 +9057,8 @@ def build_parser(defaults=True):
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
     flag = "--" + option.name.replace("_", "-")
-    keywords = {"metavar": option.metavar} if option.metavar else {}
+    metavar = option.metavar or METAVARS.get(option.kind)
+    keywords = {"metavar": metavar} if metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
