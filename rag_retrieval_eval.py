@@ -140,7 +140,9 @@ BREACHES_SHOWN = 5
 ONLY_BOUNDED = "P@k, R@k, Success@k, RR, SetP, SetR and SetF"
 # a stage's name, as --stage NAME=FILE and stage=NAME give it: no comma, parenthesis or '='
 STAGE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-STAGE_RULE = "a name is 1 to 64 letters, digits, '_', '-' or '.'"
+STAGE_RULE = "a name is 1 to 64 ASCII letters, digits, '_', '-' or '.'"
+# the funnel's rows besides the stages' (see funnel_rows): no stage is named as one
+FUNNEL_ROWS = ("index", "run", "top", "budget")
 # chunk suffixes the mismatch hint tries
 SEPARATORS = ("#", "::", ":", "/", "|", "_", "-", ".")
 # bins of per-query changes in the reports
@@ -2190,6 +2192,7 @@ def leak(q, k):
 # IDs in rank order (after --depth, --duplicates and folding), as far as the largest cutoff reads.
 NO_LABELS = "it reads no labels: it compares the ranking with the baseline's"
 AGREE_TIES = "it compares two orders, and no order of tied documents by grade bounds it"
+STAGE_TIES = "the orders of a stage's tied documents are not tried"
 _AGREEMENT = dict(params=(), ties=AGREE_TIES, unjudged=NO_LABELS, losable=False, evidence=False,
                   domain=AGREEMENT)
 
@@ -2945,9 +2948,10 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     ties that matter keeps its values in per_query, and so does Abstain, which no order changes.  A
     measure that no order bounds for sure (not_bounded) gets None for both, and a reason."""
     tied = {q: floors_in_order(j) for q, j in judged.items() if j.bounds}
-    # rankings without labels are tied too
+    # rankings without labels are tied too; a stage's, whatever the run's
     loose = dict(not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {},
-                 **{s.name: AGREE_TIES for s in specs if agrees(s)})
+                 **{s.name: AGREE_TIES for s in specs if agrees(s)},
+                 **{s.name: STAGE_TIES for s in specs if s.filter and s.filter.stage})
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -3038,8 +3042,9 @@ def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
     cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
            and s.k is not None
-           # RelString@k has no mean
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"]
+           # RelString@k has no mean; a stage's is drawn as the funnel's bar
+           and not agrees(s) and MEASURES[s.base].aggregate != "text"
+           and (s.filter is None or s.filter.stage is None)]
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -3564,7 +3569,9 @@ def leak_block(truth, judged, specs):
     leak), in the whole ranking."""
     if truth.access is None:
         return {}
-    reach = max([_cut(s.k) for s in specs if s.base == "Leak"], default=_cut(None))
+    # a stage's Leak measure reads the stage, not how far the run's leaks count
+    run_leaks = [s for s in specs if s.base == "Leak" and s.filter is None]
+    reach = max([_cut(s.k) for s in run_leaks], default=_cut(None))
     leaks = [{"query": q, "document": d, "rank": r}
              for q, j in judged.items() for r, d in j.leaks if r <= reach]
     unmapped = sum(d not in truth.access.documents for j in judged.values() for _, d in j.leaks)
@@ -5800,8 +5807,8 @@ def access_from_json(obj, source, known=None):
         for name, principals in check_object(members, where, "IDs to principals").items():
             at = loc(source, _join(key, name))
             check_id(name, at, what="ID")
-            if not isinstance(principals, list):
-                fail(at, "expected a list of principals, not %s" % typed(principals))
+            if not isinstance(principals, list) or not principals:
+                fail(at, "expected a non-empty list of principals, not %s" % show(principals))
             found[key][name] = frozenset(check_id(p, "%s[%d]" % (at, i), what="principal")
                                          for i, p in enumerate(principals))
     return Access(**found, source=source)
@@ -6225,19 +6232,20 @@ def configure(values, *, keywords=False):
                   for o in OPTIONS if o.kind == "floors"}
         return Config(**dict(values, fields=fields, **floors))
     values = dict(values, measure=_measure_names(values["measures"]),
-                  replicate=values.get("replicates"), stage=_stage_pairs(values.get("stages")),
-                  baseline_stage=_stage_pairs(values.get("baseline_stages")))
+                  replicate=values.get("replicates"),
+                  stage=_stage_pairs(values.get("stages"), "stages"),
+                  baseline_stage=_stage_pairs(values.get("baseline_stages"), "baseline_stages"))
     as_given = [o.name for o in OPTIONS if o.stage == "input"] + ["measure"]
     options = {n: v for n, v in values.items() if n in Config._fields and n not in as_given}
     given = {n: values[n] for n in as_given if n in values}
     return Config(**_checked_library_options(options), **given)
 
 
-def _stage_pairs(stages):
+def _stage_pairs(stages, keyword):
     """A library call's stages {name: run} as the command line's (name, run) pairs, or None."""
     if stages is None:
         return None
-    return list(check_object(stages, "stages", "stage names to runs").items())
+    return list(check_object(stages, keyword, "stage names to runs").items())
 
 
 def wants_runid(config):
@@ -6358,7 +6366,8 @@ def check_agreement(config, agreeing, specs):
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
     unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
-                          "no_relevant", "empty_labels", "explain", "access")
+                          "no_relevant", "empty_labels", "explain", "access", "stage",
+                          "index")
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
@@ -6479,7 +6488,8 @@ def load_inputs(plan, seed_mode=False, flag="--"):
                for path in config.run or ()]
     for path, ranked, _ in loaded:
         refuse_saved(path, ranked, "a candidate's", flag)
-    stages = load_stages(plan, truth, config.stage, [(p, r) for p, r, _ in loaded], kinds, flag)
+    runs = [("the run", path, ranked) for path, ranked, _ in loaded]
+    stages = load_stages(plan, truth, config.stage, runs, kinds, flag)
     if baseline is not None:
         first = config.qrels and config.qrels[0]
         ours = {"labels": place(fixture or first or config.evidence or ""),
@@ -6504,14 +6514,14 @@ def load_baseline(plan, truth, ours, kinds, flag):
     # the baseline's pipeline may predate the index
     truth = truth._replace(index=None)
     path, named = config.baseline, config.baseline_stage
-    ranked = load_run(path, truth, last_stage(opts, named, truth, path), ("the baseline's", ours),
-                      kinds)
+    reading = last_stage(opts, named, truth, path, "the baseline")
+    ranked = load_run(path, truth, reading, ("the baseline's", ours), kinds)
     approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
                 for path in config.replicate or ()]
     check_baseline_stages(plan, isinstance(ranked, Saved), flag)
     stages = []
     if not isinstance(ranked, Saved):
-        stages = load_stages(plan, truth, named, [(path, ranked)], kinds, flag)
+        stages = load_stages(plan, truth, named, [("the baseline", path, ranked)], kinds, flag)
     return Approved(ranked, place(path), approved, [], stages)
 
 
@@ -6542,13 +6552,13 @@ def check_baseline_stages(plan, saved, flag):
              % (stage_measure, stage_measure, "--replicate" if flag else "replicates"))
 
 
-def last_stage(opts, named, truth, path):
+def last_stage(opts, named, truth, path, what="the run"):
     """The Reading of a run: in a pipeline (named: its stages [(name, file)], or an index), the
     last stage's (see Pipeline), which is also the first when no stage is named."""
     if truth.index is None and not named:
         return opts
     # the first stage, when no stage is named, is checked against the index
-    pipeline = Pipeline(bool(named), (), None if named else truth.index, "the run", place(path))
+    pipeline = Pipeline(bool(named), (), None if named else truth.index, what, place(path))
     return opts._replace(pipeline=pipeline)
 
 
@@ -6562,12 +6572,13 @@ def refuse_saved(path, ranked, whose, flag):
 def load_stages(plan, truth, named, runs, kinds, flag):
     """[Stage, ...] of the stages named [(name, file)], earliest first, each read as a run is:
     from the last to the first (see Pipeline), each refused when it lacks an ID a later one
-    holds for a query; runs: [(file, {qid: Ranking or None})] of the last stage.  Their labeled
+    holds for a query; runs: [(what a message calls it, its file, {qid: Ranking or None})] of
+    the last stage.  Their labeled
     queries follow --missing-run: a query a stage lacks is refused, or ranked as empty (and so
     holds nothing), or left out of the runs (so skipped)."""
     named, stages = named or (), []
     check_stage_names(plan, named, flag)
-    later = [("the run", place(path), kept_ids(ranked)) for path, ranked in runs]
+    later = [(what, place(path), kept_ids(ranked)) for what, path, ranked in runs]
     for i in reversed(range(len(named))):
         name, path = named[i]
         pipeline = Pipeline(i > 0, later, truth.index if i == 0 else None, "stage " + name,
@@ -6579,7 +6590,7 @@ def load_stages(plan, truth, named, runs, kinds, flag):
         # a query it ranks as empty holds nothing
         for qid in (q for _, _, ids in later for q in ids if q not in ranked and q not in skipped):
             held_ids(qid, [], None, pipeline)
-        for _, run in runs:
+        for _, _, run in runs:
             for qid in skipped:
                 run.pop(qid, None)
         later = [(pipeline.name, stage.place, kept_ids(ranked))]
@@ -6590,7 +6601,9 @@ def load_stages(plan, truth, named, runs, kinds, flag):
 def stage_reading(plan, name, pipeline):
     """The Reading of a stage: the run's, with its ranking read from the field --fields gives
     the stage's name (README: "Where was it lost?"), in the list's order, when it gives one."""
-    opts, own = plan.opts._replace(pipeline=pipeline), (plan.config.fields or {}).get(name)
+    # --depth cuts the run: a stage is what it kept
+    opts = plan.opts._replace(pipeline=pipeline, depth=None)
+    own = (plan.config.fields or {}).get(name)
     # a stage named as a role reads the run's field
     if own is None or name in ROLES:
         return opts
@@ -6607,9 +6620,13 @@ def check_stage_names(plan, named, flag):
     """Refuse a stage name that stage=NAME cannot give, one named twice, and a measure of a stage
     not given."""
     names = [name for name, _ in named]
-    bad = next((name for name in names if not STAGE_NAME.fullmatch(name)), None)
+    bad = next((n for n in names if not (isinstance(n, str) and STAGE_NAME.fullmatch(n))), None)
     if bad is not None:
         fail("", "%s names stage %s: %s" % (stage_flags(flag)[0], show(bad), STAGE_RULE))
+    reserved = next((name for name in names if name in FUNNEL_ROWS), None)
+    if reserved is not None:
+        fail("", "%s names stage %s, a row of the funnel of its own: name it otherwise"
+             % (stage_flags(flag)[0], reserved))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
@@ -9518,7 +9535,9 @@ def compute(config, seed_mode=False):
     """Load the inputs a Config names and evaluate them: the general result, or with several
     runs {"runs": {name: result}}, Holm's correction over all of them."""
     plan = make_plan(config)
-    if plan.curves and not curve_specs(plan.specs) and not plan.opts.agree:
+    # a pipeline's funnel is drawn too
+    funnel_drawn = plan.config.stage or plan.config.index is not None
+    if plan.curves and not curve_specs(plan.specs) and not (plan.opts.agree or funnel_drawn):
         raise EvalError("--plot draws measures over k, and %s have no cutoff: add "
                         "one, such as R@10"
                         % ", ".join(s.name for s in plan.specs))

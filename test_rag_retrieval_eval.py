@@ -6596,11 +6596,16 @@ class StageTest(TempDirTestCase):
 
     def test_a_stage_is_read_as_the_run_is(self):
         f = self.files()
-        for options in ([], ["--depth", "2"], ["--judged-only"], ["--ties"]):
+        for options in ([], ["--judged-only"], ["--ties"]):
             with self.subTest(options=options):
                 self.assert_read_as_run(f["cand"], f["run"], f["qrels"], *options)
-        # by hand: --depth 2 leaves cand d9, d1 (R@2 1/3) and d4, d8 (1/2)
-        self.assertEqual(self.assert_read_as_run(f["cand"], f["run"], f["qrels"], "--depth", "2")["q1"]["R@2"], 1 / 3)
+        # --depth cuts the run, not a stage, which is what it kept: AP of the whole stage
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], "--stage", "s=%s" % f["cand"], "-m",
+                               "AP(stage=s),R@2", "--depth", "1")
+        whole = json.loads(cli("--qrels", f["qrels"], "--run", f["cand"], "-m", "AP")[1])["per_query"]
+        cut = json.loads(cli("--qrels", f["qrels"], "--run", f["run"], "-m", "R@2", "--depth", "1")[1])["per_query"]
+        self.assertEqual(json.loads(out)["per_query"],
+                         {q: {"AP(stage=s)": whole[q]["AP"], "R@2": cut[q]["R@2"]} for q in whole})
         # every score tied: ID descending, d9, d7, d3, so RR 1/3
         tied = self.write("tied.trec", trec_lines(STAGE_PIPELINE["cand"], scored=False))
         self.assertEqual(self.assert_read_as_run(tied, f["run"], f["qrels"], "--ties")["q1"]["RR"], 1 / 3)
@@ -6619,6 +6624,44 @@ class StageTest(TempDirTestCase):
         texts = self.write("stage_texts.json", {"q1": ["Lyon.", "Paris is the capital."], "q2": ["Rome."]})
         run = self.write("run_texts.json", {"q1": ["Paris is the capital."], "q2": ["Rome."]})
         self.assertEqual(self.assert_read_as_run(texts, run, labels, "--match", "text")["q1"]["RR"], 0.5)
+
+    def test_the_library_refuses_a_stage_name_that_is_no_string(self):
+        labels, run = STAGE_LABELS, STAGE_PIPELINE["run"]
+        with self.assertRaisesRegex(rre.EvalError, "^stages names stage 1: a name is"):
+            rre.score_run(labels, run, "R@2", stages={1: STAGE_PIPELINE["cand"]})
+        with self.assertRaisesRegex(rre.EvalError, "^baseline_stages: expected an object"):
+            rre.compare_runs(labels, run, run, "R@2", stages={"cand": STAGE_PIPELINE["cand"]},
+                             baseline_stages=[STAGE_PIPELINE["cand"]])
+
+    def test_depth_cuts_the_run_and_the_funnel_agrees_with_the_measures(self):
+        """--depth cuts the run: the stages are what they kept, so a stage never seems to add what
+        the run's cut left (a hostile pass found the funnel's rows at odds with R@K)."""
+        f = self.files()
+        result = json.loads(cli("--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m",
+                                "R(stage=cand),R(stage=filt),R@2,SetR", "--depth", "1")[1])
+        recalls = {row["stage"]: row["recall"] for row in result["funnel"]["rows"]}
+        for row, name in (("cand", "R(stage=cand)"), ("filt", "R(stage=filt)"), ("run", "SetR"), ("top 2", "R@2")):
+            self.assertAlmostEqual(recalls[row], result["measures"][name], places=15, msg=row)
+        # d3 is q1's run at 1, within --depth 1; d4 of q2 at 2 is cut
+        self.assertEqual(result["per_query"]["q2"]["R@2"], 0.0)
+        self.assertEqual(result["funnel"]["queries"]["q2"]["d4"]["fate"], "removed")
+
+    def test_ties_and_the_plot_leave_a_stages_measure_alone(self):
+        f = self.files(cand={"q1": ["d9", "d1", "d2", "d7", "d3"], "q2": ["d4", "d8", "d6"]})
+        tied = self.write("tied.trec", trec_lines(STAGE_PIPELINE["cand"], scored=False))
+        status, out, err = cli("--qrels", f["qrels"], "--run", f["run"], "--stage", "c=%s" % tied, "-m",
+                               "R(stage=c)@1,R@1", "--ties")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["ties"]["not_bounded"],
+                         {"R(stage=c)@1": "the orders of a stage's tied documents are not tried"})
+        # a stage's measure is not drawn over k as the run's: the funnel draws the stage
+        plot = self.tmp / "p.svg"
+        status, _, err = cli("--qrels", f["qrels"], "--run", f["run"], *self.stages(f), "-m", "R(stage=cand)@2",
+                             "--plot", plot)
+        self.assertEqual(status, 0, err)
+        svg = plot.read_text()
+        self.assertNotIn("R(stage=cand)@k", svg)
+        self.assertIn("cand: 80.0%", svg)
 
     def test_a_stage_lacking_a_query_follows_missing_run(self):
         f = self.files(filt={"q1": STAGE_PIPELINE["filt"]["q1"]}, run={"q1": ["d3", "d9"]})
@@ -6675,7 +6718,7 @@ class StageTest(TempDirTestCase):
             ("a stage named twice", run + ["--stage", "cand=%s" % f["cand"], "--stage", "cand=%s" % f["filt"]],
              ["stage 'cand' is given twice: name each stage once"]),
             ("a bad name", run + ["--stage", "c,x=%s" % f["cand"]],
-             ["--stage names stage 'c,x': a name is 1 to 64 letters, digits"]),
+             ["--stage names stage 'c,x': a name is 1 to 64 ASCII letters, digits"]),
             ("no file", run + ["--stage", "cand"], ["--stage: 'cand': give NAME=FILE, as candidates=first_stage.trec"]),
             ("no name", run + ["--stage", "=%s" % f["cand"]], ["--stage names stage ''"]),
             ("an unknown stage", run + ["--stage", "cand=%s" % f["cand"], "-m", "R(stage=nope)@2"],
@@ -6708,6 +6751,15 @@ class StageTest(TempDirTestCase):
              ["--baseline-stage needs --baseline: it is a stage of the baseline's pipeline"]),
             ("a pipeline without labels", ["--run", f["run"], "--baseline", f["run"], "-m", "RBO"] + self.stages(f),
              ["--stage and --index follow the relevant documents through the pipeline: give the labels"]),
+            ("a pipeline beside agreement measures alone", run + self.stages(f) + ["--baseline", f["run"], "-m", "RBO"],
+             ["--stage acts on labels, and agreement measures read none"]),
+            ("an index beside agreement measures alone", run + ["--index", f["index"], "--baseline", f["run"], "-m",
+                                                                "RBO"], ["--index acts on labels"]),
+            ("a stage named as a row of the funnel", run + ["--stage", "run=%s" % f["cand"]],
+             ["--stage names stage run, a row of the funnel of its own: name it otherwise"]),
+            ("the baseline adds an ID", run + ["--baseline", adding["run"], "--baseline-stage", "cand=%s" % f["filt"],
+                                               "--stage", "cand=%s" % f["cand"]],
+             ["r2.trec: query 'q1': the baseline holds 'd1', which stage cand (%s) does not hold" % f["filt"]]),
         ]
         for what, args, fragments in cases:
             with self.subTest(what):
@@ -7111,6 +7163,10 @@ class AccessTest(TempDirTestCase):
         self.assertEqual(json.loads(out)["leaks"], self.LEAKS[2:])
         out = self.leaking("Leak", "--judged-only")[1]
         self.assertEqual(json.loads(out)["leaks"], self.LEAKS)
+        # a stage's Leak@1 reads the stage: the run's leaks still count in its whole ranking
+        stage = self.write("stage.txt", self.RUN + "q1 Q0 d9 4 0.1 t\n")
+        status, out, err = self.leaking("Leak(stage=s)@1,R@1", "--stage", "s=%s" % stage)
+        self.assertEqual((status, json.loads(out)["leaks"]), (1, self.LEAKS), err)
 
     def test_chunks_are_checked_by_their_document(self):
         chunks = self.write("chunks.txt", "q1 Q0 d1#1 1 0.9 t\nq1 Q0 d3#1 2 0.8 t\n"
@@ -7186,8 +7242,8 @@ class AccessTest(TempDirTestCase):
         self.assertEqual(compared["leaks"], self.LEAKS)
         runs = rre.score_runs(qrels, {"a": run}, "Leak", access=self.ACCESS)["runs"]
         self.assertEqual(runs["a"]["leaks"], self.LEAKS)
-        with self.assertRaisesRegex(rre.EvalError, "^access: documents.d1: expected a list of "
-                                                   "principals, not str 'team-a'$"):
+        with self.assertRaisesRegex(rre.EvalError, "^access: documents.d1: expected a non-empty list of "
+                                                   "principals, not 'team-a'$"):
             rre.score_run(qrels, run, "Leak", access={"documents": {"d1": "team-a"}})
         with self.assertRaisesRegex(rre.EvalError, "^Leak counts the documents a query may not"):
             rre.score_run(qrels, run, "Leak")
@@ -7200,7 +7256,9 @@ class AccessTest(TempDirTestCase):
             ("user d1 a\n", [], ["access.txt:1: expected doc ID"]),
             ("doc d1 a\n#\ndoc d1 b\n", [], ["access.txt:3: doc 'd1' is given twice"]),
             ('{"documents": {"d1": "a"}}', [],
-             ["access.txt: documents.d1: expected a list of principals, not str"]),
+             ["access.txt: documents.d1: expected a non-empty list of principals, not 'a'"]),
+            ('{"documents": {"d1": ["a"]}, "queries": {"q1": []}}', [],
+             ["access.txt: queries.q1: expected a non-empty list of principals, not []"]),
             ('{"documents": {"d1": [3]}}', [],
              ["documents.d1[0]: principal must be a string, not int 3"]),
             ('{"queries": {"q1": ["a", " "]}}', [], ["queries.q1[1]: principal ' ' is blank"]),
