@@ -6619,22 +6619,22 @@ def kept_ids(ranked):
 def check_stage_names(plan, named, flag):
     """Refuse a stage name that stage=NAME cannot give, one named twice, and a measure of a stage
     not given."""
-    names = [name for name, _ in named]
+    names, stage = [name for name, _ in named], stage_flags(flag)[0]
     bad = next((n for n in names if not (isinstance(n, str) and STAGE_NAME.fullmatch(n))), None)
     if bad is not None:
-        fail("", "%s names stage %s: %s" % (stage_flags(flag)[0], show(bad), STAGE_RULE))
+        fail("", "%s names stage %s: %s" % (stage, show(bad), STAGE_RULE))
     reserved = next((name for name in names if name in FUNNEL_ROWS), None)
     if reserved is not None:
         fail("", "%s names stage %s, a row of the funnel of its own: name it otherwise"
-             % (stage_flags(flag)[0], reserved))
+             % (stage, reserved))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
     for spec in plan.specs:
-        stage = spec.filter and spec.filter.stage
-        if stage is not None and stage not in names:
+        read = spec.filter and spec.filter.stage
+        if read is not None and read not in names:
             fail("", "%s reads stage %s, and %s names no such stage"
-                 % (spec.name, stage, stage_flags(flag)[0]))
+                 % (spec.name, read, stage))
 
 
 def stage_queries(plan, truth, stage):
