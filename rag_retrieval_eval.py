@@ -2288,6 +2288,11 @@ def _rbo_tails(p, n):
 # its order (Utility(a=2), RBP(p=0.9)), or ().
 Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
+
+def stage_of(spec):
+    """The name of the earlier stage a measure reads (stage=NAME), or None: it reads the run."""
+    return spec.filter and spec.filter.stage
+
 # Name(params)@cutoff
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)
 
@@ -2951,7 +2956,7 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     # rankings without labels are tied too; a stage's, whatever the run's
     loose = dict(not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {},
                  **{s.name: AGREE_TIES for s in specs if agrees(s)},
-                 **{s.name: STAGE_TIES for s in specs if s.filter and s.filter.stage})
+                 **{s.name: STAGE_TIES for s in specs if stage_of(s)})
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -3044,7 +3049,7 @@ def curve_specs(specs):
            and s.k is not None
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
            and not agrees(s) and MEASURES[s.base].aggregate != "text"
-           and (s.filter is None or s.filter.stage is None)]
+           and stage_of(s) is None]
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -6536,7 +6541,7 @@ def check_baseline_stages(plan, saved, flag):
     that replicates, which have no stages, would compare."""
     config, (stage, theirs_flag) = plan.config, stage_flags(flag)
     ours, theirs = [n for n, _ in config.stage or ()], [n for n, _ in config.baseline_stage or ()]
-    stage_measure = next((s.name for s in plan.specs if s.filter and s.filter.stage), None)
+    stage_measure = next((s.name for s in plan.specs if stage_of(s)), None)
     if saved and theirs:
         fail("", "%sbaseline is a saved result: its values of the stages' measures stand for its "
                  "stages; leave out %s" % (flag, theirs_flag))
@@ -6631,7 +6636,7 @@ def check_stage_names(plan, named, flag):
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
     for spec in plan.specs:
-        read = spec.filter and spec.filter.stage
+        read = stage_of(spec)
         if read is not None and read not in names:
             fail("", "%s reads stage %s, and %s names no such stage"
                  % (spec.name, read, stage))
@@ -6837,7 +6842,7 @@ def staged(plan, truth, judged, stages):
     """The judged queries {qid: Judged} with, for each stage a measure reads (stage=NAME), the
     Judged record of that stage's ranking among their filtered ones (see _filtered); a query the
     stage does not rank (--missing-run zero) as an empty ranking."""
-    read = {s.filter for s in plan.specs if s.filter is not None and s.filter.stage is not None}
+    read = {s.filter for s in plan.specs if stage_of(s) is not None}
     if not read:
         return judged
     rankings = {stage.name: stage.ranked for stage in stages}
