@@ -3234,7 +3234,7 @@ def cluster_rows(qids, cluster_of):
     return list(rows.values())
 
 
-def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
+def bootstrap_intervals(columns, seed=0, clusters=None):
     """A 95% percentile bootstrap interval of the mean of each column.
 
     Columns are per-query values in the same query order; each resample draws queries with
@@ -3244,10 +3244,10 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
     >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
     """
-    return paired_statistics([], 0, seed, columns, resamples, clusters)[1]
+    return paired_statistics([], 0, seed, columns, clusters)[1]
 
 
-def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, clusters=None):
+def paired_statistics(diffs, permutations, seed, means=(), clusters=None):
     """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs, then of
     each column of means]); each test draws from random.Random(seed).  clusters: [[row index, ...],
     ...] of every row, or None: queries that share a source are one unit (README: "Questions that
@@ -3263,11 +3263,11 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
             ([len(c) for c in clusters], 1.0)]
         diffs = [[math.fsum(column[i] for i in c) for c in clusters] for column in diffs]
     pvalues = [sign_flip_p(column, permutations, random.Random(seed)) for column in diffs]
-    sums = bootstrap_sums(fixed, seed, resamples) if fixed else []
+    sums = bootstrap_sums(fixed, seed, BOOTSTRAP) if fixed else []
     if not sums:
         return pvalues, [[0.0, 0.0] for _ in columns]
     counts = [row[-1] for row in sums] if clusters is not None else repeat(n)
-    low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
+    low, high = int(0.025 * BOOTSTRAP), math.ceil(0.975 * BOOTSTRAP) - 1
     means = [sorted(total / scale / count for total, count in zip(column, counts))
              for (_, scale), column in zip(fixed[:len(columns)], zip(*sums))]
     return pvalues, [[m[low], m[high]] for m in means]
