@@ -969,6 +969,11 @@ def _top(docids, scores, k):
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
+def evidence_labels(sets):
+    """The labels evidence sets stand for: every ID of every set, grade 1."""
+    return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
+
+
 def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
@@ -979,9 +984,8 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     ...                {}, Reading())
     ((2, 4), (inf,))
     """
-    ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
-    if not (opts.judged_only or ids <= labels.keys()):
-        wanted = dict.fromkeys(ids, 1)
+    wanted, (docids, scores) = evidence_labels(sets), ranking
+    if not (opts.judged_only or wanted.keys() <= labels.keys()):
         if scores is None:
             ranks = rank_listed(docids, wanted, opts.depth)[0]
         else:
@@ -5674,7 +5678,7 @@ def fold_evidence(evidence, separator, source=""):
         return evidence
     folded = {}
     for qid, sets in evidence.items():
-        blank = blank_once_cut([d for s in sets for slot in s for d in slot], separator)
+        blank = blank_once_cut(evidence_labels(sets), separator)
         if blank is not None:
             fail(source, "evidence ID %s is blank once cut at %s"
                  % (show(blank), show(separator)), qid)
@@ -5682,11 +5686,6 @@ def fold_evidence(evidence, separator, source=""):
                                   for slot in s)
                             for s in sets)
     return folded
-
-
-def evidence_labels(sets):
-    """The labels evidence sets stand for: every ID of every set, grade 1."""
-    return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
 
 
 def evidence_labels_of(evidence):
@@ -6887,7 +6886,7 @@ def check_evidence_labeled(truth, qids, where):
     the labeled documents only (see Ranking.seen), which the funnel follows."""
     for q in qids:
         sets = evidence_of(truth, q) or ()
-        doc = next((d for s in sets for slot in s for d in slot if d not in truth.labels[q]), None)
+        doc = next((d for d in evidence_labels(sets) if d not in truth.labels[q]), None)
         if doc is not None:
             fail(where, "evidence document %s has no label, and the funnel follows the labeled "
                      "documents: label it, or let the evidence sets stand in for the labels"
