@@ -969,6 +969,11 @@ def _top(docids, scores, k):
     return (b"\n" if top and isinstance(top[0], bytes) else "\n").join(top)
 
 
+def evidence_labels(sets):
+    """The labels evidence sets stand for: every ID of every set, grade 1."""
+    return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
+
+
 def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
@@ -979,9 +984,8 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     ...                {}, Reading())
     ((2, 4), (inf,))
     """
-    ids, (docids, scores) = {d for s in sets for slot in s for d in slot}, ranking
-    if not (opts.judged_only or ids <= labels.keys()):
-        wanted = dict.fromkeys(ids, 1)
+    wanted, (docids, scores) = evidence_labels(sets), ranking
+    if not (opts.judged_only or wanted.keys() <= labels.keys()):
         if scores is None:
             ranks = rank_listed(docids, wanted, opts.depth)[0]
         else:
@@ -2288,6 +2292,11 @@ def _rbo_tails(p, n):
 # its order (Utility(a=2), RBP(p=0.9)), or ().
 Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
 
+
+def stage_of(spec):
+    """The name of the earlier stage a measure reads (stage=NAME), or None: it reads the run."""
+    return spec.filter and spec.filter.stage
+
 # Name(params)@cutoff
 _NAME = re.compile(r"([A-Za-z]+)(?:\((.*)\))?(?:(@)(.*))?", re.S)
 
@@ -2951,7 +2960,7 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     # rankings without labels are tied too; a stage's, whatever the run's
     loose = dict(not_bounded(specs, opts) if any(j.tied for j in judged.values()) else {},
                  **{s.name: AGREE_TIES for s in specs if agrees(s)},
-                 **{s.name: STAGE_TIES for s in specs if s.filter and s.filter.stage})
+                 **{s.name: STAGE_TIES for s in specs if stage_of(s)})
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
@@ -3044,7 +3053,7 @@ def curve_specs(specs):
            and s.k is not None
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
            and not agrees(s) and MEASURES[s.base].aggregate != "text"
-           and (s.filter is None or s.filter.stage is None)]
+           and stage_of(s) is None]
     return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
@@ -3229,7 +3238,7 @@ def cluster_rows(qids, cluster_of):
     return list(rows.values())
 
 
-def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
+def bootstrap_intervals(columns, seed=0, clusters=None):
     """A 95% percentile bootstrap interval of the mean of each column.
 
     Columns are per-query values in the same query order; each resample draws queries with
@@ -3239,10 +3248,10 @@ def bootstrap_intervals(columns, seed=0, resamples=BOOTSTRAP, clusters=None):
     >>> bootstrap_intervals([[0.5, 0.5, 0.5]])
     [[0.5, 0.5]]
     """
-    return paired_statistics([], 0, seed, columns, resamples, clusters)[1]
+    return paired_statistics([], 0, seed, columns, clusters)[1]
 
 
-def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, clusters=None):
+def paired_statistics(diffs, permutations, seed, means=(), clusters=None):
     """([sign-flip p of each column of diffs], [bootstrap interval of each column of diffs, then of
     each column of means]); each test draws from random.Random(seed).  clusters: [[row index, ...],
     ...] of every row, or None: queries that share a source are one unit (README: "Questions that
@@ -3258,11 +3267,11 @@ def paired_statistics(diffs, permutations, seed, means=(), resamples=BOOTSTRAP, 
             ([len(c) for c in clusters], 1.0)]
         diffs = [[math.fsum(column[i] for i in c) for c in clusters] for column in diffs]
     pvalues = [sign_flip_p(column, permutations, random.Random(seed)) for column in diffs]
-    sums = bootstrap_sums(fixed, seed, resamples) if fixed else []
+    sums = bootstrap_sums(fixed, seed, BOOTSTRAP) if fixed else []
     if not sums:
         return pvalues, [[0.0, 0.0] for _ in columns]
     counts = [row[-1] for row in sums] if clusters is not None else repeat(n)
-    low, high = int(0.025 * resamples), math.ceil(0.975 * resamples) - 1
+    low, high = int(0.025 * BOOTSTRAP), math.ceil(0.975 * BOOTSTRAP) - 1
     means = [sorted(total / scale / count for total, count in zip(column, counts))
              for (_, scale), column in zip(fixed[:len(columns)], zip(*sums))]
     return pvalues, [[m[low], m[high]] for m in means]
@@ -5669,7 +5678,7 @@ def fold_evidence(evidence, separator, source=""):
         return evidence
     folded = {}
     for qid, sets in evidence.items():
-        blank = blank_once_cut([d for s in sets for slot in s for d in slot], separator)
+        blank = blank_once_cut(evidence_labels(sets), separator)
         if blank is not None:
             fail(source, "evidence ID %s is blank once cut at %s"
                  % (show(blank), show(separator)), qid)
@@ -5677,11 +5686,6 @@ def fold_evidence(evidence, separator, source=""):
                                   for slot in s)
                             for s in sets)
     return folded
-
-
-def evidence_labels(sets):
-    """The labels evidence sets stand for: every ID of every set, grade 1."""
-    return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
 
 
 def evidence_labels_of(evidence):
@@ -6536,7 +6540,7 @@ def check_baseline_stages(plan, saved, flag):
     that replicates, which have no stages, would compare."""
     config, (stage, theirs_flag) = plan.config, stage_flags(flag)
     ours, theirs = [n for n, _ in config.stage or ()], [n for n, _ in config.baseline_stage or ()]
-    stage_measure = next((s.name for s in plan.specs if s.filter and s.filter.stage), None)
+    stage_measure = next((s.name for s in plan.specs if stage_of(s)), None)
     if saved and theirs:
         fail("", "%sbaseline is a saved result: its values of the stages' measures stand for its "
                  "stages; leave out %s" % (flag, theirs_flag))
@@ -6619,22 +6623,22 @@ def kept_ids(ranked):
 def check_stage_names(plan, named, flag):
     """Refuse a stage name that stage=NAME cannot give, one named twice, and a measure of a stage
     not given."""
-    names = [name for name, _ in named]
+    names, stage = [name for name, _ in named], stage_flags(flag)[0]
     bad = next((n for n in names if not (isinstance(n, str) and STAGE_NAME.fullmatch(n))), None)
     if bad is not None:
-        fail("", "%s names stage %s: %s" % (stage_flags(flag)[0], show(bad), STAGE_RULE))
+        fail("", "%s names stage %s: %s" % (stage, show(bad), STAGE_RULE))
     reserved = next((name for name in names if name in FUNNEL_ROWS), None)
     if reserved is not None:
         fail("", "%s names stage %s, a row of the funnel of its own: name it otherwise"
-             % (stage_flags(flag)[0], reserved))
+             % (stage, reserved))
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         fail("", "stage %s is given twice: name each stage once" % show(twice))
     for spec in plan.specs:
-        stage = spec.filter and spec.filter.stage
-        if stage is not None and stage not in names:
+        read = stage_of(spec)
+        if read is not None and read not in names:
             fail("", "%s reads stage %s, and %s names no such stage"
-                 % (spec.name, stage, stage_flags(flag)[0]))
+                 % (spec.name, read, stage))
 
 
 def stage_queries(plan, truth, stage):
@@ -6837,7 +6841,7 @@ def staged(plan, truth, judged, stages):
     """The judged queries {qid: Judged} with, for each stage a measure reads (stage=NAME), the
     Judged record of that stage's ranking among their filtered ones (see _filtered); a query the
     stage does not rank (--missing-run zero) as an empty ranking."""
-    read = {s.filter for s in plan.specs if s.filter is not None and s.filter.stage is not None}
+    read = {s.filter for s in plan.specs if stage_of(s) is not None}
     if not read:
         return judged
     rankings = {stage.name: stage.ranked for stage in stages}
@@ -6882,7 +6886,7 @@ def check_evidence_labeled(truth, qids, where):
     the labeled documents only (see Ranking.seen), which the funnel follows."""
     for q in qids:
         sets = evidence_of(truth, q) or ()
-        doc = next((d for s in sets for slot in s for d in slot if d not in truth.labels[q]), None)
+        doc = next((d for d in evidence_labels(sets) if d not in truth.labels[q]), None)
         if doc is not None:
             fail(where, "evidence document %s has no label, and the funnel follows the labeled "
                      "documents: label it, or let the evidence sets stand in for the labels"
