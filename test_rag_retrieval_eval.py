@@ -6723,6 +6723,8 @@ class StageTest(TempDirTestCase):
             ("no name", run + ["--stage", "=%s" % f["cand"]], ["--stage names stage ''"]),
             ("an unknown stage", run + ["--stage", "cand=%s" % f["cand"], "-m", "R(stage=nope)@2"],
              ["R(stage=nope)@2 reads stage nope, and --stage names no such stage"]),
+            ("no stage named", run + ["--stage", "cand=%s" % f["cand"], "-m", "R(stage=)@2"],
+             ["R(stage=)@2 reads stage , and --stage names no such stage"]),
             ("stage= and thresh=", run + self.stages(f) + ["-m", "R(stage=cand,thresh=3)@2"],
              ["stage= reads a stage's ranking as it was kept; a floor or a budget of it is not measured"]),
             ("stage= and tokens=", run + self.stages(f) + ["-m", "R(stage=cand,tokens=3)@2"],
