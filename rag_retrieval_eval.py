@@ -819,11 +819,10 @@ Access = namedtuple("Access", "documents queries source")
 # normalized() texts; top_k: with --explain, --pool or a pipeline, the K whose top documents each
 # Ranking keeps in seen, the largest cutoff asked for (else None; see seen_reach); agree: with
 # agreement measures, how many documents of every query's ranking (labeled or not) Ranking.top
-# keeps, else None; pipeline: a
-# Pipeline when the ranking is a stage of one (or its last, a run), else None; listed: whether
-# seen keeps the top K's documents (--explain, --pool, but not --judged-only, which leaves no
-# unlabeled one) or, as a pipeline's fates need, only the labeled documents' ranks (joining a
-# stage's top 1,000 would cost more than reading it).
+# keeps, else None; pipeline: a Pipeline when the ranking is a stage of one (or its last, a run),
+# else None; listed: whether seen keeps the top K's documents (--explain, --pool, but not
+# --judged-only, which leaves no unlabeled one) or, as a pipeline's fates need, only the labeled
+# documents' ranks (joining a stage's top 1,000 would cost more than reading it).
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
                                 "gain_orders filters abstain seed_mode match top_k agree pipeline "
                                 "listed",
