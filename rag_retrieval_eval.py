@@ -258,7 +258,8 @@ OPTIONS = (
     Option("relevance_level", 1, "count", "value",
            "a grade >= L counts as relevant (default 1; trec_eval -l)", 0, "L"),
     Option("depth", None, "cutoff", "value",
-           "only the first N ranked documents of each query count (trec_eval -M)"),
+           "only the first N ranked documents of each query count (trec_eval -M; a --stage is "
+           "read whole)"),
     Option("judged_only", False, "flag", "value",
            "drop documents without a label >= 0 from each ranking, after --depth (trec_eval -J)"),
     *(Option(name, choices[0], "choice", "value",
