@@ -219,6 +219,41 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 Option = namedtuple("Option", "name default kind stage help values metavar",
                     defaults=(None, None))
 # the metavar of each kind of option that has one, unless its row gives its own
+# Another tool (--as; see Dialects): the version whose code was run to pin its numbers (test_rag_retrieval_eval's
+# AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
+# cutoffs), and the rows its older versions had: ((first version without it, row), ...), newest
+# first.
+Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
+TOOLS = {
+    "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
+                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k R drop stable cap r5 | "
+                 "Accuracy@k Success drop stable r5", "NDCG@k MAP@k Recall@k P@k",
+                 (1, 3, 5, 10, 100, 1000)),
+    "mteb": Tool("2.26.24", "ndcg_at_k nDCG r5 | map_at_k AP r5 | recall_at_k R r5 | "
+                 "precision_at_k P r5 | mrr_at_k RR | hit_rate_at_k Success r5",
+                 "ndcg_at_k map_at_k recall_at_k precision_at_k mrr_at_k hit_rate_at_k",
+                 (1, 3, 5, 10, 20, 100, 1000), (("2.18.19", "mrr_at_k RR stable"),)),
+    "sentence-transformers": Tool(
+        "6.3.0", "accuracy@k Success asc | precision@k P asc | recall@k R asc | mrr@k RR asc | "
+        "ndcg@k nDCG asc binary | map@k AP asc cap",
+        "accuracy@k precision@k recall@k mrr@10 ndcg@10 map@100", (1, 3, 5, 10)),
+    "llamaindex": Tool("0.14.25", "hit_rate Success none0 | mrr RR none0 | "
+                       "precision P set none0 | recall R none0 | ap AP none0 | "
+                       "ndcg nDCG binary uncut none0", "hit_rate mrr precision recall ap ndcg",
+                       before=(("0.12.6", "ndcg nDCG binary listcut none0"),
+                               ("0.12.3", "ndcg nDCG binary listideal none0"))),
+    "ragas": Tool("0.4.3", "id_based_context_precision P set none0 | id_based_context_recall R",
+                  "id_based_context_precision id_based_context_recall"),
+    "haystack": Tool("3.4.1", "document_mrr RR | document_map AP | "
+                     "document_recall_single_hit Success | document_recall_multi_hit R | "
+                     "document_ndcg nDCG uncut", "document_mrr document_map "
+                     "document_recall_single_hit document_recall_multi_hit document_ndcg",
+                     before=(("3.1.0", "document_map AP found"),)),
+    "autorag": Tool("0.3.27", "retrieval_recall R groups none0 | retrieval_precision P set none0 "
+                    "| retrieval_f1 SetF groups none0 | retrieval_mrr RR groups none0 | "
+                    "retrieval_map AP groups none0 | retrieval_ndcg nDCG binary listcut none0",
+                    "retrieval_recall retrieval_precision retrieval_f1 retrieval_mrr "
+                    "retrieval_map retrieval_ndcg")}
 METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
             "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
             "floors": "MEASURE=X,...", "fields": "ROLE=KEY,..."}
@@ -253,6 +288,11 @@ OPTIONS = (
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)"),
+    Option("as_tool", None, "text", "plan",
+           "print TOOL's numbers, under its names, as its pinned version computes them (%s), "
+           "or as VERSION did, with trec_eval's beside them and why they differ; -m then "
+           "takes TOOL's names" % ", ".join("%s %s" % (t, TOOLS[t].version) for t in TOOLS),
+           None, "TOOL[@VERSION]"),
     Option("k", None, "cutoffs", "plan",
            "cutoff(s) for R@k and RR@k (default %d when no -m is given); repeatable" % DEFAULT_K),
     Option("relevance_level", 1, "count", "value",
@@ -759,8 +799,8 @@ def fields_table(named, stages=None):
 # documents only push labeled ones down, so they are counted, never kept.
 Judged = namedtuple("Judged",
                     "rel_ranks gains judged_ranks num_ret num_rel ideal bounds unjudged_ranks "
-                    "num_nonrel evidence filtered ranked tied leaks",
-                    defaults=(None, (), 0, None, None, 0, False, ()))
+                    "num_nonrel evidence filtered ranked tied leaks views",
+                    defaults=(None, (), 0, None, None, 0, False, (), None))
 Judged.__doc__ = """One query's judged ranking.
 
 rel_ranks     sorted ranks of retrieved documents with grade >= the relevance level
@@ -781,6 +821,8 @@ ranked        documents ranked, before --depth and --judged-only: 0 for an empty
 tied          with --ties: whether any two items have the same score (labeled or not)
 leaks         with --access: ((rank, document), ...) of the documents within --depth (after
               folding and --duplicates, before --judged-only) the query may not read
+views         with --as: {word: the Judged record of the ranking as the tool reads it} where it
+              differs (see tool_views), else None
 """
 
 # What a reader keeps of one query's ranking: its Judged record, and what the diagnostics need
@@ -823,12 +865,14 @@ Access = namedtuple("Access", "documents queries source")
 # keeps, else None; pipeline: a Pipeline when the ranking is a stage of one (or its last, a run),
 # else None; listed: whether seen keeps the top K's documents (--explain, --pool, but not
 # --judged-only, which leaves no unlabeled one) or, as a pipeline's fates need, only the labeled
-# documents' ranks (joining a stage's top 1,000 would cost more than reading it).
+# documents' ranks (joining a stage's top 1,000 would cost more than reading it); views: with
+# --as, what tool_views judges besides: (the query's own ID removed, the orders of tied documents,
+# the ground-truth groups), else None.
 Reading = namedtuple("Reading", "level depth separator ties judged_only fields duplicates "
                                 "gain_orders filters abstain seed_mode match top_k agree pipeline "
-                                "listed",
+                                "listed views",
                      defaults=(1, None, None, False, False, None, "error", (), NOTHING,
-                               frozenset(), False, "id", None, None, None, True))
+                               frozenset(), False, "id", None, None, None, True, None))
 
 # How a stage of a pipeline is read (README: "Where was it lost?"): a stage holds only IDs the
 # stage before it held for the query.  The stages are read from the last (the run) to the
@@ -887,14 +931,15 @@ def at_level(q, level):
                       bounds=bounds)
 
 
-def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
+def judge_ranking(docids, scores, labels, opts, docset=None, sets=None, qid=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
-    query's evidence sets (folded), or None."""
+    query's evidence sets (folded), or None; qid: the query's ID (for --as)."""
     folded, bounds, removed, several = 0, None, 0, 0
     tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
     if opts.duplicates == "first" and len(docids) > len(docset if docset is not None
                                                         else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
+    views = opts.views and tool_views(qid, docids, scores, labels, opts, docset, sets)
     if opts.separator or opts.match == "contains":
         docids, first_score, folded, several = first_items(docids, scores, labels, opts)
         if first_score is not None and opts.ties:
@@ -919,6 +964,8 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     if not ranks and docids:
         sample = tuple(docids[:3]) if scores is None else (max(docids),)
     judged = judge(ranks, num_ret, labels, opts.level, evidence, len(docids))
+    if views:
+        judged = judged._replace(views=views)
     # tied with one order only, else: what no order bounds (not_bounded) is still exact
     if bounds or tied:
         judged = judged._replace(bounds=bounds, tied=tied)
@@ -991,6 +1038,46 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
         else:
             ranks = rank_scored(docids, scores, wanted, opts.depth, docset)[0]
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
+
+
+def tool_views(qid, docids, scores, labels, opts, docset, sets):
+    """{word: Judged} of a ranking as another tool reads it (--as; see STEPS), where that differs
+    from ours: "drop", its query's own ID removed (BEIR's ignore_identical_ids); "stable" and
+    "asc", tied documents in the order given or by ID ascending (the tool's removal too);
+    "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth).
+    None when none differs.  docids: str, or bytes (docset: their set)."""
+    drop, orders, groups = opts.views
+    own = qid.encode() if docids and isinstance(docids[0], bytes) else qid
+    views = {}
+    if drop and own in (docids if docset is None else docset):
+        kept = [i for i, doc in enumerate(docids) if doc != own]
+        docids, scores = [docids[i] for i in kept], scores and [scores[i] for i in kept]
+        views["drop"] = _judged_in_order(docids, scores, labels, opts, None)
+    tied = scores is not None and len(set(scores)) < len(scores)
+    for order in orders if tied else ():
+        views[order] = _judged_in_order(docids, scores, labels, opts, order)
+    if groups and sets:
+        ranks = _judged_in_order(docids, scores, evidence_labels(sets), opts, None, True)
+        views["groups"] = [tuple(sorted(ranks[d] for d in slot if d in ranks))
+                           for s in sets for slot in s]
+    return views or None
+
+
+def _judged_in_order(docids, scores, labels, opts, order, ranks_only=False):
+    """The Judged record (or {doc: rank}, ranks_only) of a ranking in trec_eval's order (order
+    None), in the order given among tied documents ("stable"), or by ID ascending ("asc")."""
+    if scores is not None and order is None:
+        ranks, num_ret = rank_scored(docids, scores, labels, opts.depth)[:2]
+    else:
+        if order == "stable":
+            docids = [docids[i] for i in sorted(range(len(docids)), key=scores.__getitem__,
+                                                reverse=True)]
+        elif order == "asc":
+            docids = [d for _, d in sorted(zip([-x for x in scores], docids))]
+        ranks, num_ret = rank_listed(docids, labels, opts.depth)
+    if ranks_only:
+        return ranks
+    return judge(ranks, num_ret, labels, opts.level, None, len(docids))
 
 
 def best_occurrences(docids, scores):
@@ -1212,7 +1299,7 @@ def judge_run(rankings, truth, opts, source, root=None):
             ranked[qid] = None
             continue
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
-                                              evidence_of(truth, qid))._replace(ids=ids)
+                                              evidence_of(truth, qid), qid)._replace(ids=ids)
         if truth.access:
             ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
@@ -2727,6 +2814,199 @@ def trec_label(name):
     return label or name
 
 
+# === Dialects ===
+
+# Other tools' numbers (--as TOOL[@VERSION]; README: "Coming from another tool").  A tool's
+# measure is one of ours changed by its steps, each a cause of its numbers differing from
+# trec_eval's: its value for a query is our measure's after every step, in order, and a step that
+# changes the value is named as a cause.  A row: the tool's name ('NDCG@k', k its cutoff; no @k:
+# the whole ranking), our measure, and its words: STEPS, "r5" (its mean is rounded to 5 places)
+# and "none0" (a query with nothing ranked is left out, where the tool raises or says NaN).
+AsRow = namedtuple("AsRow", "name base words")
+
+
+def _group_ranks(q):
+    """The ranks of each ground-truth group's documents (AutoRAG's): the evidence sets' slots
+    (Judged.views "groups"), else each relevant document a group of its own."""
+    if q.views and "groups" in q.views:
+        return q.views["groups"]
+    return [(r,) for r in q.rel_ranks] + [()] * (q.num_rel - len(q.rel_ranks))
+
+
+def over_groups(func, q, k):
+    """AutoRAG's mean over ground-truth groups of a measure of each group alone: a group is
+    found by any of its documents, and its AP divides by those of its documents retrieved.
+
+    >>> over_groups(reciprocal_rank, _example(1, None, None, 1, labels={"x": 1}), None)
+    0.4166666666666667
+    """
+    groups = _group_ranks(q)
+    return sum(func(q._replace(rel_ranks=list(g), num_rel=len(g)), k) for g in groups) / len(
+        groups)
+
+
+def group_f1(q, k):
+    """AutoRAG's F1 of a query: its precision (documents of any group / documents ranked) and
+    its recall (groups found / groups)."""
+    groups = _group_ranks(q)
+    p = len(set(chain.from_iterable(groups))) / q.num_ret if q.num_ret else 0.0
+    r = sum(map(bool, groups)) / len(groups)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def _view(plain, word):
+    """The Judged record of a query's ranking as a tool reads it (see tool_views): its own ID
+    removed ("drop"), and in the tool's order of tied documents ("stable", "asc")."""
+    views = plain.views or NOTHING
+    return views.get(word) or views.get("drop") or plain
+
+
+def _binary(q):
+    return q._replace(gains=[(r, 1) for r in q.rel_ranks], ideal=[1] * q.num_rel)
+
+
+# Each step: the cause it names, and what it does to (our measure's function, the query's Judged
+# record, the cutoff), given the query's record as read (see _view) and our measure's name.
+STEPS = {
+    "drop": ("identical ID removed", lambda f, q, k, p, b: (f, _view(p, "drop"), k)),
+    "stable": ("tie order", lambda f, q, k, p, b: (f, _view(p, "stable"), k)),
+    "asc": ("tie order", lambda f, q, k, p, b: (f, _view(p, "asc"), k)),
+    "cap": ("denominator min(k, R)", lambda f, q, k, p, b: (
+        f, q._replace(num_rel=min(k, q.num_rel)), k)),
+    "found": ("denominator: relevant retrieved", lambda f, q, k, p, b: (
+        f, q._replace(num_rel=_found(q, k)), k)),
+    "binary": ("binary gains", lambda f, q, k, p, b: (f, _binary(q), k)),
+    "set": ("a set instead of a ranking", lambda f, q, k, p, b: (context_precision, q, k)),
+    "uncut": ("ideal not cut at k", lambda f, q, k, p, b: (f, q, None)),
+    "listcut": ("ideal cut at the ranking's length", lambda f, q, k, p, b: (f, q, q.num_ret)),
+    "listideal": ("ideal from the retrieved list", lambda f, q, k, p, b: (
+        f, q._replace(ideal=[1] * q.num_ret), None)),
+    "groups": ("mean over groups", lambda f, q, k, p, b: (
+        group_f1 if b == "SetF" else partial(over_groups, GROUP_MEASURES[b]), q, k))}
+# our measure of one group, by the measure a row of AutoRAG's changes
+GROUP_MEASURES = {"R": success, "RR": reciprocal_rank, "AP": average_precision}
+
+
+def tool_steps(row, q, k):
+    """[(cause, value after the step), ...] of a row's steps on a query's Judged record, from
+    our measure's value at cutoff k (first, cause None)."""
+    func, cut, plain = MEASURES[row.base].func, k, q
+    values = [(None, func(q, k))]
+    for word in row.words:
+        if word in STEPS:
+            cause, step = STEPS[word]
+            func, q, cut = step(func, q, cut, plain, row.base)
+            values.append((cause, func(q, cut)))
+    return values
+
+
+def tool_value(row, q, k):
+    """A tool's value of one query (None where it leaves the query out: see AsRow)."""
+    if "none0" in row.words and not q.num_ret:
+        return None
+    # the whole ranking: its own length
+    return tool_steps(row, q, max(q.num_ret, 1) if k is None else k)[-1][1]
+
+
+def tool_rows(tool, version):
+    """{lowercased name: AsRow} of a tool at a version (its own when None): the rows in force
+    then."""
+    rows = TOOLS[tool].rows.split(" | ")
+    rows += [row for first, row in TOOLS[tool].before
+             if version and _release(version) < _release(first)]
+    # an older version's row, later, replaces the newer
+    return {r.split()[0].lower(): AsRow(*r.split()[:2], tuple(r.split()[2:])) for r in rows}
+
+
+def _release(version):
+    return tuple(int(part) for part in version.split("."))
+
+
+_TOOL_NAME = re.compile(r"(?P<tool>[a-z-]+)(?:@(?P<version>[0-9]+(?:\.[0-9]+)*))?")
+
+
+def parse_tool(text):
+    """(tool, version) of --as TOOL[@VERSION]: the version None when not given."""
+    match = _TOOL_NAME.fullmatch(text.strip().lower())
+    if not match or match["tool"] not in TOOLS:
+        raise EvalError("--as takes %s, each with @VERSION if you like (as llamaindex@0.12.2), "
+                        "not %s" % (", ".join(TOOLS), show(text)))
+    return match["tool"], match["version"]
+
+
+def tool_specs(tool, version, names):
+    """The Specs of a tool's measures: names (its own, any case, NAME@K for a cutoff's), or its
+    defaults.  A Spec holds its row in args ("as") and our measure as its base."""
+    rows, tool_info = tool_rows(tool, version), TOOLS[tool]
+    names = names or [n.replace("@k", "@%d" % k) if "@k" in n else n
+                      for n in tool_info.defaults.split()
+                      for k in (tool_info.cutoffs if "@k" in n else (0,))]
+    specs = []
+    for text in names:
+        name, at, cut = text.strip().rpartition("@") if "@" in text else (text.strip(), "", "")
+        name, at_k = re.subn(r"_at_([0-9]+)$", "", name) if not at else (name, 0)
+        row = rows.get((name + ("_at_k" if at_k else "@k" if at else "")).lower())
+        if row is None:
+            raise EvalError("%s is no measure of %s: its names are %s" % (
+                show(text), tool, ", ".join(r.name for r in rows.values())))
+        k = parse_cutoff(cut or text.rpartition("_")[2]) if (at or at_k) else None
+        specs.append(Spec(row.name[:-1] + str(k) if k else row.name, row.base, k,
+                          args=(("as", row),)))
+    return list(dict.fromkeys(specs))
+
+
+def tool_row(spec):
+    """The tool's row a Spec measures, or None for ours."""
+    return spec.args and spec.args[0][0] == "as" and spec.args[0][1]
+
+
+def tool_reading(specs):
+    """Reading.views of the measures: what tool_views judges for the tools' rows, or None."""
+    words = {w for s in specs if tool_row(s) for w in tool_row(s).words}
+    if not words:
+        return None
+    return "drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words
+
+
+def as_block(plan, judged, result, no_answer):
+    """{"as": the tool and version (--as), and per measure trec_eval's counterpart at the same
+    cutoff (the whole ranking's: --depth, or the longest ranking), its mean, how many queries
+    each cause sets apart and what sets the means apart; per query, where the values differ,
+    trec_eval's value and the causes} (see STEPS), or {}."""
+    if plan.config.as_tool is None:
+        return {}
+    tool, version = parse_tool(plan.config.as_tool)
+    answered = {q: j for q, j in judged.items() if q not in no_answer}
+    longest = plan.opts.depth or max([j.num_ret for j in answered.values()] + [1])
+    measures, per_query = {}, {}
+    for spec in plan.specs:
+        measures[spec.name] = _as_measure(spec, spec.k or longest, answered, result, per_query)
+    return {"as": {"tool": tool, "version": version or TOOLS[tool].version,
+                   "measures": measures, "per_query": per_query}}
+
+
+def _as_measure(spec, k, answered, result, per_query):
+    """One measure's entry of as_block, its queries' added to per_query."""
+    row, causes, values = tool_row(spec), {}, []
+    ours = "%s@%d" % (row.base, k) if MEASURES[row.base].cutoff != "none" else row.base
+    for qid, q in answered.items():
+        steps = tool_steps(row, q, k)
+        values.append(steps[0][1])
+        theirs = result.per_query[qid].get(spec.name)
+        if theirs is None or theirs == steps[0][1]:
+            continue
+        named = [c for (c, v), (_, before) in zip(steps[1:], steps) if v != before]
+        per_query.setdefault(qid, {})[spec.name] = {"trec_eval": steps[0][1], "causes": named}
+        for cause in named:
+            causes[cause] = causes.get(cause, 0) + 1
+    theirs = [v[spec.name] for v in result.per_query.values() if spec.name in v]
+    mean_causes = ["queries averaged over"] * (len(theirs) < len(answered))
+    if theirs and sum(theirs) / len(theirs) != result.measures[spec.name]:
+        mean_causes.append("rounding")
+    return {"trec_eval": trec_label(ours), "trec_eval_mean": sum(values) / len(values),
+            "queries_differing": causes, "mean_causes": mean_causes}
+
+
 # === Evaluation ===
 
 def say_no_answer(empty):
@@ -2804,6 +3084,8 @@ def _count(ids, adjective):
 def _scorer(spec):
     """function(q, k) of a spec: its measure, at the measure's own level or with its gains,
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
+    if tool_row(spec):
+        return partial(tool_value, tool_row(spec))
     measure = MEASURES[spec.base]
     # a stage's ranking is measured as a run's is, not as what a floor or a budget left; whole,
     # as the share of it that is relevant
@@ -2836,11 +3118,13 @@ def score_queries(judged, specs, no_answer=NOTHING):
     """{qid: {measure name: value}} for parsed measure specs: a query without an answer
     (no_answer) has Abstain measures only, the others every other measure."""
     funcs = [(spec.name, _scorer(spec), spec.k) for spec in specs if answers(spec)]
-    if not no_answer:
-        return {qid: {name: func(j, k) for name, func, k in funcs} for qid, j in judged.items()}
     abstain = [(spec.name, _scorer(spec), spec.k) for spec in specs if not answers(spec)]
-    return {qid: {name: func(j, k) for name, func, k in (abstain if qid in no_answer else funcs)}
+    rows = {qid: {name: func(j, k) for name, func, k in (abstain if qid in no_answer else funcs)}
             for qid, j in judged.items()}
+    # a query another tool leaves out (--as) has no value
+    if any(map(tool_row, specs)):
+        rows = {qid: {n: v for n, v in row.items() if v is not None} for qid, row in rows.items()}
+    return rows
 
 
 def answers(spec):
@@ -2876,6 +3160,9 @@ def aggregated(per_query, specs):
         # a query's text (RelString) has no mean
         elif how == "mean":
             out[spec.name] = sum(values) / len(values) if values else 0.0
+        # BEIR and MTEB round their means
+        if tool_row(spec) and "r5" in tool_row(spec).words:
+            out[spec.name] = round(out[spec.name], 5)
     return out
 
 
@@ -2902,7 +3189,7 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "leaks unmapped unjudged funnel explain manifest").split()
+               "leaks unmapped as unjudged funnel explain manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -5190,7 +5477,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         grades = {d.encode(): g for d, g in (labels or {}).items()}
         encoded = sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s)
                                  for s in sets)
-        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)._replace(ids=ids)
+        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded,
+                                qid)._replace(ids=ids)
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
@@ -6262,9 +6550,12 @@ def wants_runid(config):
 def make_plan(config):
     """The Plan of a checked Config: its measures (none: R@k, RR@k at each --k, 3), options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
-    specs = parse_measures([n for group in config.measure or []
-                            for n in split_names(group, NAME_BREAKS)
-                            if not (runid and n.strip() == "runid")])
+    names = [n for group in config.measure or [] for n in split_names(group, NAME_BREAKS)
+             if not (runid and n.strip() == "runid")]
+    if config.as_tool is not None:
+        specs = tool_specs(*parse_tool(config.as_tool), names)
+    else:
+        specs = parse_measures(names)
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec "
@@ -6288,6 +6579,7 @@ def make_plan(config):
                    config.duplicates, gain_orders, filters, match=config.match, top_k=top_k,
                    abstain=frozenset(s.filter for s in specs
                                      if not answers(s) and s.filter is not None), listed=listed,
+                   views=tool_reading(specs),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
                 gates=gates, alone={s.name for s in specs if s not in asked})
@@ -6326,10 +6618,16 @@ def gate_limits(config, specs):
             gates[name] = dict.fromkeys((s.name for s in specs), given)
             continue
         for text, limit in given.items() if isinstance(given, dict) else given or ():
-            spec = parse_measures([text])[0]
+            spec = named_spec(text, specs)
             check_limit(spec, gate, gates[name], specs, config.gate_on)
             gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     return gates, specs
+
+
+def named_spec(text, specs):
+    """The Spec a gate's measure names: another tool's measure by its name (--as), else ours."""
+    tools = {s.name.lower(): s for s in specs if tool_row(s)}
+    return tools.get(text.strip().lower()) or parse_measures([text])[0]
 
 
 def check_limit(spec, gate, limits, specs, gate_on):
@@ -6399,6 +6697,20 @@ def said(gates, needs=True):
     return " or ".join(filter(None, [", ".join(flags[:-1]), flags[-1]]))
 
 
+def check_as_tool(config):
+    """Refuse, beside --as, the options the other tools have no counterpart of: they score the
+    IDs ranked, whole, without trec_eval's form of output."""
+    unread = [flag for flag, given in (
+        ("--k", config.k), ("--chunk-separator", config.chunk_separator),
+        ("--match", config.match != "id"), ("--judged-only", config.judged_only),
+        ("--format trec", config.format == "trec"), ("--stage", config.stage),
+        ("--ties", config.ties), ("--unjudged-bounds", config.unjudged_bounds)) if given]
+    if config.as_tool is not None and unread:
+        raise EvalError("--as %s scores the IDs ranked as that tool does, and %s has no "
+                        "counterpart there: leave it out, or score ours without --as"
+                        % (config.as_tool, unread[0]))
+
+
 def check_options(config):
     """Refuse options whose effect would be silently lost."""
     given = gates_given(config)
@@ -6422,6 +6734,7 @@ def check_options(config):
                         "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
+    check_as_tool(config)
     pipeline = config.stage or config.index is not None
     if pipeline and config.fixture is not None:
         raise EvalError("--stage and --index go with --qrels and --run, the last stage: give the "
@@ -6786,6 +7099,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     result = Result(result, **described(plan, truth, ranked, judged, result, intervals))
     result = Result(result, **check_floors(plan, result))
     result = Result(result, **leak_block(truth, judged, plan.specs))
+    result = Result(result, **as_block(plan, judged, result, truth.no_answer))
     answered = with_answer(judged, truth.no_answer)
     return Result(result, **explained(plan, inputs, ranked, answered, result),
                 manifest=manifest(plan, digests, truth.labels, answered, run))
@@ -7444,7 +7758,7 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
               match="id", explain=False, unjudged_bounds=False, duplicates="error", ties=False,
               ci=False, seed=0, groups=None, evidence=None, lengths=None, no_answer=None,
               power=False, clusters=None, min_mean=None, min_query=None, gate_on="mean",
-              empty_labels="error", access=None, stages=None, index=None):
+              empty_labels="error", access=None, stages=None, index=None, as_tool=None):
     """Score one run: the dict that ``--format json`` prints.
 
     qrels: {qid: [relevant doc, ...]} or {qid: {doc: grade}} (or None when evidence stands
@@ -7454,8 +7768,9 @@ def score_run(qrels, run, measures=None, *, relevance_level=1, depth=None, judge
     no_answer: [qid, ...] of the questions with no answer; min_mean and min_query: floors {measure:
     X}; access: {"documents": {doc: [principal, ...]}, "queries": {qid: [principal, ...]}}
     (--access: any leak is in "leaks"); stages: {name: run} of the pipeline's earlier stages,
-    earliest first (see --stage); index: [ID, ...] the store holds; the other options are the
-    command line's long options, with underscores.
+    earliest first (see --stage); index: [ID, ...] the store holds; as_tool: "beir" or
+    "llamaindex@0.12.2" (see --as); the other options are the command line's long options, with
+    underscores.
 
     >>> score_run({"q1": ["d1"]}, {"q1": ["d9", "d1"]}, ["R@1", "RR"])["measures"]
     {'R@1': 0.0, 'RR': 0.5}
@@ -7470,7 +7785,7 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                  evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                  power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-                 access=None, stages=None, index=None, baseline_stages=None):
+                 access=None, stages=None, index=None, baseline_stages=None, as_tool=None):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
@@ -7490,7 +7805,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-               access=None, stages=None, index=None, baseline_stages=None):
+               access=None, stages=None, index=None, baseline_stages=None, as_tool=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure.
@@ -9078,6 +9393,9 @@ def _argument(option):
     flag = "--" + option.name.replace("_", "-")
     metavar = option.metavar or METAVARS.get(option.kind)
     keywords = {"metavar": metavar} if metavar else {}
+    # as is Python's: the flag is --as, the keyword as_tool
+    if option.name == "as_tool":
+        flag, keywords["dest"] = "--as", option.name
     keywords.update({
         "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
