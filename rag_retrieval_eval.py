@@ -30,6 +30,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    Access and with_leaks (the documents a query may not read)
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
                    TREC_ORDER, trec_specs: trec_eval's names and parameters
+  Dialects         TOOLS (--as: each tool's measures, rows of STEPS on ours), tool_specs,
+                   tool_views (a ranking as another tool reads it), tool_value, as_block
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds;
                    Result (a general result: its members once, in their JSON order, read as fields)
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
@@ -931,15 +933,14 @@ def at_level(q, level):
                       bounds=bounds)
 
 
-def judge_ranking(docids, scores, labels, opts, docset=None, sets=None, qid=None):
+def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
     """The Ranking record of one ranking: IDs in list order, or with their scores; sets: the
-    query's evidence sets (folded), or None; qid: the query's ID (for --as)."""
+    query's evidence sets (folded), or None."""
     folded, bounds, removed, several = 0, None, 0, 0
     tied = opts.ties and scores is not None and len(set(scores)) < len(scores)
     if opts.duplicates == "first" and len(docids) > len(docset if docset is not None
                                                         else set(docids)):
         docids, scores, removed = best_occurrences(docids, scores)
-    views = opts.views and tool_views(qid, docids, scores, labels, opts, docset, sets)
     if opts.separator or opts.match == "contains":
         docids, first_score, folded, several = first_items(docids, scores, labels, opts)
         if first_score is not None and opts.ties:
@@ -964,8 +965,6 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None, qid=None
     if not ranks and docids:
         sample = tuple(docids[:3]) if scores is None else (max(docids),)
     judged = judge(ranks, num_ret, labels, opts.level, evidence, len(docids))
-    if views:
-        judged = judged._replace(views=views)
     # tied with one order only, else: what no order bounds (not_bounded) is still exact
     if bounds or tied:
         judged = judged._replace(bounds=bounds, tied=tied)
@@ -1040,17 +1039,16 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
-def tool_views(qid, docids, scores, labels, opts, docset, sets):
+def tool_views(qid, docids, scores, labels, opts, sets):
     """{word: Judged} of a ranking as another tool reads it (--as; see STEPS), where that differs
     from ours: "drop", its query's own ID removed (BEIR's ignore_identical_ids); "stable" and
     "asc", tied documents in the order given or by ID ascending (the tool's removal too);
     "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth).
-    None when none differs.  docids: str, or bytes (docset: their set)."""
+    None when none differs."""
     drop, orders, groups = opts.views
-    own = qid.encode() if docids and isinstance(docids[0], bytes) else qid
     views = {}
-    if drop and own in (docids if docset is None else docset):
-        kept = [i for i, doc in enumerate(docids) if doc != own]
+    if drop and qid in docids:
+        kept = [i for i, doc in enumerate(docids) if doc != qid]
         docids, scores = [docids[i] for i in kept], scores and [scores[i] for i in kept]
         views["drop"] = _judged_in_order(docids, scores, labels, opts, None)
     tied = scores is not None and len(set(scores)) < len(scores)
@@ -1299,7 +1297,10 @@ def judge_run(rankings, truth, opts, source, root=None):
             ranked[qid] = None
             continue
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
-                                              evidence_of(truth, qid), qid)._replace(ids=ids)
+                                              evidence_of(truth, qid))._replace(ids=ids)
+        if opts.views:
+            views = tool_views(qid, docids, scores, labels or {}, opts, evidence_of(truth, qid))
+            ranking = ranked[qid] = ranking._replace(judged=ranking.judged._replace(views=views))
         if truth.access:
             ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
@@ -5466,8 +5467,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        # IDs are cut, texts claim labels, or --access reads IDs, as text
-        if opts.separator or opts.match == "contains" or truth.access:
+        # IDs are cut, texts claim labels, --access or --as reads IDs, as text
+        if opts.separator or opts.match == "contains" or truth.access or opts.views:
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
@@ -5477,8 +5478,7 @@ def _fast_judge(q, docs, values, truth, opts, source):
         grades = {d.encode(): g for d, g in (labels or {}).items()}
         encoded = sets and tuple(tuple(tuple(d.encode() for d in slot) for slot in s)
                                  for s in sets)
-        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded,
-                                qid)._replace(ids=ids)
+        ranking = judge_ranking(docids, scores, grades, opts, docset, encoded)._replace(ids=ids)
         if ranking.sample:
             ranking = ranking._replace(sample=tuple(d.decode() for d in ranking.sample))
         if ranking.seen:
@@ -6704,7 +6704,8 @@ def check_as_tool(config):
         ("--k", config.k), ("--chunk-separator", config.chunk_separator),
         ("--match", config.match != "id"), ("--judged-only", config.judged_only),
         ("--format trec", config.format == "trec"), ("--stage", config.stage),
-        ("--ties", config.ties), ("--unjudged-bounds", config.unjudged_bounds)) if given]
+        ("--ties", config.ties), ("--unjudged-bounds", config.unjudged_bounds),
+        ("--duplicates first", config.duplicates == "first")) if given]
     if config.as_tool is not None and unread:
         raise EvalError("--as %s scores the IDs ranked as that tool does, and %s has no "
                         "counterpart there: leave it out, or score ours without --as"

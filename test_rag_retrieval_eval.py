@@ -4935,7 +4935,8 @@ class FixtureAcceptanceTest(TempDirTestCase):
             members = rre.OPTIONS[start:following[0] if following else None]
             section = next(text for text in sections if text.startswith(heading + ":"))
             for option in members:
-                self.assertIn("fixture" if option.kind == "positional" else "--" + option.name.replace("_", "-"),
+                flag = "--" + option.name.replace("_", "-").replace("as-tool", "as")
+                self.assertIn("fixture" if option.kind == "positional" else flag,
                               section, (heading, option.name))
 
     def test_main_returns_status_in_process(self):
