@@ -1061,6 +1061,15 @@ def tool_views(qid, docids, scores, labels, opts, sets):
     return views or None
 
 
+def viewed(qid, docset, scores, views):
+    """Whether tool_views may find a view of a ranking (docset: its IDs) that differs from ours:
+    the query's ID is ranked, or tied documents are, or the tool reads groups."""
+    if not views:
+        return False
+    drop, orders, groups = views
+    return drop and qid in docset or bool(orders) and len(set(scores)) < len(scores) or groups
+
+
 def _judged_in_order(docids, scores, labels, opts, order, ranks_only=False):
     """The Judged record (or {doc: rank}, ranks_only) of a ranking in trec_eval's order (order
     None), in the order given among tied documents ("stable"), or by ID ascending ("asc")."""
@@ -2906,7 +2915,17 @@ def tool_value(row, q, k):
     if "none0" in row.words and not q.num_ret:
         return None
     # the whole ranking: its own length
-    return tool_steps(row, q, max(q.num_ret, 1) if k is None else k)[-1][1]
+    k = max(q.num_ret, 1) if k is None else k
+    if not q.views and views_only(row):
+        return MEASURES[row.base].func(q, k)
+    return tool_steps(row, q, k)[-1][1]
+
+
+@lru_cache(maxsize=None)
+def views_only(row):
+    """Whether a row's steps only read the ranking otherwise (see tool_views): where it reads it
+    as we do, its value is our measure's."""
+    return {"drop", "stable", "asc"}.issuperset(w for w in row.words if w in STEPS)
 
 
 def tool_rows(tool, version):
@@ -2991,9 +3010,12 @@ def _as_measure(spec, k, answered, result, per_query):
     row, causes, values = tool_row(spec), {}, []
     ours = "%s@%d" % (row.base, k) if MEASURES[row.base].cutoff != "none" else row.base
     for qid, q in answered.items():
+        theirs = result.per_query[qid].get(spec.name)
+        if theirs is not None and not q.views and views_only(row):
+            values.append(theirs)
+            continue
         steps = tool_steps(row, q, k)
         values.append(steps[0][1])
-        theirs = result.per_query[qid].get(spec.name)
         if theirs is None or theirs == steps[0][1]:
             continue
         named = [c for (c, v), (_, before) in zip(steps[1:], steps) if v != before]
@@ -5468,7 +5490,8 @@ def _fast_judge(q, docs, values, truth, opts, source):
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
         # IDs are cut, texts claim labels, --access or --as reads IDs, as text
-        if opts.separator or opts.match == "contains" or truth.access or opts.views:
+        if opts.separator or opts.match == "contains" or truth.access or viewed(q, docset, scores,
+                                                                               opts.views):
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
@@ -8739,6 +8762,20 @@ def _own_notes(result):
         lines.append("%s contained more than one label, in %s (%s): each claims the first that "
                      "no earlier text had" % (_many(sum(several.values()), "ranked text"),
                                               n_queries(len(several)), first_few(several)))
+    return lines + as_notes(result["as"]) if "as" in result else lines
+
+
+def as_notes(block):
+    """--as: a line per measure whose values differ from trec_eval's: its counterpart and mean,
+    and what sets them apart."""
+    lines = []
+    for name, said in block["measures"].items():
+        apart = ["%s on %s" % (cause, n_queries(n)) for cause, n in
+                 said["queries_differing"].items()] + said["mean_causes"]
+        if apart:
+            lines.append("%s is %s %s's; trec_eval's %s is %.4f, apart by %s" % (
+                name, block["tool"], block["version"], said["trec_eval"],
+                said["trec_eval_mean"], ", ".join(apart)))
     return lines
 
 
