@@ -2833,6 +2833,19 @@ AS_PINS = [
         "recall@1": (0.0, [0, None]), "recall@3": (1.0, [1, None]), "recall@5": (1.0, [1, None]),
         "recall@10": (1.0, [1, None]), "ndcg@10": (0.6309297535714575, [0.630929753571, None]),
         "mrr@10": (0.5, [0.5, None]), "map@100": (0.5, [0.5, None])}),
+    ("sentence-transformers@6.3.0", "A_missing_query", {
+        "accuracy@1": (0.3333333333333333, [1, 0, 0]),
+        "accuracy@3": (0.6666666666666666, [1, 1, 0]),
+        "accuracy@5": (0.6666666666666666, [1, 1, 0]),
+        "accuracy@10": (0.6666666666666666, [1, 1, 0]),
+        "precision@1": (0.3333333333333333, [1, 0, 0]),
+        "precision@3": (0.2222222222222222, [0.333333333333, 0.333333333333, 0]),
+        "precision@5": (0.13333333333333333, [0.2, 0.2, 0]),
+        "precision@10": (0.06666666666666667, [0.1, 0.1, 0]),
+        "recall@1": (0.3333333333333333, [1, 0, 0]), "recall@3": (0.6666666666666666, [1, 1, 0]),
+        "recall@5": (0.6666666666666666, [1, 1, 0]), "recall@10": (0.6666666666666666, [1, 1, 0]),
+        "ndcg@10": (0.5436432511904858, [1, 0.630929753571, 0]), "mrr@10": (0.5, [1, 0.5, 0]),
+        "map@100": (0.5, [1, 0.5, 0])}),
     ("llamaindex@0.14.25", "A_ndcg_ideal", {
         "hit_rate": (1.0, [1, 1, 1]), "mrr": (0.611111111111111, [1, 0.5, 0.333333333333]),
         "precision": (0.5277777777777778, [1, 0.333333333333, 0.25]),
@@ -2862,6 +2875,14 @@ AS_PINS = [
     ("llamaindex@0.14.25", "B_empty_run", {
         "hit_rate": (1.0, [None, 1]), "mrr": (1.0, [None, 1]), "precision": (0.5, [None, 0.5]),
         "recall": (1.0, [None, 1]), "ap": (1.0, [None, 1]), "ndcg": (1.0, [None, 1])}),
+    ("llamaindex@0.14.25", "A_missing_query", {
+        "hit_rate": (1.0, [1, 1, None]), "mrr": (0.75, [1, 0.5, None]),
+        "precision": (0.5, [0.5, 0.5, None]), "recall": (1.0, [1, 1, None]),
+        "ap": (0.75, [1, 0.5, None]), "ndcg": (0.8154648767857288, [1, 0.630929753571, None])}),
+    ("llamaindex@0.14.25", "A_no_relevant", {
+        "hit_rate": (1.0, [1, None]), "mrr": (0.5, [0.5, None]), "precision": (0.5, [0.5, None]),
+        "recall": (1.0, [1, None]), "ap": (0.5, [0.5, None]),
+        "ndcg": (0.6309297535714575, [0.630929753571, None])}),
     ("llamaindex@0.12.5", "A_ndcg_ideal", {
         "hit_rate": (1.0, [1, 1, 1]), "mrr": (0.611111111111111, [1, 0.5, 0.333333333333]),
         "precision": (0.5277777777777778, [1, 0.333333333333, 0.25]),
@@ -2935,6 +2956,9 @@ AS_PINS = [
     ("ragas@0.4.3", "A_tie_first_rel", {
         "id_based_context_precision": (0.29166666666666663, [0.25, 0.333333333333]),
         "id_based_context_recall": (1.0, [1, 1])}),
+    ("ragas@0.4.3", "A_missing_query", {
+        "id_based_context_precision": (0.5, [0.5, 0.5, None]),
+        "id_based_context_recall": (0.6666666666666666, [1, 1, 0])}),
     ("haystack@3.4.1", "B_ap_denominator", {
         "document_mrr": (0.5, [0.5]), "document_map": (0.16666666666666666, [0.166666666667]),
         "document_recall_single_hit": (1.0, [1]),
@@ -3020,13 +3044,26 @@ AS_PINS = [
         "retrieval_f1": (0.6666666666666666, [None, 0.666666666667]),
         "retrieval_mrr": (1.0, [None, 1]), "retrieval_map": (1.0, [None, 1]),
         "retrieval_ndcg": (1.0, [None, 1])}),
+    ("autorag@0.3.27", "A_missing_query", {
+        "retrieval_recall": (1.0, [1, 1, None]), "retrieval_precision": (0.5, [0.5, 0.5, None]),
+        "retrieval_f1": (0.6666666666666666, [0.666666666667, 0.666666666667, None]),
+        "retrieval_mrr": (0.75, [1, 0.5, None]), "retrieval_map": (0.75, [1, 0.5, None]),
+        "retrieval_ndcg": (0.8154648767857288, [1, 0.630929753571, None])}),
+    ("autorag@0.3.27", "A_no_relevant", {
+        "retrieval_recall": (1.0, [1, None]), "retrieval_precision": (0.5, [0.5, None]),
+        "retrieval_f1": (0.6666666666666666, [0.666666666667, None]),
+        "retrieval_mrr": (0.5, [0.5, None]), "retrieval_map": (0.5, [0.5, None]),
+        "retrieval_ndcg": (0.6309297535714575, [0.630929753571, None])}),
 ]
 
 
-# What a case needs said: the tool's answer to a labeled query without a ranking (Haystack scores
-# an empty list 0, the others leave the query out) and to one with nothing relevant
+# What a case needs said: a tool's answer to a labeled query without a ranking, and to one with
+# nothing relevant, as --missing-run and --no-relevant choose (see README: "Coming from another
+# tool"); BEIR and MTEB leave out what trec_eval leaves out, and score 0 what it scores 0
 AS_OPTIONS = {("*", "A_missing_query"): ("--missing-run", "skip"),
               ("haystack", "A_missing_query"): ("--missing-run", "zero"),
+              ("sentence-transformers", "A_missing_query"): ("--missing-run", "zero"),
+              ("ragas", "A_missing_query"): ("--missing-run", "zero"),
               ("*", "A_no_relevant"): ("--no-relevant", "skip")}
 
 
