@@ -2705,8 +2705,8 @@ AS_CASES = {
 
 # Each tool's own numbers on AS_CASES (/tmp/w51/pins: the tool's code run in a scratch venv, never
 # imported here): TOOL@VERSION, case, {TOOL's name: (its mean, its value per query in the order of
-# the case's sorted query IDs; None where the tool leaves the query out)}.  Means are exact where
-# the tool rounds them (BEIR's, MTEB's but MRR); values per query to 1e-9.
+# the case's sorted query IDs; None where the tool leaves the query out, or raised)}.  Means are
+# exact where the tool rounds them (BEIR's, MTEB's but MRR); values per query to 1e-9.
 # - beir: EvaluateRetrieval.evaluate (ignore_identical_ids=True), then evaluate_custom on the same
 #   results dict, as BEIR's examples do: the custom metrics see the identical IDs removed too; per
 #   query: the pytrec_eval scores evaluate averages, and evaluate_custom on one query's results
@@ -2751,6 +2751,10 @@ AS_PINS = [
         "NDCG@10": (0.63638, [0.636376292931]), "MAP@10": (0.35903, [0.359027777778]),
         "Recall@10": (0.5, [0.5]), "P@10": (0.6, [0.6]), "MRR@10": (1.0, [1]),
         "R_cap@10": (0.6, [0.6]), "Hole@10": (0.4, [0.4]), "Accuracy@10": (1.0, [1])}),
+    ("beir@2.2.0", "A_no_relevant", {
+        "NDCG@10": (0.31546, [0.630929753571, 0]), "MAP@10": (0.25, [0.5, 0]),
+        "Recall@10": (0.5, [1, 0]), "P@10": (0.05, [0.1, 0]), "MRR@10": (0.25, [0.5, 0]),
+        "R_cap@10": (None, [1, None]), "Hole@10": (0.05, [0, 0.1]), "Accuracy@10": (0.5, [1, 0])}),
     ("mteb@2.26.24", "A_mteb5092", {
         "ndcg_at_10": (0.0, [0, 0, 0]), "map_at_10": (0.0, [0, 0, 0]),
         "recall_at_10": (0.0, [0, 0, 0]), "precision_at_10": (0.0, [0, 0, 0]),
@@ -2772,6 +2776,10 @@ AS_PINS = [
         "ndcg_at_10": (0.81546, [1, 0.630929753571, None]), "map_at_10": (0.75, [1, 0.5, None]),
         "recall_at_10": (1.0, [1, 1, None]), "precision_at_10": (0.1, [0.1, 0.1, None]),
         "hit_rate_at_10": (1.0, [1, 1, None]), "mrr_at_10": (0.75, [1, 0.5, None])}),
+    ("mteb@2.26.24", "A_no_relevant", {
+        "ndcg_at_10": (0.31546, [0.630929753571, 0]), "map_at_10": (0.25, [0.5, 0]),
+        "recall_at_10": (0.5, [1, 0]), "precision_at_10": (0.05, [0.1, 0]),
+        "hit_rate_at_10": (0.5, [1, 0]), "mrr_at_10": (0.25, [0.5, 0])}),
     ("mteb@2.18.18", "A_mteb5092", {
         "ndcg_at_10": (0.0, [0, 0, 0]), "map_at_10": (0.0, [0, 0, 0]),
         "recall_at_10": (0.0, [0, 0, 0]), "precision_at_10": (0.0, [0, 0, 0]),
@@ -2979,6 +2987,10 @@ AS_PINS = [
         "document_recall_single_hit": (0.6666666666666666, [1, 1, 0]),
         "document_recall_multi_hit": (0.6666666666666666, [1, 1, 0]),
         "document_ndcg": (0.5436432511904858, [1, 0.630929753571, 0])}),
+    ("haystack@3.4.1", "A_no_relevant", {
+        "document_mrr": (0.25, [0.5, 0]), "document_map": (0.25, [0.5, 0]),
+        "document_recall_single_hit": (0.5, [1, 0]), "document_recall_multi_hit": (0.5, [1, 0]),
+        "document_ndcg": (0.31546487678572877, [0.630929753571, 0])}),
     ("haystack@3.1.0", "B_ap_denominator", {
         "document_mrr": (0.5, [0.5]), "document_map": (0.16666666666666666, [0.166666666667]),
         "document_recall_single_hit": (1.0, [1]),
@@ -3064,7 +3076,10 @@ AS_OPTIONS = {("*", "A_missing_query"): ("--missing-run", "skip"),
               ("haystack", "A_missing_query"): ("--missing-run", "zero"),
               ("sentence-transformers", "A_missing_query"): ("--missing-run", "zero"),
               ("ragas", "A_missing_query"): ("--missing-run", "zero"),
-              ("*", "A_no_relevant"): ("--no-relevant", "skip")}
+              ("*", "A_no_relevant"): ("--no-relevant", "skip"),
+              ("beir", "A_no_relevant"): ("--no-relevant", "zero"),
+              ("mteb", "A_no_relevant"): ("--no-relevant", "zero"),
+              ("haystack", "A_no_relevant"): ("--no-relevant", "zero")}
 
 
 # Pinned values the code does not reproduce yet, (TOOL@VERSION, case, name): why.  The test of
@@ -3078,6 +3093,8 @@ AS_NOT_YET = {
     ("beir@2.2.0", "A_missing_query", "Hole@10"): "no Hole@k",
     # Ragas: precision of q2 (nothing relevant) is 0.0 and counted, its recall NaN, left out
     ("ragas@0.4.3", "A_no_relevant", "id_based_context_precision"): "q2 is 0.0, counted",
+    # BEIR's R_cap raises ZeroDivisionError on q2 (R = 0): no mean at all (or a refusal)
+    ("beir@2.2.0", "A_no_relevant", "R_cap@10"): "BEIR raises",
 }
 AS_NOT_YET.update({(tool, case, name): "no Hole@k" for tool, case, pinned in AS_PINS
                    for name in pinned if name.startswith("Hole@")})
