@@ -1061,12 +1061,16 @@ def tool_views(qid, docids, scores, labels, opts, sets):
     return views or None
 
 
-def viewed(qid, docset, scores, views):
-    """Whether tool_views may find a view of a ranking (docset: its IDs) that differs from ours:
-    the query's ID is ranked, or tied documents are, or the tool reads groups."""
-    if not views:
+def read_as_text(qid, docset, scores, truth, opts):
+    """Whether the fast reader hands a ranking (docset: its IDs, bytes) to judge_run, which reads
+    IDs as text: where they are cut, texts claim labels, --access reads them, or tool_views may
+    find a view that differs from ours (the query's ID is ranked, tied documents are, or the tool
+    reads groups)."""
+    if opts.separator or opts.match == "contains" or truth.access:
+        return True
+    if not opts.views:
         return False
-    drop, orders, groups = views
+    drop, orders, groups = opts.views
     return drop and qid in docset or bool(orders) and len(set(scores)) < len(scores) or groups
 
 
@@ -5489,9 +5493,7 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        # IDs are cut, texts claim labels, --access or --as reads IDs, as text
-        if opts.separator or opts.match == "contains" or truth.access or viewed(q, docset, scores,
-                                                                               opts.views):
+        if read_as_text(q, docset, scores, truth, opts):
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
