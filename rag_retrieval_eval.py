@@ -2984,9 +2984,14 @@ def tool_row(spec):
     return spec.args and spec.args[0][0] == "as" and spec.args[0][1]
 
 
+def tool_words(spec):
+    """The words of a tool's row a Spec measures (see AsRow), () for ours."""
+    return spec.args[0][1].words if tool_row(spec) else ()
+
+
 def tool_reading(specs):
     """Reading.views of the measures: what tool_views judges for the tools' rows, or None."""
-    words = {w for s in specs if tool_row(s) for w in tool_row(s).words}
+    words = {w for s in specs for w in tool_words(s)}
     if not words:
         return None
     return "drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words
@@ -3188,7 +3193,7 @@ def aggregated(per_query, specs):
         elif how == "mean":
             out[spec.name] = sum(values) / len(values) if values else 0.0
         # BEIR and MTEB round their means
-        if tool_row(spec) and "r5" in tool_row(spec).words:
+        if "r5" in tool_words(spec):
             out[spec.name] = round(out[spec.name], 5)
     return out
 
@@ -6028,7 +6033,9 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
     if lengths is not None and not any(s.filter and s.filter.tokens is not None for s in specs):
         raise EvalError("%slengths gives token counts, and no measure has a token budget: add "
                         "tokens=B to a measure, as in R(tokens=2000)@10" % flag)
-    if evidence is not None and labels_given and not any(MEASURES[s.base].evidence for s in specs):
+    # AutoRAG's measures read the sets as their ground-truth groups
+    read = [s for s in specs if MEASURES[s.base].evidence or "groups" in tool_words(s)]
+    if evidence is not None and labels_given and not read:
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside "
                         "the labels: add %s, or leave the labels out to let the evidence "
                         "stand in for them"
