@@ -1046,45 +1046,49 @@ def tool_views(qid, docids, scores, labels, opts, sets):
     "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth).
     None when none differs."""
     drop, orders, groups = opts.views
-    views = {}
-    if drop and qid in docids:
+    words = ["drop"] if drop and qid in docids else []
+    if words:
         kept = [i for i, doc in enumerate(docids) if doc != qid]
         docids, scores = [docids[i] for i in kept], scores and [scores[i] for i in kept]
-        views["drop"] = _judged_in_order(docids, scores, labels, opts, None)
-    tied = scores is not None and len(set(scores)) < len(scores)
-    for order in orders if tied else ():
-        views[order] = _judged_in_order(docids, scores, labels, opts, order)
+    if scores is not None and len(set(scores)) < len(scores):
+        words += orders
+    views = {w: judge(*rank_listed(in_order(docids, scores, w), labels, opts.depth), labels,
+                      opts.level) for w in words}
     if groups and sets:
-        ranks = _judged_in_order(docids, scores, evidence_labels(sets), opts, None, True)
+        ranks = rank_listed(in_order(docids, scores), evidence_labels(sets), opts.depth)[0]
         views["groups"] = [tuple(sorted(ranks[d] for d in slot if d in ranks))
                            for s in sets for slot in s]
     return views or None
 
 
-def viewed(qid, docset, scores, views):
-    """Whether tool_views may find a view of a ranking (docset: its IDs) that differs from ours:
-    the query's ID is ranked, or tied documents are, or the tool reads groups."""
-    if not views:
+def read_as_text(qid, docset, scores, truth, opts):
+    """Whether the fast reader hands a ranking (docset: its IDs, bytes) to judge_run, which reads
+    IDs as text: where they are cut, texts claim labels, --access reads them, or tool_views may
+    find a view that differs from ours (the query's ID is ranked, tied documents are, or the tool
+    reads groups)."""
+    if opts.separator or opts.match == "contains" or truth.access:
+        return True
+    if not opts.views:
         return False
-    drop, orders, groups = views
+    drop, orders, groups = opts.views
     return drop and qid in docset or bool(orders) and len(set(scores)) < len(scores) or groups
 
 
-def _judged_in_order(docids, scores, labels, opts, order, ranks_only=False):
-    """The Judged record (or {doc: rank}, ranks_only) of a ranking in trec_eval's order (order
-    None), in the order given among tied documents ("stable"), or by ID ascending ("asc")."""
-    if scores is not None and order is None:
-        ranks, num_ret = rank_scored(docids, scores, labels, opts.depth)[:2]
-    else:
-        if order == "stable":
-            docids = [docids[i] for i in sorted(range(len(docids)), key=scores.__getitem__,
-                                                reverse=True)]
-        elif order == "asc":
-            docids = [d for _, d in sorted(zip([-x for x in scores], docids))]
-        ranks, num_ret = rank_listed(docids, labels, opts.depth)
-    if ranks_only:
-        return ranks
-    return judge(ranks, num_ret, labels, opts.level, None, len(docids))
+def in_order(docids, scores, order="drop"):
+    """A ranking's IDs in trec_eval's order, or with its tied documents in the order given
+    ("stable") or by ID ascending ("asc").
+
+    >>> in_order(list("bac"), [1, 2, 2]), in_order(list("bac"), [1, 2, 2], "asc")
+    (['c', 'a', 'b'], ['a', 'c', 'b'])
+    """
+    if scores is None:
+        return docids
+    if order == "stable":
+        return [docids[i] for i in sorted(range(len(docids)), key=scores.__getitem__,
+                                          reverse=True)]
+    if order == "asc":
+        return [d for _, d in sorted(zip([-x for x in scores], docids))]
+    return [d for _, d in in_rank_order(docids, scores)]
 
 
 def best_occurrences(docids, scores):
@@ -2864,50 +2868,46 @@ def group_f1(q, k):
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def _view(plain, word):
-    """The Judged record of a query's ranking as a tool reads it (see tool_views): its own ID
-    removed ("drop"), and in the tool's order of tied documents ("stable", "asc")."""
-    views = plain.views or NOTHING
-    return views.get(word) or views.get("drop") or plain
-
-
-def _binary(q):
-    return q._replace(gains=[(r, 1) for r in q.rel_ranks], ideal=[1] * q.num_rel)
-
-
-# Each step: the cause it names, and what it does to (our measure's function, the query's Judged
-# record, the cutoff), given the query's record as read (see _view) and our measure's name.
-STEPS = {
-    "drop": ("identical ID removed", lambda f, q, k, p, b: (f, _view(p, "drop"), k)),
-    "stable": ("tie order", lambda f, q, k, p, b: (f, _view(p, "stable"), k)),
-    "asc": ("tie order", lambda f, q, k, p, b: (f, _view(p, "asc"), k)),
-    "cap": ("denominator min(k, R)", lambda f, q, k, p, b: (
-        f, q._replace(num_rel=min(k, q.num_rel)), k)),
-    "found": ("denominator: relevant retrieved", lambda f, q, k, p, b: (
-        f, q._replace(num_rel=_found(q, k)), k)),
-    "binary": ("binary gains", lambda f, q, k, p, b: (f, _binary(q), k)),
-    "set": ("a set instead of a ranking", lambda f, q, k, p, b: (context_precision, q, k)),
-    "uncut": ("ideal not cut at k", lambda f, q, k, p, b: (f, q, None)),
-    "listcut": ("ideal cut at the ranking's length", lambda f, q, k, p, b: (f, q, q.num_ret)),
-    "listideal": ("ideal from the retrieved list", lambda f, q, k, p, b: (
-        f, q._replace(ideal=[1] * q.num_ret), None)),
-    "groups": ("mean over groups", lambda f, q, k, p, b: (
-        group_f1 if b == "SetF" else partial(over_groups, GROUP_MEASURES[b]), q, k))}
+# The cause each step of a row names (see tool_steps)
+STEPS = {"drop": "identical ID removed", "stable": "tie order", "asc": "tie order",
+         "cap": "denominator min(k, R)", "found": "denominator: relevant retrieved",
+         "binary": "binary gains", "set": "a set instead of a ranking",
+         "uncut": "ideal not cut at k", "listcut": "ideal cut at the ranking's length",
+         "listideal": "ideal from the retrieved list", "groups": "mean over groups"}
 # our measure of one group, by the measure a row of AutoRAG's changes
-GROUP_MEASURES = {"R": success, "RR": reciprocal_rank, "AP": average_precision}
+GROUP_MEASURES = {"recall": success, "reciprocal_rank": reciprocal_rank,
+                  "average_precision": average_precision}
 
 
 def tool_steps(row, q, k):
-    """[(cause, value after the step), ...] of a row's steps on a query's Judged record, from
-    our measure's value at cutoff k (first, cause None)."""
-    func, cut, plain = MEASURES[row.base].func, k, q
+    """[(cause, value after the step), ...] of a row's steps (see STEPS) on a query's Judged
+    record, from our measure's value at cutoff k (first, cause None)."""
+    func, plain = MEASURES[row.base].func, q
     values = [(None, func(q, k))]
-    for word in row.words:
-        if word in STEPS:
-            cause, step = STEPS[word]
-            func, q, cut = step(func, q, cut, plain, row.base)
-            values.append((cause, func(q, cut)))
+    for word in (w for w in row.words if w in STEPS):
+        func, q, k = _step(word, func, q, k, plain)
+        values.append((STEPS[word], func(q, k)))
     return values
+
+
+def _step(word, func, q, k, plain):
+    """(our measure's function, the Judged record, the cutoff) after a step (see STEPS); plain:
+    the query's Judged record as read, with its views."""
+    if word in ("drop", "stable", "asc"):
+        views = plain.views or NOTHING
+        return func, views.get(word) or views.get("drop") or plain, k
+    if word in ("cap", "found"):
+        return func, q._replace(num_rel=min(k, q.num_rel) if word == "cap" else _found(q, k)), k
+    if word == "binary":
+        return func, q._replace(gains=[(r, 1) for r in q.rel_ranks], ideal=[1] * q.num_rel), k
+    if word == "listideal":
+        return func, q._replace(ideal=[1] * q.num_ret), None
+    if word == "groups" and func is set_f:
+        return group_f1, q, k
+    if word == "groups":
+        return partial(over_groups, GROUP_MEASURES[func.__name__]), q, k
+    return context_precision if word == "set" else func, q, {"uncut": None,
+                                                              "listcut": q.num_ret}.get(word, k)
 
 
 def tool_value(row, q, k):
@@ -2954,23 +2954,25 @@ def parse_tool(text):
     return match["tool"], match["version"]
 
 
+# a tool's cutoff ends its name: NDCG@10, ndcg_at_10
+_TOOL_CUT = re.compile(r"(.*(?:@|_at_))([0-9]+)")
+
+
 def tool_specs(tool, version, names):
     """The Specs of a tool's measures: names (its own, any case, NAME@K for a cutoff's), or its
     defaults.  A Spec holds its row in args ("as") and our measure as its base."""
-    rows, tool_info = tool_rows(tool, version), TOOLS[tool]
-    names = names or [n.replace("@k", "@%d" % k) if "@k" in n else n
-                      for n in tool_info.defaults.split()
-                      for k in (tool_info.cutoffs if "@k" in n else (0,))]
+    rows, info = tool_rows(tool, version), TOOLS[tool]
+    names = names or [n[:-1] + str(k) if n.endswith("k") else n for n in info.defaults.split()
+                      for k in (info.cutoffs if n.endswith("k") else (0,))]
     specs = []
     for text in names:
-        name, at, cut = text.strip().rpartition("@") if "@" in text else (text.strip(), "", "")
-        name, at_k = re.subn(r"_at_([0-9]+)$", "", name) if not at else (name, 0)
-        row = rows.get((name + ("_at_k" if at_k else "@k" if at else "")).lower())
+        cut = _TOOL_CUT.fullmatch(text.strip())
+        row = rows.get((cut[1] + "k" if cut else text.strip()).lower())
         if row is None:
             raise EvalError("%s is no measure of %s: its names are %s" % (
                 show(text), tool, ", ".join(r.name for r in rows.values())))
-        k = parse_cutoff(cut or text.rpartition("_")[2]) if (at or at_k) else None
-        specs.append(Spec(row.name[:-1] + str(k) if k else row.name, row.base, k,
+        k = cut and parse_cutoff(cut[2])
+        specs.append(Spec(row.name[:-1] + str(k) if k else row.name, row.base, k or None,
                           args=(("as", row),)))
     return list(dict.fromkeys(specs))
 
@@ -2980,9 +2982,14 @@ def tool_row(spec):
     return spec.args and spec.args[0][0] == "as" and spec.args[0][1]
 
 
+def tool_words(spec):
+    """The words of a tool's row a Spec measures (see AsRow), () for ours."""
+    return spec.args[0][1].words if tool_row(spec) else ()
+
+
 def tool_reading(specs):
     """Reading.views of the measures: what tool_views judges for the tools' rows, or None."""
-    words = {w for s in specs if tool_row(s) for w in tool_row(s).words}
+    words = {w for s in specs for w in tool_words(s)}
     if not words:
         return None
     return "drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words
@@ -3007,27 +3014,26 @@ def as_block(plan, judged, result, no_answer):
 
 def _as_measure(spec, k, answered, result, per_query):
     """One measure's entry of as_block, its queries' added to per_query."""
-    row, causes, values = tool_row(spec), {}, []
-    ours = "%s@%d" % (row.base, k) if MEASURES[row.base].cutoff != "none" else row.base
+    row, counts, ours = tool_row(spec), {}, []
     for qid, q in answered.items():
         theirs = result.per_query[qid].get(spec.name)
-        if theirs is not None and not q.views and views_only(row):
-            values.append(theirs)
-            continue
-        steps = tool_steps(row, q, k)
-        values.append(steps[0][1])
+        # read as we read it, with our measure: the same
+        same = theirs is not None and not q.views and views_only(row)
+        steps = [(None, theirs)] if same else tool_steps(row, q, k)
+        ours.append(steps[0][1])
         if theirs is None or theirs == steps[0][1]:
             continue
         named = [c for (c, v), (_, before) in zip(steps[1:], steps) if v != before]
         per_query.setdefault(qid, {})[spec.name] = {"trec_eval": steps[0][1], "causes": named}
         for cause in named:
-            causes[cause] = causes.get(cause, 0) + 1
-    theirs = [v[spec.name] for v in result.per_query.values() if spec.name in v]
+            counts[cause] = counts.get(cause, 0) + 1
+    theirs = [row[spec.name] for row in result.per_query.values() if spec.name in row]
     mean_causes = ["queries averaged over"] * (len(theirs) < len(answered))
-    if theirs and sum(theirs) / len(theirs) != result.measures[spec.name]:
+    if sum(theirs) / max(len(theirs), 1) != result.measures[spec.name]:
         mean_causes.append("rounding")
-    return {"trec_eval": trec_label(ours), "trec_eval_mean": sum(values) / len(values),
-            "queries_differing": causes, "mean_causes": mean_causes}
+    name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
+    return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
+            "queries_differing": counts, "mean_causes": mean_causes}
 
 
 # === Evaluation ===
@@ -3184,7 +3190,7 @@ def aggregated(per_query, specs):
         elif how == "mean":
             out[spec.name] = sum(values) / len(values) if values else 0.0
         # BEIR and MTEB round their means
-        if tool_row(spec) and "r5" in tool_row(spec).words:
+        if "r5" in tool_words(spec):
             out[spec.name] = round(out[spec.name], 5)
     return out
 
@@ -5489,9 +5495,7 @@ def _fast_judge(q, docs, values, truth, opts, source):
         raise _Decline
     labels = truth.labels.get(qid)
     try:  # an error goes to the reference, which words it in its place among the run's errors
-        # IDs are cut, texts claim labels, --access or --as reads IDs, as text
-        if opts.separator or opts.match == "contains" or truth.access or viewed(q, docset, scores,
-                                                                               opts.views):
+        if read_as_text(q, docset, scores, truth, opts):
             decoded = list(map(bytes.decode, docids))
             return judge_run({qid: (decoded, scores)}, truth, opts, source)[qid]
         ids = opts.pipeline and held_ids(qid, docids, docset, opts.pipeline)
@@ -6026,7 +6030,9 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
     if lengths is not None and not any(s.filter and s.filter.tokens is not None for s in specs):
         raise EvalError("%slengths gives token counts, and no measure has a token budget: add "
                         "tokens=B to a measure, as in R(tokens=2000)@10" % flag)
-    if evidence is not None and labels_given and not any(MEASURES[s.base].evidence for s in specs):
+    # AutoRAG's measures read the sets as their ground-truth groups
+    read = [s for s in specs if MEASURES[s.base].evidence or "groups" in tool_words(s)]
+    if evidence is not None and labels_given and not read:
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside "
                         "the labels: add %s, or leave the labels out to let the evidence "
                         "stand in for them"
@@ -6723,16 +6729,15 @@ def said(gates, needs=True):
 def check_as_tool(config):
     """Refuse, beside --as, the options the other tools have no counterpart of: they score the
     IDs ranked, whole, without trec_eval's form of output."""
-    unread = [flag for flag, given in (
-        ("--k", config.k), ("--chunk-separator", config.chunk_separator),
-        ("--match", config.match != "id"), ("--judged-only", config.judged_only),
-        ("--format trec", config.format == "trec"), ("--stage", config.stage),
-        ("--ties", config.ties), ("--unjudged-bounds", config.unjudged_bounds),
-        ("--duplicates first", config.duplicates == "first")) if given]
+    unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
+                                "unjudged_bounds", "duplicates")
+              if getattr(config, name) != OPTION[name].default]
+    if config.format == "trec":
+        unread.append("format trec")
     if config.as_tool is not None and unread:
-        raise EvalError("--as %s scores the IDs ranked as that tool does, and %s has no "
+        raise EvalError("--as %s scores the IDs ranked as that tool does, and --%s has no "
                         "counterpart there: leave it out, or score ours without --as"
-                        % (config.as_tool, unread[0]))
+                        % (config.as_tool, unread[0].replace("_", "-")))
 
 
 def check_options(config):
@@ -8766,13 +8771,13 @@ def _own_notes(result):
 
 
 def as_notes(block):
-    """--as: a line per measure whose values differ from trec_eval's: its counterpart and mean,
-    and what sets them apart."""
+    """--as: a line per measure whose values differ from trec_eval's on some query: its
+    counterpart and mean, and what sets them apart (a mean that is only rounded is not said)."""
     lines = []
     for name, said in block["measures"].items():
         apart = ["%s on %s" % (cause, n_queries(n)) for cause, n in
                  said["queries_differing"].items()] + said["mean_causes"]
-        if apart:
+        if apart != ["rounding"] and apart:
             lines.append("%s is %s %s's; trec_eval's %s is %.4f, apart by %s" % (
                 name, block["tool"], block["version"], said["trec_eval"],
                 said["trec_eval_mean"], ", ".join(apart)))
