@@ -3295,6 +3295,21 @@ class AsToolTest(TempDirTestCase):
                          [("NDCG@10", "--max-mean-drop", 0.01)])
         self.assertIn("gate failed: NDCG@10 mean: 0.5655 -> %.4f" % ndcg, err)
 
+    def test_several_runs_each_in_the_tools_numbers(self):
+        labels, base, *_ = AS_CASES["A_tie_first_rel"]
+        run = copy.deepcopy(base)
+        run["q1"]["b"] = 0.05
+        files = [self.write("base.json", base), self.write("cand.json", run)]
+        status, out, err = cli("--qrels", self.write("q.json", labels), "--run", files[0], "--run",
+                               files[1], "--as", "beir", "-m", "MRR@10")
+        runs = json.loads(out)["runs"]
+        self.assertEqual({name: r["measures"] for name, r in runs.items()},
+                         {str(files[0]): {"MRR@10": 0.75}, str(files[1]): {"MRR@10": 0.375}})
+        # each run's note: trec_eval ranks q1's tied c, b, a and q2's z, a; the second run's b last
+        self.assertEqual([line.partition(": note: ")[2] for line in err.splitlines()], [
+            "MRR@10 is beir 2.2.0's; trec_eval's RR@10 is 0.4167, apart by tie order on 2 queries",
+            "MRR@10 is beir 2.2.0's; trec_eval's RR@10 is 0.2917, apart by tie order on 1 query"])
+
     def test_the_library_answers_as_the_command_line(self):
         labels, run, *_ = AS_CASES["A_beir187"]
         result = rre.score_run(labels, run, ["Recall@10", "MRR@10"], as_tool="BEIR")
