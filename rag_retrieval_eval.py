@@ -229,7 +229,8 @@ Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), 
 TOOLS = {
     "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
                  "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k R drop stable cap r5 | "
-                 "Accuracy@k Success drop stable r5", "NDCG@k MAP@k Recall@k P@k",
+                 "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
+                 "NDCG@k MAP@k Recall@k P@k",
                  (1, 3, 5, 10, 100, 1000)),
     "mteb": Tool("2.26.24", "ndcg_at_k nDCG r5 | map_at_k AP r5 | recall_at_k R r5 | "
                  "precision_at_k P r5 | mrr_at_k RR | hit_rate_at_k Success r5",
@@ -1039,13 +1040,15 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
-def tool_views(qid, docids, scores, labels, opts, sets):
+def tool_views(qid, docids, scores, truth, opts):
     """{word: Judged} of a ranking as another tool reads it (--as; see STEPS), where that differs
     from ours: "drop", its query's own ID removed (BEIR's ignore_identical_ids); "stable" and
     "asc", tied documents in the order given or by ID ascending (the tool's removal too);
-    "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth).
+    "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth);
+    "hole", as "stable" with the documents any query's labels grade as its labels (BEIR's Hole).
     None when none differs."""
-    drop, orders, groups = opts.views
+    drop, orders, groups, hole = opts.views
+    labels, sets = truth.labels.get(qid) or {}, evidence_of(truth, qid)
     words = ["drop"] if drop and qid in docids else []
     if words:
         kept = [i for i, doc in enumerate(docids) if doc != qid]
@@ -1054,6 +1057,10 @@ def tool_views(qid, docids, scores, labels, opts, sets):
         words += orders
     views = {w: judge(*rank_listed(in_order(docids, scores, w), labels, opts.depth), labels,
                       opts.level) for w in words}
+    if hole:
+        anywhere = judged_anywhere(truth.labels)
+        views["hole"] = judge(*rank_listed(in_order(docids, scores, "stable"), anywhere,
+                                           opts.depth), anywhere)
     if groups and sets:
         ranks = rank_listed(in_order(docids, scores), evidence_labels(sets), opts.depth)[0]
         views["groups"] = [tuple(sorted(ranks[d] for d in slot if d in ranks))
@@ -1070,8 +1077,21 @@ def read_as_text(qid, docset, scores, truth, opts):
         return True
     if not opts.views:
         return False
-    drop, orders, groups = opts.views
-    return drop and qid in docset or bool(orders) and len(set(scores)) < len(scores) or groups
+    drop, orders, groups, hole = opts.views
+    tied = bool(orders) and len(set(scores)) < len(scores)
+    return drop and qid in docset or tied or groups or hole
+
+
+# (labels, {document: 1} of every document they grade), of the labels read last
+_ANYWHERE = [None, None]
+
+
+def judged_anywhere(labels):
+    """{document: 1} of every document any query's labels grade, of any grade (BEIR's annotated
+    corpus)."""
+    if _ANYWHERE[0] is not labels:
+        _ANYWHERE[:] = labels, dict.fromkeys((d for graded in labels.values() for d in graded), 1)
+    return _ANYWHERE[1]
 
 
 def in_order(docids, scores, order="drop"):
@@ -1312,7 +1332,7 @@ def judge_run(rankings, truth, opts, source, root=None):
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
                                               evidence_of(truth, qid))._replace(ids=ids)
         if opts.views:
-            views = tool_views(qid, docids, scores, labels or {}, opts, evidence_of(truth, qid))
+            views = tool_views(qid, docids, scores, truth, opts)
             ranking = ranked[qid] = ranking._replace(judged=ranking.judged._replace(views=views))
         if truth.access:
             ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
@@ -2873,7 +2893,8 @@ STEPS = {"drop": "identical ID removed", "stable": "tie order", "asc": "tie orde
          "cap": "denominator min(k, R)", "found": "denominator: relevant retrieved",
          "binary": "binary gains", "set": "a set instead of a ranking",
          "uncut": "ideal not cut at k", "listcut": "ideal cut at the ranking's length",
-         "listideal": "ideal from the retrieved list", "groups": "mean over groups"}
+         "listideal": "ideal from the retrieved list", "groups": "mean over groups",
+         "hole": "judged by any query's labels"}
 # our measure of one group, by the measure a row of AutoRAG's changes
 GROUP_MEASURES = {"recall": success, "reciprocal_rank": reciprocal_rank,
                   "average_precision": average_precision}
@@ -2893,7 +2914,7 @@ def tool_steps(row, q, k):
 def _step(word, func, q, k, plain):
     """(our measure's function, the Judged record, the cutoff) after a step (see STEPS); plain:
     the query's Judged record as read, with its views."""
-    if word in ("drop", "stable", "asc"):
+    if word in ("drop", "stable", "asc", "hole"):
         views = plain.views or NOTHING
         return func, views.get(word) or views.get("drop") or plain, k
     if word in ("cap", "found"):
@@ -2925,7 +2946,7 @@ def tool_value(row, q, k):
 def views_only(row):
     """Whether a row's steps only read the ranking otherwise (see tool_views): where it reads it
     as we do, its value is our measure's."""
-    return {"drop", "stable", "asc"}.issuperset(w for w in row.words if w in STEPS)
+    return {"drop", "stable", "asc", "hole"}.issuperset(w for w in row.words if w in STEPS)
 
 
 def tool_rows(tool, version):
@@ -2992,7 +3013,8 @@ def tool_reading(specs):
     words = {w for s in specs for w in tool_words(s)}
     if not words:
         return None
-    return "drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words
+    return ("drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words,
+            "hole" in words)
 
 
 def as_block(plan, judged, result, no_answer):
