@@ -220,9 +220,8 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # are built from it.
 Option = namedtuple("Option", "name default kind stage help values metavar",
                     defaults=(None, None))
-# the metavar of each kind of option that has one, unless its row gives its own
-# Another tool (--as; see Dialects): the version whose code was run to pin its numbers (test_rag_retrieval_eval's
-# AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
+# Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
+# tests' AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
 # cutoffs), and the rows its older versions had: ((first version without it, row), ...), newest
 # first.
 Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
@@ -257,6 +256,7 @@ TOOLS = {
                     "retrieval_map AP groups none0 | retrieval_ndcg nDCG binary listcut none0",
                     "retrieval_recall retrieval_precision retrieval_f1 retrieval_mrr "
                     "retrieval_map retrieval_ndcg")}
+# the metavar of each kind of option that has one, unless its row gives its own
 METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
             "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
             "floors": "MEASURE=X,...", "fields": "ROLE=KEY,..."}
