@@ -6751,8 +6751,9 @@ def said(gates, needs=True):
 def check_as_tool(config):
     """Refuse, beside --as, the options the other tools have no counterpart of: they score the
     IDs ranked, whole, without trec_eval's form of output."""
+    # the tools part on a query with no ranking or nothing relevant; an empty ranking is read
     unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
-                                "unjudged_bounds", "duplicates")
+                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant")
               if getattr(config, name) != OPTION[name].default]
     if config.format == "trec":
         unread.append("format trec")
