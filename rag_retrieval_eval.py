@@ -3390,7 +3390,9 @@ def curve_specs(specs):
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
            and not agrees(s) and MEASURES[s.base].aggregate != "text"
            and stage_of(s) is None]
-    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
+    # another tool's by its name (--as)
+    return {tool_row(s).name if tool_row(s) else "%s%s@k" % (
+        s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
 def plot_cutoffs(specs, top=None):
@@ -9285,7 +9287,8 @@ def _strip_head(name, short, measure, deltas, top, scale):
     worse, better = sum(d < 0 for d in deltas), sum(d > 0 for d in deltas)
     counts = "%d worse, %d better" % (worse, better)
     # agreement: a change, neither worse nor better
-    if agrees(parse_measures([measure])[0]):
+    facts = MEASURES.get(_NAME.match(measure)[1])
+    if facts and facts.domain == AGREEMENT:
         counts = "%d changed" % worse
     scale_text = '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)
     if any(deltas):
