@@ -2077,6 +2077,36 @@ def rbp_residual(q, k, *, p=0.8):
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
+# gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs gdeval.pl)
+GDEVAL_MAX_REL = 4
+
+
+@measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
+         unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
+def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
+    """ERR: the sum over ranks i of R(i) / i times the product of 1 - R(j) above i, where
+    R = (2**grade - 1) / 2**max_rel (gdeval's, as ir_measures' ERR@k; max_rel=4).
+
+    Grades below 1 give R = 0; a grade above max_rel is refused, as gdeval refuses the labels.
+
+    >>> expected_reciprocal_rank(_example(2, 0, 1), None)   # 3/16 + 13/16 * 1/16 / 3
+    0.20442708333333334
+    """
+    if q.ideal and q.ideal[0] > max_rel:
+        raise EvalError("ERR: a query's labels hold grade %d, above max_rel=%d, the greatest "
+                        "grade ERR takes (gdeval refuses them): give ERR(max_rel=%d)"
+                        % (q.ideal[0], max_rel, q.ideal[0]))
+    score, stay = 0.0, 1.0
+    for rank, grade in q.gains:
+        if rank > _cut(k):
+            break
+        # (2**grade - 1) / 2**max_rel without an integer the size of 2**grade
+        stop = 2.0 ** (grade - max_rel) - 2.0 ** -max_rel
+        score += stay * stop / rank
+        stay *= 1.0 - stop
+    return score
+
+
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
          unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
@@ -2360,7 +2390,8 @@ _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
-                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage)")
+                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage), "
+                "max_rel=N (ERR)")
 
 
 def _parse_params(text, registered, name):
@@ -2489,7 +2520,8 @@ _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _t
                  "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
                  "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param, "stage": _stage_param}
+                 "levels": _levels_param, "stage": _stage_param,
+                 "max_rel": _count_param("max_rel")}
 
 
 def _number_text(value):

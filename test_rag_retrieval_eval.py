@@ -1439,6 +1439,7 @@ class MeasureTest(unittest.TestCase):
                    "Abstain",  # NoAnswerTest
                    "Leak",  # AccessTest
                    # TrecEvalFormTest, AllTrecMeasuresTest
+                   "ERR",  # ErrTest
                    "GMAP", "GMBpref"} | set(AllTrecMeasuresTest.expected)
         # AgreementTest: rankings compared, not a Judged record
         covered |= {"Overlap", "Jaccard", "RBO"}
@@ -2647,6 +2648,91 @@ class AgreementTest(TempDirTestCase):
                 rejected(self, *cli(*args), *fragments)
         with self.assertRaisesRegex(rre.EvalError, "give --baseline"):
             rre.score_run(None, {"q1": ["a"]}, "RBO")
+
+# gdeval's cases (ErrTest), in gdeval.pl's TREC form: numeric query IDs.  Query 1 is graded (a
+# negative grade, a grade-4 document at rank 5, an unranked grade-3 one), query 2 ties all three
+# documents (score 1.0: gdeval and trec_eval both rank z, y, x), query 3 holds nothing relevant.
+ERR_QRELS = "1 0 a 2\n1 0 b 1\n1 0 c 0\n1 0 d 4\n1 0 e -1\n1 0 f 3\n2 0 x 3\n2 0 y 1\n2 0 z 0\n3 0 w 0\n3 0 v -2\n"
+ERR_RUN = ("1 Q0 a 1 3.0 r\n1 Q0 e 2 2.5 r\n1 Q0 c 3 2.0 r\n1 Q0 b 4 1.0 r\n1 Q0 d 5 0.5 r\n1 Q0 g 6 0.4 r\n"
+           "2 Q0 x 1 1.0 r\n2 Q0 y 2 1.0 r\n2 Q0 z 3 1.0 r\n3 Q0 w 1 2.0 r\n3 Q0 v 2 1.0 r\n")
+# ir_measures 0.4.3's gdeval provider (gdeval.pl "version 1.2a", perl 5) on them: ERR@k per query
+# (gdeval prints 5 decimals and no row for query 3; ir_measures scores that query 0) and
+# ir_measures' mean (calc_aggregate) over the three queries
+ERR_PINS = {1: ({"1": 0.18750, "2": 0.0, "3": 0.0}, 0.0625),
+            2: ({"1": 0.18750, "2": 0.03125, "3": 0.0}, 0.07291666666666667),
+            3: ({"1": 0.18750, "2": 0.16797, "3": 0.0}, 0.11849),
+            5: ({"1": 0.34302, "2": 0.16797, "3": 0.0}, 0.17033),
+            20: ({"1": 0.34302, "2": 0.16797, "3": 0.0}, 0.17033)}
+
+
+class ErrTest(TempDirTestCase):
+    """ERR@k as gdeval.pl computes it (ir_measures' ERR@k), pinned, by hand and at its edges."""
+
+    def files(self, qrels=ERR_QRELS):
+        return ["--qrels", self.write("qrels.txt", qrels), "--run", self.write("run.txt", ERR_RUN),
+                "--no-relevant", "zero"]
+
+    def test_gdevals_own_numbers(self):
+        names = ",".join("ERR@%d" % k for k in ERR_PINS)
+        status, out, err = cli(*self.files(), "-m", names)
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        for k, (per_query, mean) in ERR_PINS.items():
+            for q, want in per_query.items():
+                self.assertAlmostEqual(result["per_query"][q]["ERR@%d" % k], want, places=5, msg=(k, q))
+            # ir_measures averages gdeval's rounded values
+            self.assertAlmostEqual(result["measures"]["ERR@%d" % k], mean, places=5, msg=k)
+
+    def test_hand_computed_values(self):
+        # R = (2**g - 1) / 16; query 1: a (3/16) at 1, b (1/16) at 4, d (15/16) at 5
+        one = 3 / 16 + (13 / 16) * (1 / 16) / 4 + (13 / 16) * (15 / 16) * (15 / 16) / 5
+        # query 2 in trec_eval's order of the tie (document ID descending): z, y (1/16), x (7/16)
+        two = (1 / 16) / 2 + (15 / 16) * (7 / 16) / 3
+        status, out, _ = cli(*self.files(), "-m", "ERR@5,ERR,ERR@2,ERR(max_rel=5)@5", "--format", "csv")
+        rows = {row["query"]: row for row in csv.DictReader(io.StringIO(out))}
+        self.assertEqual([float(rows[q]["ERR@5"]) for q in "123"], [one, two, 0.0])
+        self.assertEqual([float(rows[q]["ERR"]) for q in "123"], [one, two, 0.0])  # no cutoff: all ranks
+        self.assertEqual(float(rows["2"]["ERR@2"]), 1 / 32)
+        # max_rel=5: R = (2**g - 1) / 32
+        five = 3 / 32 + (29 / 32) * (1 / 32) / 4 + (29 / 32) * (31 / 32) * (15 / 32) / 5
+        self.assertAlmostEqual(float(rows["1"]["ERR(max_rel=5)@5"]), five, places=15)
+        # the library, and JSON labels and rankings, give the same
+        qrels = {"2": {"x": 3, "y": 1, "z": 0}}
+        result = rre.score_run(qrels, {"2": {"x": 1.0, "y": 1.0, "z": 1.0}}, "ERR@3,ERR(max_rel=4)@3")
+        self.assertEqual(result["measures"], {"ERR@3": two})
+
+    def test_ties_are_bounded_and_unjudged_documents_are_not(self):
+        status, out, err = cli(*self.files(), "-m", "ERR@3", "--ties", "--unjudged-bounds")
+        result = json.loads(out)
+        # query 2's best order: x (7/16), y (1/16), z
+        best = (3 / 16 + 7 / 16 + (9 / 16) * (1 / 16) / 2) / 3
+        self.assertEqual(result["ties"]["measures"]["ERR@3"],
+                         {"low": result["measures"]["ERR@3"], "high": best})
+        self.assertIn("ERR@3", result["unjudged"]["not_bounded"])
+
+    def test_other_formats_and_names(self):
+        status, out, _ = cli(*self.files(), "-m", "err@2", "--format", "trec")
+        self.assertIn("ERR@2\t2\t0.03125", out)  # gdeval is not trec_eval: no trec_eval name
+        status, out, _ = cli(*self.files(), "-m", "ERR(max_rel=4)@2", "--format", "table")
+        self.assertIn("ERR@2", out)  # the default is left out of the name
+        rejected(self, *cli(self.write("q.txt", ERR_QRELS), self.write("r.txt", ERR_RUN), "-m", "ERR"),
+                 "trec_eval has no measure 'ERR'")
+
+    def test_refusals(self):
+        for args, fragments in (
+                (["-m", "ERR(max_rel=3)@5"], ["grade 4, above max_rel=3", "give ERR(max_rel=4)"]),
+                (["-m", "ERR(max_rel=x)@5"], ["max_rel must be an integer", "'x'"]),
+                (["-m", "ERR(rel=2)@5"], ["ERR takes no rel parameter"]),
+                (["-m", "ERR(p=0.5)"], ["ERR takes no p parameter"]),
+                (["-m", "ERR@0"], ["cutoff must be a positive integer"]),
+                (["-m", "ERR@5"], ["grade 5, above max_rel=4"])):
+            with self.subTest(args):
+                # gdeval refuses labels above its maximum grade
+                qrels = ERR_QRELS + ("2 0 u 5\n" if args == ["-m", "ERR@5"] else "")
+                rejected(self, *cli(*self.files(qrels), *args), *fragments)
+        with self.assertRaisesRegex(rre.EvalError, "grade 5, above max_rel=4"):
+            rre.score_run({"1": {"a": 5}}, {"1": ["a"]}, "ERR@5")
+
 
 
 class EdgeTest(TempDirTestCase):
@@ -8954,7 +9040,7 @@ TEST_SECTIONS = {
     "MeasureTest": "Measures", "MeasureParametersTest": "Measures",
     "IncompleteLabelsTest": "Measures", "AllTrecMeasuresTest": "Measures",
     "EvidenceTest": "Measures", "BudgetAndFloorTest": "Measures", "NoAnswerTest": "Measures",
-    "AgreementTest": "Measures",
+    "AgreementTest": "Measures", "ErrTest": "Measures",
     "EdgeTest": "Evaluation", "TieBoundsTest": "Evaluation", "UnjudgedBoundsTest": "Evaluation",
     "StatisticsTest": "Statistics", "StatisticsGoldenTest": "Statistics",
     "StatisticsAtScaleTest": "Statistics", "ComparisonTest": "Statistics",
