@@ -213,11 +213,12 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # evaluation is made; value: as plan, and as it changes per-query values a saved baseline must
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
-# number; None: neither) and its metavar (None: its kind's in METAVARS).  argparse, Config, the
+# number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
+# none).  argparse, Config, the
 # manifest's options, the saved baseline's checks, the output guard and the library's checks
 # are built from it.
-Option = namedtuple("Option", "name default kind stage help values metavar",
-                    defaults=(None, None))
+Option = namedtuple("Option", "name default kind stage help values metavar short",
+                    defaults=(None, None, None))
 # the metavar of each kind of option that has one, unless its row gives its own
 METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
             "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
@@ -347,7 +348,8 @@ OPTIONS = (
     Option("format", "json", "choice", "output", "output format (default json)",
            ("json", "table", "trec", "markdown", "csv")),
     Option("per_query", False, "flag", "output",
-           "with --format table or markdown, add a row per query"),
+           "with --format table or markdown, add a row per query (csv has one always)",
+           short="-q"),
     Option("summary", None, "file", "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
     Option("pool", None, "file", "output",
@@ -2084,10 +2086,11 @@ GDEVAL_MAX_REL = 4
 @measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
          unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
 def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
-    """ERR: the sum over ranks i of R(i) / i times the product of 1 - R(j) above i, where
-    R = (2**grade - 1) / 2**max_rel (gdeval's, as ir_measures' ERR@k; max_rel=4).
+    """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
+    1 - R above i.
 
-    Grades below 1 give R = 0; a grade above max_rel is refused, as gdeval refuses the labels.
+    R = (2**grade - 1) / 2**max_rel, gdeval's max_rel being 4; a grade below 1 gives 0, and one
+    above max_rel is refused, as gdeval refuses the labels.
 
     >>> expected_reciprocal_rank(_example(2, 0, 1), None)   # 3/16 + 13/16 * 1/16 / 3
     0.20442708333333334
@@ -2603,6 +2606,8 @@ def parse_measures(texts):
         try:
             if name in TREC_ARGS:
                 found = trec_specs(name)
+            elif name.lower() in TREC_NICKNAMES:
+                found = nickname_specs(name.lower())
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
@@ -2673,6 +2678,22 @@ def trec_specs(text, docs=0):
                         % (name, name, show(params))) from None
     fractional = MEASURES[base].cutoff in ("level", "multiple")
     return [parse_measure("%s@%s" % (base, v if fractional else int(v))) for v in values]
+
+
+# the lines of trec_eval's layout that measure no query: the run's tag, the number of queries,
+# and relstring, a query's text with no mean
+NOT_OF_A_QUERY = ("runid", "num_q", "relstring")
+
+
+def nickname_specs(name):
+    """The Specs of a trec_eval nickname in our -m (official, set, all_trec): its measures, in
+    trec_eval's order, but the lines that measure no query (NOT_OF_A_QUERY).
+
+    >>> [s.name for s in nickname_specs("set")]
+    ['NumRet', 'NumRel', 'NumRelRet', 'Utility', 'SetP', 'SetRelP', 'SetR', 'SetAP', 'SetF']
+    """
+    return [spec for trec in TREC_ORDER if trec in TREC_NICKNAMES[name]
+            and trec not in NOT_OF_A_QUERY for spec in trec_specs(trec)]
 
 
 def _trec_params(name, base, params, docs):
@@ -6448,7 +6469,9 @@ def check_options(config):
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
-    if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
+    # csv and json have a row per query of every run
+    reports = config.per_query and config.format in ("table", "markdown")
+    if len(config.run or ()) > 1 and (config.format == "trec" or reports):
         flag = "--format trec" if config.format == "trec" else "--per-query"
         raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
                         "each run's per_query" % flag)
@@ -9003,11 +9026,12 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
   G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
-  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  \
-IPrecAvg(levels={.2,.5,.8})
+  docs=N; IPrecAvg levels={X,...}; ERR max_rel=N (gdeval's greatest grade, 4):
+  RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})  ERR(max_rel=3)@20
 
 trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
-  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
+  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8), and its nicknames
+  official, set and all_trec its measures but runid, num_q and relstring.  With two files and only
   its flags, the command line is trec_eval's, and so is the output: -q (each query, then all),
   -c (labeled queries without a ranking score 0), -l N, -M N, -J, -N N (the collection's size,
   for utility), -m NAME[.PARAMS] repeatable, or a nickname: official (the default), set, all_trec.
@@ -9127,13 +9151,15 @@ def _argument(option):
         return [option.name], keywords
     if option.kind == "names":
         return ["-m", flag], keywords
+    if option.short:
+        return [option.short, flag], keywords
     return [flag], keywords
 
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
 # each flag's option of ours
-TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
+TREC_FLAGS_OURS = {"-c": "--missing-run zero", "-J": "--judged-only",
                    "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}
 
 

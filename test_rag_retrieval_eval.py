@@ -8980,14 +8980,13 @@ class TrecEvalEdgesTest(TempDirTestCase):
                 rejected(self, status, out, err, said)
                 self.assertNotIn(unsaid, err)
         form = "trec_eval's form is QRELS RUN with its flags only; ours takes --qrels, --run, "
-        for flags, said in [(["-q"], form + "--per-query for -q"),
-                            (["-c", "-M10"], form + "--missing-run zero for -c, --depth for -M10")]:
+        # -q is ours too (--per-query: QuickFormTest)
+        for flags, said in [(["-c", "-M10"], form + "--missing-run zero for -c, --depth for -M10")]:
             with self.subTest(flags):
                 rejected(self, *cli(*flags, "--qrels", self.qrels, "--run", self.run),
                          "unrecognized arguments: %s: %s" % (" ".join(flags), said))
         rejected(self, *cli("-q", "-c", self.qrels, self.run, "--format", "json"),
-                 "unrecognized arguments: -q -c %s: %s--per-query for -q, --missing-run zero "
-                 "for -c" % (self.run, form))
+                 "unrecognized arguments: -c %s: %s--missing-run zero for -c" % (self.run, form))
         rejected(self, *cli("--kk", "--format", "json", self.qrels, self.run),  # a file beside
                  "unrecognized arguments: --kk %s: %s" % (self.run, form[:-2]))  # an unknown flag
         rejected(self, *cli("-m", "P@5", self.qrels, self.run), "trec_eval has no measure 'P@5'")
@@ -9029,6 +9028,74 @@ class TrecEvalEdgesTest(TempDirTestCase):
         self.assertIn("P@k", svg)
         self.assertNotIn("RelString", svg)
 
+class QuickFormTest(TempDirTestCase):
+    """Our form's -q (--per-query), and trec_eval's nicknames (official, set, all_trec) in our
+    -m: the measures trec_eval's form prints, but the lines that measure no query."""
+
+    def setUp(self):
+        super().setUp()
+        # q1 ranks a (1), c (0), b (2) and a tie; q2 misses its relevant a behind z, y
+        self.qrels = self.write("qrels", "q1 0 a 1\nq1 0 b 2\nq1 0 c 0\nq2 0 a 1\nq2 0 y 0\n")
+        self.run = self.write("run", "q1 Q0 a 1 3.0 tagA\nq1 Q0 c 2 2.0 tagA\nq1 Q0 b 3 2.0 tagA\n"
+                                     "q2 Q0 z 1 1.0 tagA\nq2 Q0 y 2 0.5 tagA\n")
+        self.ours = ["--qrels", self.qrels, "--run", self.run]
+
+    def test_q_gives_a_row_per_query_in_table_markdown_and_csv(self):
+        for fmt in ("table", "markdown", "csv", "json"):
+            with self.subTest(fmt):
+                short = cli(*self.ours, "-m", "P@2,RR", "-q", "--format", fmt)
+                self.assertEqual(short, cli(*self.ours, "-m", "P@2,RR", "--per-query", "--format", fmt))
+                self.assertEqual(short[0], 0, short[2])
+        table = cli(*self.ours, "-m", "P@2,RR", "-q", "--format", "table")[1].splitlines()
+        self.assertEqual([line.split() for line in table[:4]],
+                         [["query", "P@2", "RR"], ["all", "0.2500", "0.5000"], ["q1", "0.5000", "1.0000"],
+                          ["q2", "0.0000", "0.0000"]])
+        markdown = cli(*self.ours, "-m", "P@2,RR", "-q", "--format", "markdown")[1]
+        self.assertIn("| q1 | 0.5000 | 1.0000 |\n| q2 | 0.0000 | 0.0000 |", markdown)
+        self.assertNotIn("| q1 |", cli(*self.ours, "-m", "P@2,RR", "--format", "markdown")[1])
+        status, out, _ = cli(*self.ours, "-m", "P@2,RR", "-q", "--format", "csv")
+        self.assertEqual(out, "query,P@2,RR\nq1,0.5,1.0\nq2,0.0,0.0\n")  # csv: a row per query always
+        # several runs: csv has a row per query of each; the reports' table of runs has no place
+        other = self.write("other", "q1 Q0 b 1 1.0 tagB\nq2 Q0 a 1 1.0 tagB\n")
+        status, out, _ = cli(*self.ours, "--run", other, "-m", "RR", "-q", "--format", "csv")
+        self.assertEqual(out.splitlines()[1:], ["q1,1.0,1.0", "q2,0.0,1.0"])
+        for fmt in ("table", "markdown"):
+            with self.subTest(fmt):
+                rejected(self, *cli(*self.ours, "--run", other, "-m", "RR", "-q", "--format", fmt),
+                         "--per-query holds one run")
+        # trec_eval's form keeps its own -q
+        self.assertIn("P_5                   \tq1\t0.4000\n",
+                      cli("-q", "-m", "P.5", self.qrels, self.run)[1])
+
+    def test_nicknames_are_the_measures_trec_evals_form_prints(self):
+        for nickname in ("official", "set", "all_trec"):
+            with self.subTest(nickname):
+                trec = cli("-q", "-m", nickname, self.qrels, self.run)[1].splitlines()
+                want = [line.split("\t") for line in trec if line.split()[0] not in rre.NOT_OF_A_QUERY]
+                status, out, err = cli(*self.ours, "-m", nickname.upper(), "--format", "trec")
+                self.assertEqual(status, 0, err)
+                got = [line.split("\t") for line in out.splitlines() if line.split()[0] != "num_q"]
+                # trec_eval prints a geometric mean in the summary only
+                got = [row for row in got if row[1] == "all" or not row[0].startswith("gm_")]
+                self.assertEqual(sorted((n, q) for n, q, _ in got), sorted((n.strip(), q) for n, q, _ in want))
+                values = {(n.strip(), q): float(v) for n, q, v in want}
+                for n, q, v in got:
+                    self.assertAlmostEqual(float(v), values[n, q], places=4, msg=(n, q))
+        # not the run's tag, the number of queries, nor relstring's text
+        self.assertEqual(rre.NOT_OF_A_QUERY, ("runid", "num_q", "relstring"))
+
+    def test_nicknames_combine_and_collapse(self):
+        names = [s.name for s in rre.parse_measures(["official,R@5", "map,AP,set"])]
+        official = [s.name for s in rre.nickname_specs("official")]
+        self.assertEqual(names[:len(official) + 1], official + ["R@5"])
+        self.assertEqual(len(names), len(set(names)))  # map is AP, already in official
+        self.assertEqual(names[len(official) + 1:], ["Utility", "SetP", "SetRelP", "SetR", "SetAP", "SetF"])
+        result = rre.score_run({"q1": {"a": 1}}, {"q1": ["a"]}, "set")
+        self.assertEqual(list(result["measures"]), [s.name for s in rre.nickname_specs("set")])
+        self.assertEqual(result["measures"]["SetF"], 1.0)
+        rejected(self, *cli(*self.ours, "-m", "official.5"), "unknown measure 'official.5'")
+
+
 
 # Each test class under the module section its feature lives in; the classes follow the
 # sections' order (StructureTest keeps it so): "(whole)" first, for the tool as a user meets it,
@@ -9064,7 +9131,7 @@ TEST_SECTIONS = {
     "PlotTest": "Output", "SideOutputsTest": "Output", "JunitTest": "Output",
     "ProcessTest": "Command line", "OutputFilesTest": "Command line",
     "InterruptTest": "Command line", "TrecEvalFormTest": "Command line",
-    "TrecEvalEdgesTest": "Command line",
+    "TrecEvalEdgesTest": "Command line", "QuickFormTest": "Command line",
     "StructureTest": "(file)",
 }
 
