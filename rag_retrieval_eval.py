@@ -214,9 +214,8 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
 # number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
-# none).  argparse, Config, the
-# manifest's options, the saved baseline's checks, the output guard and the library's checks
-# are built from it.
+# none; -m is the names' kind's).  argparse, Config, the manifest's options, the saved baseline's
+# checks, the output guard and the library's checks are built from it.
 Option = namedtuple("Option", "name default kind stage help values metavar short",
                     defaults=(None, None, None))
 # the metavar of each kind of option that has one, unless its row gives its own

@@ -2701,6 +2701,20 @@ class ErrTest(TempDirTestCase):
         result = rre.score_run(qrels, {"2": {"x": 1.0, "y": 1.0, "z": 1.0}}, "ERR@3,ERR(max_rel=4)@3")
         self.assertEqual(result["measures"], {"ERR@3": two})
 
+    def test_json_lines_and_a_gate(self):
+        # query 1 of the TREC case as a log record, graded labels and scores: the same value
+        record = {"query_id": "1", "relevant": {"a": 2, "b": 1, "c": 0, "d": 4, "e": -1, "f": 3},
+                  "retrieved": ["a", "e", "c", "b", "d", "g"]}
+        log = self.write("log.jsonl", json.dumps(record) + "\n")
+        status, out, err = cli(log, "-m", "ERR@5", "--format", "csv")
+        self.assertEqual(out, "query,ERR@5\n1,%r\n" % (3 / 16 + 13 / 256 / 4 + 13 * 225 / 4096 / 5))
+        # the grade-4 document moved out of the top 5: ERR@5 drops to 3/16 + 13/256/4
+        worse = self.write("worse.jsonl", json.dumps(dict(record, retrieved=["a", "e", "c", "b", "g", "d"])) + "\n")
+        status, out, err = cli(worse, "--baseline", log, "-m", "ERR@5", "--max-mean-drop", "0.1",
+                               "--format", "table")
+        self.assertEqual(status, 1, err)
+        self.assertIn("ERR@5", out)
+
     def test_ties_are_bounded_and_unjudged_documents_are_not(self):
         status, out, err = cli(*self.files(), "-m", "ERR@3", "--ties", "--unjudged-bounds")
         result = json.loads(out)
