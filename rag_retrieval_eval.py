@@ -215,11 +215,11 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # evaluation is made; value: as plan, and as it changes per-query values a saved baseline must
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
-# number; None: neither) and its metavar (None: its kind's in METAVARS).  argparse, Config, the
-# manifest's options, the saved baseline's checks, the output guard and the library's checks
-# are built from it.
-Option = namedtuple("Option", "name default kind stage help values metavar",
-                    defaults=(None, None))
+# number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
+# none; -m is the names' kind's).  argparse, Config, the manifest's options, the saved baseline's
+# checks, the output guard and the library's checks are built from it.
+Option = namedtuple("Option", "name default kind stage help values metavar short",
+                    defaults=(None, None, None))
 # Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
 # tests' AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
 # cutoffs), and the rows its older versions had: ((first version without it, row), ...), newest
@@ -390,7 +390,8 @@ OPTIONS = (
     Option("format", "json", "choice", "output", "output format (default json)",
            ("json", "table", "trec", "markdown", "csv")),
     Option("per_query", False, "flag", "output",
-           "with --format table or markdown, add a row per query"),
+           "with --format table or markdown, add a row per query (csv has one always)",
+           short="-q"),
     Option("summary", None, "file", "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
     Option("pool", None, "file", "output",
@@ -2198,6 +2199,37 @@ def rbp_residual(q, k, *, p=0.8):
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
+# gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs gdeval.pl)
+GDEVAL_MAX_REL = 4
+
+
+@measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
+         unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
+def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
+    """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
+    1 - R above i.
+
+    R = (2**grade - 1) / 2**max_rel, gdeval's max_rel being 4; a grade below 1 gives 0, and one
+    above max_rel is refused, as gdeval refuses the labels.
+
+    >>> expected_reciprocal_rank(_example(2, 0, 1), None)   # 3/16 + 13/16 * 1/16 / 3
+    0.20442708333333334
+    """
+    if q.ideal and q.ideal[0] > max_rel:
+        raise EvalError("ERR: a query's labels hold grade %d, above max_rel=%d, the greatest "
+                        "grade ERR takes (gdeval refuses them): give ERR(max_rel=%d)"
+                        % (q.ideal[0], max_rel, q.ideal[0]))
+    score, stay = 0.0, 1.0
+    for rank, grade in q.gains:
+        if rank > _cut(k):
+            break
+        # (2**grade - 1) / 2**max_rel without an integer the size of 2**grade
+        stop = 2.0 ** (grade - max_rel) - 2.0 ** -max_rel
+        score += stay * stop / rank
+        stay *= 1.0 - stop
+    return score
+
+
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
          unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
@@ -2481,7 +2513,8 @@ _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
-                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage)")
+                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage), "
+                "max_rel=N (ERR)")
 
 
 def _parse_params(text, registered, name):
@@ -2610,7 +2643,8 @@ _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _t
                  "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
                  "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param, "stage": _stage_param}
+                 "levels": _levels_param, "stage": _stage_param,
+                 "max_rel": _count_param("max_rel")}
 
 
 def _number_text(value):
@@ -2692,6 +2726,8 @@ def parse_measures(texts):
         try:
             if name in TREC_ARGS:
                 found = trec_specs(name)
+            elif name.lower() in TREC_NICKNAMES:
+                found = nickname_specs(name.lower())
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
@@ -2762,6 +2798,22 @@ def trec_specs(text, docs=0):
                         % (name, name, show(params))) from None
     fractional = MEASURES[base].cutoff in ("level", "multiple")
     return [parse_measure("%s@%s" % (base, v if fractional else int(v))) for v in values]
+
+
+# the lines of trec_eval's layout that measure no query: the run's tag, the number of queries,
+# and relstring, a query's text with no mean
+NOT_OF_A_QUERY = ("runid", "num_q", "relstring")
+
+
+def nickname_specs(name):
+    """The Specs of a trec_eval nickname in our -m (official, set, all_trec): its measures, in
+    trec_eval's order, but the lines that measure no query (NOT_OF_A_QUERY).
+
+    >>> [s.name for s in nickname_specs("set")]
+    ['NumRet', 'NumRel', 'NumRelRet', 'Utility', 'SetP', 'SetRelP', 'SetR', 'SetAP', 'SetF']
+    """
+    return [spec for trec in TREC_ORDER if trec in TREC_NICKNAMES[name]
+            and trec not in NOT_OF_A_QUERY for spec in trec_specs(trec)]
 
 
 def _trec_params(name, base, params, docs):
@@ -6782,10 +6834,9 @@ def check_options(config):
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
-    if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
-        flag = "--format trec" if config.format == "trec" else "--per-query"
-        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
-                        "each run's per_query" % flag)
+    if len(config.run or ()) > 1 and config.format == "trec":
+        raise EvalError("--format trec holds one run: for several, --format csv has a row per "
+                        "query, json each run's per_query")
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     check_as_tool(config)
@@ -8605,9 +8656,29 @@ def format_runs(results, fmt, per_query=False, labels=None):
         return _runs_csv(results, labels)
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
+    rows = per_query and _runs_per_query(results, labels)
     if fmt == "table":
-        return _runs_table(results, labels, breaches)
-    return _runs_markdown(results, labels, breaches)
+        text = _runs_table(results, labels, breaches)
+        return "\n".join([text] + _section("per query:", _columns(rows))) if rows else text
+    text = _runs_markdown(results, labels, breaches)
+    if rows:
+        text += "\n\n<details><summary>Per query</summary>\n\n%s\n\n</details>" % "\n".join(
+            _md_table(rows))
+    return text
+
+
+def _runs_per_query(results, labels):
+    """-q's rows of several runs: the header, then a row per query evaluated in any run, a cell
+    per measure and run, the baseline's first (empty where one did not evaluate the query), as
+    the CSV's columns."""
+    first = next(iter(results.values()))
+    sides = [(labels[run], r.per_query) for run, r in results.items()]
+    if first.baseline_per_query:
+        sides.insert(0, (labels[None], first.baseline_per_query))
+    qids = dict.fromkeys(q for r in results.values() for q in r.per_query)
+    header = ["query"] + ["%s %s" % (n, label) for n in first.measures for label, _ in sides]
+    return [header] + [[q] + [_number(c) if c != "" else c for c in (
+        _cell(rows, n, q) for n in first.measures for _, rows in sides)] for q in qids]
 
 
 def _runs_table(results, labels, breaches):
@@ -9355,11 +9426,12 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
   G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
-  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  \
-IPrecAvg(levels={.2,.5,.8})
+  docs=N; IPrecAvg levels={X,...}; ERR max_rel=N (gdeval's greatest grade, 4):
+  RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})  ERR(max_rel=3)@20
 
 trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
-  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
+  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8), and its nicknames
+  official, set and all_trec its measures but runid, num_q and relstring.  With two files and only
   its flags, the command line is trec_eval's, and so is the output: -q (each query, then all),
   -c (labeled queries without a ranking score 0), -l N, -M N, -J, -N N (the collection's size,
   for utility), -m NAME[.PARAMS] repeatable, or a nickname: official (the default), set, all_trec.
@@ -9482,13 +9554,15 @@ def _argument(option):
         return [option.name], keywords
     if option.kind == "names":
         return ["-m", flag], keywords
+    if option.short:
+        return [option.short, flag], keywords
     return [flag], keywords
 
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
 # each flag's option of ours
-TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
+TREC_FLAGS_OURS = {"-c": "--missing-run zero", "-J": "--judged-only",
                    "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}
 
 
@@ -9813,7 +9887,7 @@ def _write_files(config, runs, labels, pool, drawn, status):
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", labels=labels)
+            summary = format_runs(runs, "markdown", config.per_query, labels)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
