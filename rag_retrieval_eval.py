@@ -215,21 +215,21 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # evaluation is made; value: as plan, and as it changes per-query values a saved baseline must
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
-# number; None: neither) and its metavar (None: its kind's in METAVARS).  argparse, Config, the
-# manifest's options, the saved baseline's checks, the output guard and the library's checks
-# are built from it.
-Option = namedtuple("Option", "name default kind stage help values metavar",
-                    defaults=(None, None))
-# the metavar of each kind of option that has one, unless its row gives its own
-# Another tool (--as; see Dialects): the version whose code was run to pin its numbers (test_rag_retrieval_eval's
-# AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
+# number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
+# none; -m is the names' kind's).  argparse, Config, the manifest's options, the saved baseline's
+# checks, the output guard and the library's checks are built from it.
+Option = namedtuple("Option", "name default kind stage help values metavar short",
+                    defaults=(None, None, None))
+# Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
+# tests' AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
 # cutoffs), and the rows its older versions had: ((first version without it, row), ...), newest
 # first.
 Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
 TOOLS = {
     "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
                  "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k R drop stable cap r5 | "
-                 "Accuracy@k Success drop stable r5", "NDCG@k MAP@k Recall@k P@k",
+                 "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
+                 "NDCG@k MAP@k Recall@k P@k",
                  (1, 3, 5, 10, 100, 1000)),
     "mteb": Tool("2.26.24", "ndcg_at_k nDCG r5 | map_at_k AP r5 | recall_at_k R r5 | "
                  "precision_at_k P r5 | mrr_at_k RR | hit_rate_at_k Success r5",
@@ -256,6 +256,7 @@ TOOLS = {
                     "retrieval_map AP groups none0 | retrieval_ndcg nDCG binary listcut none0",
                     "retrieval_recall retrieval_precision retrieval_f1 retrieval_mrr "
                     "retrieval_map retrieval_ndcg")}
+# the metavar of each kind of option that has one, unless its row gives its own
 METAVARS = {"file": "FILE", "files": "FILE", "stages": "NAME=FILE", "names": "NAMES",
             "cutoffs": "K", "cutoff": "N", "count": "N", "limit": "X", "text": "SEP",
             "floors": "MEASURE=X,...", "fields": "ROLE=KEY,..."}
@@ -389,7 +390,8 @@ OPTIONS = (
     Option("format", "json", "choice", "output", "output format (default json)",
            ("json", "table", "trec", "markdown", "csv")),
     Option("per_query", False, "flag", "output",
-           "with --format table or markdown, add a row per query"),
+           "with --format table or markdown, add a row per query (csv has one always)",
+           short="-q"),
     Option("summary", None, "file", "output",
            "also append the Markdown report to FILE (such as \"$GITHUB_STEP_SUMMARY\")"),
     Option("pool", None, "file", "output",
@@ -1039,13 +1041,15 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
-def tool_views(qid, docids, scores, labels, opts, sets):
+def tool_views(qid, docids, scores, truth, opts):
     """{word: Judged} of a ranking as another tool reads it (--as; see STEPS), where that differs
     from ours: "drop", its query's own ID removed (BEIR's ignore_identical_ids); "stable" and
     "asc", tied documents in the order given or by ID ascending (the tool's removal too);
-    "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth).
+    "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth);
+    "hole", as "stable" with the documents any query's labels grade as its labels (BEIR's Hole).
     None when none differs."""
-    drop, orders, groups = opts.views
+    drop, orders, groups, hole = opts.views
+    labels, sets = truth.labels.get(qid) or {}, evidence_of(truth, qid)
     words = ["drop"] if drop and qid in docids else []
     if words:
         kept = [i for i, doc in enumerate(docids) if doc != qid]
@@ -1054,6 +1058,10 @@ def tool_views(qid, docids, scores, labels, opts, sets):
         words += orders
     views = {w: judge(*rank_listed(in_order(docids, scores, w), labels, opts.depth), labels,
                       opts.level) for w in words}
+    if hole:
+        anywhere = judged_anywhere(truth.labels)
+        views["hole"] = judge(*rank_listed(in_order(docids, scores, "stable"), anywhere,
+                                           opts.depth), anywhere)
     if groups and sets:
         ranks = rank_listed(in_order(docids, scores), evidence_labels(sets), opts.depth)[0]
         views["groups"] = [tuple(sorted(ranks[d] for d in slot if d in ranks))
@@ -1070,8 +1078,21 @@ def read_as_text(qid, docset, scores, truth, opts):
         return True
     if not opts.views:
         return False
-    drop, orders, groups = opts.views
-    return drop and qid in docset or bool(orders) and len(set(scores)) < len(scores) or groups
+    drop, orders, groups, hole = opts.views
+    tied = bool(orders) and len(set(scores)) < len(scores)
+    return drop and qid in docset or tied or groups or hole
+
+
+# (labels, {document: 1} of every document they grade), of the labels read last
+_ANYWHERE = [None, None]
+
+
+def judged_anywhere(labels):
+    """{document: 1} of every document any query's labels grade, of any grade (BEIR's annotated
+    corpus)."""
+    if _ANYWHERE[0] is not labels:
+        _ANYWHERE[:] = labels, dict.fromkeys((d for graded in labels.values() for d in graded), 1)
+    return _ANYWHERE[1]
 
 
 def in_order(docids, scores, order="drop"):
@@ -1312,7 +1333,7 @@ def judge_run(rankings, truth, opts, source, root=None):
         ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
                                               evidence_of(truth, qid))._replace(ids=ids)
         if opts.views:
-            views = tool_views(qid, docids, scores, labels or {}, opts, evidence_of(truth, qid))
+            views = tool_views(qid, docids, scores, truth, opts)
             ranking = ranked[qid] = ranking._replace(judged=ranking.judged._replace(views=views))
         if truth.access:
             ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
@@ -2178,6 +2199,37 @@ def rbp_residual(q, k, *, p=0.8):
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
+# gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs gdeval.pl)
+GDEVAL_MAX_REL = 4
+
+
+@measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
+         unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
+def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
+    """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
+    1 - R above i.
+
+    R = (2**grade - 1) / 2**max_rel, gdeval's max_rel being 4; a grade below 1 gives 0, and one
+    above max_rel is refused, as gdeval refuses the labels.
+
+    >>> expected_reciprocal_rank(_example(2, 0, 1), None)   # 3/16 + 13/16 * 1/16 / 3
+    0.20442708333333334
+    """
+    if q.ideal and q.ideal[0] > max_rel:
+        raise EvalError("ERR: a query's labels hold grade %d, above max_rel=%d, the greatest "
+                        "grade ERR takes (gdeval refuses them): give ERR(max_rel=%d)"
+                        % (q.ideal[0], max_rel, q.ideal[0]))
+    score, stay = 0.0, 1.0
+    for rank, grade in q.gains:
+        if rank > _cut(k):
+            break
+        # (2**grade - 1) / 2**max_rel without an integer the size of 2**grade
+        stop = 2.0 ** (grade - max_rel) - 2.0 ** -max_rel
+        score += stay * stop / rank
+        stay *= 1.0 - stop
+    return score
+
+
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
          unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
@@ -2461,7 +2513,8 @@ _GAINS = re.compile(r"\{\s*((?:[0-9]+\s*:\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?"
                     r"\s*(?:,\s*|(?=\})))*)\}")
 _PARAMS_RULE = ("parameters are rel=L, gains={G:V,...} (nDCG, G, nDCGRel, RnDCG, RBP), thresh=X, "
                 "tokens=B, overhead=N, pack=skip, p=X (RBP, RBPResid, RBO), weights={a,b,c,d} and "
-                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage)")
+                "docs=N (Utility), levels={X,...} (IPrecAvg), stage=NAME (a --stage), "
+                "max_rel=N (ERR)")
 
 
 def _parse_params(text, registered, name):
@@ -2590,7 +2643,8 @@ _PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _t
                  "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
                  "pack": _pack_param,
                  "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param, "stage": _stage_param}
+                 "levels": _levels_param, "stage": _stage_param,
+                 "max_rel": _count_param("max_rel")}
 
 
 def _number_text(value):
@@ -2672,6 +2726,8 @@ def parse_measures(texts):
         try:
             if name in TREC_ARGS:
                 found = trec_specs(name)
+            elif name.lower() in TREC_NICKNAMES:
+                found = nickname_specs(name.lower())
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
@@ -2742,6 +2798,22 @@ def trec_specs(text, docs=0):
                         % (name, name, show(params))) from None
     fractional = MEASURES[base].cutoff in ("level", "multiple")
     return [parse_measure("%s@%s" % (base, v if fractional else int(v))) for v in values]
+
+
+# the lines of trec_eval's layout that measure no query: the run's tag, the number of queries,
+# and relstring, a query's text with no mean
+NOT_OF_A_QUERY = ("runid", "num_q", "relstring")
+
+
+def nickname_specs(name):
+    """The Specs of a trec_eval nickname in our -m (official, set, all_trec): its measures, in
+    trec_eval's order, but the lines that measure no query (NOT_OF_A_QUERY).
+
+    >>> [s.name for s in nickname_specs("set")]
+    ['NumRet', 'NumRel', 'NumRelRet', 'Utility', 'SetP', 'SetRelP', 'SetR', 'SetAP', 'SetF']
+    """
+    return [spec for trec in TREC_ORDER if trec in TREC_NICKNAMES[name]
+            and trec not in NOT_OF_A_QUERY for spec in trec_specs(trec)]
 
 
 def _trec_params(name, base, params, docs):
@@ -2873,7 +2945,8 @@ STEPS = {"drop": "identical ID removed", "stable": "tie order", "asc": "tie orde
          "cap": "denominator min(k, R)", "found": "denominator: relevant retrieved",
          "binary": "binary gains", "set": "a set instead of a ranking",
          "uncut": "ideal not cut at k", "listcut": "ideal cut at the ranking's length",
-         "listideal": "ideal from the retrieved list", "groups": "mean over groups"}
+         "listideal": "ideal from the retrieved list", "groups": "mean over groups",
+         "hole": "judged by any query's labels"}
 # our measure of one group, by the measure a row of AutoRAG's changes
 GROUP_MEASURES = {"recall": success, "reciprocal_rank": reciprocal_rank,
                   "average_precision": average_precision}
@@ -2893,7 +2966,7 @@ def tool_steps(row, q, k):
 def _step(word, func, q, k, plain):
     """(our measure's function, the Judged record, the cutoff) after a step (see STEPS); plain:
     the query's Judged record as read, with its views."""
-    if word in ("drop", "stable", "asc"):
+    if word in ("drop", "stable", "asc", "hole"):
         views = plain.views or NOTHING
         return func, views.get(word) or views.get("drop") or plain, k
     if word in ("cap", "found"):
@@ -2925,7 +2998,7 @@ def tool_value(row, q, k):
 def views_only(row):
     """Whether a row's steps only read the ranking otherwise (see tool_views): where it reads it
     as we do, its value is our measure's."""
-    return {"drop", "stable", "asc"}.issuperset(w for w in row.words if w in STEPS)
+    return {"drop", "stable", "asc", "hole"}.issuperset(w for w in row.words if w in STEPS)
 
 
 def tool_rows(tool, version):
@@ -2992,7 +3065,8 @@ def tool_reading(specs):
     words = {w for s in specs for w in tool_words(s)}
     if not words:
         return None
-    return "drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words
+    return ("drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words,
+            "hole" in words)
 
 
 def as_block(plan, judged, result, no_answer):
@@ -3368,7 +3442,9 @@ def curve_specs(specs):
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
            and not agrees(s) and MEASURES[s.base].aggregate != "text"
            and stage_of(s) is None]
-    return {"%s%s@k" % (s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
+    # another tool's by its name (--as)
+    return {tool_row(s).name if tool_row(s) else "%s%s@k" % (
+        s.base, _params_text(s.rel, s.gains, s.filter)): s for s in cut}
 
 
 def plot_cutoffs(specs, top=None):
@@ -6729,8 +6805,9 @@ def said(gates, needs=True):
 def check_as_tool(config):
     """Refuse, beside --as, the options the other tools have no counterpart of: they score the
     IDs ranked, whole, without trec_eval's form of output."""
+    # the tools part on a query with no ranking or nothing relevant; an empty ranking is read
     unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
-                                "unjudged_bounds", "duplicates")
+                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant")
               if getattr(config, name) != OPTION[name].default]
     if config.format == "trec":
         unread.append("format trec")
@@ -6757,10 +6834,9 @@ def check_options(config):
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
-    if len(config.run or ()) > 1 and (config.format == "trec" or config.per_query):
-        flag = "--format trec" if config.format == "trec" else "--per-query"
-        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
-                        "each run's per_query" % flag)
+    if len(config.run or ()) > 1 and config.format == "trec":
+        raise EvalError("--format trec holds one run: for several, --format csv has a row per "
+                        "query, json each run's per_query")
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     check_as_tool(config)
@@ -8580,9 +8656,29 @@ def format_runs(results, fmt, per_query=False, labels=None):
         return _runs_csv(results, labels)
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
+    rows = per_query and _runs_per_query(results, labels)
     if fmt == "table":
-        return _runs_table(results, labels, breaches)
-    return _runs_markdown(results, labels, breaches)
+        text = _runs_table(results, labels, breaches)
+        return "\n".join([text] + _section("per query:", _columns(rows))) if rows else text
+    text = _runs_markdown(results, labels, breaches)
+    if rows:
+        text += "\n\n<details><summary>Per query</summary>\n\n%s\n\n</details>" % "\n".join(
+            _md_table(rows))
+    return text
+
+
+def _runs_per_query(results, labels):
+    """-q's rows of several runs: the header, then a row per query evaluated in any run, a cell
+    per measure and run, the baseline's first (empty where one did not evaluate the query), as
+    the CSV's columns."""
+    first = next(iter(results.values()))
+    sides = [(labels[run], r.per_query) for run, r in results.items()]
+    if first.baseline_per_query:
+        sides.insert(0, (labels[None], first.baseline_per_query))
+    qids = dict.fromkeys(q for r in results.values() for q in r.per_query)
+    header = ["query"] + ["%s %s" % (n, label) for n in first.measures for label, _ in sides]
+    return [header] + [[q] + [_number(c) if c != "" else c for c in (
+        _cell(rows, n, q) for n in first.measures for _, rows in sides)] for q in qids]
 
 
 def _runs_table(results, labels, breaches):
@@ -9262,7 +9358,8 @@ def _strip_head(name, short, measure, deltas, top, scale):
     worse, better = sum(d < 0 for d in deltas), sum(d > 0 for d in deltas)
     counts = "%d worse, %d better" % (worse, better)
     # agreement: a change, neither worse nor better
-    if agrees(parse_measures([measure])[0]):
+    facts = MEASURES.get(_NAME.match(measure)[1])
+    if facts and facts.domain == AGREEMENT:
         counts = "%d changed" % worse
     scale_text = '<text x="%d" y="%.1f" text-anchor="end">0</text>\n' % (_LEFT - 6, middle + 4)
     if any(deltas):
@@ -9329,11 +9426,12 @@ parameters, in parentheses before any @k: rel=L (a relevance level of its own), 
   may be left out, and P divides by the items left:
   R(tokens=2000,overhead=50)@10  P(rel=2)@10  Success(thresh=0.45)@5  nDCG(gains={1:1,2:3})@10
   G, nDCGRel, RnDCG and RBP take gains= too; RBP and RBPResid p=X; Utility weights={a,b,c,d} and
-  docs=N; IPrecAvg levels={X,...}: RBP(p=0.9)  Utility(weights={2,-1,0,0})  \
-IPrecAvg(levels={.2,.5,.8})
+  docs=N; IPrecAvg levels={X,...}; ERR max_rel=N (gdeval's greatest grade, 4):
+  RBP(p=0.9)  Utility(weights={2,-1,0,0})  IPrecAvg(levels={.2,.5,.8})  ERR(max_rel=3)@20
 
 trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mean what trec_eval
-  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8).  With two files and only
+  means, its rbp and rbp_resid p=0.9 (RBP's default is ir_measures' 0.8), and its nicknames
+  official, set and all_trec its measures but runid, num_q and relstring.  With two files and only
   its flags, the command line is trec_eval's, and so is the output: -q (each query, then all),
   -c (labeled queries without a ranking score 0), -l N, -M N, -J, -N N (the collection's size,
   for utility), -m NAME[.PARAMS] repeatable, or a nickname: official (the default), set, all_trec.
@@ -9456,13 +9554,15 @@ def _argument(option):
         return [option.name], keywords
     if option.kind == "names":
         return ["-m", flag], keywords
+    if option.short:
+        return [option.short, flag], keywords
     return [flag], keywords
 
 
 # trec_eval's own command line: QRELS RUN and its flags (README: "Coming from trec_eval").
 TREC_FLAGS = "qcJl:M:N:m:"
 # each flag's option of ours
-TREC_FLAGS_OURS = {"-q": "--per-query", "-c": "--missing-run zero", "-J": "--judged-only",
+TREC_FLAGS_OURS = {"-c": "--missing-run zero", "-J": "--judged-only",
                    "-l": "--relevance-level", "-M": "--depth", "-N": "Utility(docs=N)"}
 
 
@@ -9787,7 +9887,7 @@ def _write_files(config, runs, labels, pool, drawn, status):
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", labels=labels)
+            summary = format_runs(runs, "markdown", config.per_query, labels)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
