@@ -3012,19 +3012,16 @@ def tool_rows(tool, version):
 
 
 def _release(version):
-    return tuple(int(part) for part in version.split("."))
-
-
-_TOOL_NAME = re.compile(r"(?P<tool>[a-z-]+)(?:@(?P<version>[0-9]+(?:\.[0-9]+)*))?")
+    return tuple(map(int, version.split(".")))
 
 
 def parse_tool(text):
     """(tool, version) of --as TOOL[@VERSION]: the version None when not given."""
-    match = _TOOL_NAME.fullmatch(text.strip().lower())
-    if not match or match["tool"] not in TOOLS:
+    tool, at, version = text.strip().lower().partition("@")
+    if tool not in TOOLS or at and not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
         raise EvalError("--as takes %s, each with @VERSION if you like (as llamaindex@0.12.2), "
                         "not %s" % (", ".join(TOOLS), show(text)))
-    return match["tool"], match["version"]
+    return tool, version or None
 
 
 # a tool's cutoff ends its name: NDCG@10, ndcg_at_10
@@ -3101,9 +3098,9 @@ def _as_measure(spec, k, answered, result, per_query):
         per_query.setdefault(qid, {})[spec.name] = {"trec_eval": steps[0][1], "causes": named}
         for cause in named:
             counts[cause] = counts.get(cause, 0) + 1
-    theirs = [row[spec.name] for row in result.per_query.values() if spec.name in row]
-    mean_causes = ["queries averaged over"] * (len(theirs) < len(answered))
-    if sum(theirs) / max(len(theirs), 1) != result.measures[spec.name]:
+    values = [v[spec.name] for v in result.per_query.values() if spec.name in v]
+    mean_causes = ["queries averaged over"] * (len(values) < len(answered))
+    if sum(values) / max(len(values), 1) != result.measures[spec.name]:
         mean_causes.append("rounding")
     name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
     return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
