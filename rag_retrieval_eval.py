@@ -6377,7 +6377,7 @@ def make_plan(config):
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K])
                                             for s in seed_specs(cut)]))
     asked = set(specs)
-    gates, specs = gate_limits(config, specs)
+    gates, specs = gate_limits(config, specs, renamed)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
     check_access(config, specs)
@@ -6418,10 +6418,10 @@ def seen_reach(config, specs):
     return top_k, listed and not config.judged_only
 
 
-def gate_limits(config, specs):
+def gate_limits(config, specs, renamed=None):
     """({gate: {measure: limit}} of every gate in GATES, the specs with the measures floors add):
     a plain limit holds for every measure; a floor, or a limit per measure, for the measure it
-    names (see check_limit)."""
+    names (see check_limit); renamed: as parse_measures fills it."""
     gates = {}
     # the floors first: a floor measures what it names, asked for or not
     for name, gate in GATES.items():
@@ -6430,7 +6430,7 @@ def gate_limits(config, specs):
             gates[name] = dict.fromkeys((s.name for s in specs), given)
             continue
         for text, limit in given.items() if isinstance(given, dict) else given or ():
-            spec = parse_measures([text])[0]
+            spec = parse_measures([text], renamed)[0]
             check_limit(spec, gate, gates[name], specs, config.gate_on)
             gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     return gates, specs

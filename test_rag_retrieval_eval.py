@@ -2697,6 +2697,11 @@ class NamesTest(TempDirTestCase):
         def family(name):
             return re.split(r"@|_at_|\(", name.lower())[0].replace("dot_", "cosine_")
         self.assertEqual({family(name) for name, _ in self.TAKEN + self.REFUSED}, set(rre.ALIASES))
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        section = readme.split("### Other tools' names\n", 1)[1].split("\n### ", 1)[0]
+        self.assertEqual([f for f in rre.ALIASES if "`%s" % f not in section.lower()], [])
+        status, out, err = cli(FIXTURE, "-m", "cosine_map@100")
+        self.assertIn("\n" + err, section)
 
     def test_each_name_gives_our_measures_values_under_our_name(self):
         for theirs, ours in self.TAKEN:
@@ -2767,6 +2772,9 @@ class NamesTest(TempDirTestCase):
                 theirs = cli("--qrels", qrels, *args, "-m", "mrr@10 Recall@1", "--format", "table")
                 ours = cli("--qrels", qrels, *args, "-m", "RR@10,R@1", "--format", "table")
                 self.assertEqual(theirs, (ours[0], ours[1], "rag_retrieval_eval: " + note + ours[2]))
+        status, _, err = cli(FIXTURE, "-m", "R@2", "--min-mean", "recall@2=0.9")
+        self.assertEqual(status, 1)  # a floor's name too
+        self.assertIn("note: other tools' names, as ours: recall@2 is R@2\n", err)
         result = rre.compare_runs(self.QRELS, self.RUN, self.RUN, ["MRR@10"], max_mean_drop=0.1)
         self.assertEqual((list(result["comparison"]), result["renamed"]), (["RR@10"], {"MRR@10": "RR@10"}))
 
