@@ -29,7 +29,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    Pipeline and held_ids (a stage holds only what the one before held),
                    Access and with_leaks (the documents a query may not read)
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
-                   TREC_ORDER, trec_specs: trec_eval's names and parameters
+                   TREC_ORDER, trec_specs: trec_eval's names and parameters;
+                   ALIASES, other_tools_spec: other tools' names for ours
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds;
                    Result (a general result: its members once, in their JSON order, read as fields)
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
@@ -2693,12 +2694,12 @@ def _trec_joined(names):
 
 # Other tools' names for our measures (README: "Other tools' names"), lower-cased, a cutoff
 # written after them as @k or as MTEB's _at_k: our measure where the tool's definition for one
-# query is ours (cut, uncut: where the uncut name means another of ours, as ranx's precision), else
+# query is ours (cut and uncut, where the uncut name means another of ours: ranx's precision), else
 # why we refuse it: what the name means in the tool that uses it, and the two ways on, ours and
 # --as.  ir_measures' names (MAP, MRR, Precision, Recall) are among them; trec_eval's come first
 # (recall is its recall_5 ... recall_1000); sentence-transformers' dot_ is read as its cosine_.
 _OURS_OR_AS = "take %s%%(k)s, or --as %s to print %s"
-ALIASES = {
+ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family, ours in {
     "recall": ("R", "SetR"), "precision": ("P", "SetP"), "mrr": "RR", "map": "AP",
     "ndcg": "nDCG",
     "hit_rate": "Success", "accuracy": ("Success", "R@1"), "top_k_accuracy": "Success",
@@ -2715,10 +2716,10 @@ ALIASES = {
     "hole": "%(name)s is BEIR's share of the top k that no query's labels name: ours counts what "
             "this query's labels leave out; " + _OURS_OR_AS % ("Unjudged", "beir", "BEIR's"),
     "cosine_map": "%(name)s is sentence-transformers' AP, which divides by min(k, R): ours "
-                  "divides by R; " + _OURS_OR_AS % ("AP", "sentence-transformers", "its"),
+                  "divides by R; " + _OURS_OR_AS % ("AP", "sentence-transformers", "its own"),
     "cosine_ndcg": "%(name)s is sentence-transformers' nDCG, which gains 1 for every relevant "
                    "document: ours gains the grade (the same on 0/1 labels); "
-                   + _OURS_OR_AS % ("nDCG", "sentence-transformers", "its"),
+                   + _OURS_OR_AS % ("nDCG", "sentence-transformers", "its own"),
     "document_recall": "%(name)s is Haystack's single_hit (Success over the whole ranking) or "
                        "multi_hit (SetR): take Success@k, k the ranking's length, or SetR, or "
                        "--as haystack to print Haystack's",
@@ -2736,7 +2737,7 @@ ALIASES = {
                          "retrieved, not the labels': take AP, or SetP for its "
                          "id_based_context_precision",
     "context_recall": "%(name)s is Ragas' LLM-judged share of the reference's claims, not of the "
-                      "labels: take SetR for its id_based_context_recall"}
+                      "labels: take SetR for its id_based_context_recall"}.items()}
 # a name of another tool: its name, parameters and cutoff
 _ALIAS = re.compile(r"([a-z][a-z0-9_-]*?)(\(.*\))?(?:(@|_at_)(.*))?", re.S | re.I)
 
@@ -2757,8 +2758,8 @@ def other_tools_spec(text, renamed=None):
     # a name of ours (nDCG(gains={1:})) is ours, but in MTEB's form (ndcg_at_10)
     if family not in ALIASES or at != "_at_" and family in map(str.lower, MEASURES):
         return None
-    ours = ALIASES[family]
-    target = (ours if isinstance(ours, tuple) else (ours, ours))[0 if at else 1]
+    cut_to, uncut_to = ALIASES[family]
+    target = cut_to if at else uncut_to
     if " " in target:
         raise EvalError(target % {"name": show(text), "k": "@" + (cut or "k")})
     head, at, tail = (target + "@" + cut if at else target).partition("@")
@@ -2775,8 +2776,7 @@ def alias_names():
     """The other tools' names a 'did you mean' offers: name@k for a measure cut at k, name for
     one uncut."""
     names = []
-    for family, ours in ALIASES.items():
-        cut, uncut = ours if isinstance(ours, tuple) else (ours, ours)
+    for family, (cut, uncut) in ALIASES.items():
         if cut in MEASURES and MEASURES[cut].cutoff != "none":
             names.append(family + "@k")
         if " " not in uncut and ("@" in uncut or MEASURES[uncut].cutoff != "required"):
