@@ -29,7 +29,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    Pipeline and held_ids (a stage holds only what the one before held),
                    Access and with_leaks (the documents a query may not read)
   Measures         MEASURES (@measure: each measure and its facts), Spec, Filter, parse_measure(s);
-                   TREC_ORDER, trec_specs: trec_eval's names and parameters
+                   TREC_ORDER, trec_specs: trec_eval's names and parameters;
+                   ALIASES, other_tools_spec: other tools' names for ours
   Dialects         TOOLS (--as: each tool's measures, rows of STEPS on ours), tool_specs,
                    tool_views (a ranking as another tool reads it), tool_value, as_block
   Evaluation       apply_policies, judge_queries, score_queries, run_evaluation, tie_bounds;
@@ -2717,8 +2718,10 @@ def parse_limits(text):
     return [(name, parse_limit(repr(limit))) for name, limit in parse_floors(text, "a limit")]
 
 
-def parse_measures(texts):
-    """Specs for comma-separated measure lists; every bad name is reported at once."""
+def parse_measures(texts, renamed=None):
+    """Specs for comma-separated measure lists; every bad name is reported at once, but for
+    another tool's name that means another measure there (see other_tools_spec, which records
+    each other tool's name taken in renamed)."""
     specs, bad = {}, []
     for text in _trec_joined(t for group in texts for t in split_names(group)):
         name = text.strip()
@@ -2731,14 +2734,14 @@ def parse_measures(texts):
             else:
                 found = [parse_measure(text)]
         except EvalError as exc:
-            found = trec_specs(name)
+            found = trec_specs(name) or other_tools_spec(name, renamed)
             # runid, num_q: lines of trec_eval's layout
             if found is None and name in TREC_ORDER:
                 bad.append("%s is no measure of a query: trec_eval's form QRELS RUN and "
                            "--format trec print it"
                            % show(name))
             elif found is None:
-                close = suggestions(name, measure_names() + list(TREC_NAMES))
+                close = suggestions(name, measure_names() + list(TREC_NAMES), alias_names())
                 bad.append(str(exc) + (close if str(exc).startswith("unknown") else ""))
         for spec in found or ():
             specs.setdefault(spec.name, spec)
@@ -2862,10 +2865,109 @@ def _trec_joined(names):
     return joined
 
 
-def suggestions(text, names):
-    """The closest of the names the form in use takes to an unknown one, as 'did you mean'."""
+# Other tools' names for our measures (README: "Other tools' names"), lower-cased, a cutoff
+# written after them as @k or as MTEB's _at_k: our measure where the tool's definition for one
+# query is ours (cut and uncut, where the uncut name means another of ours: ranx's precision), else
+# why we refuse it: what the name means in the tool that uses it, and the two ways on, ours and
+# --as.  ir_measures' names (MAP, MRR, Precision, Recall) are among them; trec_eval's come first
+# (recall is its recall_5 ... recall_1000); sentence-transformers' dot_ is read as its cosine_.
+_OURS_OR_AS = "take %s%%(k)s, or --as %s to print %s"
+ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family, ours in {
+    "recall": ("R", "SetR"), "precision": ("P", "SetP"), "mrr": "RR", "map": "AP",
+    "ndcg": "nDCG",
+    "hit_rate": "Success", "accuracy": ("Success", "R@1"), "top_k_accuracy": "Success",
+    "r-precision": "Rprec", "f1": "SetF", "r_cap": "RelP",
+    "cosine_recall": "R", "cosine_precision": "P", "cosine_mrr": "RR",
+    "cosine_accuracy": "Success",
+    "id_based_context_precision": "SetP", "id_based_context_recall": "SetR",
+    "document_mrr": "RR", "document_map": "AP", "document_ndcg": "nDCG",
+    "retrieval_precision": "SetP", "retrieval_recall": "SetR", "retrieval_f1": "SetF",
+    "hits": "%(name)s is ranx's count of the relevant documents within k, not a share: take "
+            "P%(k)s (that count / k), or Success%(k)s for a hit rate",
+    "ndcg_burges": "%(name)s is ranx's nDCG with gain 2^grade - 1: ours gains the grade; take "
+                   "nDCG(gains={1:1,2:3,3:7})%(k)s, a gain for each of your grades",
+    "hole": "%(name)s is BEIR's share of the top k that no query's labels name: ours counts what "
+            "this query's labels leave out; " + _OURS_OR_AS % ("Unjudged", "beir", "BEIR's"),
+    "cosine_map": "%(name)s is sentence-transformers' AP, which divides by min(k, R): ours "
+                  "divides by R; " + _OURS_OR_AS % ("AP", "sentence-transformers", "its own"),
+    "cosine_ndcg": "%(name)s is sentence-transformers' nDCG, which gains 1 for every relevant "
+                   "document: ours gains the grade (the same on 0/1 labels); "
+                   + _OURS_OR_AS % ("nDCG", "sentence-transformers", "its own"),
+    "document_recall": "%(name)s is Haystack's single_hit (Success over the whole ranking) or "
+                       "multi_hit (SetR): take Success@k, k the ranking's length, or SetR, or "
+                       "--as haystack to print Haystack's",
+    "retrieval_mrr": "%(name)s is AutoRAG's 1 / rank for each ground-truth group, averaged over "
+                     "the groups: ours is 1 / the first relevant rank; take RR, or --as autorag "
+                     "to print AutoRAG's",
+    "retrieval_map": "%(name)s is AutoRAG's average precision for each ground-truth group over "
+                     "its documents found, averaged over the groups: ours divides by R; take AP, "
+                     "or --as autorag to print AutoRAG's",
+    "retrieval_ndcg": "%(name)s is AutoRAG's nDCG, gain 1 for every relevant document and the "
+                      "ideal cut at the ranking's length: ours gains the grade, its ideal of "
+                      "every relevant document; take nDCG@k, k the ranking's length (the same "
+                      "on 0/1 labels), or --as autorag to print AutoRAG's",
+    "context_precision": "%(name)s is Ragas' LLM-judged precision averaged over the relevant "
+                         "retrieved, not the labels': take AP, or SetP for its "
+                         "id_based_context_precision",
+    "context_recall": "%(name)s is Ragas' LLM-judged share of the reference's claims, not of the "
+                      "labels: take SetR for its id_based_context_recall"}.items()}
+# a name of another tool: its name, parameters and cutoff
+_ALIAS = re.compile(r"([a-z][a-z0-9_-]*?)(\(.*\))?(?:(@|_at_)(.*))?", re.S | re.I)
+
+
+def other_tools_spec(text, renamed=None):
+    """[the Spec] of another tool's name (stripped) for our measure (ALIASES), recorded in
+    renamed {their name: ours}; None for none; an error for a name that means another
+    definition there.
+
+    >>> [other_tools_spec(name)[0].name for name in ("MAP@100", "hit_rate_at_5", "accuracy")]
+    ['AP@100', 'Success@5', 'R@1']
+    """
+    match = _ALIAS.fullmatch(text)
+    if not match:
+        return None
+    family, params, at, cut = match.groups()
+    family = re.sub("^dot_", "cosine_", family.lower())
+    # a name of ours (nDCG(gains={1:})) is ours, but in MTEB's form (ndcg_at_10)
+    if family not in ALIASES or at != "_at_" and family in map(str.lower, MEASURES):
+        return None
+    cut_to, uncut_to = ALIASES[family]
+    target = cut_to if at else uncut_to
+    if " " in target:
+        raise EvalError(target % {"name": show(text), "k": "@" + (cut or "k")})
+    head, at, tail = (target + "@" + cut if at else target).partition("@")
+    try:
+        spec = parse_measure(head + (params or "") + at + tail)
+    except EvalError as exc:
+        raise EvalError("%s is our %s: %s" % (show(text), head, exc)) from None
+    if renamed is not None:
+        renamed[text] = spec.name
+    return [spec]
+
+
+def alias_names():
+    """The other tools' names a 'did you mean' offers: name@k for a measure cut at k, name for
+    one uncut."""
+    names = []
+    for family, (cut, uncut) in ALIASES.items():
+        if cut in MEASURES and MEASURES[cut].cutoff != "none":
+            names.append(family + "@k")
+        if " " not in uncut and ("@" in uncut or MEASURES[uncut].cutoff != "required"):
+            names.append(family)
+    return names
+
+
+def suggestions(text, names, folded=()):
+    """The closest of the names the form in use takes to an unknown one, as 'did you mean'; the
+    folded names (other tools' names, lower-cased) are matched case-blind, and must be closer."""
     import difflib
-    close = difflib.get_close_matches(text, list(dict.fromkeys(names)), n=3, cutoff=0.6)
+    scored = [(difflib.SequenceMatcher(None, text, name).ratio(), name)
+              for name in dict.fromkeys(names)]
+    scored += [(difflib.SequenceMatcher(None, text.lower(), name).ratio() - 0.1, name)
+               for name in folded]
+    # a name both ways at its better score
+    close = list(dict.fromkeys(name for score, name in sorted(scored, reverse=True)
+                               if score >= 0.6))[:3]
     return " (did you mean %s?)" % " or ".join(close) if close else ""
 
 
@@ -3012,19 +3114,16 @@ def tool_rows(tool, version):
 
 
 def _release(version):
-    return tuple(int(part) for part in version.split("."))
-
-
-_TOOL_NAME = re.compile(r"(?P<tool>[a-z-]+)(?:@(?P<version>[0-9]+(?:\.[0-9]+)*))?")
+    return tuple(map(int, version.split(".")))
 
 
 def parse_tool(text):
     """(tool, version) of --as TOOL[@VERSION]: the version None when not given."""
-    match = _TOOL_NAME.fullmatch(text.strip().lower())
-    if not match or match["tool"] not in TOOLS:
+    tool, at, version = text.strip().lower().partition("@")
+    if tool not in TOOLS or at and not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
         raise EvalError("--as takes %s, each with @VERSION if you like (as llamaindex@0.12.2), "
                         "not %s" % (", ".join(TOOLS), show(text)))
-    return match["tool"], match["version"]
+    return tool, version or None
 
 
 # a tool's cutoff ends its name: NDCG@10, ndcg_at_10
@@ -3101,9 +3200,9 @@ def _as_measure(spec, k, answered, result, per_query):
         per_query.setdefault(qid, {})[spec.name] = {"trec_eval": steps[0][1], "causes": named}
         for cause in named:
             counts[cause] = counts.get(cause, 0) + 1
-    theirs = [row[spec.name] for row in result.per_query.values() if spec.name in row]
-    mean_causes = ["queries averaged over"] * (len(theirs) < len(answered))
-    if sum(theirs) / max(len(theirs), 1) != result.measures[spec.name]:
+    values = [v[spec.name] for v in result.per_query.values() if spec.name in v]
+    mean_causes = ["queries averaged over"] * (len(values) < len(answered))
+    if sum(values) / max(len(values), 1) != result.measures[spec.name]:
         mean_causes.append("rounding")
     name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
     return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
@@ -3291,8 +3390,8 @@ class Result(dict):
     MEMBERS = ("queries no_answer_queries measures per_query skipped zeroed no_relevant_at_level "
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
-               "power clusters warnings folded several_labels deduplicated ties ci95 floors "
-               "leaks unmapped as unjudged funnel explain manifest").split()
+               "renamed power clusters warnings folded several_labels deduplicated ties ci95 "
+               "floors leaks unmapped as unjudged funnel explain manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -6530,9 +6629,10 @@ def load_run(path, truth, opts=Reading(), approved=None, kinds=None):
 # What one evaluation asks for: its Config, and what make_plan derives of it: the measures'
 # specs, how rankings are read (Reading), the query policies, whether curves are drawn (for
 # --plot), the clusters {qid: cluster} once their file is read (else None), and the gates'
-# limits {gate: {measure: X}}, of every gate in GATES (see gate_limits).
-Plan = namedtuple("Plan", "config specs opts policies curves clusters gates alone",
-                  defaults=(None, NOTHING, ()))
+# limits {gate: {measure: X}}, of every gate in GATES (see gate_limits); renamed: {another
+# tool's name in -m: our measure's} (see other_tools_spec).
+Plan = namedtuple("Plan", "config specs opts policies curves clusters gates alone renamed",
+                  defaults=(None, NOTHING, (), NOTHING))
 
 
 def weigh_later(maps, opts, path):
@@ -6655,12 +6755,13 @@ def wants_runid(config):
 def make_plan(config):
     """The Plan of a checked Config: its measures (none: R@k, RR@k at each --k, 3), options."""
     runid = wants_runid(config)  # a line of --format trec, not a measure
+    renamed = {}
     names = [n for group in config.measure or [] for n in split_names(group, NAME_BREAKS)
              if not (runid and n.strip() == "runid")]
     if config.as_tool is not None:
         specs = tool_specs(*parse_tool(config.as_tool), names)
     else:
-        specs = parse_measures(names)
+        specs = parse_measures(names, renamed)
     texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec "
@@ -6669,7 +6770,7 @@ def make_plan(config):
         specs = list(dict.fromkeys(specs + [s for cut in (config.k or [DEFAULT_K])
                                             for s in seed_specs(cut)]))
     asked = set(specs)
-    gates, specs = gate_limits(config, specs)
+    gates, specs = gate_limits(config, specs, renamed)
     agreeing = [s for s in specs if agrees(s)]
     check_agreement(config, agreeing, specs)
     check_access(config, specs)
@@ -6687,7 +6788,7 @@ def make_plan(config):
                    views=tool_reading(specs),
                    agree=max(map(agreement_reach, agreeing)) if agreeing else None)
     return Plan(config, specs, opts, {name: getattr(config, name) for name in POLICIES}, curves,
-                gates=gates, alone={s.name for s in specs if s not in asked})
+                gates=gates, alone={s.name for s in specs if s not in asked}, renamed=renamed)
 
 
 def filter_reaches(specs, curves):
@@ -6711,10 +6812,10 @@ def seen_reach(config, specs):
     return top_k, listed and not config.judged_only
 
 
-def gate_limits(config, specs):
+def gate_limits(config, specs, renamed=None):
     """({gate: {measure: limit}} of every gate in GATES, the specs with the measures floors add):
     a plain limit holds for every measure; a floor, or a limit per measure, for the measure it
-    names (see check_limit)."""
+    names (see check_limit); renamed: as parse_measures fills it."""
     gates = {}
     # the floors first: a floor measures what it names, asked for or not
     for name, gate in GATES.items():
@@ -6723,16 +6824,17 @@ def gate_limits(config, specs):
             gates[name] = dict.fromkeys((s.name for s in specs), given)
             continue
         for text, limit in given.items() if isinstance(given, dict) else given or ():
-            spec = named_spec(text, specs)
+            spec = named_spec(text, specs, renamed)
             check_limit(spec, gate, gates[name], specs, config.gate_on)
             gates[name][spec.name], specs = limit, list(dict.fromkeys(specs + [spec]))
     return gates, specs
 
 
-def named_spec(text, specs):
-    """The Spec a gate's measure names: another tool's measure by its name (--as), else ours."""
+def named_spec(text, specs, renamed):
+    """The Spec a gate's measure names: another tool's measure by its name (--as), else ours
+    (renamed: see parse_measures)."""
     tools = {s.name.lower(): s for s in specs if tool_row(s)}
-    return tools.get(text.strip().lower()) or parse_measures([text])[0]
+    return tools.get(text.strip().lower()) or parse_measures([text], renamed)[0]
 
 
 def check_limit(spec, gate, limits, specs, gate_on):
@@ -7215,6 +7317,8 @@ def described(plan, truth, ranked, judged, result, intervals):
     the tests drew, the warnings, what reading did (see what_reading_did), --ties' bounds and
     --ci's intervals (those of the comparison's resamples, when it drew them)."""
     specs, per_query, no_answer, blocks = plan.specs, result.per_query, truth.no_answer, {}
+    if plan.renamed:
+        blocks["renamed"] = plan.renamed
     if plan.config.power:
         blocks["power"] = power(per_query, specs, result.get("baseline_per_query"),
                                 plan.gates["max_mean_drop"])
@@ -8815,6 +8919,8 @@ def notes(result):
     first = [Note("note", skipped_text(result.skipped))]
     first += [Note("note", text, True)
               for text in approved_notes(result) + family_notes(result.comparison)]
+    # the same for every run: said once
+    first.append(Note("note", renamed_text(result.renamed), True))
     first += [Note("note", line) for line in _own_notes(result)]
     said = power_lines(result.power, "--max-mean-drop")
     for name, block in result.groups.items():
@@ -8824,6 +8930,12 @@ def notes(result):
             + [Note("warning", w) for w in result.warnings]
             + [Note(*line) for line in said if line[0] == "warning"]
             + [Note("gate failed", line) for line in _breach_lines(result)])
+
+
+def renamed_text(renamed):
+    """What became of other tools' names in -m ('' for none), as 'recall@5 is R@5'."""
+    said = ", ".join("%s is %s" % pair for pair in renamed.items())
+    return said and "other tools' names, as ours: " + said
 
 
 def _own_notes(result):
@@ -9435,6 +9547,12 @@ trec_eval's names (map, P_5, P.5,10, ndcg_cut.10, recip_rank, 11pt_avg, ...) mea
   its flags, the command line is trec_eval's, and so is the output: -q (each query, then all),
   -c (labeled queries without a ranking score 0), -l N, -M N, -J, -N N (the collection's size,
   for utility), -m NAME[.PARAMS] repeatable, or a nickname: official (the default), set, all_trec.
+
+other tools' names (ir_measures, ranx, BEIR, MTEB, sentence-transformers, LlamaIndex, Ragas,
+  Haystack, AutoRAG: recall@5, MRR@10, map_at_100, hit_rate@5, accuracy@5, r-precision, ...)
+  are ours where the tool computes our measure for a query: the output names ours, and a note
+  says which name became which.  A name that means another measure in the tool that uses it
+  (hits@5, cosine_map@100, retrieval_mrr, ...) is refused, saying how it differs.
 
 exit statuses:
   0 evaluated (and every gate passed); 1 a gate failed; 2 bad input or usage;

@@ -369,8 +369,8 @@ TREC_REJECTIONS = [
     ("run not UTF-8", GOOD_QRELS, b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe9 2 0.5 t\n", [], ["run.txt:2", "not UTF-8", "0xe9"]),
     ("qrels not UTF-8", b"q1 0 d\xff 1\n", GOOD_RUN, [], ["qrels.txt:1", "not UTF-8"]),
     ("broken gzip", GOOD_QRELS, b"\x1f\x8b\x08\x00garbage", [], ["run.txt", "cannot read"]),
-    ("unknown measures listed at once", GOOD_QRELS, GOOD_RUN, ["-m", "R@10,MAP,ndcg@x", "-m", "Rprec@5,R"],
-     ["unknown measure 'MAP'", "'ndcg@x': cutoff must be a positive integer", "'Rprec@5' takes no cutoff",
+    ("unknown measures listed at once", GOOD_QRELS, GOOD_RUN, ["-m", "R@10,MAPX,ndcg@x", "-m", "Rprec@5,R"],
+     ["unknown measure 'MAPX'", "'ndcg@x': cutoff must be a positive integer", "'Rprec@5' takes no cutoff",
       "'R' needs a cutoff", "known measures: R@k, P@k, RR, RR@k"]),
     ("cutoff zero in a measure", GOOD_QRELS, GOOD_RUN, ["-m", "P@0"], ["'P@0'", "positive integer"]),
     ("bad depth", GOOD_QRELS, GOOD_RUN, ["--depth", "0"], ["--depth", "'0'"]),
@@ -2747,6 +2747,152 @@ class ErrTest(TempDirTestCase):
         with self.assertRaisesRegex(rre.EvalError, "grade 5, above max_rel=4"):
             rre.score_run({"1": {"a": 5}}, {"1": ["a"]}, "ERR@5")
 
+
+
+class NamesTest(TempDirTestCase):
+    """Other tools' names in -m (ALIASES), both ways: each name taken gives our measure's values
+    exactly, under our name, with a note saying which name became which; each name that means
+    another measure in the tool that uses it is refused, saying how it differs."""
+
+    QRELS = {"q1": {"d1": 2, "d2": 1, "d5": 1, "d7": 0}, "q2": {"d3": 1, "d4": 3}}
+    # q1: d2 and d1 tied (d2 first, by ID descending); d5 never retrieved; R exceeds a cutoff
+    RUN = {"q1": {"d9": 3.0, "d1": 2.0, "d2": 2.0, "d7": 1.0}, "q2": {"d8": 1.0, "d4": 0.5}}
+    # (their name, ours), as the tools spell them: every family of ALIASES, cut and uncut
+    TAKEN = [("recall@2", "R@2"), ("Recall@10", "R@10"), ("recall_at_3", "R@3"), ("RECALL", "SetR"),
+             ("precision@2", "P@2"), ("Precision@5", "P@5"), ("precision_at_3", "P@3"),
+             ("precision", "SetP"), ("mrr@1", "RR@1"), ("MRR@10", "RR@10"), ("mrr_at_2", "RR@2"),
+             ("MRR", "RR"), ("mrr", "RR"), ("MAP", "AP"), ("MAP@100", "AP@100"),
+             ("map_at_3", "AP@3"), ("map@2", "AP@2"), ("MAP(rel=2)@10", "AP(rel=2)@10"),
+             ("ndcg_at_3", "nDCG@3"), ("NDCG_at_10", "nDCG@10"), ("hit_rate@1", "Success@1"),
+             ("hit_rate_at_2", "Success@2"), ("accuracy@2", "Success@2"), ("Accuracy@1", "Success@1"),
+             ("accuracy", "R@1"), ("top_k_accuracy@3", "Success@3"), ("r-precision", "Rprec"),
+             ("f1", "SetF"), ("R_cap@3", "RelP@3"), ("r_cap_at_1", "RelP@1"),
+             ("cosine_recall@3", "R@3"), ("dot_precision@3", "P@3"), ("cosine_mrr@10", "RR@10"),
+             ("cosine_accuracy@2", "Success@2"), ("id_based_context_precision", "SetP"),
+             ("id_based_context_recall", "SetR"), ("document_mrr", "RR"), ("document_map", "AP"),
+             ("document_ndcg", "nDCG"), ("retrieval_precision", "SetP"),
+             ("retrieval_recall", "SetR"), ("retrieval_f1", "SetF")]
+    # (their name, what the one line says)
+    REFUSED = [("hits@5", ["'hits@5' is ranx's count of the relevant documents", "take P@5",
+                           "Success@5 for a hit rate"]),
+               ("hits", ["take P@k"]),
+               ("ndcg_burges@10", ["ranx's nDCG with gain 2^grade - 1", "nDCG(gains={1:1,2:3,3:7})@10"]),
+               ("Hole@10", ["BEIR's share of the top k that no query's labels name",
+                            "take Unjudged@10, or --as beir to print BEIR's"]),
+               ("cosine_map@100", ["sentence-transformers' AP, which divides by min(k, R): ours "
+                                   "divides by R; take AP@100, or --as sentence-transformers"]),
+               ("dot_ndcg@10", ["gains 1 for every relevant document", "take nDCG@10"]),
+               ("document_recall", ["Haystack's single_hit", "multi_hit (SetR)", "--as haystack"]),
+               ("retrieval_mrr", ["averaged over the groups", "take RR, or --as autorag"]),
+               ("retrieval_map", ["ours divides by R; take AP, or --as autorag"]),
+               ("retrieval_ndcg", ["ideal cut at the ranking's length", "--as autorag"]),
+               ("context_precision", ["Ragas' LLM-judged precision", "take AP, or SetP"]),
+               ("context_recall", ["Ragas' LLM-judged share", "take SetR"]),
+               # a name taken, in a form our measure has not
+               ("hit_rate", ["'hit_rate' is our Success: 'Success' needs a cutoff"]),
+               ("f1@5", ["'f1@5' is our SetF: 'SetF@5' takes no cutoff"]),
+               ("MRR@x", ["'MRR@x' is our RR: 'RR@x': cutoff must be a positive integer"])]
+
+    def test_every_family_is_tested_both_ways(self):
+        def family(name):
+            return re.split(r"@|_at_|\(", name.lower())[0].replace("dot_", "cosine_")
+        self.assertEqual({family(name) for name, _ in self.TAKEN + self.REFUSED}, set(rre.ALIASES))
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        section = readme.split("### Other tools' names\n", 1)[1].split("\n### ", 1)[0]
+        self.assertEqual([f for f in rre.ALIASES if "`%s" % f not in section.lower()], [])
+        status, out, err = cli(FIXTURE, "-m", "cosine_map@100")
+        self.assertIn("\n" + err, section)
+
+    def test_each_name_gives_our_measures_values_under_our_name(self):
+        got, want = (rre.score_run(self.QRELS, self.RUN, [pair[i] for pair in self.TAKEN])
+                     for i in (0, 1))
+        self.assertEqual((got["measures"], got["per_query"]), (want["measures"], want["per_query"]))
+        self.assertEqual((got["renamed"], "renamed" in want), (dict(self.TAKEN), False))
+
+    def test_the_tools_own_numbers_under_their_names(self):
+        # ranx 0.3.21 on its own example (its names are case-sensitive, ours are not)
+        qrels = {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 1}}
+        run = {"q1": {"d1": 0.9, "d4": 0.5, "d2": 0.4}, "q2": {"d5": 0.9, "d3": 0.1}}
+        ranx = {"hit_rate@1": 0.5, "hit_rate@2": 1.0, "precision@2": 0.5, "recall@2": 0.75,
+                "r-precision": 0.25, "mrr": 0.75, "mrr@1": 0.5, "map": 0.6666666666666666,
+                "map@2": 0.5, "ndcg@3": 0.7905820851806465}
+        got = rre.score_run(qrels, run, list(ranx))["measures"]
+        self.assertEqual([round(v, 12) for v in got.values()], [round(v, 12) for v in ranx.values()])
+        # each tool's own numbers (the version named; BEIR and MTEB round to 5 places) on one
+        # query: 12 relevant documents, 6 of them among the 10 retrieved, no ties
+        qrels = {"q1": ["r%02d" % i for i in range(12)]}
+        run = {"q1": ["r00", "n1", "r01", "r02", "n2", "r03", "n3", "r04", "n4", "r05"]}
+        ap = 0.3590277777777777
+        for tool, places, pins in (
+                ("BEIR 2.2.0", 5, {"NDCG@10": 0.63638, "MAP@10": 0.35903, "Recall@10": 0.5,
+                                   "P@10": 0.6, "MRR@10": 1.0, "R_cap@3": 0.66667,
+                                   "R_cap@10": 0.6, "R_cap@100": 0.5, "Accuracy@1": 1.0}),
+                ("MTEB 2.26.24", 5, {"ndcg_at_3": 0.70392, "map_at_5": 0.20139,
+                                     "recall_at_3": 0.16667, "precision_at_3": 0.66667,
+                                     "mrr_at_10": 1.0, "hit_rate_at_1": 1.0, "accuracy": 0.08333}),
+                ("sentence-transformers 6.3.0", 12, {"cosine_precision@3": 0.6666666666666666,
+                                                     "cosine_recall@5": 0.25, "cosine_mrr@10": 1.0,
+                                                     "cosine_accuracy@10": 1.0}),
+                ("LlamaIndex 0.14.25", 12, {"precision": 0.6, "Recall": 0.5, "ap": ap, "mrr": 1.0}),
+                ("Ragas 0.4.3", 12, {"id_based_context_precision": 0.6,
+                                     "id_based_context_recall": 0.5}),
+                ("Haystack 3.4.1", 12, {"document_mrr": 1.0, "document_map": ap,
+                                        "document_ndcg": 0.567751976247554}),
+                ("AutoRAG 0.3.27", 12, {"retrieval_precision": 0.6, "retrieval_recall": 0.5,
+                                        "retrieval_f1": 0.5454545454545454})):
+            with self.subTest(tool):
+                got = rre.score_run(qrels, run, list(pins))["measures"]
+                self.assertEqual([round(v, places) for v in got.values()],
+                                 [round(v, places) for v in pins.values()])
+
+    def test_a_name_that_means_another_measure_is_refused_saying_how(self):
+        for name, fragments in self.REFUSED:
+            with self.subTest(name):
+                rejected(self, *cli(FIXTURE, "-m", "R@2," + name), *fragments)
+                with self.assertRaisesRegex(rre.EvalError, re.escape(fragments[0])):
+                    rre.score_run(self.QRELS, self.RUN, name)
+        rejected(self, *cli(FIXTURE, "-m", "R@2", "--min-mean", "hits@5=0.5"), "ranx's count")
+
+    def test_did_you_mean_offers_every_name(self):
+        for name, close in (("recal@5", "recall or recall@k"), ("hit_rat@5", "hit_rate@k"),
+                            ("precison@5", "precision@k"), ("r-precison", "r-precision"),
+                            ("MAPP", "map"), ("Recal@10", "recall@k")):
+            with self.subTest(name):
+                rejected(self, *cli(FIXTURE, "-m", name), "unknown measure", "did you mean " + close)
+
+    def test_the_note_in_every_format(self):
+        note = "rag_retrieval_eval: note: other tools' names, as ours: recall@2 is R@2, MAP is AP\n"
+        for fmt in ("json", "table", "markdown", "csv", "trec"):
+            with self.subTest(fmt):
+                status, out, err = cli(FIXTURE, "-m", "recall@2 MAP", "--format", fmt)
+                self.assertEqual((status, err), (0, note))
+                if fmt == "json":
+                    out = json.loads(out)
+                    self.assertEqual(out.pop("renamed"), {"recall@2": "R@2", "MAP": "AP"})
+                    out = json.dumps(out, indent=2) + "\n"
+                out = out.replace("\n- " + note.partition("note: ")[2], "")
+                self.assertEqual(out, cli(FIXTURE, "-m", "R@2,AP", "--format", fmt)[1])
+
+    def test_several_runs_a_baseline_and_groups_from_trec_and_json_lines(self):
+        qrels = self.write("qrels.txt", "q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d4 1\n")
+        a = self.write("a.txt", trec_run({"q1": {"d2": 2, "d1": 1}, "q2": {"d9": 2, "d3": 1},
+                                          "q3": {"d4": 1}}))
+        b = self.write("b.jsonl", "".join(json.dumps({"query_id": q, "retrieved": r}) + "\n"
+                                          for q, r in (("q1", ["d1", "d7"]), ("q2", ["d3"]),
+                                                       ("q3", ["d8", "d4"]))))
+        groups = self.write("g.json", {"easy": ["q1", "q2"], "hard": ["q3"]})
+        note = "note: other tools' names, as ours: mrr@10 is RR@10, Recall@1 is R@1\n"
+        for args in (["--run", a, "--run", b], ["--run", b, "--baseline", a, "--groups", groups],
+                     ["--run", a, "--run", b, "--baseline", a, "--format", "csv"]):
+            with self.subTest(args):
+                theirs = cli("--qrels", qrels, *args, "-m", "mrr@10 Recall@1", "--format", "table")
+                ours = cli("--qrels", qrels, *args, "-m", "RR@10,R@1", "--format", "table")
+                self.assertEqual(theirs, (ours[0], ours[1], "rag_retrieval_eval: " + note + ours[2]))
+        status, _, err = cli(FIXTURE, "-m", "R@2", "--min-mean", "recall@2=0.9")
+        self.assertEqual(status, 1)  # a floor's name too
+        self.assertIn("note: other tools' names, as ours: recall@2 is R@2\n", err)
+        result = rre.compare_runs(self.QRELS, self.RUN, self.RUN, ["MRR@10"], max_mean_drop=0.1)
+        self.assertEqual((list(result["comparison"]), result["renamed"]), (["RR@10"], {"MRR@10": "RR@10"}))
 
 
 # Issue 51's cases (/tmp/w51/cases when they were pinned): labels {qid: {doc: grade}}, a scored run
@@ -9835,7 +9981,7 @@ TEST_SECTIONS = {
     "MeasureTest": "Measures", "MeasureParametersTest": "Measures",
     "IncompleteLabelsTest": "Measures", "AllTrecMeasuresTest": "Measures",
     "EvidenceTest": "Measures", "BudgetAndFloorTest": "Measures", "NoAnswerTest": "Measures",
-    "AgreementTest": "Measures", "ErrTest": "Measures",
+    "AgreementTest": "Measures", "ErrTest": "Measures", "NamesTest": "Measures",
     "AsToolTest": "Dialects",
     "EdgeTest": "Evaluation", "TieBoundsTest": "Evaluation", "UnjudgedBoundsTest": "Evaluation",
     "StatisticsTest": "Statistics", "StatisticsGoldenTest": "Statistics",
