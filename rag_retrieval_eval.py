@@ -42,7 +42,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    call's Value; Index and AccessMap among them), READERS and load(path or
                    Value, role, Known): the one loader
   Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
-                   evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
+                   evaluate_runs, runs_output (several runs, and their pairs), Approved,
+                   Evaluated, saved_evaluation (a saved baseline);
                    a pipeline's Stages: load_stages (read last to first), staged (the Judged
                    record a stage=NAME measure reads);
                    evaluate_loaded's stages, each returning its blocks: described, explained;
@@ -52,7 +53,7 @@ Map: the sections in pipeline order, each calling only into those above it.
                    pool_records (--pool), plotted_curves (--plot)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
-                   format_runs, notes; the plot: format_svg
+                   format_runs, notes; a paper's table: format_latex; the plot: format_svg
   Command line     build_parser (from OPTIONS, in HELP_GROUPS), check_usage, main, compute;
                    trec_eval_form, trec_eval_main, format_trec_eval: trec_eval's command line
 
@@ -8428,7 +8429,9 @@ def _runs_csv(results, labels, pairs):
 _LATEX_SPECIAL = re.compile(r"[\\{}$&#^_%~<>|]")
 _LATEX_WORDS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
                 "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
-LATEX_CAPTION = """Each measure over %s, the highest in bold. A superscript names the runs a
+LATEX_CAPTION = "Each measure over %s, the highest in bold."
+# the caption's test, when runs are compared
+LATEX_TEST = """ A superscript names the runs a
 value is significantly higher than: a paired two-sided randomization (sign-flip) test, exact up
 to %d changed queries, else of %d draws (seed %d), with Holm's correction over the %s of runs
 of each measure, $p < 0.05$."""
@@ -8467,11 +8470,10 @@ def format_latex(results, pairs, labels, config):
     rows = [" & ".join([letter, _latex(labels[run])] + [_latex_cell(results, run, n, tested)
                                                         for n in names]) + r" \\"
             for run, letter in zip(results, ascii_lowercase)]
-    caption = LATEX_CAPTION % (n_queries(first.queries), EXACT_LIMIT, config.permutations,
-                               config.seed, _many(len(pairs), "pair"))
-    # one run: nothing compared
-    if not pairs:
-        caption = caption.split(". ")[0] + "."
+    caption = LATEX_CAPTION % n_queries(first.queries)
+    if pairs:
+        caption += LATEX_TEST % (EXACT_LIMIT, config.permutations, config.seed,
+                                 _many(len(pairs), "pair"))
     return LATEX_TABLE % (caption, "c" * len(names), " & ".join(map(_latex, names)),
                           "\n".join(rows))
 

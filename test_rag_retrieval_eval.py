@@ -7987,10 +7987,25 @@ c & TMP/mid\{3\}.json & 0.5625\hphantom{$^{ab}$} & 0.6771\hphantom{$^{ab}$} & \t
         # the seed and the draws it names are the options'
         self.assertIn("else of 99 draws (seed 7), with Holm's correction over the 1 pair of runs",
                       cli(*self.args[:8], "--format", "latex", "--permutations", "99", "--seed", "7")[1])
+        # a measure only a floor asked for joins no Holm family: R@1 is 1 against 0 in every
+        # query of top and low, and marks nothing
+        out = cli(*self.args, "--format", "latex", "--min-mean", "R@1=0")[1]
+        self.assertIn(r"\textbf{1.0000}$^{ac}$ & \textbf{1.0000}\hphantom{$^{ac}$} & \textbf{1.0000}\hphantom{$^{ac}$} \\", out)
         # one run: nothing compared, nothing marked
         status, out, _ = cli(*self.args[:6], "--format", "latex")
         self.assertIn(r"\caption{Each measure over 8 queries, the highest in bold.}" + "\n", out)
         self.assertIn(r"low\_1.json & \textbf{0.5000} & \textbf{0.6309} & \textbf{1.0000} \\" + "\n", out)
+
+    def test_a_p_of_0_05_is_not_below_0_05(self):
+        # 17 queries all higher: drawn, and no draw of 19 reaches all 17 signs: p = 1 / 20
+        qrels = self.write("q17.json", {"q%d" % i: ["d%d" % i] for i in range(17)})
+        low, top = [self.write(name, {"q%d" % i: ranking(i) for i in range(17)}) for name, ranking in
+                    (("l.json", lambda i: ["x", "d%d" % i]), ("t.json", lambda i: ["d%d" % i]))]
+        args = ["--qrels", qrels, "--run", low, "--run", top, "-m", "RR", "--permutations", "19"]
+        pair = json.loads(cli(*args, "--pairwise")[1])["pairs"][0]["comparison"]["RR"]
+        self.assertEqual((pair["p_value"], pair["p_holm"]), (0.05, 0.05))
+        self.assertIn(r"b & %s & \textbf{1.0000}\hphantom{$^{a}$} \\" % str(top).replace("_", r"\_"),
+                      cli(*args, "--format", "latex")[1])
 
     def test_pairs_in_json_each_run_against_each_before_it_with_holm_over_the_pairs(self):
         status, out, err = cli(*self.args, "--pairwise")
@@ -8066,6 +8081,7 @@ c & TMP/mid\{3\}.json & 0.5625\hphantom{$^{ab}$} & 0.6771\hphantom{$^{ab}$} & \t
             with self.subTest(args=args):
                 rejected(self, *cli(*one, *args), fragment)
         rejected(self, *cli(FIXTURE, "--pairwise"), "--pairwise compares each --run with each other one")
+        self.assertEqual(cli(*one, "--run", self.paths[1], "--pairwise")[0], 0)
 
 
 class PlotTest(TempDirTestCase):
