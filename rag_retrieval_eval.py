@@ -351,8 +351,8 @@ OPTIONS = (
     Option("ci", False, "flag", "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
     Option("format", "json", "choice", "output",
-           "output format (default json; latex: a paper's table of the runs by measures, the "
-           "best in bold, superscripts for the significantly worse runs)",
+           "output format (default json; latex: a paper's table, runs by measures, the best in "
+           "bold, each value marked with the letters of the runs it is significantly higher than)",
            ("json", "table", "trec", "markdown", "csv", "latex")),
     Option("per_query", False, "flag", "output",
            "with --format table or markdown, add a row per query"),

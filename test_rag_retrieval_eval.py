@@ -8032,6 +8032,8 @@ c & TMP/mid\{3\}.json & 0.5625\hphantom{$^{ab}$} & 0.6771\hphantom{$^{ab}$} & \t
         label = lambda i: str(self.paths[i])
         table = cli(*self.args, "--pairwise", "--format", "table")[1]
         self.assertIn("\npairs:\n", table)
+        # one header, then a row per pair and measure
+        self.assertEqual(len(table.split("\npairs:\n")[1].splitlines()), 1 + 3 * 3 + 1)
         self.assertRegex(table, r"\n  %s vs %s +RR +1\.0000 +0\.5625 +-0\.4375 +\[-0\.5000, -0\.3125\] +0\.0156 +0\.0312\n"
                          % (re.escape(label(2)), re.escape(label(1))))
         self.assertIn("Holm's correction over the pairs, per measure", table)
