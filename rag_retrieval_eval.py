@@ -6944,9 +6944,12 @@ def check_options(config):
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
-    if len(config.run or ()) > 1 and config.format == "trec":
-        raise EvalError("--format trec holds one run: for several, --format csv has a row per "
-                        "query, json each run's per_query")
+    # csv and json have a row per query of every run
+    reports = config.per_query and config.format in ("table", "markdown")
+    if len(config.run or ()) > 1 and (config.format == "trec" or reports):
+        flag = "--format trec" if config.format == "trec" else "--per-query"
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
+                        "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     check_as_tool(config)
@@ -8793,29 +8796,9 @@ def format_runs(results, fmt, per_query=False, labels=None, pairs=None):
         return _runs_csv(results, labels, pairs or ())
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
-    rows = per_query and _runs_per_query(results, labels)
     if fmt == "table":
-        text = _runs_table(results, labels, breaches, pairs)
-        return "\n".join([text] + _section("per query:", _columns(rows))) if rows else text
-    text = _runs_markdown(results, labels, breaches, pairs)
-    if rows:
-        text += "\n\n<details><summary>Per query</summary>\n\n%s\n\n</details>" % "\n".join(
-            _md_table(rows))
-    return text
-
-
-def _runs_per_query(results, labels):
-    """-q's rows of several runs: the header, then a row per query evaluated in any run, a cell
-    per measure and run, the baseline's first (empty where one did not evaluate the query), as
-    the CSV's columns."""
-    first = next(iter(results.values()))
-    sides = [(labels[run], r.per_query) for run, r in results.items()]
-    if first.baseline_per_query:
-        sides.insert(0, (labels[None], first.baseline_per_query))
-    qids = dict.fromkeys(q for r in results.values() for q in r.per_query)
-    header = ["query"] + ["%s %s" % (n, label) for n in first.measures for label, _ in sides]
-    return [header] + [[q] + [_number(c) if c != "" else c for c in (
-        _cell(rows, n, q) for n in first.measures for _, rows in sides)] for q in qids]
+        return _runs_table(results, labels, breaches, pairs)
+    return _runs_markdown(results, labels, breaches, pairs)
 
 
 def _runs_table(results, labels, breaches, pairs):
@@ -10159,7 +10142,7 @@ def _write_files(config, runs, labels, pool, drawn, pairs):
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", config.per_query, labels, pairs)
+            summary = format_runs(runs, "markdown", labels=labels, pairs=pairs)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
