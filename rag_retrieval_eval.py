@@ -231,7 +231,7 @@ Option = namedtuple("Option", "name default kind stage help values metavar short
 Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
 TOOLS = {
     "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
-                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k R drop stable cap r5 | "
+                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k RelP drop stable r5 | "
                  "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
                  "NDCG@k MAP@k Recall@k P@k",
                  (1, 3, 5, 10, 100, 1000)),
