@@ -6917,7 +6917,8 @@ def check_as_tool(config):
     IDs ranked, whole, without trec_eval's form of output."""
     # the tools part on a query with no ranking or nothing relevant; an empty ranking is read
     unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
-                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant")
+                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant",
+                                "relevance_level")
               if getattr(config, name) != OPTION[name].default]
     if config.format == "trec":
         unread.append("format trec")
