@@ -45,7 +45,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    call's Value; Index and AccessMap among them), READERS and load(path or
                    Value, role, Known): the one loader
   Pipeline         configure (a Config), Plan, make_plan, Inputs, load_inputs, load_truth,
-                   evaluate_runs, Approved, Evaluated, saved_evaluation (a saved baseline);
+                   evaluate_runs, runs_output (several runs, and their pairs), Approved,
+                   Evaluated, saved_evaluation (a saved baseline);
                    a pipeline's Stages: load_stages (read last to first), staged (the Judged
                    record a stage=NAME measure reads);
                    evaluate_loaded's stages, each returning its blocks: described, explained;
@@ -55,7 +56,7 @@ Map: the sections in pipeline order, each calling only into those above it.
                    pool_records (--pool), plotted_curves (--plot)
   Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
-                   format_runs, notes; the plot: format_svg
+                   format_runs, notes; a paper's table: format_latex; the plot: format_svg
   Command line     build_parser (from OPTIONS, in HELP_GROUPS), check_usage, main, compute;
                    trec_eval_form, trec_eval_main, format_trec_eval: trec_eval's command line
 
@@ -98,9 +99,11 @@ from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from decimal import Decimal
 from functools import lru_cache, partial
-from itertools import accumulate, chain, compress, groupby, islice, repeat, takewhile, tee
+from itertools import (accumulate, chain, combinations, compress, groupby, islice, repeat,
+                       takewhile, tee)
 from json.decoder import scanstring
 from operator import ge, getitem, itemgetter, lt, truediv
+from string import ascii_lowercase
 from types import MappingProxyType
 
 PROG = "rag_retrieval_eval"
@@ -228,7 +231,7 @@ Option = namedtuple("Option", "name default kind stage help values metavar short
 Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
 TOOLS = {
     "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
-                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k R drop stable cap r5 | "
+                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k RelP drop stable r5 | "
                  "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
                  "NDCG@k MAP@k Recall@k P@k",
                  (1, 3, 5, 10, 100, 1000)),
@@ -326,6 +329,9 @@ OPTIONS = (
     Option("permutations", 10000, "count", "recorded",
            "sign-flip draws when more than %d queries changed (default 10000)" % EXACT_LIMIT,
            1),
+    Option("pairwise", False, "flag", "plan",
+           "with several --run, also compare each run with each one given before it: the "
+           "sign-flip p, Holm's correction over the pairs per measure, the change's interval"),
     Option("max_mean_drop", None, "limit", "plan",
            "with --baseline: exit 1 when a measure's mean drops by more than X (or per measure: "
            "MEASURE=X,...)"),
@@ -388,8 +394,10 @@ OPTIONS = (
            "also the lowest and highest mean over all orders of tied scores"),
     Option("ci", False, "flag", "plan",
            "also a 95%% bootstrap confidence interval for every mean (seeded by --seed)"),
-    Option("format", "json", "choice", "output", "output format (default json)",
-           ("json", "table", "trec", "markdown", "csv")),
+    Option("format", "json", "choice", "output",
+           "output format (default json; latex: a paper's table, runs by measures, the best in "
+           "bold, each value marked with the letters of the runs it is significantly higher than)",
+           ("json", "table", "trec", "markdown", "csv", "latex")),
     Option("per_query", False, "flag", "output",
            "with --format table or markdown, add a row per query (csv has one always)",
            short="-q"),
@@ -6909,7 +6917,8 @@ def check_as_tool(config):
     IDs ranked, whole, without trec_eval's form of output."""
     # the tools part on a query with no ranking or nothing relevant; an empty ranking is read
     unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
-                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant")
+                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant",
+                                "relevance_level")
               if getattr(config, name) != OPTION[name].default]
     if config.format == "trec":
         unread.append("format trec")
@@ -6936,9 +6945,12 @@ def check_options(config):
     if config.format == "trec" and (config.baseline is not None or config.explain):
         raise EvalError("--format trec has no place for %s: use json, table, markdown or csv"
                         % ("a comparison" if config.baseline is not None else "--explain"))
-    if len(config.run or ()) > 1 and config.format == "trec":
-        raise EvalError("--format trec holds one run: for several, --format csv has a row per "
-                        "query, json each run's per_query")
+    # csv and json have a row per query of every run
+    reports = config.per_query and config.format in ("table", "markdown")
+    if len(config.run or ()) > 1 and (config.format == "trec" or reports):
+        flag = "--format trec" if config.format == "trec" else "--per-query"
+        raise EvalError("%s holds one run: for several, --format csv has a row per query, json "
+                        "each run's per_query" % flag)
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     check_as_tool(config)
@@ -7276,6 +7288,23 @@ def evaluate_runs(plan, inputs, files=False):
         holm_over(row for r in results.values() for block in r.get("groups", {}).values()
                   for row in block["comparison"].values())
     return results
+
+
+def runs_output(plan, results, root=""):
+    """The output of several runs {name: general result}: {"runs": results}, and with
+    --pairwise or --format latex (which marks the pairs' tests) "pairs": each run compared with
+    each one given before it, [{"baseline": the earlier run's name, "candidate": the later
+    one's, "comparison": {measure: row}}] (see compare, without gates), with Holm's correction
+    over the pairs, per measure (root: the prefix of the runs' names in messages)."""
+    out = {"runs": results}
+    if not (plan.config.pairwise or plan.config.format == "latex"):
+        return out
+    out["pairs"] = pairs = [{"baseline": a, "candidate": b, "comparison": compare(
+        results[a], results[b], plan.specs, plan, place(root + b))["comparison"]}
+                            for a, b in combinations(results, 2)]
+    for spec in plan.specs:
+        holm_over(pair["comparison"][spec.name] for pair in pairs)
+    return out
 
 
 def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
@@ -8014,16 +8043,18 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-               access=None, stages=None, index=None, baseline_stages=None, as_tool=None):
+               access=None, stages=None, index=None, baseline_stages=None, as_tool=None,
+               pairwise=False):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
-    Holm's correction over every run and measure.
+    Holm's correction over every run and measure; pairwise: also "pairs", each run compared
+    with each one before it (see --pairwise).
 
     >>> score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}},
     ...            "R@1")["runs"]["b"]["measures"]
     {'R@1': 0.0}
     """
-    return {"runs": _library_call(locals(), _named_runs(runs), "runs.")}
+    return _library_call(locals(), _named_runs(runs), "runs.")
 
 
 def _named_runs(runs):
@@ -8093,8 +8124,11 @@ def _library_call(keywords, runs, root=""):
     check_options(config)
     plan = plan._replace(config=_named_inputs(config, runs, root))
     inputs = load_inputs(plan, flag="")
-    results = evaluate_runs(with_clusters(plan, inputs), inputs)
-    return {name: jsonable(results[root + name]) for name in runs}
+    plan = with_clusters(plan, inputs)
+    results = evaluate_runs(plan, inputs)
+    results = {name: jsonable(results[root + name]) for name in runs}
+    # score_runs'
+    return runs_output(plan, results, root) if root else results
 
 
 def _named_inputs(config, runs, root):
@@ -8742,52 +8776,38 @@ def run_labels(names, baseline=None):
     return labels
 
 
-def format_runs(results, fmt, per_query=False, labels=None):
+def format_runs(results, fmt, per_query=False, labels=None, pairs=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
-    labels: run_labels() of the runs and the baseline."""
+    labels: run_labels() of the runs and the baseline; pairs: see runs_output, or None."""
     first = next(iter(results.values()))
     labels = labels or run_labels(list(results), "" if first.comparison else None)
     # each run's text as --run alone prints it, indented one level
     if fmt == "json":
         marker = "\0run\0"
-        outer = json.dumps({"runs": dict.fromkeys(results, marker)}, indent=2)
+        outer = {"runs": dict.fromkeys(results, marker)}
+        if pairs is not None:
+            outer["pairs"] = pairs
+        outer = json.dumps(outer, indent=2)
         parts = [(piece.replace("\n", "\n    ") for piece in format_json(r))
                  for r in results.values()]
         return chain.from_iterable(chain([text], part) for text, part in
                                    zip(outer.split(json.dumps(marker)), parts + [()]))
     if fmt == "csv":
-        return _runs_csv(results, labels)
+        return _runs_csv(results, labels, pairs or ())
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
-    rows = per_query and _runs_per_query(results, labels)
     if fmt == "table":
-        text = _runs_table(results, labels, breaches)
-        return "\n".join([text] + _section("per query:", _columns(rows))) if rows else text
-    text = _runs_markdown(results, labels, breaches)
-    if rows:
-        text += "\n\n<details><summary>Per query</summary>\n\n%s\n\n</details>" % "\n".join(
-            _md_table(rows))
-    return text
+        return _runs_table(results, labels, breaches, pairs)
+    return _runs_markdown(results, labels, breaches, pairs)
 
 
-def _runs_per_query(results, labels):
-    """-q's rows of several runs: the header, then a row per query evaluated in any run, a cell
-    per measure and run, the baseline's first (empty where one did not evaluate the query), as
-    the CSV's columns."""
-    first = next(iter(results.values()))
-    sides = [(labels[run], r.per_query) for run, r in results.items()]
-    if first.baseline_per_query:
-        sides.insert(0, (labels[None], first.baseline_per_query))
-    qids = dict.fromkeys(q for r in results.values() for q in r.per_query)
-    header = ["query"] + ["%s %s" % (n, label) for n in first.measures for label, _ in sides]
-    return [header] + [[q] + [_number(c) if c != "" else c for c in (
-        _cell(rows, n, q) for n in first.measures for _, rows in sides)] for q in qids]
-
-
-def _runs_table(results, labels, breaches):
-    """format_runs' table: the runs' rows, their breaches, each run's groups and --explain."""
+def _runs_table(results, labels, breaches, pairs):
+    """format_runs' table: the runs' rows, their pairs, breaches, each run's groups and
+    --explain."""
     lines = _columns(_runs_rows(results, labels)) + _runs_footnotes(results)
+    if pairs:
+        lines += _section("pairs:", _columns(_pair_rows(pairs, labels)) + [PAIRS_NOTE])
     if breaches:
         lines += _section("gate breaches:", breaches)
     for name, r in results.items():
@@ -8799,14 +8819,17 @@ def _runs_table(results, labels, breaches):
     return "\n".join(lines)
 
 
-def _runs_markdown(results, labels, breaches):
-    """format_runs' Markdown: breaches first, the runs' rows, their notes, each run's groups
-    and --explain."""
+def _runs_markdown(results, labels, breaches, pairs):
+    """format_runs' Markdown: breaches first, the runs' rows, their notes, their pairs, each
+    run's groups and --explain."""
     lines = ["### Retrieval evaluation: %d runs" % len(results), ""]
     lines += _md_breaches(breaches, sum(len(r.breaches) + len(r.leaks)
                                         for r in results.values()))
     lines += _md_table(_runs_rows(results, labels)) + [""]
     lines += _bullets(_runs_footnotes(results))
+    if pairs:
+        lines += ["", "Pairs:", ""] + _md_table(_pair_rows(pairs, labels), 2) + [""]
+        lines += _bullets([PAIRS_NOTE])
     # the gates that cannot see, too
     lines += _bullets("%s: %s" % (labels[name], note.text) for name, r in results.items()
                       for note in notes(r) if note.kind == "warning")
@@ -8875,15 +8898,32 @@ def _runs_footnotes(results):
                     "scores: %s" % counts]
 
 
+# what the pairs' rows say
+PAIRS_NOTE = ("each run (candidate) against each one given before it (baseline); p (Holm): "
+              "Holm's correction over the pairs, per measure")
+
+
+def _pair_rows(pairs, labels):
+    """Header and a row per pair of runs and measure: the pair, then the row of a comparison
+    (see _comparison_rows)."""
+    rows = [["pair"] + _comparison_rows(Result())[0]]
+    for pair in pairs:
+        label = "%s vs %s" % (labels[pair["candidate"]], labels[pair["baseline"]])
+        rows += [[label] + row
+                 for row in _comparison_rows(Result(comparison=pair["comparison"]))[1:]]
+    return rows
+
+
 def _change_note(family):
     return ("(+/-x): change from the baseline; *: p < 0.05 after Holm's correction over %s x "
             "measures" % family)
 
 
-def _runs_csv(results, labels):
+def _runs_csv(results, labels, pairs):
     """A row per query evaluated in any run; per measure the baseline's value (with one), then
-    each run's value (and change): a run that did not evaluate a query leaves its cells empty;
-    with groups a 0/1 column per group, as for one run."""
+    each run's value (and change), and each pair's change ("R@5 b - a"): a run that did not
+    evaluate a query leaves its cells empty; with groups a 0/1 column per group, as for one
+    run."""
     first = next(iter(results.values()))
     base, columns = first.baseline_per_query, []
     unstable = {n: set(ids) for n, ids in first.unstable.items()}
@@ -8901,12 +8941,92 @@ def _runs_csv(results, labels):
             if n in marked:
                 columns.append(("%s %s unjudged" % (n, labels[run]),
                                 partial(_flag_cell, marked, n, r.per_query)))
+        columns += [("%s %s - %s" % (n, labels[b], labels[a]), partial(
+            _delta_cell, partial(_cell, results[b].per_query, n), results[a].per_query, n))
+                    for a, b in map(itemgetter("baseline", "candidate"), pairs)]
     for run, r in results.items():
         columns += explain_columns(r.explain, labels[run] + " ")
         columns += leak_columns(r, labels[run] + " ")
         columns += funnel_columns(r.funnel, labels[run] + " ")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
+
+
+# --- A paper's table (--format latex) ---
+
+# LaTeX's special characters; a name's are escaped as these say, the others by a backslash
+_LATEX_SPECIAL = re.compile(r"[\\{}$&#^_%~<>|]")
+_LATEX_WORDS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
+                "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+LATEX_CAPTION = "Each measure over %s, the highest in bold."
+# the caption's test, when runs are compared
+LATEX_TEST = """ A superscript names the runs a
+value is significantly higher than: a paired two-sided randomization (sign-flip) test, exact up
+to %d changed queries, else of %d draws (seed %d), with Holm's correction over the %s of runs
+of each measure, $p < 0.05$."""
+LATEX_TABLE = r"""%% in the preamble: \usepackage{booktabs}
+\begin{table}[ht]
+\centering
+\caption{%s}
+\label{tab:results}
+\begin{tabular}{cl%s}
+\toprule
+\# & Run & %s \\
+\midrule
+%s
+\bottomrule
+\end{tabular}
+\end{table}"""
+
+
+def _latex(text):
+    r"""A name as LaTeX sets it: its special characters escaped.
+
+    >>> print(_latex("run_1 {50%} ~a\\b"))
+    run\_1 \{50\%\} \textasciitilde{}a\textbackslash{}b
+    """
+    return _LATEX_SPECIAL.sub(lambda m: _LATEX_WORDS.get(m.group(), "\\" + m.group()), text)
+
+
+def format_latex(results, pairs, labels, config):
+    """A LaTeX table of the runs {name: result} (rows, lettered a, b, ... as given) by
+    measures, as ranx's Report.to_latex lays it out (booktabs): each measure's highest value
+    in bold, and after a value the letters of the runs it is significantly higher than (Holm's
+    p over the pairs < 0.05; see runs_output), the test named in the caption."""
+    first = next(iter(results.values()))
+    names = list(first.measures)
+    tested = {frozenset((p["baseline"], p["candidate"])): p["comparison"] for p in pairs}
+    rows = [" & ".join([letter, _latex(labels[run])] + [_latex_cell(results, run, n, tested)
+                                                        for n in names]) + r" \\"
+            for run, letter in zip(results, ascii_lowercase)]
+    caption = LATEX_CAPTION % n_queries(first.queries)
+    if pairs:
+        caption += LATEX_TEST % (EXACT_LIMIT, config.permutations, config.seed,
+                                 _many(len(pairs), "pair"))
+    return LATEX_TABLE % (caption, "c" * len(names), " & ".join(map(_latex, names)),
+                          "\n".join(rows))
+
+
+def _latex_cell(results, run, name, tested):
+    """A run's value of a measure as format_latex's cell: bold when no run's is higher as
+    shown, then the letters of the runs it is significantly higher than (tested: {the pair's
+    runs: its comparison}), and an \\hphantom of the others' letters, which keeps the column
+    aligned."""
+    mine = results[run].measures[name]
+    value = _number(mine)
+    if value == _number(max(r.measures[name] for r in results.values())):
+        value = r"\textbf{%s}" % value
+    marks = room = ""
+    for other, letter in zip(results, ascii_lowercase):
+        if other == run:
+            continue
+        if mine > results[other].measures[name] and (
+                tested[frozenset((run, other))][name]["p_holm"] or 1) < 0.05:
+            marks += letter
+        else:
+            room += letter
+    cell = r"%s$^{%s}$\hphantom{$^{%s}$}" % (value, marks, room)
+    return cell.replace("$^{}$", "").replace(r"\hphantom{}", "")
 
 
 Note = namedtuple("Note", "kind text approved", defaults=(False,))
@@ -9832,6 +9952,11 @@ def parse_command_line(argv):
     return config, seed_mode
 
 
+# the options whose output a --format latex table has no place for
+LATEX_UNSHOWN = ("baseline", "groups", "stage", "index", "explain", "ci", "ties",
+                 "unjudged_bounds", "power", "per_query")
+
+
 def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if config.fixture is not None and (config.qrels or config.run):
@@ -9845,6 +9970,15 @@ def check_usage(config):
         raise EvalError("give a FIXTURE, or both --qrels (or --evidence) and --run (see --help)"
                         + hint)
     check_options(config)
+    if config.pairwise and len(config.run or ()) < 2:
+        raise EvalError("--pairwise compares each --run with each other one: give two or more")
+    # a paper's table holds means, lettered runs and their pairs' tests
+    lost = [name for name in LATEX_UNSHOWN if getattr(config, name) not in (None, False)]
+    if config.format == "latex" and lost:
+        raise EvalError("--format latex has no place for --%s: use json, table, markdown or csv"
+                        % lost[0].replace("_", "-"))
+    if config.format == "latex" and len(config.run or ()) > 26:
+        raise EvalError("--format latex letters the runs a to z: give at most 26")
     if config.junit is not None and not gates_given(config) and config.access is None:
         raise EvalError("--junit reports the gates' checks: give %s (with --baseline), or a "
                         "floor: %s" % (said(GATES.values()), said(GATES.values(), False)))
@@ -9973,18 +10107,21 @@ def _main(argv):
         return exc.code
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
+    pairs = result.get("pairs")
     labels = run_labels(list(runs), config.baseline)
     for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
     # stdout keeps the seed script's bytes; notes went to stderr
     if seed_mode:
         return _print(format_json(seed_result(result, (config.k or [DEFAULT_K])[0])), 0)
-    if several:
-        text = format_runs(runs, config.format, config.per_query, labels)
+    if config.format == "latex":
+        text = format_latex(runs, pairs or [], labels, config)
+    elif several:
+        text = format_runs(runs, config.format, config.per_query, labels, pairs)
     else:
         text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") or r.get("leaks") for r in runs.values()) else 0
-    status = _write_files(config, runs, labels, pool, drawn, status)
+    status = max(status, _write_files(config, runs, labels, pool, drawn, pairs))
     return max(_print(text, status), status)
 
 
@@ -9999,13 +10136,14 @@ def _one_run_text(config, result):
     return formats[config.format](result)
 
 
-def _write_files(config, runs, labels, pool, drawn, status):
-    """Write the files asked for: --summary, --plot, --pool, --junit (drawn: the plot's curves);
-    the status, 3 when one could not be written."""
+def _write_files(config, runs, labels, pool, drawn, pairs):
+    """Write the files asked for: --summary, --plot, --pool, --junit (drawn: the plot's curves;
+    pairs: see runs_output, or None); 3 when one could not be written, else 0."""
+    status = 0
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", config.per_query, labels)
+            summary = format_runs(runs, "markdown", labels=labels, pairs=pairs)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
@@ -10128,7 +10266,8 @@ def compute(config, seed_mode=False):
     pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(
         inputs, plan.opts.top_k, most_changed(plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
-    return results[inputs.runs[0][0]] if len(results) == 1 else {"runs": results}, pool, drawn
+    return (results[inputs.runs[0][0]] if len(results) == 1 else runs_output(plan, results),
+            pool, drawn)
 
 
 def _run_script():

@@ -8325,7 +8325,8 @@ class LibraryApiTest(unittest.TestCase):
                     self.assertEqual(option.default, row.default)
         compare = inspect.signature(rre.compare_runs).parameters
         evaluating = ("plan", "value", "recorded")
-        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in evaluating and o.name not in library_only),
+        # pairwise: score_runs' alone
+        self.assertEqual(sorted(o.name for o in rre.OPTIONS if o.stage in evaluating and o.name not in library_only | {"pairwise"}),
                          sorted(name for name in compare if name in rre.OPTION and rre.OPTION[name].stage in evaluating))
 
     def test_one_config_from_the_command_line_or_the_keywords(self):
@@ -8347,7 +8348,9 @@ class LibraryApiTest(unittest.TestCase):
             if option.stage not in ("plan", "value", "recorded") or option.kind not in bad:
                 continue
             with self.subTest(option=option.name), self.assertRaisesRegex(rre.EvalError, "^(%s|cutoff) must be" % option.name):
-                rre.compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d1"]}, **{option.name: bad[option.kind]})
+                # score_runs takes every option compare_runs takes, and pairwise
+                rre.score_runs({"q1": ["d1"]}, {"a": {"q1": ["d1"]}}, baseline={"q1": ["d1"]},
+                               **{option.name: bad[option.kind]})
 
     def test_integral_grades_of_any_type_and_a_query_named_like_a_dataset_key(self):
         class Grade(int):  # numpy's integers are integral without being int
@@ -8410,10 +8413,11 @@ class LibraryApiTest(unittest.TestCase):
         elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate", "stage",
                      "baseline_stage"}
         comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
+        several = {"pairwise"}
         # the rest: arguments
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere
-        for function, expected in ((rre.score_run, wanted - comparing | {"stages"}),
-                                   (rre.compare_runs, wanted | {"replicates", "stages", "baseline_stages"}),
+        for function, expected in ((rre.score_run, wanted - comparing - several | {"stages"}),
+                                   (rre.compare_runs, wanted - several | {"replicates", "stages", "baseline_stages"}),
                                    (rre.score_runs, wanted | {"replicates", "baseline", "stages",
                                                               "baseline_stages"})):
             keywords = {p.name for p in inspect.signature(function).parameters.values()
@@ -8835,6 +8839,7 @@ class SeveralRunsTest(TempDirTestCase):
     def test_the_same_file_twice_and_trec_output_are_refused(self):
         rejected(self, *cli(*self.args, "--run", self.tmp / "." / "a.json"), "name the same file")
         rejected(self, *cli(*self.args, "--format", "trec"), "--format trec holds one run")
+        rejected(self, *cli(*self.args, "--format", "table", "--per-query"), "--per-query holds one run")
 
     def test_both_paths_agree_errors_included_the_first_in_the_order_given(self):
         bad = self.write("bad.json", {"q1": ["d1", "d1"]})
@@ -8877,6 +8882,151 @@ class SeveralRunsTest(TempDirTestCase):
                          ["rag_retrieval_eval: %s: %s" % (b, own)])
         err = cli("--run", b, *args)[2].splitlines()  # one run: the baseline's notes, then its own
         self.assertEqual(err, ["rag_retrieval_eval: " + line for line in on_base + [own]])
+
+
+class PapersTest(TempDirTestCase):
+    """--format latex and --pairwise (issue 51, item 4): three runs of eight queries, one relevant
+    document each, computed by hand: low ranks it 2nd everywhere, top 1st, mid 1st only in q1.
+    RR: low 0.5, top 1.0, mid (1 + 7 x 0.5) / 8 = 0.5625; nDCG (binary gains) at 2: 1/log2(3) =
+    0.6309 at rank 2, mid (1 + 7 x 0.6309) / 8 = 0.6771; R@2 is 1.0 for all.  Every changed
+    query changes the same way, so the exact sign-flip p is 2 / 2**n: top vs low 2/256
+    (n 8), mid vs low 1.0 (one change: both signs reach it), mid vs top 2/128 (n 7); Holm over
+    the three pairs: 3 x 0.0078125 = 0.0234375, max(that, 2 x 0.015625) = 0.03125, 1.0."""
+    MEASURES = "RR,nDCG(gains={0:0,1:1})@2,R@2"
+    HOLM = {"RR": [0.0234375, 1.0, 0.03125], "R@2": [1.0, 1.0, 1.0]}
+
+    def setUp(self):
+        super().setUp()
+        runs = {"low_1.json": lambda i: ["x", "d%d" % i], "top&2.json": lambda i: ["d%d" % i, "x"],
+                "mid{3}.json": lambda i: ["d%d" % i, "x"] if i == 1 else ["x", "d%d" % i]}
+        self.runs = {name: {"q%d" % i: ranking(i) for i in range(1, 9)} for name, ranking in runs.items()}
+        self.qrels = {"q%d" % i: ["d%d" % i] for i in range(1, 9)}
+        self.paths = [self.write(name, run) for name, run in self.runs.items()]
+        self.args = ["--qrels", self.write("qrels.json", self.qrels), "-m", self.MEASURES]
+        self.args += [a for p in self.paths for a in ("--run", p)]
+
+    def test_latex_marks_the_best_in_bold_and_the_runs_each_is_significantly_higher_than(self):
+        status, out, err = cli(*self.args, "--format", "latex")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(out.replace(str(self.tmp).replace("_", r"\_"), "TMP"), r"""% in the preamble: \usepackage{booktabs}
+\begin{table}[ht]
+\centering
+\caption{Each measure over 8 queries, the highest in bold. A superscript names the runs a
+value is significantly higher than: a paired two-sided randomization (sign-flip) test, exact up
+to 16 changed queries, else of 10000 draws (seed 0), with Holm's correction over the 3 pairs of runs
+of each measure, $p < 0.05$.}
+\label{tab:results}
+\begin{tabular}{clccc}
+\toprule
+\# & Run & RR & nDCG(gains=\{0:0,1:1\})@2 & R@2 \\
+\midrule
+a & TMP/low\_1.json & 0.5000\hphantom{$^{bc}$} & 0.6309\hphantom{$^{bc}$} & \textbf{1.0000}\hphantom{$^{bc}$} \\
+b & TMP/top\&2.json & \textbf{1.0000}$^{ac}$ & \textbf{1.0000}$^{ac}$ & \textbf{1.0000}\hphantom{$^{ac}$} \\
+c & TMP/mid\{3\}.json & 0.5625\hphantom{$^{ab}$} & 0.6771\hphantom{$^{ab}$} & \textbf{1.0000}\hphantom{$^{ab}$} \\
+\bottomrule
+\end{tabular}
+\end{table}
+""")
+        # the seed and the draws it names are the options'
+        self.assertIn("else of 99 draws (seed 7), with Holm's correction over the 1 pair of runs",
+                      cli(*self.args[:8], "--format", "latex", "--permutations", "99", "--seed", "7")[1])
+        # a measure only a floor asked for joins no Holm family: R@1 is 1 against 0 in every
+        # query of top and low, and marks nothing
+        out = cli(*self.args, "--format", "latex", "--min-mean", "R@1=0")[1]
+        self.assertIn(r"\textbf{1.0000}$^{ac}$ & \textbf{1.0000}\hphantom{$^{ac}$} & \textbf{1.0000}\hphantom{$^{ac}$} \\", out)
+        # one run: nothing compared, nothing marked
+        status, out, _ = cli(*self.args[:6], "--format", "latex")
+        self.assertIn(r"\caption{Each measure over 8 queries, the highest in bold.}" + "\n", out)
+        self.assertIn(r"low\_1.json & \textbf{0.5000} & \textbf{0.6309} & \textbf{1.0000} \\" + "\n", out)
+
+    def test_a_p_of_0_05_is_not_below_0_05(self):
+        # 17 queries all higher: drawn, and no draw of 19 reaches all 17 signs: p = 1 / 20
+        qrels = self.write("q17.json", {"q%d" % i: ["d%d" % i] for i in range(17)})
+        low, top = [self.write(name, {"q%d" % i: ranking(i) for i in range(17)}) for name, ranking in
+                    (("l.json", lambda i: ["x", "d%d" % i]), ("t.json", lambda i: ["d%d" % i]))]
+        args = ["--qrels", qrels, "--run", low, "--run", top, "-m", "RR", "--permutations", "19"]
+        pair = json.loads(cli(*args, "--pairwise")[1])["pairs"][0]["comparison"]["RR"]
+        self.assertEqual((pair["p_value"], pair["p_holm"]), (0.05, 0.05))
+        self.assertIn(r"b & %s & \textbf{1.0000}\hphantom{$^{a}$} \\" % str(top).replace("_", r"\_"),
+                      cli(*args, "--format", "latex")[1])
+
+    def test_pairs_in_json_each_run_against_each_before_it_with_holm_over_the_pairs(self):
+        status, out, err = cli(*self.args, "--pairwise")
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(out, json.dumps(json.loads(out), indent=2) + "\n")
+        result = json.loads(out)
+        self.assertEqual(list(result), ["runs", "pairs"])
+        names = [str(p) for p in self.paths]
+        self.assertEqual([(p["baseline"], p["candidate"]) for p in result["pairs"]],
+                         [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])])
+        rr = [p["comparison"]["RR"] for p in result["pairs"]]
+        self.assertEqual([(c["delta"], c["p_value"]) for c in rr], [(0.5, 2 / 256), (0.0625, 1.0), (-0.4375, 2 / 128)])
+        self.assertEqual(rr[2]["regressed"], {"q%d" % i: -0.5 for i in range(2, 9)})
+        for name, holm in self.HOLM.items():
+            self.assertEqual([p["comparison"][name]["p_holm"] for p in result["pairs"]], holm)
+        # each pair's row is the comparison --baseline makes of the two, but for Holm's family
+        alone = json.loads(cli(*self.args[:4], "--run", self.paths[2], "--baseline", self.paths[1])[1])
+        self.assertEqual(dict(alone["comparison"]["RR"], p_holm=0.03125), rr[2])
+        # without --pairwise, what several runs always printed
+        plain = json.loads(cli(*self.args)[1])
+        self.assertEqual(plain, {"runs": result["runs"]})
+
+    def test_every_format_shows_the_pairs(self):
+        label = lambda i: str(self.paths[i])
+        table = cli(*self.args, "--pairwise", "--format", "table")[1]
+        self.assertIn("\npairs:\n", table)
+        # one header, then a row per pair and measure
+        self.assertEqual(len(table.split("\npairs:\n")[1].splitlines()), 1 + 3 * 3 + 1)
+        self.assertRegex(table, r"\n  %s vs %s +RR +1\.0000 +0\.5625 +-0\.4375 +\[-0\.5000, -0\.3125\] +0\.0156 +0\.0312\n"
+                         % (re.escape(label(2)), re.escape(label(1))))
+        self.assertIn("Holm's correction over the pairs, per measure", table)
+        summary = self.tmp / "summary.md"
+        markdown = cli(*self.args, "--pairwise", "--format", "markdown", "--summary", summary)[1]
+        self.assertEqual(summary.read_text(encoding="utf-8"), markdown + "\n")
+        self.assertIn("| %s vs %s | RR | 0.5000 | 1.0000 | +0.5000 | [+0.5000, +0.5000] | 0.0078 | 0.0234 |"
+                      % (rre._md(label(1)), rre._md(label(0))), markdown)
+        rows = list(csv.DictReader(io.StringIO(cli(*self.args, "--pairwise", "--format", "csv")[1])))
+        self.assertEqual([row["RR %s - %s" % (label(2), label(1))] for row in rows], ["0.0"] + ["-0.5"] * 7)
+        self.assertEqual(rows[0]["R@2 %s - %s" % (label(1), label(0))], "0.0")
+        # not asked for: no pairs
+        self.assertNotIn("pairs", cli(*self.args, "--format", "table")[1])
+
+    def test_the_library_gives_the_pairs_as_the_cli(self):
+        result = rre.score_runs(self.qrels, self.runs, self.MEASURES, pairwise=True)
+        cli_pairs = json.loads(cli(*self.args, "--pairwise")[1])["pairs"]
+        names = dict(zip(map(str, self.paths), self.runs))
+        self.assertEqual(result["pairs"], [dict(p, baseline=names[p["baseline"]], candidate=names[p["candidate"]])
+                                           for p in cli_pairs])
+        self.assertNotIn("pairs", rre.score_runs(self.qrels, self.runs, self.MEASURES))
+        # a pair is compared on the same queries
+        lacking = dict(self.runs, **{"mid{3}.json": {q: r for q, r in self.runs["mid{3}.json"].items() if q != "q1"}})
+        with self.assertRaisesRegex(rre.EvalError, r"^runs\.mid\{3\}\.json: the runs were evaluated on different "
+                                                   r"queries \('q1'\); compare on fixed queries"):
+            rre.score_runs(self.qrels, lacking, "RR", pairwise=True, missing_run="skip")
+
+    def test_refusals(self):
+        one = ["--qrels", self.args[1], "--run", self.paths[0]]
+        lacking = self.write("lacking.json", {"q%d" % i: ["d%d" % i] for i in range(2, 9)})
+        for args, fragment in [
+                (["--baseline", self.paths[0], "--format", "latex"], "--format latex has no place for --baseline: use json"),
+                (["--ci", "--format", "latex"], "--format latex has no place for --ci"),
+                (["--ties", "--format", "latex"], "--format latex has no place for --ties"),
+                (["--explain", "--format", "latex"], "--format latex has no place for --explain"),
+                (["--unjudged-bounds", "--format", "latex"], "--format latex has no place for --unjudged-bounds"),
+                (["--power", "--format", "latex"], "--format latex has no place for --power"),
+                (["--per-query", "--format", "latex"], "--format latex has no place for --per-query"),
+                (["--groups", self.write("g.json", {"g": ["q1"]}), "--format", "latex"], "no place for --groups"),
+                (["--index", self.write("index.json", ["d1"]), "--format", "latex"], "no place for --index"),
+                (["--stage", "first=%s" % self.paths[0], "--format", "latex"], "no place for --stage"),
+                ([a for i in range(27) for a in ("--run", self.tmp / ("r%d.json" % i))] + ["--format", "latex"],
+                 "--format latex letters the runs a to z: give at most 26"),
+                (["--pairwise"], "--pairwise compares each --run with each other one: give two or more"),
+                (["--run", lacking, "--missing-run", "skip", "--pairwise"],
+                 "%s: the runs were evaluated on different queries ('q1')" % lacking)]:
+            with self.subTest(args=args):
+                rejected(self, *cli(*one, *args), fragment)
+        rejected(self, *cli(FIXTURE, "--pairwise"), "--pairwise compares each --run with each other one")
+        self.assertEqual(cli(*one, "--run", self.paths[1], "--pairwise")[0], 0)
 
 
 class PlotTest(TempDirTestCase):
@@ -9911,32 +10061,14 @@ class QuickFormTest(TempDirTestCase):
         self.assertNotIn("| q1 |", cli(*self.ours, "-m", "P@2,RR", "--format", "markdown")[1])
         status, out, _ = cli(*self.ours, "-m", "P@2,RR", "-q", "--format", "csv")
         self.assertEqual(out, "query,P@2,RR\nq1,0.5,1.0\nq2,0.0,0.0\n")  # csv: a row per query always
-
-    def test_q_of_several_runs_and_a_baseline(self):
-        self.write("other", "q1 Q0 b 1 1.0 tagB\nq2 Q0 a 1 1.0 tagB\n")
-        # in the files' folder: the runs' labels are their paths, run and other
-        self.addCleanup(os.chdir, os.getcwd())
-        os.chdir(self.tmp)
-        other, several = "other", ["--qrels", "qrels", "--run", "run", "--run", "other", "-m", "RR"]
-        status, out, _ = cli(*several, "-q", "--format", "csv")  # csv: as without -q
-        self.assertEqual(out, cli(*several, "--format", "csv")[1])
+        # several runs: csv has a row per query of each; the reports' table of runs has no place
+        other = self.write("other", "q1 Q0 b 1 1.0 tagB\nq2 Q0 a 1 1.0 tagB\n")
+        status, out, _ = cli(*self.ours, "--run", other, "-m", "RR", "-q", "--format", "csv")
         self.assertEqual(out.splitlines()[1:], ["q1,1.0,1.0", "q2,0.0,1.0"])
-        status, out, err = cli(*several, "-q", "--format", "table")
-        self.assertEqual(status, 0, err)
-        self.assertTrue(out.startswith(cli(*several, "--format", "table")[1].rstrip("\n") + "\n\nper query:\n"))
-        self.assertEqual([line.split() for line in out.splitlines()[-3:]],
-                         [["query", "RR", "run", "RR", "other"], ["q1", "1.0000", "1.0000"],
-                          ["q2", "0.0000", "1.0000"]])
-        status, out, err = cli(*several, "-q", "--format", "markdown", "--summary", self.tmp / "summary.md")
-        self.assertIn("<details><summary>Per query</summary>\n\n| query | RR run | RR other |\n"
-                      "| --- | ---: | ---: |\n| q1 | 1.0000 | 1.0000 |\n| q2 | 0.0000 | 1.0000 |\n\n</details>",
-                      out)
-        self.assertEqual((self.tmp / "summary.md").read_text(), out + "\n")
-        # with a baseline: its value first, as csv's columns
-        status, out, err = cli(*several, "--baseline", other, "-q", "--format", "table")
-        self.assertEqual(out.splitlines()[-3:][0].split(), ["query", "RR", "baseline", "RR", "run", "RR", "other"])
-        self.assertEqual(out.splitlines()[-1].split(), ["q2", "1.0000", "0.0000", "1.0000"])
-        rejected(self, *cli(*several, "-q", "--format", "trec"), "--format trec holds one run")
+        for fmt in ("table", "markdown"):
+            with self.subTest(fmt):
+                rejected(self, *cli(*self.ours, "--run", other, "-m", "RR", "-q", "--format", fmt),
+                         "--per-query holds one run")
         # trec_eval's form keeps its own -q
         self.assertIn("P_5                   \tq1\t0.4000\n",
                       cli("-q", "-m", "P.5", self.qrels, self.run)[1])
@@ -10003,7 +10135,8 @@ TEST_SECTIONS = {
     "FunnelTest": "Pipeline", "AccessTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
-    "PlotTest": "Output", "SideOutputsTest": "Output", "JunitTest": "Output",
+    "PapersTest": "Output", "PlotTest": "Output", "SideOutputsTest": "Output",
+    "JunitTest": "Output",
     "ProcessTest": "Command line", "OutputFilesTest": "Command line",
     "InterruptTest": "Command line", "TrecEvalFormTest": "Command line",
     "TrecEvalEdgesTest": "Command line", "QuickFormTest": "Command line",
