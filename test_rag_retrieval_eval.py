@@ -3336,6 +3336,8 @@ AS_CAUSES = [
     ("beir", "A_beir187", "Recall@10", "recall_10", 1.0, {"identical ID removed": 1}, []),
     ("beir", "A_beir187", "NDCG@10", "ndcg_cut_10", 1.0, {"identical ID removed": 1},
      ["rounding"]),
+    # R_cap@1 is relative_P_1: q1's tied b, a, c, handed b first, ranked c first by trec_eval
+    ("beir", "A_tie_first_rel", "R_cap@1", "relative_P_1", 0.0, {"tie order": 1}, []),
     # tied b, a, c: trec_eval ranks c, b, a (b at 2); z, a (a at 3): (1/2 + 1/3) / 2
     ("mteb@2.18.18", "A_tie_first_rel", "mrr_at_10", "RR@10", 5 / 12, {"tie order": 2}, []),
     ("mteb", "A_tie_first_rel", "mrr_at_10", "RR@10", 5 / 12, {}, []),
@@ -3581,7 +3583,9 @@ class AsToolTest(TempDirTestCase):
                                                "does, and --k has no counterpart there"]),
                 (["--as", "beir", "--format", "trec"], ["--format trec has no counterpart"]),
                 (["--as", "haystack", "--missing-run", "zero"], ["--missing-run has no counterpart"]),
-                (["--as", "beir", "--no-relevant", "zero"], ["--no-relevant has no counterpart"])):
+                (["--as", "beir", "--no-relevant", "zero"], ["--no-relevant has no counterpart"]),
+                (["--as", "ragas", "--relevance-level", "2"], ["--relevance-level has no "
+                                                               "counterpart"])):
             with self.subTest(args):
                 rejected(self, *cli(*files, *args), *fragments)
         # the tools part on a labeled query without a ranking, and on one with nothing relevant
