@@ -220,8 +220,8 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
 # number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
-# none; -m is the names' kind's).  argparse, Config, the manifest's options, the saved baseline's
-# checks, the output guard and the library's checks are built from it.
+# none).  argparse, Config, the manifest's options, the saved baseline's checks, the output
+# guard and the library's checks are built from it.
 Option = namedtuple("Option", "name default kind stage help values metavar short",
                     defaults=(None, None, None))
 # Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
@@ -294,7 +294,7 @@ OPTIONS = (
            "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "plan",
-           "measures to compute, separated by commas or blanks (see below)"),
+           "measures to compute, separated by commas or blanks (see below)", short="-m"),
     Option("as_tool", None, "text", "plan",
            "print TOOL's numbers, under its names, as its pinned version computes them (%s), "
            "or as VERSION did, with trec_eval's beside them and why they differ; -m then "
@@ -2879,7 +2879,6 @@ def _trec_joined(names):
 # why we refuse it: what the name means in the tool that uses it, and the two ways on, ours and
 # --as.  ir_measures' names (MAP, MRR, Precision, Recall) are among them; trec_eval's come first
 # (recall is its recall_5 ... recall_1000); sentence-transformers' dot_ is read as its cosine_.
-_OURS_OR_AS = "take %s%%(k)s, or --as %s to print %s"
 ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family, ours in {
     "recall": ("R", "SetR"), "precision": ("P", "SetP"), "mrr": "RR", "map": "AP",
     "ndcg": "nDCG",
@@ -2895,12 +2894,12 @@ ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family,
     "ndcg_burges": "%(name)s is ranx's nDCG with gain 2^grade - 1: ours gains the grade; take "
                    "nDCG(gains={1:1,2:3,3:7})%(k)s, a gain for each of your grades",
     "hole": "%(name)s is BEIR's share of the top k that no query's labels name: ours counts what "
-            "this query's labels leave out; " + _OURS_OR_AS % ("Unjudged", "beir", "BEIR's"),
+            "this query's labels leave out; take Unjudged%(k)s, or --as beir to print BEIR's",
     "cosine_map": "%(name)s is sentence-transformers' AP, which divides by min(k, R): ours "
-                  "divides by R; " + _OURS_OR_AS % ("AP", "sentence-transformers", "its own"),
+                  "divides by R; take AP%(k)s, or --as sentence-transformers to print its own",
     "cosine_ndcg": "%(name)s is sentence-transformers' nDCG, which gains 1 for every relevant "
-                   "document: ours gains the grade (the same on 0/1 labels); "
-                   + _OURS_OR_AS % ("nDCG", "sentence-transformers", "its own"),
+                   "document: ours gains the grade (the same on 0/1 labels); take nDCG%(k)s, or "
+                   "--as sentence-transformers to print its own",
     "document_recall": "%(name)s is Haystack's single_hit (Success over the whole ranking) or "
                        "multi_hit (SetR): take Success@k, k the ranking's length, or SetR, or "
                        "--as haystack to print Haystack's",
@@ -2969,8 +2968,7 @@ def suggestions(text, names, folded=()):
     """The closest of the names the form in use takes to an unknown one, as 'did you mean'; the
     folded names (other tools' names, lower-cased) are matched case-blind, and must be closer."""
     import difflib
-    scored = [(difflib.SequenceMatcher(None, text, name).ratio(), name)
-              for name in dict.fromkeys(names)]
+    scored = [(difflib.SequenceMatcher(None, text, name).ratio(), name) for name in names]
     scored += [(difflib.SequenceMatcher(None, text.lower(), name).ratio() - 0.1, name)
                for name in folded]
     # a name both ways at its better score
@@ -8775,7 +8773,7 @@ def run_labels(names, baseline=None):
     return labels
 
 
-def format_runs(results, fmt, per_query=False, labels=None, pairs=None):
+def format_runs(results, fmt, labels=None, pairs=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
     labels: run_labels() of the runs and the baseline; pairs: see runs_output, or None."""
@@ -9789,8 +9787,6 @@ def _argument(option):
             option.kind, {}))
     if option.kind == "positional":
         return [option.name], keywords
-    if option.kind == "names":
-        return ["-m", flag], keywords
     if option.short:
         return [option.short, flag], keywords
     return [flag], keywords
@@ -10116,7 +10112,7 @@ def _main(argv):
     if config.format == "latex":
         text = format_latex(runs, pairs or [], labels, config)
     elif several:
-        text = format_runs(runs, config.format, config.per_query, labels, pairs)
+        text = format_runs(runs, config.format, labels, pairs)
     else:
         text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") or r.get("leaks") for r in runs.values()) else 0
@@ -10142,7 +10138,7 @@ def _write_files(config, runs, labels, pool, drawn, pairs):
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", labels=labels, pairs=pairs)
+            summary = format_runs(runs, "markdown", labels, pairs)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
