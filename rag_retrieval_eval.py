@@ -1339,18 +1339,19 @@ def judge_run(rankings, truth, opts, source, root=None):
         if labels is None and not opts.agree:
             ranked[qid] = None
             continue
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
-                                              evidence_of(truth, qid))._replace(ids=ids)
+        ranking = judge_ranking(docids, scores, labels or {}, opts, None,
+                                evidence_of(truth, qid))._replace(ids=ids)
         if opts.views:
             views = tool_views(qid, docids, scores, truth, opts)
-            ranking = ranked[qid] = ranking._replace(judged=ranking.judged._replace(views=views))
+            ranking = ranking._replace(judged=ranking.judged._replace(views=views))
         if truth.access:
-            ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
+            ranking = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
+            ranking = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
+        ranked[qid] = ranking
     return ranked
 
 
@@ -2208,13 +2209,11 @@ def rbp_residual(q, k, *, p=0.8):
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
-# gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs gdeval.pl)
-GDEVAL_MAX_REL = 4
-
-
+# max_rel: gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs
+# gdeval.pl)
 @measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
          unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
-def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
+def expected_reciprocal_rank(q, k, *, max_rel=4):
     """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
     1 - R above i.
 
@@ -8951,10 +8950,11 @@ def _runs_csv(results, labels, pairs):
 
 # --- A paper's table (--format latex) ---
 
-# LaTeX's special characters; a name's are escaped as these say, the others by a backslash
-_LATEX_SPECIAL = re.compile(r"[\\{}$&#^_%~<>|]")
-_LATEX_WORDS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
-                "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+# LaTeX's special characters, as a name escapes them: these as words, the others by a backslash
+_LATEX_SPECIAL = str.maketrans({
+    "\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    **{c: "\\" + c for c in "{}$&#_%"}})
 LATEX_CAPTION = "Each measure over %s, the highest in bold."
 # the caption's test, when runs are compared
 LATEX_TEST = """ A superscript names the runs a
@@ -8982,7 +8982,7 @@ def _latex(text):
     >>> print(_latex("run_1 {50%} ~a\\b"))
     run\_1 \{50\%\} \textasciitilde{}a\textbackslash{}b
     """
-    return _LATEX_SPECIAL.sub(lambda m: _LATEX_WORDS.get(m.group(), "\\" + m.group()), text)
+    return text.translate(_LATEX_SPECIAL)
 
 
 def format_latex(results, pairs, labels, config):
