@@ -1643,25 +1643,25 @@ Filter = namedtuple("Filter", "thresh tokens overhead pack stage",
                     defaults=(None, None, 0, "prefix", None))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
-# the facts of most measures: they score the labels of the questions that have an answer, and
-# read no evidence sets
-_ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of most measures: they score the labels of the questions that have an answer, read no
+# evidence sets, and a 0 does not say that nothing relevant was found
+_ON_LABELS = dict(losable=False, evidence=False, domain=ANSWERABLE)
 # the facts of a measure that --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties
-_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, **_ON_LABELS)
 # the facts of a count (NumRet...), summed over the queries
 _COUNT = dict(_PLAIN, aggregate="sum")
-# the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
-# an unjudged document can lower them, and a 0 does not say that nothing relevant was found
-_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+# the facts of most of trec_eval's measures: the orders by grade bound them, and a relevant label
+# for an unjudged document can lower them
+_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, **_ON_LABELS)
 # the facts of a measure bounded both ways: over ties, and with --unjudged-bounds
-_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, **_ON_LABELS)
 # the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
 _FOUND = dict(_BOUNDED, losable=True)
 # the facts of trec_eval's measures of what was found, which are 0 when nothing relevant was
 _TREC_FOUND = dict(_TREC, losable=True)
 # the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
 # under --judged-only with --depth depend on the order of tied ones
-_SET = dict(ties=RETRIEVED_COUNTED, losable=False, **_ON_LABELS)
+_SET = dict(ties=RETRIEVED_COUNTED, **_ON_LABELS)
 # the facts of trec_eval's nDCG averaged over ranks (nDCGRel, RnDCG)
 _TREC_AVERAGED = dict(_TREC, ties="the orders by grade are not shown to be its best and worst")
 
@@ -1916,7 +1916,7 @@ INFAP_EPSILON = 0.00001
 
 @measure("infAP", "none", ("infAP", ""), params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+         **_ON_LABELS)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool
     (Yilmaz and Aslam; trec_eval's m_infap.c).
@@ -2001,8 +2001,7 @@ def r_precision_multiple(q, multiple):
 
 
 @measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
-         unjudged="a relevant label moves a document to another coefficient", losable=False,
-         **_ON_LABELS)
+         unjudged="a relevant label moves a document to another coefficient", **_ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
     + d * others missed.
@@ -2191,7 +2190,7 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
 
 @measure("RBPResid", "none", ("rbp_resid", ""), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, **_ON_LABELS)
+         unjudged="it is what unjudged documents leave open", **_ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
     ranking.
@@ -2211,7 +2210,7 @@ def rbp_residual(q, k, *, p=0.8):
 
 # max_rel: gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs
 # gdeval.pl)
-@measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
+@measure("ERR", "optional", params=(), ties=BOUNDED,
          unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
 def expected_reciprocal_rank(q, k, *, max_rel=4):
     """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
@@ -2240,7 +2239,7 @@ def expected_reciprocal_rank(q, k, *, max_rel=4):
 
 @measure("Unjudged", "required", ("", "unj_{k}"), params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+         unjudged=NOT_PLAIN, **_ON_LABELS)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -2251,7 +2250,7 @@ def unjudged_share(q, k):
 
 
 @measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **_ON_LABELS)
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, **_ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -2337,8 +2336,8 @@ def abstain(q, k):
 NO_ACCESS = "it reads who may read each document, not the labels"
 
 
-@measure("Leak", "optional", ("", ""), params=(), aggregate="sum", ties=NO_ACCESS,
-         unjudged=NO_ACCESS, losable=False, **_ON_LABELS)
+@measure("Leak", "optional", params=(), aggregate="sum", ties=NO_ACCESS,
+         unjudged=NO_ACCESS, **_ON_LABELS)
 def leak(q, k):
     """Leak: documents within k (the whole ranking) the query may not read (--access); summed
     over queries.
@@ -2436,7 +2435,7 @@ def rbo_depth(p):
 def agreement_reach(spec):
     """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than
     rbo_depth."""
-    p = dict(MEASURES[spec.base].func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
+    p = dict(spec.measure.func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
     return min(depth for depth in (spec.k, p and rbo_depth(p)) if depth)
 
 
@@ -2451,7 +2450,14 @@ def _rbo_tails(p, n):
 # level) or None, its own relevance level or None, its gains or None, and the Filter of the ranking
 # it sees (thresh=, tokens=) or None. args: the measure's own parameters, ((key, value), ...) in
 # its order (Utility(a=2), RBP(p=0.9)), or ().
-Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
+class Spec(namedtuple("Spec", "name base k rel gains filter args",
+                      defaults=(None, None, None, ()))):
+    __slots__ = ()
+
+    @property
+    def measure(self):
+        """The Measure of its base: its facts, as MEASURES registers them."""
+        return MEASURES[self.base]
 
 
 def stage_of(spec):
@@ -2996,7 +3002,7 @@ def measure_names():
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
-    uncut, pattern = MEASURES[spec.base].trec
+    uncut, pattern = spec.measure.trec
     trec_args = ()
     if uncut in TREC_ARGS:
         trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
@@ -3293,7 +3299,7 @@ def _scorer(spec):
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     if tool_row(spec):
         return partial(tool_value, tool_row(spec))
-    measure = MEASURES[spec.base]
+    measure = spec.measure
     # a stage's ranking is measured as a run's is, not as what a floor or a budget left; whole,
     # as the share of it that is relevant
     plain = spec.filter is None or spec.filter.stage is not None and spec.k is not None
@@ -3336,18 +3342,18 @@ def score_queries(judged, specs, no_answer=NOTHING):
 
 def answers(spec):
     """Whether a spec scores the questions that have an answer (see Measure's domain)."""
-    return MEASURES[spec.base].domain == ANSWERABLE
+    return spec.measure.domain == ANSWERABLE
 
 
 def agrees(spec):
     """Whether a spec is an agreement measure, which compares the ranking with the baseline's."""
-    return MEASURES[spec.base].domain == AGREEMENT
+    return spec.measure.domain == AGREEMENT
 
 
 def domains(specs):
     """The specs in groups scored on the same queries: the answerable ones', the others', the
     agreement ones'."""
-    return [mine for mine in ([s for s in specs if MEASURES[s.base].domain == d] for d in (
+    return [mine for mine in ([s for s in specs if s.measure.domain == d] for d in (
         ANSWERABLE, UNANSWERABLE, AGREEMENT)) if mine]
 
 
@@ -3356,7 +3362,7 @@ def aggregated(per_query, specs):
     scores, in their order."""
     out = {}
     for spec in specs:
-        how = MEASURES[spec.base].aggregate
+        how = spec.measure.aggregate
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
         if how == "sum":
             out[spec.name] = sum(values)
@@ -3456,7 +3462,7 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
-                and s.name not in loose and MEASURES[s.base].ties != ORDER_FREE]
+                and s.name not in loose and s.measure.ties != ORDER_FREE]
         for side, values in enumerate((best, worst)):
             for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine,
                                         no_answer).items():
@@ -3497,7 +3503,7 @@ def unjudged_bounds(judged, specs):
     (README: "Did it really miss?")."""
     out, loose = {}, {}
     for spec in specs:
-        fact = MEASURES[spec.base].unjudged
+        fact = spec.measure.unjudged
         plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
@@ -3525,7 +3531,7 @@ def not_bounded(specs, opts):
     short; and, under --judged-only with --depth, those that count the documents retrieved."""
     loose = {}
     for s in specs:
-        fact = MEASURES[s.base].ties
+        fact = s.measure.ties
         if fact not in (BOUNDED, ORDER_FREE, RETRIEVED_COUNTED):
             loose[s.name] = fact
         elif s.filter is not None and s.filter.tokens is not None:
@@ -3541,10 +3547,10 @@ def not_bounded(specs, opts):
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
+    cut = [s for s in specs if s.measure.cutoff in ("required", "optional")
            and s.k is not None
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"
+           and not agrees(s) and s.measure.aggregate != "text"
            and stage_of(s) is None]
     # another tool's by its name (--as)
     return {tool_row(s).name if tool_row(s) else "%s%s@k" % (
@@ -3899,7 +3905,7 @@ def mean_intervals(per_query, specs, plan):
     --seed (resampling its clusters of them, when given)."""
     out = {}
     for mine in domains(specs):
-        means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
+        means = [s.name for s in mine if s.measure.aggregate == "mean"]
         qids = [q for q, row in per_query.items() if mine[0].name in row]
         out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids]
                                                    for name in means],
@@ -4136,11 +4142,11 @@ def power(per_query, specs, base=None, limits=NOTHING):
     import statistics
     out = {}
     # RelString has no spread
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
+    for spec in (s for s in specs if s.measure.aggregate != "text"):
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0)
                   for q, row in per_query.items() if name in row]
-        summed = MEASURES[spec.base].aggregate == "sum"
+        summed = spec.measure.aggregate == "sum"
         sd = mde = None
         if len(values) > 1:
             sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2))
@@ -4214,7 +4220,7 @@ def paired_by_domain(baseline, candidate, specs, plan):
         drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
-        means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
+        means = [s.name for s in mine if config.ci and s.measure.aggregate == "mean"]
         tested = sum(not agrees(s) for s in mine)
         pvalues, intervals = paired_statistics(
             diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
@@ -4234,7 +4240,7 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     qids, diffs, p, interval = paired
-    name, measure = spec.name, MEASURES[spec.base]
+    name, measure = spec.name, spec.measure
     before, after = baseline["measures"][name], candidate["measures"][name]
     if measure.aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
@@ -6188,7 +6194,7 @@ def evidence_labels_of(evidence):
 def check_evidence_wanted(specs, evidence, qrels, where, keys):
     """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
     came from records), and evidence sets that do not name exactly the labeled queries."""
-    wanted = [s.name for s in specs if MEASURES[s.base].evidence]
+    wanted = [s.name for s in specs if s.measure.evidence]
     if wanted and evidence is None:
         raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a "
                         "JSON Lines record's evidence field%s"
@@ -6211,7 +6217,7 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
         raise EvalError("%slengths gives token counts, and no measure has a token budget: add "
                         "tokens=B to a measure, as in R(tokens=2000)@10" % flag)
     # AutoRAG's measures read the sets as their ground-truth groups
-    read = [s for s in specs if MEASURES[s.base].evidence or "groups" in tool_words(s)]
+    read = [s for s in specs if s.measure.evidence or "groups" in tool_words(s)]
     if evidence is not None and labels_given and not read:
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside "
                         "the labels: add %s, or leave the labels out to let the evidence "
@@ -6767,7 +6773,7 @@ def make_plan(config):
         specs = tool_specs(*parse_tool(config.as_tool), names)
     else:
         specs = parse_measures(names, renamed)
-    texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
+    texts = [s.name for s in specs if s.measure.aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
@@ -6846,7 +6852,7 @@ def check_limit(spec, gate, limits, specs, gate_on):
     """Refuse a second floor or limit of a Gate for a measure, a limit for one not
     measured (specs), and a floor on a text, which is no number, or on a sum's or a geometric
     mean's mean read by an interval (--gate-on), which only arithmetic means have."""
-    aggregate = MEASURES[spec.base].aggregate
+    aggregate = spec.measure.aggregate
     if spec.name in limits:
         raise EvalError("%s gives %s twice: give each measure one %s"
                         % (gate.flag, spec.name, "limit" if gate.needs else "floor"))
@@ -7262,7 +7268,7 @@ def check_truth(plan, truth, extras, where):
     check_no_answer(no_answer, labels, plan.opts.level, place(config.no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, no_answer),
                           place(config.evidence or where), extras.get("keys"))
-    if "keys" in extras and not no_answer and any(MEASURES[s.base].domain == UNANSWERABLE
+    if "keys" in extras and not no_answer and any(s.measure.domain == UNANSWERABLE
                                                   for s in plan.specs):
         # the records' empty labels: unanswered?
         empty = [q for q, grades in labels.items() if not grades]
@@ -9887,20 +9893,20 @@ def format_trec_eval(result, specs, runid, per_query):
         row = result["per_query"][qid]
         # a geometric mean is, as in trec_eval, a summary only
         lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
-                  for spec in found if MEASURES[spec.base].aggregate != "geometric"]
+                  for spec in found if spec.measure.aggregate != "geometric"]
     for (name, _), found in specs.items():
         if name in said:
             lines.append("%-22s\tall\t%s" % (name, said[name]))
         else:
             # a text (RelString) is a query's only
             lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
-                      for spec in found if MEASURES[spec.base].aggregate != "text"]
+                      for spec in found if spec.measure.aggregate != "text"]
     return "\n".join(lines)
 
 
 def _trec_line(spec, qid, value, labels):
     layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(
-        MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
+        spec.measure.aggregate, "%-22s\t%s\t%6.4f")
     return layout % (labels[spec.name], qid, value)
 
 
