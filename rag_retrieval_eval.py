@@ -1666,14 +1666,14 @@ _SET = dict(ties=RETRIEVED_COUNTED, **_ON_LABELS)
 _TREC_AVERAGED = dict(_TREC, ties="the orders by grade are not shown to be its best and worst")
 
 
-def measure(name, cutoff, trec=("", ""), **record):
+def measure(name, cutoff, uncut="", cut="", **record):
     """Register a measure, each of its facts stated (ties, unjudged, losable, evidence and
     domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
     "sum" for counts), params and filtered where they are not the defaults.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level' (IPrec@0.5: a
-    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec
-    ("": none).
+    recall level in tenths). uncut, cut: trec_eval's names (uncut, and cut with {k}), used by
+    --format trec ("": none), its Measure's trec.
     params: the parameters it takes, in ir_measures' syntax: rel (its own relevance level,
     P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a filter, a required
     cutoff may be left out (the whole filtered ranking).
@@ -1689,7 +1689,7 @@ def measure(name, cutoff, trec=("", ""), **record):
 
     def register(func):
         # the help's line: the summary, which may be wrapped
-        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, **facts,
+        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=(uncut, cut), **facts,
                                  doc=" ".join(func.__doc__.strip().split("\n\n")[0].split()))
         return func
     return register
@@ -1715,7 +1715,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS, **_FOUND)
+@measure("R", "required", cut="recall_{k}", params=_REL_AND_FILTERS, **_FOUND)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1737,7 +1737,7 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS, **_BOUNDED,
+@measure("P", "required", cut="P_{k}", params=_REL_AND_FILTERS, **_BOUNDED,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1748,7 +1748,7 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS, **_FOUND)
+@measure("RR", "optional", "recip_rank", params=_REL_AND_FILTERS, **_FOUND)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1760,7 +1760,7 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS, **_FOUND)
+@measure("Success", "required", cut="success_{k}", params=_REL_AND_FILTERS, **_FOUND)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1770,7 +1770,7 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS, **_TREC)
+@measure("AP", "optional", "map", "map_cut_{k}", params=_REL_AND_FILTERS, **_TREC)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1784,7 +1784,7 @@ def average_precision(q, k):
     return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
 
 
-@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
+@measure("nDCG", "optional", "ndcg", "ndcg_cut_{k}", params=("gains",) + FILTER_PARAMS,
          **_TREC)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
@@ -1817,7 +1817,7 @@ def _zero_ranks(q):
     return set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
 
 
-@measure("Rprec", "none", ("Rprec", ""), **_TREC)
+@measure("Rprec", "none", "Rprec", **_TREC)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1838,19 +1838,19 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), params=(), **_COUNT)
+@measure("NumRet", "none", "num_ret", params=(), **_COUNT)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
-@measure("NumRel", "none", ("num_rel", ""), **_COUNT)
+@measure("NumRel", "none", "num_rel", **_COUNT)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
-@measure("NumRelRet", "none", ("num_rel_ret", ""), **_COUNT)
+@measure("NumRelRet", "none", "num_rel_ret", **_COUNT)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1871,7 +1871,7 @@ def _judged_nonrel_ranks(q):
     return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
 
 
-@measure("Bpref", "none", ("bpref", ""), **_TREC)
+@measure("Bpref", "none", "bpref", **_TREC)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1890,7 +1890,7 @@ def bpref(q, k):
     return total / q.num_rel
 
 
-@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric", **_TREC)
+@measure("GMAP", "none", "gm_map", aggregate="geometric", **_TREC)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1904,7 +1904,7 @@ def gm_average_precision(q, k):
     return average_precision(q, None)
 
 
-@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric", **_TREC)
+@measure("GMBpref", "none", "gm_bpref", aggregate="geometric", **_TREC)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1914,7 +1914,7 @@ def gm_bpref(q, k):
 INFAP_EPSILON = 0.00001
 
 
-@measure("infAP", "none", ("infAP", ""), params=(),
+@measure("infAP", "none", "infAP", params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
          **_ON_LABELS)
 def inferred_ap(q, k):
@@ -1940,7 +1940,7 @@ def inferred_ap(q, k):
     return total / q.num_rel
 
 
-@measure("SetP", "none", ("set_P", ""), unjudged=BOUNDED, **_SET)
+@measure("SetP", "none", "set_P", unjudged=BOUNDED, **_SET)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1950,13 +1950,13 @@ def set_precision(q, k):
     return context_precision(q, None)
 
 
-@measure("SetR", "none", ("set_recall", ""), **_BOUNDED)
+@measure("SetR", "none", "set_recall", **_BOUNDED)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return recall(q, None)
 
 
-@measure("SetF", "none", ("set_F", ""), unjudged=BOUNDED, **_SET)
+@measure("SetF", "none", "set_F", unjudged=BOUNDED, **_SET)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1969,7 +1969,7 @@ def set_f(q, k):
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(), **_TREC)
+@measure("IPrec", "level", cut="iprec_at_recall_{k:.2f}", params=(), **_TREC)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1989,7 +1989,7 @@ def interpolated_precision(q, level):
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
 # are kept, for its numbers are what a TREC user compares with.
 
-@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(), **_TREC)
+@measure("RprecMult", "multiple", cut="Rprec_mult_{k:.2f}", params=(), **_TREC)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -2000,7 +2000,7 @@ def r_precision_multiple(q, multiple):
     return precision(q, cut) if cut else 0.0
 
 
-@measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
+@measure("Utility", "none", "utility", params=(), ties=RETRIEVED_COUNTED,
          unjudged="a relevant label moves a document to another coefficient", **_ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
@@ -2017,7 +2017,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
             + d * (docs + found - q.num_ret - q.num_rel))
 
 
-@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(), **_TREC)
+@measure("IPrecAvg", "none", "11pt_avg", params=(), **_TREC)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -2028,7 +2028,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
     return sum(interpolated_precision(q, level) for level in levels) / len(levels)
 
 
-@measure("BinG", "none", ("binG", ""), **_TREC_FOUND)
+@measure("BinG", "none", "binG", **_TREC_FOUND)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -2061,7 +2061,7 @@ def _ideal_dcg(ideal):
     return list(accumulate((g / math.log2(i + 2) for i, g in enumerate(ideal)), initial=0.0))
 
 
-@measure("G", "none", ("G", ""), params=("gains",), **_TREC_FOUND)
+@measure("G", "none", "G", params=("gains",), **_TREC_FOUND)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -2086,7 +2086,7 @@ def normalized_gain(q, k, *, gains=None):
     return total / sum(ideal) if ideal else 0.0
 
 
-@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",), **_TREC_AVERAGED)
+@measure("nDCGRel", "none", "ndcg_rel", params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -2107,7 +2107,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
     return total / len(ideal) if total > 0 else 0.0
 
 
-@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",), **_TREC_AVERAGED)
+@measure("RnDCG", "none", "Rndcg", params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -2134,7 +2134,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     return sum(values) / len(values) if values else 0.0
 
 
-@measure("RelP", "required", ("", "relative_P_{k}"), **_TREC_FOUND)
+@measure("RelP", "required", cut="relative_P_{k}", **_TREC_FOUND)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -2145,13 +2145,13 @@ def relative_precision(q, k):
     return _found(q, k) / min(k, q.num_rel) if q.num_rel else 0.0
 
 
-@measure("SetRelP", "none", ("set_relative_P", ""), unjudged=CAN_LOWER, **_SET)
+@measure("SetRelP", "none", "set_relative_P", unjudged=CAN_LOWER, **_SET)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("SetAP", "none", ("set_map", ""), unjudged=CAN_LOWER, **_SET)
+@measure("SetAP", "none", "set_map", unjudged=CAN_LOWER, **_SET)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -2161,13 +2161,13 @@ def set_average_precision(q, k):
     return len(q.rel_ranks) ** 2 / (q.num_ret * q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), **_COUNT)
+@measure("NumNonRelJudgedRet", "none", "num_nonrel_judged_ret", **_COUNT)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
     return len(_judged_nonrel_ranks(q))
 
 
-@measure("RBP", "optional", ("rbp", ""), params=("gains",), **_TREC)
+@measure("RBP", "optional", "rbp", params=("gains",), **_TREC)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -2188,7 +2188,7 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
 
 
-@measure("RBPResid", "none", ("rbp_resid", ""), params=(),
+@measure("RBPResid", "none", "rbp_resid", params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
          unjudged="it is what unjudged documents leave open", **_ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
@@ -2237,7 +2237,7 @@ def expected_reciprocal_rank(q, k, *, max_rel=4):
     return score
 
 
-@measure("Unjudged", "required", ("", "unj_{k}"), params=(),
+@measure("Unjudged", "required", cut="unj_{k}", params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
          unjudged=NOT_PLAIN, **_ON_LABELS)
 def unjudged_share(q, k):
@@ -2249,7 +2249,7 @@ def unjudged_share(q, k):
     return _unjudged_within(q, k) / k
 
 
-@measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
+@measure("RelString", "optional", "relstring", "relstring_{k}", aggregate="text", params=(),
          ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, **_ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
@@ -6871,8 +6871,7 @@ def check_limit(spec, gate, limits, specs, gate_on):
 
 def aggregate_word(name):
     """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
-    return MEASURES[parse_measures([name])[0].base].aggregate.replace(
-        "geometric", "geometric mean")
+    return parse_measures([name])[0].measure.aggregate.replace("geometric", "geometric mean")
 
 
 def check_agreement(config, agreeing, specs):
