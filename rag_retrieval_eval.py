@@ -2766,19 +2766,19 @@ def parse_measures(texts, renamed=None):
 # trec_eval's measures in the order it prints them, each with the parameters it takes by default
 # (None: it takes none); its nicknames; its names, each our measure (and whether it is cut at k).
 TREC_CUTS = "5,10,15,20,30,100,200,500,1000"
-TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None,
-              "map": None, "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
-              "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
-              "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
-              "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
-              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None,
-              "ndcg_rel": None, "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS,
-              "relative_P": TREC_CUTS, "success": "1,5,10", "set_P": None, "set_relative_P": None,
-              "set_recall": None, "set_map": None, "set_F": None, "num_nonrel_judged_ret": None,
-              "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
+TREC_ORDER = {**dict.fromkeys((
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P "
+    "relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg "
+    "ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F "
+    "num_nonrel_judged_ret rbp rbp_resid unj").split()),
+    # those that take parameters
+    "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
+    "recall": TREC_CUTS, "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
+    "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS, "success": "1,5,10",
+    "unj": "5,10,20"}
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
-                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
-                          "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
+                  "set": ("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall "
+                          "set_relative_P set_map set_F").split()}
 # where trec_eval's default is not ours
 TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}
 TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
