@@ -6882,9 +6882,8 @@ def check_agreement(config, agreeing, specs):
             "give --baseline (a run: an exact search's gives ANN recall)"
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
-    unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
-                          "no_relevant", "empty_labels", "explain", "access", "stage",
-                          "index")
+    unread = [n for n in ("no_answer relevance_level judged_only unlabeled no_relevant "
+                          "empty_labels explain access stage index").split()
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
@@ -9953,8 +9952,8 @@ def parse_command_line(argv):
 
 
 # the options whose output a --format latex table has no place for
-LATEX_UNSHOWN = ("baseline", "groups", "stage", "index", "explain", "ci", "ties",
-                 "unjudged_bounds", "power", "per_query")
+LATEX_UNSHOWN = ("baseline groups stage index explain ci ties unjudged_bounds power "
+                 "per_query").split()
 
 
 def check_usage(config):
