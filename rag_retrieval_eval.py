@@ -2449,7 +2449,7 @@ def _rbo_tails(p, n):
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff (or recall
 # level) or None, its own relevance level or None, its gains or None, and the Filter of the ranking
 # it sees (thresh=, tokens=) or None. args: the measure's own parameters, ((key, value), ...) in
-# its order (Utility(a=2), RBP(p=0.9)), or ().
+# its order (Utility(a=2), RBP(p=0.9)), or ().  Its measure: the registry's record of its base.
 class Spec(namedtuple("Spec", "name base k rel gains filter args",
                       defaults=(None, None, None, ()))):
     __slots__ = ()
