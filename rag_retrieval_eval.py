@@ -220,8 +220,8 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 # have been made with the same; recorded: as plan, and recorded in a result's manifest, as the
 # value options are, but not checked; output), its help, its values (choices, or the lowest
 # number; None: neither), its metavar (None: its kind's in METAVARS) and its short flag (None:
-# none; -m is the names' kind's).  argparse, Config, the manifest's options, the saved baseline's
-# checks, the output guard and the library's checks are built from it.
+# none).  argparse, Config, the manifest's options, the saved baseline's checks, the output
+# guard and the library's checks are built from it.
 Option = namedtuple("Option", "name default kind stage help values metavar short",
                     defaults=(None, None, None))
 # Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
@@ -294,7 +294,7 @@ OPTIONS = (
            "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "plan",
-           "measures to compute, separated by commas or blanks (see below)"),
+           "measures to compute, separated by commas or blanks (see below)", short="-m"),
     Option("as_tool", None, "text", "plan",
            "print TOOL's numbers, under its names, as its pinned version computes them (%s), "
            "or as VERSION did, with trec_eval's beside them and why they differ; -m then "
@@ -1339,18 +1339,19 @@ def judge_run(rankings, truth, opts, source, root=None):
         if labels is None and not opts.agree:
             ranked[qid] = None
             continue
-        ranked[qid] = ranking = judge_ranking(docids, scores, labels or {}, opts, None,
-                                              evidence_of(truth, qid))._replace(ids=ids)
+        ranking = judge_ranking(docids, scores, labels or {}, opts, None,
+                                evidence_of(truth, qid))._replace(ids=ids)
         if opts.views:
             views = tool_views(qid, docids, scores, truth, opts)
-            ranking = ranked[qid] = ranking._replace(judged=ranking.judged._replace(views=views))
+            ranking = ranking._replace(judged=ranking.judged._replace(views=views))
         if truth.access:
-            ranking = ranked[qid] = with_leaks(ranking, docids, scores, opts, truth.access, qid)
+            ranking = with_leaks(ranking, docids, scores, opts, truth.access, qid)
         if opts.filters and docids and labels is not None:
             if opts.duplicates == "first":
                 docids, scores, _ = best_occurrences(docids, scores)
             query = Query(qid, where, labels, evidence_of(truth, qid), scores is None)
-            ranked[qid] = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
+            ranking = with_filters(ranking, in_rank_order(docids, scores), truth, opts, query)
+        ranked[qid] = ranking
     return ranked
 
 
@@ -1642,37 +1643,37 @@ Filter = namedtuple("Filter", "thresh tokens overhead pack stage",
                     defaults=(None, None, 0, "prefix", None))
 FILTER_PARAMS = ("thresh", "tokens", "overhead", "pack")
 _REL_AND_FILTERS = ("rel",) + FILTER_PARAMS
-# the facts of most measures: they score the labels of the questions that have an answer, and
-# read no evidence sets
-_ON_LABELS = dict(evidence=False, domain=ANSWERABLE)
+# the facts of most measures: they score the labels of the questions that have an answer, read no
+# evidence sets, and a 0 does not say that nothing relevant was found
+_ON_LABELS = dict(losable=False, evidence=False, domain=ANSWERABLE)
 # the facts of a measure that --unjudged-bounds does not bound (NOT_PLAIN), bounded over ties
-_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+_PLAIN = dict(ties=BOUNDED, unjudged=NOT_PLAIN, **_ON_LABELS)
 # the facts of a count (NumRet...), summed over the queries
 _COUNT = dict(_PLAIN, aggregate="sum")
-# the facts of most of trec_eval's measures: the orders by grade bound them, a relevant label for
-# an unjudged document can lower them, and a 0 does not say that nothing relevant was found
-_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, losable=False, **_ON_LABELS)
+# the facts of most of trec_eval's measures: the orders by grade bound them, and a relevant label
+# for an unjudged document can lower them
+_TREC = dict(ties=BOUNDED, unjudged=CAN_LOWER, **_ON_LABELS)
 # the facts of a measure bounded both ways: over ties, and with --unjudged-bounds
-_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, losable=False, **_ON_LABELS)
+_BOUNDED = dict(ties=BOUNDED, unjudged=BOUNDED, **_ON_LABELS)
 # the facts of the measures of what was found at all: bounded both ways, and 0 when nothing was
 _FOUND = dict(_BOUNDED, losable=True)
 # the facts of trec_eval's measures of what was found, which are 0 when nothing relevant was
 _TREC_FOUND = dict(_TREC, losable=True)
 # the facts of a measure of the whole set retrieved: it counts the documents retrieved, which
 # under --judged-only with --depth depend on the order of tied ones
-_SET = dict(ties=RETRIEVED_COUNTED, losable=False, **_ON_LABELS)
+_SET = dict(ties=RETRIEVED_COUNTED, **_ON_LABELS)
 # the facts of trec_eval's nDCG averaged over ranks (nDCGRel, RnDCG)
 _TREC_AVERAGED = dict(_TREC, ties="the orders by grade are not shown to be its best and worst")
 
 
-def measure(name, cutoff, trec=("", ""), **record):
+def measure(name, cutoff, uncut="", cut="", **record):
     """Register a measure, each of its facts stated (ties, unjudged, losable, evidence and
     domain: see Measure), or an error at import; record: the facts, and aggregate ("mean", or
     "sum" for counts), params and filtered where they are not the defaults.
 
     cutoff: 'required' (R@10), 'optional' (RR or RR@10), 'none' (Rprec) or 'level' (IPrec@0.5: a
-    recall level in tenths). trec: trec_eval's names (uncut, cut with {k}), used by --format trec
-    ("": none).
+    recall level in tenths). uncut, cut: trec_eval's names (uncut, and cut with {k}), used by
+    --format trec ("": none), its Measure's trec.
     params: the parameters it takes, in ir_measures' syntax: rel (its own relevance level,
     P(rel=2)@10), gains (nDCG(gains={0:0,1:1,2:3})) and FILTER_PARAMS; with a filter, a required
     cutoff may be left out (the whole filtered ranking).
@@ -1688,7 +1689,7 @@ def measure(name, cutoff, trec=("", ""), **record):
 
     def register(func):
         # the help's line: the summary, which may be wrapped
-        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=trec, **facts,
+        MEASURES[name] = Measure(name=name, func=func, cutoff=cutoff, trec=(uncut, cut), **facts,
                                  doc=" ".join(func.__doc__.strip().split("\n\n")[0].split()))
         return func
     return register
@@ -1714,7 +1715,7 @@ def _example(*ranked_grades, labels=None, num_ret=None):
                  len(ranked_grades))
 
 
-@measure("R", "required", ("", "recall_{k}"), params=_REL_AND_FILTERS, **_FOUND)
+@measure("R", "required", cut="recall_{k}", params=_REL_AND_FILTERS, **_FOUND)
 def recall(q, k):
     """Recall: relevant documents within k / all relevant documents (R); 0 if R is 0.
 
@@ -1736,7 +1737,7 @@ def context_precision(q, k):
     return _found(q, k) / left if left else 0.0
 
 
-@measure("P", "required", ("", "P_{k}"), params=_REL_AND_FILTERS, **_BOUNDED,
+@measure("P", "required", cut="P_{k}", params=_REL_AND_FILTERS, **_BOUNDED,
          filtered=context_precision)
 def precision(q, k):
     """Precision: relevant documents within k / k (missing ranks count as non-relevant).
@@ -1747,7 +1748,7 @@ def precision(q, k):
     return _found(q, k) / k
 
 
-@measure("RR", "optional", ("recip_rank", ""), params=_REL_AND_FILTERS, **_FOUND)
+@measure("RR", "optional", "recip_rank", params=_REL_AND_FILTERS, **_FOUND)
 def reciprocal_rank(q, k):
     """Reciprocal rank: 1 / rank of the first relevant document (within k), else 0.
 
@@ -1759,7 +1760,7 @@ def reciprocal_rank(q, k):
     return 0.0
 
 
-@measure("Success", "required", ("", "success_{k}"), params=_REL_AND_FILTERS, **_FOUND)
+@measure("Success", "required", cut="success_{k}", params=_REL_AND_FILTERS, **_FOUND)
 def success(q, k):
     """Success: 1 if any relevant document is within k, else 0.
 
@@ -1769,7 +1770,7 @@ def success(q, k):
     return 1.0 if q.rel_ranks and q.rel_ranks[0] <= _cut(k) else 0.0
 
 
-@measure("AP", "optional", ("map", "map_cut_{k}"), params=_REL_AND_FILTERS, **_TREC)
+@measure("AP", "optional", "map", "map_cut_{k}", params=_REL_AND_FILTERS, **_TREC)
 def average_precision(q, k):
     """Average precision: sum of P@i at each relevant rank i (within k) / R.
 
@@ -1783,7 +1784,7 @@ def average_precision(q, k):
     return sum((i + 1) / r for i, r in enumerate(q.rel_ranks) if k is None or r <= k) / q.num_rel
 
 
-@measure("nDCG", "optional", ("ndcg", "ndcg_cut_{k}"), params=("gains",) + FILTER_PARAMS,
+@measure("nDCG", "optional", "ndcg", "ndcg_cut_{k}", params=("gains",) + FILTER_PARAMS,
          **_TREC)
 def ndcg(q, k, *, gains=None):
     """nDCG: DCG / ideal DCG; gain = grade > 0, discount log2(rank + 1).
@@ -1816,7 +1817,7 @@ def _zero_ranks(q):
     return set(q.judged_ranks).difference([r for r, _ in q.gains], q.unjudged_ranks)
 
 
-@measure("Rprec", "none", ("Rprec", ""), **_TREC)
+@measure("Rprec", "none", "Rprec", **_TREC)
 def r_precision(q, k):
     """R-precision: relevant documents within rank R / R; 0 if R is 0.
 
@@ -1837,19 +1838,19 @@ def judged_share(q, k):
     return bisect_right(q.judged_ranks, k) / min(k, q.num_ret) if q.num_ret else 0.0
 
 
-@measure("NumRet", "none", ("num_ret", ""), params=(), **_COUNT)
+@measure("NumRet", "none", "num_ret", params=(), **_COUNT)
 def retrieved_count(q, k):
     """Retrieved documents (after --depth); summed over queries."""
     return q.num_ret
 
 
-@measure("NumRel", "none", ("num_rel", ""), **_COUNT)
+@measure("NumRel", "none", "num_rel", **_COUNT)
 def relevant_count(q, k):
     """Relevant labeled documents (R); summed over queries."""
     return q.num_rel
 
 
-@measure("NumRelRet", "none", ("num_rel_ret", ""), **_COUNT)
+@measure("NumRelRet", "none", "num_rel_ret", **_COUNT)
 def relevant_retrieved_count(q, k):
     """Relevant documents retrieved; summed over queries."""
     return len(q.rel_ranks)
@@ -1870,7 +1871,7 @@ def _judged_nonrel_ranks(q):
     return sorted(set(q.judged_ranks).difference(q.rel_ranks, q.unjudged_ranks))
 
 
-@measure("Bpref", "none", ("bpref", ""), **_TREC)
+@measure("Bpref", "none", "bpref", **_TREC)
 def bpref(q, k):
     """Bpref: per relevant retrieved document, 1 - (judged non-relevant above it) / min(R, N); / R.
 
@@ -1889,7 +1890,7 @@ def bpref(q, k):
     return total / q.num_rel
 
 
-@measure("GMAP", "none", ("gm_map", ""), aggregate="geometric", **_TREC)
+@measure("GMAP", "none", "gm_map", aggregate="geometric", **_TREC)
 def gm_average_precision(q, k):
     """Geometric mean AP: AP per query, exp(mean(log(max(AP, 0.00001)))) over them
     (trec_eval's gm_map).
@@ -1903,7 +1904,7 @@ def gm_average_precision(q, k):
     return average_precision(q, None)
 
 
-@measure("GMBpref", "none", ("gm_bpref", ""), aggregate="geometric", **_TREC)
+@measure("GMBpref", "none", "gm_bpref", aggregate="geometric", **_TREC)
 def gm_bpref(q, k):
     """Geometric mean Bpref: Bpref per query, averaged as GMAP (trec_eval's gm_bpref)."""
     return bpref(q, None)
@@ -1913,9 +1914,9 @@ def gm_bpref(q, k):
 INFAP_EPSILON = 0.00001
 
 
-@measure("infAP", "none", ("infAP", ""), params=(),
+@measure("infAP", "none", "infAP", params=(),
          ties="a document moved above a relevant one can raise it", unjudged=CAN_LOWER,
-         losable=False, **_ON_LABELS)
+         **_ON_LABELS)
 def inferred_ap(q, k):
     """infAP: inferred average precision over a sampled pool
     (Yilmaz and Aslam; trec_eval's m_infap.c).
@@ -1939,7 +1940,7 @@ def inferred_ap(q, k):
     return total / q.num_rel
 
 
-@measure("SetP", "none", ("set_P", ""), unjudged=BOUNDED, **_SET)
+@measure("SetP", "none", "set_P", unjudged=BOUNDED, **_SET)
 def set_precision(q, k):
     """Set precision: relevant retrieved / retrieved; 0 if nothing was retrieved.
 
@@ -1949,13 +1950,13 @@ def set_precision(q, k):
     return context_precision(q, None)
 
 
-@measure("SetR", "none", ("set_recall", ""), **_BOUNDED)
+@measure("SetR", "none", "set_recall", **_BOUNDED)
 def set_recall(q, k):
     """Set recall: relevant retrieved / R; 0 if R is 0."""
     return recall(q, None)
 
 
-@measure("SetF", "none", ("set_F", ""), unjudged=BOUNDED, **_SET)
+@measure("SetF", "none", "set_F", unjudged=BOUNDED, **_SET)
 def set_f(q, k):
     """Set F (beta 1): 2 * SetP * SetR / (SetP + SetR); 0 if nothing relevant was retrieved.
 
@@ -1968,7 +1969,7 @@ def set_f(q, k):
     return (1.0 + 1.0) * p * r / (1.0 * p + r)
 
 
-@measure("IPrec", "level", ("", "iprec_at_recall_{k:.2f}"), params=(), **_TREC)
+@measure("IPrec", "level", cut="iprec_at_recall_{k:.2f}", params=(), **_TREC)
 def interpolated_precision(q, level):
     """Interpolated precision at recall r = 0.0, 0.1, ... 1.0: the best P@i once r * R are found.
 
@@ -1988,7 +1989,7 @@ def interpolated_precision(q, level):
 # trec_eval 10's other measures of -m all_trec (its m_*.c), each as it defines it: its quirks
 # are kept, for its numbers are what a TREC user compares with.
 
-@measure("RprecMult", "multiple", ("", "Rprec_mult_{k:.2f}"), params=(), **_TREC)
+@measure("RprecMult", "multiple", cut="Rprec_mult_{k:.2f}", params=(), **_TREC)
 def r_precision_multiple(q, multiple):
     """Precision at a multiple m of R: P@int(m * R + 0.9); 0 if R is 0 (trec_eval's Rprec_mult).
 
@@ -1999,9 +2000,8 @@ def r_precision_multiple(q, multiple):
     return precision(q, cut) if cut else 0.0
 
 
-@measure("Utility", "none", ("utility", ""), params=(), ties=RETRIEVED_COUNTED,
-         unjudged="a relevant label moves a document to another coefficient", losable=False,
-         **_ON_LABELS)
+@measure("Utility", "none", "utility", params=(), ties=RETRIEVED_COUNTED,
+         unjudged="a relevant label moves a document to another coefficient", **_ON_LABELS)
 def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
     """Utility: a * relevant retrieved + b * others retrieved + c * relevant missed
     + d * others missed.
@@ -2017,7 +2017,7 @@ def utility(q, k, *, weights=(1.0, -1.0, 0.0, 0.0), docs=0):
             + d * (docs + found - q.num_ret - q.num_rel))
 
 
-@measure("IPrecAvg", "none", ("11pt_avg", ""), params=(), **_TREC)
+@measure("IPrecAvg", "none", "11pt_avg", params=(), **_TREC)
 def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))):
     """Interpolated precision averaged over the recall levels 0.0, 0.1, ... 1.0,
     or levels={...} (11pt_avg).
@@ -2028,7 +2028,7 @@ def interpolated_precision_mean(q, k, *, levels=tuple(r / 10 for r in range(11))
     return sum(interpolated_precision(q, level) for level in levels) / len(levels)
 
 
-@measure("BinG", "none", ("binG", ""), **_TREC_FOUND)
+@measure("BinG", "none", "binG", **_TREC_FOUND)
 def binary_g(q, k):
     """Binary G: per relevant retrieved document,
     1 / log2(2 + documents not relevant above it); / R.
@@ -2061,7 +2061,7 @@ def _ideal_dcg(ideal):
     return list(accumulate((g / math.log2(i + 2) for i, g in enumerate(ideal)), initial=0.0))
 
 
-@measure("G", "none", ("G", ""), params=("gains",), **_TREC_FOUND)
+@measure("G", "none", "G", params=("gains",), **_TREC_FOUND)
 def normalized_gain(q, k, *, gains=None):
     """G: per retrieved document,
     gain / log2(2 + the ideal's gain so far - its own so far); / ideal gain.
@@ -2086,7 +2086,7 @@ def normalized_gain(q, k, *, gains=None):
     return total / sum(ideal) if ideal else 0.0
 
 
-@measure("nDCGRel", "none", ("ndcg_rel", ""), params=("gains",), **_TREC_AVERAGED)
+@measure("nDCGRel", "none", "ndcg_rel", params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_relevant(q, k, *, gains=None):
     """nDCG averaged over the relevant documents: nDCG at each one retrieved, the whole
     ranking's if missed.
@@ -2107,7 +2107,7 @@ def ndcg_at_relevant(q, k, *, gains=None):
     return total / len(ideal) if total > 0 else 0.0
 
 
-@measure("RnDCG", "none", ("Rndcg", ""), params=("gains",), **_TREC_AVERAGED)
+@measure("RnDCG", "none", "Rndcg", params=("gains",), **_TREC_AVERAGED)
 def ndcg_at_r_levels(q, k, *, gains=None):
     """nDCG averaged at the ranks where the ideal ranking's gain changes (trec_eval's Rndcg).
 
@@ -2134,7 +2134,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
     return sum(values) / len(values) if values else 0.0
 
 
-@measure("RelP", "required", ("", "relative_P_{k}"), **_TREC_FOUND)
+@measure("RelP", "required", cut="relative_P_{k}", **_TREC_FOUND)
 def relative_precision(q, k):
     """Relative precision: relevant documents within k / min(k, R), the most there can be;
     0 if R is 0.
@@ -2145,13 +2145,13 @@ def relative_precision(q, k):
     return _found(q, k) / min(k, q.num_rel) if q.num_rel else 0.0
 
 
-@measure("SetRelP", "none", ("set_relative_P", ""), unjudged=CAN_LOWER, **_SET)
+@measure("SetRelP", "none", "set_relative_P", unjudged=CAN_LOWER, **_SET)
 def set_relative_precision(q, k):
     """Set relative precision: relevant retrieved / min(retrieved, R); 0 if either is 0."""
     return len(q.rel_ranks) / min(q.num_ret, q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("SetAP", "none", ("set_map", ""), unjudged=CAN_LOWER, **_SET)
+@measure("SetAP", "none", "set_map", unjudged=CAN_LOWER, **_SET)
 def set_average_precision(q, k):
     """Set AP: SetP * SetR, relevant retrieved squared / (retrieved * R); 0 if either is 0.
 
@@ -2161,13 +2161,13 @@ def set_average_precision(q, k):
     return len(q.rel_ranks) ** 2 / (q.num_ret * q.num_rel) if q.num_ret and q.num_rel else 0.0
 
 
-@measure("NumNonRelJudgedRet", "none", ("num_nonrel_judged_ret", ""), **_COUNT)
+@measure("NumNonRelJudgedRet", "none", "num_nonrel_judged_ret", **_COUNT)
 def nonrelevant_retrieved_count(q, k):
     """Retrieved documents judged not relevant (0 <= grade < the level); summed over queries."""
     return len(_judged_nonrel_ranks(q))
 
 
-@measure("RBP", "optional", ("rbp", ""), params=("gains",), **_TREC)
+@measure("RBP", "optional", "rbp", params=("gains",), **_TREC)
 def rank_biased_precision(q, k, *, p=0.8, gains=None):
     """RBP: (1 - p) * the sum of gain * p**(rank - 1); p=0.8 as ir_measures;
     trec_eval's rbp is RBP(p=0.9).
@@ -2188,9 +2188,9 @@ def rank_biased_precision(q, k, *, p=0.8, gains=None):
     return (1.0 - p) * sum(scale(g) * p ** (r - 1) for r, g in ranked if r <= _cut(k))
 
 
-@measure("RBPResid", "none", ("rbp_resid", ""), params=(),
+@measure("RBPResid", "none", "rbp_resid", params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged="it is what unjudged documents leave open", losable=False, **_ON_LABELS)
+         unjudged="it is what unjudged documents leave open", **_ON_LABELS)
 def rbp_residual(q, k, *, p=0.8):
     """RBP's residual: what RBP could still gain from unjudged documents and ranks past the
     ranking.
@@ -2208,13 +2208,11 @@ def rbp_residual(q, k, *, p=0.8):
     return 1.0 - (1.0 - p) * sum(p ** (r - 1) for r in judged)
 
 
-# gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs gdeval.pl)
-GDEVAL_MAX_REL = 4
-
-
-@measure("ERR", "optional", params=(), ties=BOUNDED, losable=False,
+# max_rel: gdeval's maximum grade, which it refuses labels above (ir_measures' ERR@k runs
+# gdeval.pl)
+@measure("ERR", "optional", params=(), ties=BOUNDED,
          unjudged="the grade a label would give an unjudged document is open", **_ON_LABELS)
-def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
+def expected_reciprocal_rank(q, k, *, max_rel=4):
     """ERR: gdeval's expected reciprocal rank (ir_measures' ERR@k): sum of R(i) / i * prod of
     1 - R above i.
 
@@ -2239,9 +2237,9 @@ def expected_reciprocal_rank(q, k, *, max_rel=GDEVAL_MAX_REL):
     return score
 
 
-@measure("Unjudged", "required", ("", "unj_{k}"), params=(),
+@measure("Unjudged", "required", cut="unj_{k}", params=(),
          ties="it reads where unjudged documents are, which the orders by grade do not bound",
-         unjudged=NOT_PLAIN, losable=False, **_ON_LABELS)
+         unjudged=NOT_PLAIN, **_ON_LABELS)
 def unjudged_share(q, k):
     """Unjudged: documents within k with no label or a negative grade / k (trec_eval's unj).
 
@@ -2251,8 +2249,8 @@ def unjudged_share(q, k):
     return _unjudged_within(q, k) / k
 
 
-@measure("RelString", "optional", ("relstring", "relstring_{k}"), aggregate="text", params=(),
-         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, losable=False, **_ON_LABELS)
+@measure("RelString", "optional", "relstring", "relstring_{k}", aggregate="text", params=(),
+         ties=NOT_A_NUMBER, unjudged=NOT_A_NUMBER, **_ON_LABELS)
 def relevance_string(q, k):
     """The grades of the top k (10) as text, in --format trec only (trec_eval's relstring).
 
@@ -2338,8 +2336,8 @@ def abstain(q, k):
 NO_ACCESS = "it reads who may read each document, not the labels"
 
 
-@measure("Leak", "optional", ("", ""), params=(), aggregate="sum", ties=NO_ACCESS,
-         unjudged=NO_ACCESS, losable=False, **_ON_LABELS)
+@measure("Leak", "optional", params=(), aggregate="sum", ties=NO_ACCESS,
+         unjudged=NO_ACCESS, **_ON_LABELS)
 def leak(q, k):
     """Leak: documents within k (the whole ranking) the query may not read (--access); summed
     over queries.
@@ -2437,7 +2435,7 @@ def rbo_depth(p):
 def agreement_reach(spec):
     """How deep an agreement measure reads each ranking: its cutoff, and RBO no deeper than
     rbo_depth."""
-    p = dict(MEASURES[spec.base].func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
+    p = dict(spec.measure.func.__kwdefaults__ or {}, **dict(spec.args)).get("p")
     return min(depth for depth in (spec.k, p and rbo_depth(p)) if depth)
 
 
@@ -2451,8 +2449,15 @@ def _rbo_tails(p, n):
 # A requested measure: its canonical name ('P(rel=2)@10'), the registry name, the cutoff (or recall
 # level) or None, its own relevance level or None, its gains or None, and the Filter of the ranking
 # it sees (thresh=, tokens=) or None. args: the measure's own parameters, ((key, value), ...) in
-# its order (Utility(a=2), RBP(p=0.9)), or ().
-Spec = namedtuple("Spec", "name base k rel gains filter args", defaults=(None, None, None, ()))
+# its order (Utility(a=2), RBP(p=0.9)), or ().  Its measure: the registry's record of its base.
+class Spec(namedtuple("Spec", "name base k rel gains filter args",
+                      defaults=(None, None, None, ()))):
+    __slots__ = ()
+
+    @property
+    def measure(self):
+        """The Measure of its base: its facts, as MEASURES registers them."""
+        return MEASURES[self.base]
 
 
 def stage_of(spec):
@@ -2761,19 +2766,19 @@ def parse_measures(texts, renamed=None):
 # trec_eval's measures in the order it prints them, each with the parameters it takes by default
 # (None: it takes none); its nicknames; its names, each our measure (and whether it is cut at k).
 TREC_CUTS = "5,10,15,20,30,100,200,500,1000"
-TREC_ORDER = {"runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None,
-              "map": None, "gm_map": None, "Rprec": None, "bpref": None, "recip_rank": None,
-              "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
-              "relstring": None, "recall": TREC_CUTS, "infAP": None, "gm_bpref": None,
-              "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
-              "utility": None, "11pt_avg": None, "binG": None, "G": None, "ndcg": None,
-              "ndcg_rel": None, "Rndcg": None, "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS,
-              "relative_P": TREC_CUTS, "success": "1,5,10", "set_P": None, "set_relative_P": None,
-              "set_recall": None, "set_map": None, "set_F": None, "num_nonrel_judged_ret": None,
-              "rbp": None, "rbp_resid": None, "unj": "5,10,20"}
+TREC_ORDER = {**dict.fromkeys((
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P "
+    "relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg "
+    "ndcg_cut map_cut relative_P success set_P set_relative_P set_recall set_map set_F "
+    "num_nonrel_judged_ret rbp rbp_resid unj").split()),
+    # those that take parameters
+    "iprec_at_recall": ",".join("%.2f" % (r / 10) for r in range(11)), "P": TREC_CUTS,
+    "recall": TREC_CUTS, "Rprec_mult": "0.2,0.4,0.6,0.8,1,1.2,1.4,1.6,1.8,2",
+    "ndcg_cut": TREC_CUTS, "map_cut": TREC_CUTS, "relative_P": TREC_CUTS, "success": "1,5,10",
+    "unj": "5,10,20"}
 TREC_NICKNAMES = {"official": list(TREC_ORDER)[:12], "all_trec": list(TREC_ORDER),
-                  "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
-                          "set_P", "set_recall", "set_relative_P", "set_map", "set_F"]}
+                  "set": ("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall "
+                          "set_relative_P set_map set_F").split()}
 # where trec_eval's default is not ours
 TREC_ARGS = {"rbp": "p=0.9", "rbp_resid": "p=0.9"}
 TREC_NAMES = {**{m.trec[0]: (m.name, False) for m in MEASURES.values() if m.trec[0]},
@@ -2879,7 +2884,6 @@ def _trec_joined(names):
 # why we refuse it: what the name means in the tool that uses it, and the two ways on, ours and
 # --as.  ir_measures' names (MAP, MRR, Precision, Recall) are among them; trec_eval's come first
 # (recall is its recall_5 ... recall_1000); sentence-transformers' dot_ is read as its cosine_.
-_OURS_OR_AS = "take %s%%(k)s, or --as %s to print %s"
 ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family, ours in {
     "recall": ("R", "SetR"), "precision": ("P", "SetP"), "mrr": "RR", "map": "AP",
     "ndcg": "nDCG",
@@ -2895,12 +2899,12 @@ ALIASES = {family: ours if isinstance(ours, tuple) else (ours, ours) for family,
     "ndcg_burges": "%(name)s is ranx's nDCG with gain 2^grade - 1: ours gains the grade; take "
                    "nDCG(gains={1:1,2:3,3:7})%(k)s, a gain for each of your grades",
     "hole": "%(name)s is BEIR's share of the top k that no query's labels name: ours counts what "
-            "this query's labels leave out; " + _OURS_OR_AS % ("Unjudged", "beir", "BEIR's"),
+            "this query's labels leave out; take Unjudged%(k)s, or --as beir to print BEIR's",
     "cosine_map": "%(name)s is sentence-transformers' AP, which divides by min(k, R): ours "
-                  "divides by R; " + _OURS_OR_AS % ("AP", "sentence-transformers", "its own"),
+                  "divides by R; take AP%(k)s, or --as sentence-transformers to print its own",
     "cosine_ndcg": "%(name)s is sentence-transformers' nDCG, which gains 1 for every relevant "
-                   "document: ours gains the grade (the same on 0/1 labels); "
-                   + _OURS_OR_AS % ("nDCG", "sentence-transformers", "its own"),
+                   "document: ours gains the grade (the same on 0/1 labels); take nDCG%(k)s, or "
+                   "--as sentence-transformers to print its own",
     "document_recall": "%(name)s is Haystack's single_hit (Success over the whole ranking) or "
                        "multi_hit (SetR): take Success@k, k the ranking's length, or SetR, or "
                        "--as haystack to print Haystack's",
@@ -2969,8 +2973,7 @@ def suggestions(text, names, folded=()):
     """The closest of the names the form in use takes to an unknown one, as 'did you mean'; the
     folded names (other tools' names, lower-cased) are matched case-blind, and must be closer."""
     import difflib
-    scored = [(difflib.SequenceMatcher(None, text, name).ratio(), name)
-              for name in dict.fromkeys(names)]
+    scored = [(difflib.SequenceMatcher(None, text, name).ratio(), name) for name in names]
     scored += [(difflib.SequenceMatcher(None, text.lower(), name).ratio() - 0.1, name)
                for name in folded]
     # a name both ways at its better score
@@ -2999,7 +3002,7 @@ def measure_names():
 def trec_label(name):
     """trec_eval's name for a canonical measure name, or the name itself."""
     spec = parse_measure(name)
-    uncut, pattern = MEASURES[spec.base].trec
+    uncut, pattern = spec.measure.trec
     trec_args = ()
     if uncut in TREC_ARGS:
         trec_args = parse_measure("%s(%s)" % (spec.base, TREC_ARGS[uncut])).args
@@ -3296,7 +3299,7 @@ def _scorer(spec):
     on the ranking its filter leaves (q.filtered; an empty ranking has nothing to filter)."""
     if tool_row(spec):
         return partial(tool_value, tool_row(spec))
-    measure = MEASURES[spec.base]
+    measure = spec.measure
     # a stage's ranking is measured as a run's is, not as what a floor or a budget left; whole,
     # as the share of it that is relevant
     plain = spec.filter is None or spec.filter.stage is not None and spec.k is not None
@@ -3339,18 +3342,18 @@ def score_queries(judged, specs, no_answer=NOTHING):
 
 def answers(spec):
     """Whether a spec scores the questions that have an answer (see Measure's domain)."""
-    return MEASURES[spec.base].domain == ANSWERABLE
+    return spec.measure.domain == ANSWERABLE
 
 
 def agrees(spec):
     """Whether a spec is an agreement measure, which compares the ranking with the baseline's."""
-    return MEASURES[spec.base].domain == AGREEMENT
+    return spec.measure.domain == AGREEMENT
 
 
 def domains(specs):
     """The specs in groups scored on the same queries: the answerable ones', the others', the
     agreement ones'."""
-    return [mine for mine in ([s for s in specs if MEASURES[s.base].domain == d] for d in (
+    return [mine for mine in ([s for s in specs if s.measure.domain == d] for d in (
         ANSWERABLE, UNANSWERABLE, AGREEMENT)) if mine]
 
 
@@ -3359,7 +3362,7 @@ def aggregated(per_query, specs):
     scores, in their order."""
     out = {}
     for spec in specs:
-        how = MEASURES[spec.base].aggregate
+        how = spec.measure.aggregate
         values = [row[spec.name] for row in per_query.values() if spec.name in row]
         if how == "sum":
             out[spec.name] = sum(values)
@@ -3459,7 +3462,7 @@ def tie_bounds(judged, specs, per_query, opts=Reading(), no_answer=NOTHING):
     best, worst = ({q: dict(row) for q, row in per_query.items()} for _ in range(2))
     for i, order in enumerate((None,) + opts.gain_orders):
         mine = [s for s in specs if (s.gains if s.gains in opts.gain_orders else None) == order
-                and s.name not in loose and MEASURES[s.base].ties != ORDER_FREE]
+                and s.name not in loose and s.measure.ties != ORDER_FREE]
         for side, values in enumerate((best, worst)):
             for q, row in score_queries({q: b[2 * i + side] for q, b in tied.items()}, mine,
                                         no_answer).items():
@@ -3500,7 +3503,7 @@ def unjudged_bounds(judged, specs):
     (README: "Did it really miss?")."""
     out, loose = {}, {}
     for spec in specs:
-        fact = MEASURES[spec.base].unjudged
+        fact = spec.measure.unjudged
         plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
@@ -3528,7 +3531,7 @@ def not_bounded(specs, opts):
     short; and, under --judged-only with --depth, those that count the documents retrieved."""
     loose = {}
     for s in specs:
-        fact = MEASURES[s.base].ties
+        fact = s.measure.ties
         if fact not in (BOUNDED, ORDER_FREE, RETRIEVED_COUNTED):
             loose[s.name] = fact
         elif s.filter is not None and s.filter.tokens is not None:
@@ -3544,10 +3547,10 @@ def not_bounded(specs, opts):
 
 def curve_specs(specs):
     """{'R@k': Spec of R without its cutoff, ...}: one curve per measure cut at some k."""
-    cut = [s for s in specs if MEASURES[s.base].cutoff in ("required", "optional")
+    cut = [s for s in specs if s.measure.cutoff in ("required", "optional")
            and s.k is not None
            # RelString@k has no mean; a stage's is drawn as the funnel's bar
-           and not agrees(s) and MEASURES[s.base].aggregate != "text"
+           and not agrees(s) and s.measure.aggregate != "text"
            and stage_of(s) is None]
     # another tool's by its name (--as)
     return {tool_row(s).name if tool_row(s) else "%s%s@k" % (
@@ -3902,7 +3905,7 @@ def mean_intervals(per_query, specs, plan):
     --seed (resampling its clusters of them, when given)."""
     out = {}
     for mine in domains(specs):
-        means = [s.name for s in mine if MEASURES[s.base].aggregate == "mean"]
+        means = [s.name for s in mine if s.measure.aggregate == "mean"]
         qids = [q for q, row in per_query.items() if mine[0].name in row]
         out.update(zip(means, bootstrap_intervals([[per_query[q][name] for q in qids]
                                                    for name in means],
@@ -4139,11 +4142,11 @@ def power(per_query, specs, base=None, limits=NOTHING):
     import statistics
     out = {}
     # RelString has no spread
-    for spec in (s for s in specs if MEASURES[s.base].aggregate != "text"):
+    for spec in (s for s in specs if s.measure.aggregate != "text"):
         name = spec.name
         values = [row[name] - (base[q][name] if base is not None else 0.0)
                   for q, row in per_query.items() if name in row]
-        summed = MEASURES[spec.base].aggregate == "sum"
+        summed = spec.measure.aggregate == "sum"
         sd = mde = None
         if len(values) > 1:
             sd = statistics.stdev(values) * (1.0 if base is not None else math.sqrt(2))
@@ -4217,7 +4220,7 @@ def paired_by_domain(baseline, candidate, specs, plan):
         drawn.setdefault(tuple(q for q in cand if mine[0].name in cand[q]), []).extend(mine)
     for qids, mine in drawn.items():
         diffs = [[cand[q][s.name] - base[q][s.name] for q in qids] for s in mine]
-        means = [s.name for s in mine if config.ci and MEASURES[s.base].aggregate == "mean"]
+        means = [s.name for s in mine if config.ci and s.measure.aggregate == "mean"]
         tested = sum(not agrees(s) for s in mine)
         pvalues, intervals = paired_statistics(
             diffs[:tested], config.permutations, config.seed, diffs[tested:] + [
@@ -4237,7 +4240,7 @@ def _comparison_row(baseline, candidate, spec, paired, alone=False):
     numbers, as the counts are).  An agreement measure's (p None) queries "changed", and
     neither it nor a measure only a floor asked for (alone) joins a Holm family: p_holm None."""
     qids, diffs, p, interval = paired
-    name, measure = spec.name, MEASURES[spec.base]
+    name, measure = spec.name, spec.measure
     before, after = baseline["measures"][name], candidate["measures"][name]
     if measure.aggregate == "sum":
         interval = [round(v * len(qids)) for v in interval]
@@ -6191,7 +6194,7 @@ def evidence_labels_of(evidence):
 def check_evidence_wanted(specs, evidence, qrels, where, keys):
     """Refuse evidence measures without evidence sets (keys: the first record's, when the labels
     came from records), and evidence sets that do not name exactly the labeled queries."""
-    wanted = [s.name for s in specs if MEASURES[s.base].evidence]
+    wanted = [s.name for s in specs if s.measure.evidence]
     if wanted and evidence is None:
         raise EvalError("%s need%s evidence sets: --evidence FILE, a fixture's \"evidence\" or a "
                         "JSON Lines record's evidence field%s"
@@ -6214,7 +6217,7 @@ def check_inputs_used(specs, lengths, evidence, labels_given, flag):
         raise EvalError("%slengths gives token counts, and no measure has a token budget: add "
                         "tokens=B to a measure, as in R(tokens=2000)@10" % flag)
     # AutoRAG's measures read the sets as their ground-truth groups
-    read = [s for s in specs if MEASURES[s.base].evidence or "groups" in tool_words(s)]
+    read = [s for s in specs if s.measure.evidence or "groups" in tool_words(s)]
     if evidence is not None and labels_given and not read:
         raise EvalError("%sevidence gives evidence sets, and no measure reads them beside "
                         "the labels: add %s, or leave the labels out to let the evidence "
@@ -6770,7 +6773,7 @@ def make_plan(config):
         specs = tool_specs(*parse_tool(config.as_tool), names)
     else:
         specs = parse_measures(names, renamed)
-    texts = [s.name for s in specs if MEASURES[s.base].aggregate == "text"]
+    texts = [s.name for s in specs if s.measure.aggregate == "text"]
     if texts and config.format != "trec":
         raise EvalError("%s is no number, so it has no mean: --format trec "
                         "prints it per query" % texts[0])
@@ -6849,7 +6852,7 @@ def check_limit(spec, gate, limits, specs, gate_on):
     """Refuse a second floor or limit of a Gate for a measure, a limit for one not
     measured (specs), and a floor on a text, which is no number, or on a sum's or a geometric
     mean's mean read by an interval (--gate-on), which only arithmetic means have."""
-    aggregate = MEASURES[spec.base].aggregate
+    aggregate = spec.measure.aggregate
     if spec.name in limits:
         raise EvalError("%s gives %s twice: give each measure one %s"
                         % (gate.flag, spec.name, "limit" if gate.needs else "floor"))
@@ -6868,8 +6871,7 @@ def check_limit(spec, gate, limits, specs, gate_on):
 
 def aggregate_word(name):
     """What a measure's value over the queries is: 'sum' (a count's), 'geometric mean', 'mean'."""
-    return MEASURES[parse_measures([name])[0].base].aggregate.replace(
-        "geometric", "geometric mean")
+    return parse_measures([name])[0].measure.aggregate.replace("geometric", "geometric mean")
 
 
 def check_agreement(config, agreeing, specs):
@@ -6880,9 +6882,8 @@ def check_agreement(config, agreeing, specs):
             "give --baseline (a run: an exact search's gives ANN recall)"
             if config.baseline is None else
             "the noise --replicate measures is that of the label measures: compare without it")))
-    unread = [n for n in ("no_answer", "relevance_level", "judged_only", "unlabeled",
-                          "no_relevant", "empty_labels", "explain", "access", "stage",
-                          "index")
+    unread = [n for n in ("no_answer relevance_level judged_only unlabeled no_relevant "
+                          "empty_labels explain access stage index").split()
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
         raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
@@ -7266,7 +7267,7 @@ def check_truth(plan, truth, extras, where):
     check_no_answer(no_answer, labels, plan.opts.level, place(config.no_answer or where))
     check_evidence_wanted(plan.specs, truth.evidence, with_answer(labels, no_answer),
                           place(config.evidence or where), extras.get("keys"))
-    if "keys" in extras and not no_answer and any(MEASURES[s.base].domain == UNANSWERABLE
+    if "keys" in extras and not no_answer and any(s.measure.domain == UNANSWERABLE
                                                   for s in plan.specs):
         # the records' empty labels: unanswered?
         empty = [q for q, grades in labels.items() if not grades]
@@ -8776,7 +8777,7 @@ def run_labels(names, baseline=None):
     return labels
 
 
-def format_runs(results, fmt, per_query=False, labels=None, pairs=None):
+def format_runs(results, fmt, labels=None, pairs=None):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
     labels: run_labels() of the runs and the baseline; pairs: see runs_output, or None."""
@@ -8954,10 +8955,11 @@ def _runs_csv(results, labels, pairs):
 
 # --- A paper's table (--format latex) ---
 
-# LaTeX's special characters; a name's are escaped as these say, the others by a backslash
-_LATEX_SPECIAL = re.compile(r"[\\{}$&#^_%~<>|]")
-_LATEX_WORDS = {"\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
-                "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+# LaTeX's special characters, as a name escapes them: these as words, the others by a backslash
+_LATEX_SPECIAL = str.maketrans({
+    "\\": r"\textbackslash{}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    **{c: "\\" + c for c in "{}$&#_%"}})
 LATEX_CAPTION = "Each measure over %s, the highest in bold."
 # the caption's test, when runs are compared
 LATEX_TEST = """ A superscript names the runs a
@@ -8985,7 +8987,7 @@ def _latex(text):
     >>> print(_latex("run_1 {50%} ~a\\b"))
     run\_1 \{50\%\} \textasciitilde{}a\textbackslash{}b
     """
-    return _LATEX_SPECIAL.sub(lambda m: _LATEX_WORDS.get(m.group(), "\\" + m.group()), text)
+    return text.translate(_LATEX_SPECIAL)
 
 
 def format_latex(results, pairs, labels, config):
@@ -9790,8 +9792,6 @@ def _argument(option):
             option.kind, {}))
     if option.kind == "positional":
         return [option.name], keywords
-    if option.kind == "names":
-        return ["-m", flag], keywords
     if option.short:
         return [option.short, flag], keywords
     return [flag], keywords
@@ -9892,20 +9892,20 @@ def format_trec_eval(result, specs, runid, per_query):
         row = result["per_query"][qid]
         # a geometric mean is, as in trec_eval, a summary only
         lines += [_trec_line(spec, qid, row[spec.name], labels) for found in specs.values()
-                  for spec in found if MEASURES[spec.base].aggregate != "geometric"]
+                  for spec in found if spec.measure.aggregate != "geometric"]
     for (name, _), found in specs.items():
         if name in said:
             lines.append("%-22s\tall\t%s" % (name, said[name]))
         else:
             # a text (RelString) is a query's only
             lines += [_trec_line(spec, "all", result["measures"][spec.name], labels)
-                      for spec in found if MEASURES[spec.base].aggregate != "text"]
+                      for spec in found if spec.measure.aggregate != "text"]
     return "\n".join(lines)
 
 
 def _trec_line(spec, qid, value, labels):
     layout = {"sum": "%-22s\t%s\t%d", "text": "%-22s\t%s\t'%s'"}.get(
-        MEASURES[spec.base].aggregate, "%-22s\t%s\t%6.4f")
+        spec.measure.aggregate, "%-22s\t%s\t%6.4f")
     return layout % (labels[spec.name], qid, value)
 
 
@@ -9953,8 +9953,8 @@ def parse_command_line(argv):
 
 
 # the options whose output a --format latex table has no place for
-LATEX_UNSHOWN = ("baseline", "groups", "stage", "index", "explain", "ci", "ties",
-                 "unjudged_bounds", "power", "per_query")
+LATEX_UNSHOWN = ("baseline groups stage index explain ci ties unjudged_bounds power "
+                 "per_query").split()
 
 
 def check_usage(config):
@@ -10117,7 +10117,7 @@ def _main(argv):
     if config.format == "latex":
         text = format_latex(runs, pairs or [], labels, config)
     elif several:
-        text = format_runs(runs, config.format, config.per_query, labels, pairs)
+        text = format_runs(runs, config.format, labels, pairs)
     else:
         text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") or r.get("leaks") for r in runs.values()) else 0
@@ -10143,7 +10143,7 @@ def _write_files(config, runs, labels, pool, drawn, pairs):
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", labels=labels, pairs=pairs)
+            summary = format_runs(runs, "markdown", labels, pairs)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3

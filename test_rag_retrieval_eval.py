@@ -1487,16 +1487,16 @@ class MeasureTest(unittest.TestCase):
         for fact in facts:
             for record in ({k: v for k, v in facts.items() if k != fact}, dict(facts, **{fact: None})):
                 with self.subTest(fact=fact, record=record), self.assertRaisesRegex(TypeError, "^measure Toy: state"):
-                    rre.measure("Toy", "none", ("", ""), **record)
+                    rre.measure("Toy", "none", **record)
         with self.assertRaisesRegex(TypeError, "and nothing else"):
-            rre.measure("Toy", "none", ("", ""), colour="blue", **facts)
+            rre.measure("Toy", "none", colour="blue", **facts)
         self.assertNotIn("Toy", rre.MEASURES)
         bounded = [rre.spellings(m)[0] for m in rre.MEASURES.values() if m.unjudged == rre.BOUNDED]
         # said as the registry says
         self.assertEqual(sorted(bounded), sorted(re.split(", | and ", rre.ONLY_BOUNDED)))
 
     def test_features_read_a_measures_facts_from_its_record(self):
-        @rre.measure("Toy", "none", ("", ""), ties="toy ties", unjudged="toy labels", losable=True, evidence=False,
+        @rre.measure("Toy", "none", ties="toy ties", unjudged="toy labels", losable=True, evidence=False,
                      domain=rre.ANSWERABLE)
         def toy(q, k):
             """Toy: 1 if any relevant document is ranked."""
