@@ -295,7 +295,7 @@ OPTIONS = (
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)", short="-m"),
-    Option("as_tool", None, "text", "plan",
+    Option("as_tool", None, "text", "value",
            "print TOOL's numbers, under its names, as its pinned version computes them (%s), "
            "or as VERSION did, with trec_eval's beside them and why they differ; -m then "
            "takes TOOL's names" % ", ".join("%s %s" % (t, TOOLS[t].version) for t in TOOLS),
@@ -4507,9 +4507,13 @@ def truth_digests(truth):
 
 def recorded_options(config):
     """The options a result's manifest records: those that change a per-query value (stage
-    "value"), then the statistics' seeds (stage "recorded")."""
-    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
-            if o.stage == stage}
+    "value"), then the statistics' seeds (stage "recorded"); --as only when given, as before it
+    was."""
+    options = {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
+               if o.stage == stage}
+    if config.as_tool is None:
+        del options["as_tool"]
+    return options
 
 
 def judges_nonrelevant(labels, level):
@@ -4557,7 +4561,7 @@ def check_saved(saved, plan, truth, whose):
                         "run again" % (whose, what))
         fail(where, "%s was saved without %s, which are given now: score its run again with "
                     "them" % (whose, what))
-    for name, value in recorded_options(plan.config).items():
+    for name, value in plan.config._asdict().items():
         before = theirs["options"].get(name, OPTION[name].default)
         if OPTION[name].stage == "value" and before != value:
             fail(where, "%s was saved with %s, and %s is given now: give the same, or score its "
@@ -4635,9 +4639,14 @@ def _saved_lists(obj, key, names, where):
     return lists
 
 
+def long_flag(name):
+    """An option's long flag: '--depth'; as is Python's, so the keyword as_tool is --as."""
+    return "--" + name.replace("_", "-").replace("as-tool", "as")
+
+
 def option_text(name, value):
     """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
-    flag = "--" + name.replace("_", "-")
+    flag = long_flag(name)
     if value is True:
         return flag
     if value in (None, False):
@@ -9771,12 +9780,9 @@ def build_parser(defaults=True):
 
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
-    flag = "--" + option.name.replace("_", "-")
+    flag = long_flag(option.name)
     metavar = option.metavar or METAVARS.get(option.kind)
-    keywords = {"metavar": metavar} if metavar else {}
-    # as is Python's: the flag is --as, the keyword as_tool
-    if option.name == "as_tool":
-        flag, keywords["dest"] = "--as", option.name
+    keywords = {"metavar": metavar, "dest": option.name} if metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
