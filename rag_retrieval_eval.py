@@ -102,7 +102,7 @@ from functools import lru_cache, partial
 from itertools import (accumulate, chain, combinations, compress, groupby, islice, repeat,
                        takewhile, tee)
 from json.decoder import scanstring
-from operator import ge, getitem, itemgetter, lt, truediv
+from operator import ge, getitem, gt, itemgetter, lt, truediv
 from string import ascii_lowercase
 from types import MappingProxyType
 
@@ -225,39 +225,47 @@ DEFAULT_POLICIES = {name: "error" for name in POLICIES}
 Option = namedtuple("Option", "name default kind stage help values metavar short",
                     defaults=(None, None, None))
 # Another tool (--as; see Dialects): the version whose code was run to pin its numbers (the
-# tests' AsToolTest), its rows ('|' between them), the names it prints by default (@k at each of
-# cutoffs), and the rows its older versions had: ((first version without it, row), ...), newest
-# first.
-Tool = namedtuple("Tool", "version rows defaults cutoffs before", defaults=((), ()))
+# tests' AsToolTest) and the oldest whose definitions were read (--as TOOL@VERSION takes those
+# between), its rows ('|' between them), the names it prints by default (@k at each of cutoffs),
+# and the rows its older versions had: ((first version without it, row), ...), newest first.
+Tool = namedtuple("Tool", "version oldest rows defaults cutoffs before", defaults=((), ()))
 TOOLS = {
-    "beir": Tool("2.2.0", "NDCG@k nDCG drop r5 | MAP@k AP drop r5 | Recall@k R drop r5 | "
-                 "P@k P drop r5 | MRR@k RR drop stable r5 | R_cap@k RelP drop stable r5 | "
+    "beir": Tool("2.2.0", "1.0.1", "NDCG@k nDCG drop ranonly r5 | MAP@k AP drop ranonly r5 | "
+                 "Recall@k R drop ranonly r5 | P@k P drop ranonly r5 | "
+                 "MRR@k RR drop stable r5 | R_cap@k RelP drop stable norel r5 | "
                  "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
-                 "NDCG@k MAP@k Recall@k P@k",
-                 (1, 3, 5, 10, 100, 1000)),
-    "mteb": Tool("2.26.24", "ndcg_at_k nDCG r5 | map_at_k AP r5 | recall_at_k R r5 | "
-                 "precision_at_k P r5 | mrr_at_k RR | hit_rate_at_k Success r5",
+                 "NDCG@k MAP@k Recall@k P@k", (1, 3, 5, 10, 100, 1000)),
+    "mteb": Tool("2.26.24", "2.18.18", "ndcg_at_k nDCG ranonly r5 | map_at_k AP ranonly r5 | "
+                 "recall_at_k R ranonly r5 | precision_at_k P ranonly r5 | mrr_at_k RR ranonly | "
+                 "hit_rate_at_k Success ranonly r5",
                  "ndcg_at_k map_at_k recall_at_k precision_at_k mrr_at_k hit_rate_at_k",
-                 (1, 3, 5, 10, 20, 100, 1000), (("2.18.19", "mrr_at_k RR stable"),)),
+                 (1, 3, 5, 10, 20, 100, 1000), (("2.18.19", "mrr_at_k RR stable ranonly"),)),
     "sentence-transformers": Tool(
-        "6.3.0", "accuracy@k Success asc | precision@k P asc | recall@k R asc | mrr@k RR asc | "
-        "ndcg@k nDCG asc binary | map@k AP asc cap",
-        "accuracy@k precision@k recall@k mrr@10 ndcg@10 map@100", (1, 3, 5, 10)),
-    "llamaindex": Tool("0.14.25", "hit_rate Success none0 | mrr RR none0 | "
-                       "precision P set none0 | recall R none0 | ap AP none0 | "
-                       "ndcg nDCG binary uncut none0", "hit_rate mrr precision recall ap ndcg",
-                       before=(("0.12.6", "ndcg nDCG binary listcut none0"),
-                               ("0.12.3", "ndcg nDCG binary listideal none0"))),
-    "ragas": Tool("0.4.3", "id_based_context_precision P set none0 | id_based_context_recall R",
+        "6.3.0", "6.3.0", "accuracy@k Success asc norel | precision@k P asc norel | "
+        "recall@k R asc norel | mrr@k RR asc norel | ndcg@k nDCG asc binary norel | "
+        "map@k AP asc cap norel", "accuracy@k precision@k recall@k mrr@10 ndcg@10 map@100",
+        (1, 3, 5, 10)),
+    "llamaindex": Tool("0.14.25", "0.12.2", "hit_rate Success given noret norel | "
+                       "mrr RR given noret norel | precision P set noret norel | "
+                       "recall R noret norel | ap AP given noret norel | "
+                       "ndcg nDCG given binary uncut noret norel",
+                       "hit_rate mrr precision recall ap ndcg",
+                       before=(("0.12.6", "ndcg nDCG given binary listcut noret norel"),
+                               ("0.12.3", "ndcg nDCG given binary listideal noret norel"))),
+    "ragas": Tool("0.4.3", "0.4.3", "id_based_context_precision P set noret | "
+                  "id_based_context_recall R norel",
                   "id_based_context_precision id_based_context_recall"),
-    "haystack": Tool("3.4.1", "document_mrr RR | document_map AP | "
+    "haystack": Tool("3.4.1", "2.31.0", "document_mrr RR given | document_map AP given | "
                      "document_recall_single_hit Success | document_recall_multi_hit R | "
-                     "document_ndcg nDCG uncut", "document_mrr document_map "
+                     "document_ndcg nDCG given uncut", "document_mrr document_map "
                      "document_recall_single_hit document_recall_multi_hit document_ndcg",
-                     before=(("3.1.0", "document_map AP found"),)),
-    "autorag": Tool("0.3.27", "retrieval_recall R groups none0 | retrieval_precision P set none0 "
-                    "| retrieval_f1 SetF groups none0 | retrieval_mrr RR groups none0 | "
-                    "retrieval_map AP groups none0 | retrieval_ndcg nDCG binary listcut none0",
+                     before=(("3.1.0", "document_map AP given found"),)),
+    "autorag": Tool("0.3.27", "0.3.27", "retrieval_recall R groups noret norel | "
+                    "retrieval_precision P set noret norel | "
+                    "retrieval_f1 SetF groups noret norel | "
+                    "retrieval_mrr RR given groups noret norel | "
+                    "retrieval_map AP given groups noret norel | "
+                    "retrieval_ndcg nDCG given binary listcut noret norel",
                     "retrieval_recall retrieval_precision retrieval_f1 retrieval_mrr "
                     "retrieval_map retrieval_ndcg")}
 # the metavar of each kind of option that has one, unless its row gives its own
@@ -295,7 +303,7 @@ OPTIONS = (
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
     Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)", short="-m"),
-    Option("as_tool", None, "text", "plan",
+    Option("as_tool", None, "text", "value",
            "print TOOL's numbers, under its names, as its pinned version computes them (%s), "
            "or as VERSION did, with trec_eval's beside them and why they differ; -m then "
            "takes TOOL's names" % ", ".join("%s %s" % (t, TOOLS[t].version) for t in TOOLS),
@@ -1063,7 +1071,7 @@ def tool_views(qid, docids, scores, truth, opts):
     if words:
         kept = [i for i, doc in enumerate(docids) if doc != qid]
         docids, scores = [docids[i] for i in kept], scores and [scores[i] for i in kept]
-    if scores is not None and len(set(scores)) < len(scores):
+    if scores is not None and not all(map(gt, scores, islice(scores, 1, None))):
         words += orders
     views = {w: judge(*rank_listed(in_order(docids, scores, w), labels, opts.depth), labels,
                       opts.level) for w in words}
@@ -1071,6 +1079,9 @@ def tool_views(qid, docids, scores, truth, opts):
         anywhere = judged_anywhere(truth.labels)
         views["hole"] = judge(*rank_listed(in_order(docids, scores, "stable"), anywhere,
                                            opts.depth), anywhere)
+    if groups and sets and len(sets) > 1:
+        fail("evidence", "AutoRAG's ground truth is one set of groups, and the query has %d "
+                         "alternative evidence sets" % len(sets), qid)
     if groups and sets:
         ranks = rank_listed(in_order(docids, scores), evidence_labels(sets), opts.depth)[0]
         views["groups"] = [tuple(sorted(ranks[d] for d in slot if d in ranks))
@@ -1088,8 +1099,8 @@ def read_as_text(qid, docset, scores, truth, opts):
     if not opts.views:
         return False
     drop, orders, groups, hole = opts.views
-    tied = bool(orders) and len(set(scores)) < len(scores)
-    return drop and qid in docset or tied or groups or hole
+    reordered = bool(orders) and not all(map(gt, scores, islice(scores, 1, None)))
+    return drop and qid in docset or reordered or groups or hole
 
 
 # (labels, {document: 1} of every document they grade), of the labels read last
@@ -1118,6 +1129,8 @@ def in_order(docids, scores, order="drop"):
                                           reverse=True)]
     if order == "asc":
         return [d for _, d in sorted(zip([-x for x in scores], docids))]
+    if order == "given":
+        return docids
     return [d for _, d in in_rank_order(docids, scores)]
 
 
@@ -3019,8 +3032,10 @@ def trec_label(name):
 # measure is one of ours changed by its steps, each a cause of its numbers differing from
 # trec_eval's: its value for a query is our measure's after every step, in order, and a step that
 # changes the value is named as a cause.  A row: the tool's name ('NDCG@k', k its cutoff; no @k:
-# the whole ranking), our measure, and its words: STEPS, "r5" (its mean is rounded to 5 places)
-# and "none0" (a query with nothing ranked is left out, where the tool raises or says NaN).
+# the whole ranking), our measure, and its words: STEPS, "r5" (its mean is rounded to 5 places),
+# and the queries it leaves out, where the tool raises, says NaN or scores none: "noret", one with
+# nothing ranked; "norel", one with nothing relevant (--no-relevant zero); "ranonly", one the run
+# lacks (--missing-run zero).
 AsRow = namedtuple("AsRow", "name base words")
 
 
@@ -3055,11 +3070,14 @@ def group_f1(q, k):
 
 # The cause each step of a row names (see tool_steps)
 STEPS = {"drop": "identical ID removed", "stable": "tie order", "asc": "tie order",
+         "given": "the list's own order",
          "cap": "denominator min(k, R)", "found": "denominator: relevant retrieved",
          "binary": "binary gains", "set": "a set instead of a ranking",
          "uncut": "ideal not cut at k", "listcut": "ideal cut at the ranking's length",
          "listideal": "ideal from the retrieved list", "groups": "mean over groups",
          "hole": "judged by any query's labels"}
+# the steps that read the ranking as the tool does (see tool_views)
+VIEWS = {"drop", "stable", "asc", "given", "hole"}
 # our measure of one group, by the measure a row of AutoRAG's changes
 GROUP_MEASURES = {"recall": success, "reciprocal_rank": reciprocal_rank,
                   "average_precision": average_precision}
@@ -3079,7 +3097,7 @@ def tool_steps(row, q, k):
 def _step(word, func, q, k, plain):
     """(our measure's function, the Judged record, the cutoff) after a step (see STEPS); plain:
     the query's Judged record as read, with its views."""
-    if word in ("drop", "stable", "asc", "hole"):
+    if word in VIEWS:
         views = plain.views or NOTHING
         return func, views.get(word) or views.get("drop") or plain, k
     if word in ("cap", "found"):
@@ -3098,7 +3116,7 @@ def _step(word, func, q, k, plain):
 
 def tool_value(row, q, k):
     """A tool's value of one query (None where it leaves the query out: see AsRow)."""
-    if "none0" in row.words and not q.num_ret:
+    if "noret" in row.words and not q.num_ret or "norel" in row.words and not q.num_rel:
         return None
     # the whole ranking: its own length
     k = max(q.num_ret, 1) if k is None else k
@@ -3111,7 +3129,7 @@ def tool_value(row, q, k):
 def views_only(row):
     """Whether a row's steps only read the ranking otherwise (see tool_views): where it reads it
     as we do, its value is our measure's."""
-    return {"drop", "stable", "asc", "hole"}.issuperset(w for w in row.words if w in STEPS)
+    return VIEWS.issuperset(w for w in row.words if w in STEPS)
 
 
 def tool_rows(tool, version):
@@ -3134,11 +3152,15 @@ def parse_tool(text):
     if tool not in TOOLS or at and not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
         raise EvalError("--as takes %s, each with @VERSION if you like (as llamaindex@0.12.2), "
                         "not %s" % (", ".join(TOOLS), show(text)))
+    known = TOOLS[tool]
+    if at and not _release(known.oldest) <= _release(version) <= _release(known.version):
+        raise EvalError("--as %s: the definitions of %s %s to %s were read, not of %s" % (
+            text, tool, known.oldest, known.version, version))
     return tool, version or None
 
 
 # a tool's cutoff ends its name: NDCG@10, ndcg_at_10
-_TOOL_CUT = re.compile(r"(.*(?:@|_at_))([0-9]+)")
+_TOOL_CUT = re.compile(r"(.*(?:@|_at_))([0-9]+)", re.I)
 
 
 def tool_specs(tool, version, names):
@@ -3149,10 +3171,13 @@ def tool_specs(tool, version, names):
                       for k in (info.cutoffs if n.endswith("k") else (0,))]
     specs = []
     for text in names:
-        cut = _TOOL_CUT.fullmatch(text.strip())
-        row = rows.get((cut[1] + "k" if cut else text.strip()).lower())
-        if row is None:
-            raise EvalError("%s is no measure of %s: its names are %s" % (
+        # sentence-transformers' names begin with the score function's
+        name = re.sub(r"^(cosine|dot)_", "", text.strip())
+        cut = _TOOL_CUT.fullmatch(name)
+        row = rows.get((cut[1] + "k" if cut else name).lower())
+        # NDCG@k is the name of all the cutoffs, not one
+        if row is None or not cut and row.name.endswith("k"):
+            raise EvalError("%s is no measure of %s: its names are %s (k: a cutoff, as 10)" % (
                 show(text), tool, ", ".join(r.name for r in rows.values())))
         k = cut and parse_cutoff(cut[2])
         specs.append(Spec(row.name[:-1] + str(k) if k else row.name, row.base, k or None,
@@ -3175,7 +3200,7 @@ def tool_reading(specs):
     words = {w for s in specs for w in tool_words(s)}
     if not words:
         return None
-    return ("drop" in words, tuple(sorted(words & {"stable", "asc"})), "groups" in words,
+    return ("drop" in words, tuple(sorted(words & {"stable", "asc", "given"})), "groups" in words,
             "hole" in words)
 
 
@@ -3212,12 +3237,13 @@ def _as_measure(spec, k, answered, result, per_query):
         for cause in named:
             counts[cause] = counts.get(cause, 0) + 1
     values = [v[spec.name] for v in result.per_query.values() if spec.name in v]
-    mean_causes = ["queries averaged over"] * (len(values) < len(answered))
+    left_out = len(answered) - len(values)
+    mean_causes = ["queries averaged over"] * bool(left_out)
     if sum(values) / max(len(values), 1) != result.measures[spec.name]:
         mean_causes.append("rounding")
     name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
     return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
-            "queries_differing": counts, "mean_causes": mean_causes}
+            "queries_differing": counts, "mean_causes": mean_causes, "queries_left_out": left_out}
 
 
 # === Evaluation ===
@@ -3427,6 +3453,10 @@ def run_evaluation(judged, specs, skipped, zeroed, no_answer=NOTHING):
 def scored_result(per_query, specs, skipped, zeroed, no_answer):
     """The general result of per-query values: "queries" counts those with an answer,
     "no_answer_queries" the others, when some are; the means, the values, what was left out."""
+    # BEIR's and MTEB's pytrec_eval leave out a query the run lacks (--as; see AsRow)
+    for spec in (s for s in specs if "ranonly" in tool_words(s)):
+        for qid in zeroed.get("missing_run", ()):
+            per_query[qid].pop(spec.name, None)
     unanswered = len(per_query.keys() & no_answer)
     result = Result(queries=len(per_query) - unanswered)
     if no_answer:
@@ -4507,9 +4537,13 @@ def truth_digests(truth):
 
 def recorded_options(config):
     """The options a result's manifest records: those that change a per-query value (stage
-    "value"), then the statistics' seeds (stage "recorded")."""
-    return {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
-            if o.stage == stage}
+    "value"), then the statistics' seeds (stage "recorded"); --as only when given, as before it
+    was."""
+    options = {o.name: getattr(config, o.name) for stage in ("value", "recorded") for o in OPTIONS
+               if o.stage == stage}
+    if config.as_tool is None:
+        del options["as_tool"]
+    return options
 
 
 def judges_nonrelevant(labels, level):
@@ -4557,7 +4591,7 @@ def check_saved(saved, plan, truth, whose):
                         "run again" % (whose, what))
         fail(where, "%s was saved without %s, which are given now: score its run again with "
                     "them" % (whose, what))
-    for name, value in recorded_options(plan.config).items():
+    for name, value in plan.config._asdict().items():
         before = theirs["options"].get(name, OPTION[name].default)
         if OPTION[name].stage == "value" and before != value:
             fail(where, "%s was saved with %s, and %s is given now: give the same, or score its "
@@ -4635,9 +4669,14 @@ def _saved_lists(obj, key, names, where):
     return lists
 
 
+def long_flag(name):
+    """An option's long flag: '--depth'; as is Python's, so the keyword as_tool is --as."""
+    return "--" + name.replace("_", "-").replace("as-tool", "as")
+
+
 def option_text(name, value):
     """An option as the command line gives it: '--depth 10', '--judged-only', 'no --depth'."""
-    flag = "--" + name.replace("_", "-")
+    flag = long_flag(name)
     if value is True:
         return flag
     if value in (None, False):
@@ -6916,11 +6955,11 @@ def said(gates, needs=True):
 def check_as_tool(config):
     """Refuse, beside --as, the options the other tools have no counterpart of: they score the
     IDs ranked, whole, without trec_eval's form of output."""
-    # the tools part on a query with no ranking or nothing relevant; an empty ranking is read
     unread = [name for name in ("k", "chunk_separator", "match", "judged_only", "stage", "ties",
-                                "unjudged_bounds", "duplicates", "missing_run", "no_relevant",
-                                "relevance_level")
+                                "unjudged_bounds", "duplicates", "relevance_level")
               if getattr(config, name) != OPTION[name].default]
+    # a query scored 0 is one each tool leaves out or scores 0 (see AsRow); one skipped is not
+    unread += [name for name in ("missing_run", "no_relevant") if getattr(config, name) == "skip"]
     if config.format == "trec":
         unread.append("format trec")
     if config.as_tool is not None and unread:
@@ -9107,7 +9146,9 @@ def as_notes(block):
     for name, said in block["measures"].items():
         apart = ["%s on %s" % (cause, n_queries(n)) for cause, n in
                  said["queries_differing"].items()] + said["mean_causes"]
-        if apart != ["rounding"] and apart:
+        if said["queries_left_out"]:
+            apart.append("%s left out of its mean" % n_queries(said["queries_left_out"]))
+        if apart not in (["rounding"], []):
             lines.append("%s is %s %s's; trec_eval's %s is %.4f, apart by %s" % (
                 name, block["tool"], block["version"], said["trec_eval"],
                 said["trec_eval_mean"], ", ".join(apart)))
@@ -9771,12 +9812,9 @@ def build_parser(defaults=True):
 
 def _argument(option):
     """(flags, add_argument's keywords) of an option, by its kind."""
-    flag = "--" + option.name.replace("_", "-")
+    flag = long_flag(option.name)
     metavar = option.metavar or METAVARS.get(option.kind)
-    keywords = {"metavar": metavar} if metavar else {}
-    # as is Python's: the flag is --as, the keyword as_tool
-    if option.name == "as_tool":
-        flag, keywords["dest"] = "--as", option.name
+    keywords = {"metavar": metavar, "dest": option.name} if metavar else {}
     keywords.update({
         "positional": {"nargs": "?"}, "files": {"action": "append"},
         "names": {"action": "append"}, "flag": {"action": "store_true"},
