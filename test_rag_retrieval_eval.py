@@ -3474,6 +3474,17 @@ class AsToolTest(TempDirTestCase):
         self.assertEqual(err, "rag_retrieval_eval: note: mrr_at_10 is mteb 2.18.18's; trec_eval's "
                               "RR@10 is 0.4167, apart by tie order on 2 queries\n")
 
+    def test_a_list_is_read_in_its_own_order(self):
+        # handed b, a, c (tied) and m, a, z: b first, a second; trec_eval ranks b 2nd, a 3rd
+        status, out, err = cli(*self.files("A_tie_first_rel"), "--as", "llamaindex", "-m", "mrr")
+        result = json.loads(out)
+        self.assertEqual((result["measures"], result["per_query"]),
+                         ({"mrr": 0.75}, {"q1": {"mrr": 1.0}, "q2": {"mrr": 0.5}}))
+        self.assertEqual(result["as"]["measures"]["mrr"]["queries_differing"],
+                         {"the list's own order": 2})
+        self.assertEqual(err, "rag_retrieval_eval: note: mrr is llamaindex 0.14.25's; trec_eval's "
+                              "RR@4 is 0.4167, apart by the list's own order on 2 queries\n")
+
     def test_each_tools_names_without_m(self):
         for tool, names in AS_DEFAULTS.items():
             with self.subTest(tool):
