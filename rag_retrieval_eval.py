@@ -9146,8 +9146,9 @@ def as_notes(block):
     for name, said in block["measures"].items():
         apart = ["%s on %s" % (cause, n_queries(n)) for cause, n in
                  said["queries_differing"].items()] + said["mean_causes"]
-        if said["queries_left_out"]:
-            apart.append("%s left out of its mean" % n_queries(said["queries_left_out"]))
+        left_out = said["queries_left_out"]
+        if left_out:
+            apart[apart.index("queries averaged over")] += " (%s left out)" % n_queries(left_out)
         if apart not in (["rounding"], []):
             lines.append("%s is %s %s's; trec_eval's %s is %.4f, apart by %s" % (
                 name, block["tool"], block["version"], said["trec_eval"],
