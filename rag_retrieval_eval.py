@@ -3465,6 +3465,18 @@ def scored_result(per_query, specs, skipped, zeroed, no_answer):
                   skipped=skipped, zeroed=zeroed)
 
 
+def check_greatest_grade(judged, specs, where):
+    """Refuse labels graded above ERR's greatest grade (max_rel), naming the query, as gdeval
+    refuses them."""
+    for spec in (s for s in specs if s.base == "ERR"):
+        most = dict(MEASURES["ERR"].func.__kwdefaults__, **dict(spec.args))["max_rel"]
+        over = next((q for q, j in judged.items() if j.ideal and j.ideal[0] > most), None)
+        if over is not None:
+            fail(where, "grade %d is above %s's greatest grade, max_rel=%d, as gdeval refuses "
+                        "it: give ERR(max_rel=%d)" % (judged[over].ideal[0], spec.name, most,
+                                                      judged[over].ideal[0]), over)
+
+
 def check_domains(judged, specs, no_answer, where):
     """Refuse a measure that no evaluated query is scored on: Abstain without a question that has
     no answer, any other measure without one that has."""
@@ -7357,6 +7369,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     judged = staged(plan, truth, judged, inputs.stages)
     check_domains(judged, labeled, truth.no_answer, places[1])
+    check_greatest_grade(judged, labeled, places[0])
     result = run_evaluation(judged, labeled, skipped, zeroed, truth.no_answer)
     if plan.opts.agree:
         result = agreement_rows(plan, ranked, baseline, result, places[1])
