@@ -2954,8 +2954,8 @@ def other_tools_spec(text, renamed=None):
     family, params, at, cut = match.groups()
     family = re.sub("^dot_", "cosine_", family.lower())
     # a name of ours (nDCG(gains={1:})) is ours, but in MTEB's form (ndcg_at_10)
-    if family not in ALIASES or (at or "").lower() != "_at_" and family in map(str.lower,
-                                                                                 MEASURES):
+    ours = family in map(str.lower, MEASURES)
+    if family not in ALIASES or ours and (at or "").lower() != "_at_":
         return None
     cut_to, uncut_to = ALIASES[family]
     target = cut_to if at else uncut_to
