@@ -2954,7 +2954,8 @@ def other_tools_spec(text, renamed=None):
     family, params, at, cut = match.groups()
     family = re.sub("^dot_", "cosine_", family.lower())
     # a name of ours (nDCG(gains={1:})) is ours, but in MTEB's form (ndcg_at_10)
-    if family not in ALIASES or at != "_at_" and family in map(str.lower, MEASURES):
+    ours = family in map(str.lower, MEASURES)
+    if family not in ALIASES or ours and (at or "").lower() != "_at_":
         return None
     cut_to, uncut_to = ALIASES[family]
     target = cut_to if at else uncut_to
@@ -3463,6 +3464,18 @@ def scored_result(per_query, specs, skipped, zeroed, no_answer):
         result["no_answer_queries"] = unanswered
     return Result(result, measures=aggregated(per_query, specs), per_query=per_query,
                   skipped=skipped, zeroed=zeroed)
+
+
+def check_greatest_grade(judged, specs, where):
+    """Refuse labels graded above ERR's greatest grade (max_rel), naming the query, as gdeval
+    refuses them."""
+    for spec in (s for s in specs if s.base == "ERR"):
+        most = dict(MEASURES["ERR"].func.__kwdefaults__, **dict(spec.args))["max_rel"]
+        over = next((q for q, j in judged.items() if j.ideal and j.ideal[0] > most), None)
+        if over is not None:
+            fail(where, "grade %d is above %s's greatest grade, max_rel=%d, as gdeval refuses "
+                        "it: give ERR(max_rel=%d)" % (judged[over].ideal[0], spec.name, most,
+                                                      judged[over].ideal[0]), over)
 
 
 def check_domains(judged, specs, no_answer, where):
@@ -7357,6 +7370,7 @@ def evaluate_loaded(plan, inputs, digests, ranked, places, run=None):
     judged, skipped, zeroed = judge_labeled(plan, truth, ranked, places)
     judged = staged(plan, truth, judged, inputs.stages)
     check_domains(judged, labeled, truth.no_answer, places[1])
+    check_greatest_grade(judged, labeled, places[0])
     result = run_evaluation(judged, labeled, skipped, zeroed, truth.no_answer)
     if plan.opts.agree:
         result = agreement_rows(plan, ranked, baseline, result, places[1])
@@ -9146,8 +9160,9 @@ def as_notes(block):
     for name, said in block["measures"].items():
         apart = ["%s on %s" % (cause, n_queries(n)) for cause, n in
                  said["queries_differing"].items()] + said["mean_causes"]
-        if said["queries_left_out"]:
-            apart.append("%s left out of its mean" % n_queries(said["queries_left_out"]))
+        left_out = said["queries_left_out"]
+        if left_out:
+            apart[apart.index("queries averaged over")] += " (%s left out)" % n_queries(left_out)
         if apart not in (["rounding"], []):
             lines.append("%s is %s %s's; trec_eval's %s is %.4f, apart by %s" % (
                 name, block["tool"], block["version"], said["trec_eval"],

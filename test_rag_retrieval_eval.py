@@ -2734,18 +2734,22 @@ class ErrTest(TempDirTestCase):
 
     def test_refusals(self):
         for args, fragments in (
-                (["-m", "ERR(max_rel=3)@5"], ["grade 4, above max_rel=3", "give ERR(max_rel=4)"]),
+                (["-m", "ERR(max_rel=3)@5"], ["qrels.txt: query '1': grade 4 is above ERR(max_rel=3)@5's "
+                                               "greatest grade, max_rel=3", "give ERR(max_rel=4)"]),
                 (["-m", "ERR(max_rel=x)@5"], ["max_rel must be an integer", "'x'"]),
                 (["-m", "ERR(rel=2)@5"], ["ERR takes no rel parameter"]),
                 (["-m", "ERR(p=0.5)"], ["ERR takes no p parameter"]),
                 (["-m", "ERR@0"], ["cutoff must be a positive integer"]),
-                (["-m", "ERR@5"], ["grade 5, above max_rel=4"])):
+                (["-m", "ERR@5"], ["query '2': grade 5 is above ERR@5's greatest grade, max_rel=4"])):
             with self.subTest(args):
                 # gdeval refuses labels above its maximum grade
                 qrels = ERR_QRELS + ("2 0 u 5\n" if args == ["-m", "ERR@5"] else "")
                 rejected(self, *cli(*self.files(qrels), *args), *fragments)
-        with self.assertRaisesRegex(rre.EvalError, "grade 5, above max_rel=4"):
+        with self.assertRaisesRegex(rre.EvalError, "^qrels: query '1': grade 5 is above ERR@5's greatest"):
             rre.score_run({"1": {"a": 5}}, {"1": ["a"]}, "ERR@5")
+        # the measure refuses them too, where no query is named
+        with self.assertRaisesRegex(rre.EvalError, "grade 5, above max_rel=4"):
+            rre.expected_reciprocal_rank(rre._example(5), 1)
 
 
 
