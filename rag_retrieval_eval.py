@@ -3227,11 +3227,13 @@ def _as_measure(spec, k, answered, result, per_query):
     row, counts, ours = tool_row(spec), {}, []
     for qid, q in answered.items():
         theirs = result.per_query[qid].get(spec.name)
-        # read as we read it, with our measure: the same
-        same = theirs is not None and not q.views and views_only(row)
-        steps = [(None, theirs)] if same else tool_steps(row, q, k)
+        # left out, trec_eval's alone; read as we read it, with our measure: the same
+        if theirs is None or not q.views and views_only(row):
+            ours.append(MEASURES[row.base].func(q, k) if theirs is None else theirs)
+            continue
+        steps = tool_steps(row, q, k)
         ours.append(steps[0][1])
-        if theirs is None or theirs == steps[0][1]:
+        if theirs == steps[0][1]:
             continue
         named = [c for (c, v), (_, before) in zip(steps[1:], steps) if v != before]
         per_query.setdefault(qid, {})[spec.name] = {"trec_eval": steps[0][1], "causes": named}
