@@ -3331,12 +3331,6 @@ AS_PINS = [
 AS_OPTIONS = {"A_missing_query": ("--missing-run", "zero"), "A_no_relevant": ("--no-relevant", "zero")}
 
 
-# Pinned values the code does not reproduce yet, (TOOL@VERSION, case, name): why.  The test of
-# the pins leaves them out; test_pins_not_reproduced_yet, skipped, checks exactly them.
-AS_NOT_YET = {("autorag@0.3.27", "A_no_relevant", name): "exit 70: ZeroDivisionError in over_groups"
-              for name in ("retrieval_recall", "retrieval_f1", "retrieval_mrr", "retrieval_map")}
-
-
 # Where the tool's numbers part from trec_eval's, for item 3 (see as_block): TOOL, case, name,
 # trec_eval's name, its mean (hand-computed), {cause: queries}, the causes of the means' gap
 AS_CAUSES = [
@@ -3435,21 +3429,11 @@ class AsToolTest(TempDirTestCase):
                 if want is not None:
                     self.assertAlmostEqual(value, want, delta=1e-9, msg=(name, q))
 
-    def check_pins(self, wanted):
-        for tool, case, pinned in AS_PINS:
-            pinned = {n: v for n, v in pinned.items() if wanted((tool, case, n))}
-            with self.subTest(tool=tool, case=case):
-                if pinned:
-                    result = self.as_tool(tool, case, "-m", ",".join(pinned),
-                                          *AS_OPTIONS.get(case, ()))
-                    self.assert_pinned(result, tool, case, pinned)
-
     def test_each_tools_own_numbers_on_the_pinned_cases(self):
-        self.check_pins(lambda key: key not in AS_NOT_YET)
-
-    @unittest.skip("issue 51: pinned values --as does not reproduce yet (AS_NOT_YET)")
-    def test_pins_not_reproduced_yet(self):
-        self.check_pins(AS_NOT_YET.__contains__)
+        for tool, case, pinned in AS_PINS:
+            with self.subTest(tool=tool, case=case):
+                result = self.as_tool(tool, case, "-m", ",".join(pinned), *AS_OPTIONS.get(case, ()))
+                self.assert_pinned(result, tool, case, pinned)
 
     def test_trec_eval_beside_each_number_and_the_causes(self):
         for tool, case, name, trec, mean, differing, mean_causes in AS_CAUSES:
