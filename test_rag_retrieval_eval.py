@@ -3523,6 +3523,26 @@ class AsToolTest(TempDirTestCase):
                 self.assertIn("- Recall@10 is beir 2.2.0's; trec\\_eval's recall\\_10 is 1.0000",
                               summary.read_text())
 
+    def test_a_saved_result_is_a_baseline_only_for_the_same_tool(self):
+        args = self.files("A_tie_first_rel") + ["-m", "P@1"]
+        saved = self.write("saved.json", json.loads(cli(*args, "--as", "beir")[1]))
+        ours = self.write("ours.json", json.loads(cli(*args)[1]))
+        for baseline, given, said in ((saved, [], "saved with --as beir, and no --as is given"),
+                                      (saved, ["--as", "beir@2.1.0"],
+                                       "saved with --as beir, and --as beir@2.1.0 is given"),
+                                      (ours, ["--as", "beir"],
+                                       "saved with no --as, and --as beir is given")):
+            with self.subTest(given=given, baseline=baseline):
+                rejected(self, *cli(*args, "--baseline", baseline, *given), said)
+        self.assertEqual(cli(*args, "--baseline", saved, "--as", "beir")[0], 0)
+
+    def test_a_listed_ranking_loses_the_querys_own_id(self):
+        # q1 ranks itself first, then its relevant d1: BEIR's d1 is first, trec_eval's second
+        result = rre.score_run({"q1": {"d1": 1}}, {"q1": ["q1", "d1"]}, "NDCG@1", as_tool="beir")
+        self.assertEqual((result["measures"], result["as"]["per_query"]), (
+            {"NDCG@1": 1.0},
+            {"q1": {"NDCG@1": {"trec_eval": 0.0, "causes": ["identical ID removed"]}}}))
+
     def test_a_baseline_and_a_gate_on_a_tools_name(self):
         labels, base, *_ = AS_CASES["A_tie_first_rel"]
         # b, q1's relevant document, falls from the tied top (BEIR keeps it first) to rank 4
