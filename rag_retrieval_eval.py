@@ -1061,7 +1061,8 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
 def tool_views(qid, docids, scores, truth, opts):
     """{word: Judged} of a ranking as another tool reads it (--as; see STEPS), where that differs
     from ours: "drop", its query's own ID removed (BEIR's ignore_identical_ids); "stable" and
-    "asc", tied documents in the order given or by ID ascending (the tool's removal too);
+    "asc", tied documents in the order given or by ID ascending, "given", every document in
+    the order given (each after the tool's removal);
     "groups", the ranks of the documents of each evidence set's slots (AutoRAG's ground truth);
     "hole", as "stable" with the documents any query's labels grade as its labels (BEIR's Hole).
     None when none differs."""
@@ -1117,7 +1118,7 @@ def judged_anywhere(labels):
 
 def in_order(docids, scores, order="drop"):
     """A ranking's IDs in trec_eval's order, or with its tied documents in the order given
-    ("stable") or by ID ascending ("asc").
+    ("stable") or by ID ascending ("asc"), or as given ("given").
 
     >>> in_order(list("bac"), [1, 2, 2]), in_order(list("bac"), [1, 2, 2], "asc")
     (['c', 'a', 'b'], ['a', 'c', 'b'])
@@ -3111,8 +3112,9 @@ def _step(word, func, q, k, plain):
         return group_f1, q, k
     if word == "groups":
         return partial(over_groups, GROUP_MEASURES[func.__name__]), q, k
-    return context_precision if word == "set" else func, q, {"uncut": None,
-                                                              "listcut": q.num_ret}.get(word, k)
+    if word == "set":
+        return context_precision, q, k
+    return func, q, {"uncut": None, "listcut": q.num_ret}[word]
 
 
 def tool_value(row, q, k):
