@@ -240,6 +240,13 @@ TOOLS = {
                  "hit_rate_at_k Success ranonly r5",
                  "ndcg_at_k map_at_k recall_at_k precision_at_k mrr_at_k hit_rate_at_k",
                  (1, 3, 5, 10, 20, 100, 1000), (("2.18.19", "mrr_at_k RR stable ranonly"),)),
+    # the BEIR-derived tasks (MSMARCO, ArguAna, Quora, FiQA2018...) set ignore_identical_ids
+    "mteb-ignore-identical-ids": Tool(
+        "2.26.24", "2.18.18", "ndcg_at_k nDCG drop ranonly r5 | map_at_k AP drop ranonly r5 | "
+        "recall_at_k R drop ranonly r5 | precision_at_k P drop ranonly r5 | "
+        "mrr_at_k RR drop ranonly | hit_rate_at_k Success drop ranonly r5",
+        "ndcg_at_k map_at_k recall_at_k precision_at_k mrr_at_k hit_rate_at_k",
+        (1, 3, 5, 10, 20, 100, 1000), (("2.18.19", "mrr_at_k RR drop stable ranonly"),)),
     "sentence-transformers": Tool(
         "6.3.0", "6.3.0", "accuracy@k Success asc norel | precision@k P asc norel | "
         "recall@k R asc norel | mrr@k RR asc norel | ndcg@k nDCG asc binary norel | "

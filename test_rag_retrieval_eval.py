@@ -3523,6 +3523,15 @@ class AsToolTest(TempDirTestCase):
                 self.assertIn("- Recall@10 is beir 2.2.0's; trec\\_eval's recall\\_10 is 1.0000",
                               summary.read_text())
 
+    def test_mtebs_beir_tasks_remove_the_querys_own_id(self):
+        # mteb 2.26.24 with ignore_identical_ids=True, as MSMARCO, ArguAna, Quora... set it
+        result = self.as_tool("mteb-ignore-identical-ids", "B_identical_id", "-m",
+                              "ndcg_at_10,recall_at_10,mrr_at_10")
+        self.assertEqual(result["measures"],
+                         {"ndcg_at_10": 0.9, "recall_at_10": 0.9, "mrr_at_10": 0.9})
+        self.assertEqual(result["as"]["measures"]["mrr_at_10"]["queries_differing"],
+                         {"identical ID removed": 1})
+
     def test_a_saved_result_is_a_baseline_only_for_the_same_tool(self):
         args = self.files("A_tie_first_rel") + ["-m", "P@1"]
         saved = self.write("saved.json", json.loads(cli(*args, "--as", "beir")[1]))
@@ -3610,7 +3619,7 @@ class AsToolTest(TempDirTestCase):
     def test_what_another_tool_has_no_counterpart_of_is_refused(self):
         files = self.files("A_tie_first_rel")
         for args, fragments in (
-                (["--as", "trec"], ["--as takes beir, mteb, sentence-transformers, llamaindex, "
+                (["--as", "trec"], ["--as takes beir, mteb, mteb-ignore-identical-ids, sentence-transformers, llamaindex, "
                                     "ragas, haystack, autorag", "not 'trec'"]),
                 (["--as", "beir@x"], ["not 'beir@x'"]),
                 (["--as", "mteb", "-m", "ndcg@10"], ["'ndcg@10' is no measure of mteb: its names "
