@@ -233,7 +233,7 @@ TOOLS = {
     "beir": Tool("2.2.0", "1.0.1", "NDCG@k nDCG drop ranonly r5 | MAP@k AP drop ranonly r5 | "
                  "Recall@k R drop ranonly r5 | P@k P drop ranonly r5 | "
                  "MRR@k RR drop stable r5 | R_cap@k RelP drop stable norel r5 | "
-                 "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop hole r5",
+                 "Accuracy@k Success drop stable r5 | Hole@k Unjudged drop stable hole r5",
                  "NDCG@k MAP@k Recall@k P@k", (1, 3, 5, 10, 100, 1000)),
     "mteb": Tool("2.26.24", "2.18.18", "ndcg_at_k nDCG ranonly r5 | map_at_k AP ranonly r5 | "
                  "recall_at_k R ranonly r5 | precision_at_k P ranonly r5 | mrr_at_k RR ranonly | "
@@ -3153,7 +3153,8 @@ def tool_rows(tool, version):
 
 
 def _release(version):
-    return tuple(map(int, version.split(".")))
+    """A version's numbers to compare, 3.1 as 3.1.0."""
+    return (tuple(map(int, version.split("."))) + (0, 0))[:3]
 
 
 def parse_tool(text):

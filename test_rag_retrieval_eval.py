@@ -3487,7 +3487,7 @@ class AsToolTest(TempDirTestCase):
                 ("llamaindex@0.12.5", ["llamaindex@0.12.3", "llamaindex@0.12.4"]),
                 ("llamaindex", ["llamaindex@0.12.6", "llamaindex@0.14.25"]),
                 ("haystack@3.0.0", ["haystack@2.31.0", "haystack@3.0"]),
-                ("haystack", ["haystack@3.1.0", "haystack@3.4.1"]),
+                ("haystack", ["haystack@3.1", "haystack@3.1.0", "haystack@3.4.1"]),
                 ("mteb@2.18.18", ["MTEB@2.18.18"]),
                 ("mteb", ["mteb@2.18.19", "mteb@2.26.24"])]
         names = {"llamaindex": "ndcg", "haystack": "document_map", "mteb": "mrr_at_10"}
@@ -3532,6 +3532,12 @@ class AsToolTest(TempDirTestCase):
                          {"ndcg_at_10": 0.9, "recall_at_10": 0.9, "mrr_at_10": 0.9})
         self.assertEqual(result["as"]["measures"]["mrr_at_10"]["queries_differing"],
                          {"identical ID removed": 1})
+
+    def test_holes_tie_order_is_its_own_cause(self):
+        # q1 hands b (judged) first among tied b, a, c; trec_eval's first is c, unjudged
+        result = self.as_tool("beir", "A_tie_first_rel", "-m", "Hole@1")
+        self.assertEqual(result["as"]["per_query"],
+                         {"q1": {"Hole@1": {"trec_eval": 1.0, "causes": ["tie order"]}}})
 
     def test_a_saved_result_is_a_baseline_only_for_the_same_tool(self):
         args = self.files("A_tie_first_rel") + ["-m", "P@1"]
