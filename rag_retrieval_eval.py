@@ -10042,6 +10042,8 @@ def check_usage(config):
     if config.format == "latex" and lost:
         raise EvalError("--format latex has no place for --%s: use json, table, markdown or csv"
                         % lost[0].replace("_", "-"))
+    if config.format == "latex" and config.pairwise:
+        raise EvalError("--format latex tests every pair of runs already: leave out --pairwise")
     if config.format == "latex" and len(config.run or ()) > 26:
         raise EvalError("--format latex letters the runs a to z: give at most 26")
     if config.junit is not None and not gates_given(config) and config.access is None:

@@ -9083,6 +9083,8 @@ c & TMP/mid\{3\}.json & 0.5625\hphantom{$^{ab}$} & 0.6771\hphantom{$^{ab}$} & \t
                 ([a for i in range(27) for a in ("--run", self.tmp / ("r%d.json" % i))] + ["--format", "latex"],
                  "--format latex letters the runs a to z: give at most 26"),
                 (["--pairwise"], "--pairwise compares each --run with each other one: give two or more"),
+                (["--run", self.paths[1], "--pairwise", "--format", "latex"],
+                 "--format latex tests every pair of runs already: leave out --pairwise"),
                 (["--run", lacking, "--missing-run", "skip", "--pairwise"],
                  "%s: the runs were evaluated on different queries ('q1')" % lacking)]:
             with self.subTest(args=args):
