@@ -96,13 +96,13 @@ import unicodedata
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import namedtuple
+from collections import Counter, namedtuple
 from decimal import Decimal
 from functools import lru_cache, partial
 from itertools import (accumulate, chain, combinations, compress, groupby, islice, repeat,
                        takewhile, tee)
 from json.decoder import scanstring
-from operator import ge, getitem, gt, itemgetter, lt, truediv
+from operator import ge, getitem, gt, itemgetter, lt, ne, truediv
 from string import ascii_lowercase
 from types import MappingProxyType
 
@@ -308,6 +308,12 @@ OPTIONS = (
            "who may read each document and whom each query runs as (JSON {\"documents\": "
            "{ID: [PRINCIPAL, ...]}, \"queries\": {...}}, or lines doc ID PRINCIPAL... and query "
            "ID PRINCIPAL...): a ranked document its query may not read fails the gate (Leak@k)"),
+    Option("candidate_qrels", None, "files", "input",
+           "labels under test (such as an LLM judge's) against --qrels, the reference: pairs "
+           "both label, confusion matrix, Cohen's kappa (weighted too, and at each grade), "
+           "Krippendorff's alpha, leniency, per grade and per query; with --run, each measure "
+           "under both, the orders of runs they give, and flips of a --baseline's verdict; "
+           "--pool writes the pairs they grade apart (repeatable, as --qrels)"),
     Option("measure", None, "names", "plan",
            "measures to compute, separated by commas or blanks (see below)", short="-m"),
     Option("as_tool", None, "text", "value",
@@ -336,6 +342,10 @@ OPTIONS = (
     Option("baseline", None, "file", "input",
            "an approved run (TREC or JSON) or fixture to compare against, on the same labels, or "
            "the result saved from one (its JSON output), which stands for it"),
+    Option("baseline_qrels", None, "files", "input",
+           "the labels the baseline was approved on, when --qrels is a newer version: each "
+           "measure's change split into a retrieval part and a labels part, in the mean and per "
+           "query, with the label changes in either run's top k (repeatable, as --qrels)"),
     Option("baseline_stage", None, "stages", "input",
            "an earlier stage of the baseline's pipeline, as --stage gives the run's, of the "
            "same names: a measure of a stage compares the two"),
@@ -364,9 +374,9 @@ OPTIONS = (
     Option("gate_on", "mean", "choice", "plan",
            "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, "
            "which fails the gate when it lies below minus the limit; or noninferiority: it passes "
-           "only when the interval lies above minus the limit, the candidate shown to be no worse "
-           "(default mean)",
-           ("mean", "interval", "noninferiority")),
+           "only when the interval lies above minus the limit, the candidate shown to be no worse; "
+           "or, with --baseline-qrels, the drop's retrieval part (default mean)",
+           ("mean", "interval", "noninferiority", "retrieval")),
     Option("power", False, "flag", "plan",
            "also per measure the smallest change of the mean this query set detects (80%% power, "
            "two-sided 5%%), and the queries each mean gate's limit would need"),
@@ -3441,7 +3451,8 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "renamed power clusters warnings folded several_labels deduplicated ties ci95 "
-               "floors leaks unmapped as unjudged funnel explain manifest").split()
+               "floors leaks unmapped as unjudged funnel explain label_agreement candidate_labels "
+               "label_versions manifest").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -3955,6 +3966,99 @@ def holm(pvalues):
     return adjusted
 
 
+# --- Two label sources: how far they agree, and the orders of runs they give (--candidate-qrels)
+
+def kappa(cells, weight=None):
+    """Cohen's kappa of a confusion matrix {(reference grade, candidate grade): pairs}; weight(i,
+    j) of the grades' places among those seen (as scikit-learn's cohen_kappa_score weighs: linear
+    |i - j|, quadratic (i - j) ** 2, where its /(G-1) cancels out), None: 0 or 1.  None where it
+    is undefined: every pair of one grade on both sides (scikit-learn's nan).
+
+    >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1})
+    0.5
+    """
+    at = {g: i for i, g in enumerate(sorted({g for pair in cells for g in pair}))}
+    weight, (rows, cols) = weight or ne, margins(cells)
+    observed = sum(rows.values()) * sum(n * weight(at[a], at[b]) for (a, b), n in cells.items())
+    expected = sum(rows[a] * cols[b] * weight(at[a], at[b]) for a in rows for b in cols)
+    return 1 - observed / expected if expected else None
+
+
+def margins(cells):
+    """(The reference's grades, the candidate's), each Counter({grade: pairs}), of a confusion
+    matrix {(reference grade, candidate grade): pairs}."""
+    rows, cols = Counter(), Counter()
+    for (a, b), n in cells.items():
+        rows[a] += n
+        cols[b] += n
+    return rows, cols
+
+
+KAPPAS = {"kappa": None, "kappa_linear": lambda i, j: abs(i - j),
+          "kappa_quadratic": lambda i, j: (i - j) ** 2}
+
+
+def binarised(cells, level):
+    """The confusion matrix of a graded one's pairs read as relevant (grade >= level) or not."""
+    out = Counter()
+    for (a, b), n in cells.items():
+        out[a >= level, b >= level] += n
+    return out
+
+
+def ordinal_alpha(cells):
+    """Krippendorff's alpha at the ordinal level of two coders who both grade each unit (a pair
+    both sources label), as the krippendorff package computes it: the distance of two grades
+    is the count of grades given between them, the ends halved, squared.  None where only one
+    grade is given (the package raises).
+
+    >>> ordinal_alpha({(0, 0): 2, (1, 1): 1, (1, 0): 1})
+    0.5333333333333333
+    """
+    counts = sum(margins(cells), Counter())
+    grades = sorted(counts)
+    below = dict(zip(grades, accumulate([0] + [counts[g] for g in grades])))
+
+    def distance(a, b):
+        low, high = sorted((a, b))
+        return (below[high] - below[low] + (counts[high] - counts[low]) / 2) ** 2
+    observed = 2 * sum(n * distance(a, b) for (a, b), n in cells.items())
+    expected = sum(counts[a] * counts[b] * distance(a, b) for a in grades for b in grades)
+    return 1 - (sum(counts.values()) - 1) * observed / expected if expected else None
+
+
+def tau_b(x, y):
+    """Kendall's tau-b of two orders of the same runs (their values, higher first), as
+    scipy.stats.kendalltau computes it; None where either ties them all.
+
+    >>> tau_b([3, 2, 1], [3, 1, 2])
+    0.3333333333333333
+    """
+    signs = [((a > b) - (a < b), (c > d) - (c < d))
+             for (a, c), (b, d) in combinations(zip(x, y), 2)]
+    # pairs not tied in x, times those not tied in y
+    scale = sum(s != 0 for s, _ in signs) * sum(t != 0 for _, t in signs)
+    return sum(s * t for s, t in signs) / math.sqrt(scale) if scale else None
+
+
+def tau_ap(truth, other):
+    """Yilmaz, Aslam and Robertson's AP correlation (2008) of the order ``other`` gives the runs
+    with the order ``truth`` gives: down other's order, the share of the runs above each that
+    truth puts above it too, so that a swap at the top weighs most.  None for fewer than two
+    runs, or ties, which the definition has no rule for.
+
+    >>> tau_ap([3, 2, 1], [2, 3, 1]), tau_ap([3, 2, 1], [3, 1, 2])
+    (0.0, 0.5)
+    """
+    n = len(truth)
+    if n < 2 or len(set(truth)) < n or len(set(other)) < n:
+        return None
+    order = sorted(range(n), key=lambda i: -other[i])
+    shares = (sum(truth[j] > truth[i] for j in order[:at]) / at
+              for at, i in enumerate(order[1:], 1))
+    return 2 * sum(shares) / (n - 1) - 1
+
+
 def mean_intervals(per_query, specs, plan):
     """A 95% bootstrap interval for every mean, over the queries it scores, seeded by the plan's
     --seed (resampling its clusters of them, when given)."""
@@ -3975,6 +4079,8 @@ def mean_intervals(per_query, specs, plan):
 # ("mean", "interval" or "noninferiority") and what the baseline's replicates say: noise
 # {measure: the largest minus the smallest mean} (None without replicates), unstable
 # {measure: [qid, ...]} (exempt from the per-query gate), and how many replicates there are.
+# --gate-on retrieval reads each mean as mean does: a drop gate's, of the drop's retrieval part
+READ_MEAN = ("mean", "retrieval")
 Gates = namedtuple("Gates", "limits gate_on noise unstable replicates",
                    defaults=(NOTHING, "mean", None, None, 0))
 
@@ -4048,7 +4154,7 @@ def mean_breaches(gate, name, limit, seen):
         drop = before - after
         value, least = -drop, -(limit + rule.get("noise", 0.0))
     queries = sum(name in row for row in candidate["per_query"].values())
-    if gates.gate_on == "mean" or interval is None:
+    if gates.gate_on in READ_MEAN or interval is None:
         failed = value < least - 1e-12
     else:
         failed = queries < 2 or interval[1 if gates.gate_on == "interval" else 0] < least - 1e-12
@@ -4156,7 +4262,7 @@ def _floor_notes(config, result, floors, intervals):
                 "limit": floor, "ci95": list(ci), "half_width": (ci[1] - ci[0]) / 2,
                 "resolved": not ci[0] <= floor <= ci[1], "gate_on": config.gate_on}
         # a coin toss: said
-        elif config.gate_on == "mean" and ci[0] <= floor <= ci[1]:
+        elif config.gate_on in READ_MEAN and ci[0] <= floor <= ci[1]:
             queries = sum(name in row for row in result["per_query"].values())
             warnings.append(undecided_text("warning: ", name, floor, interval_text(*ci, queries)))
     return {"power": power} if config.power else {"warnings": warnings}
@@ -6883,7 +6989,9 @@ def seen_reach(config, specs):
     documents' ranks, for --explain, --pool and a pipeline's fates (see fates), and whether it
     lists the top K's documents too (--judged-only leaves no unlabeled one to list)."""
     listed = config.explain or config.pool is not None
-    top_k = (listed or config.stage or config.index is not None) and coverage_cutoff(specs)
+    # --baseline-qrels lists the label changes in either run's top k
+    kept = listed or config.stage or config.index is not None or config.baseline_qrels
+    top_k = kept and coverage_cutoff(specs)
     return top_k, listed and not config.judged_only
 
 
@@ -6927,7 +7035,7 @@ def check_limit(spec, gate, limits, specs, gate_on):
         return
     if aggregate == "text":
         raise EvalError("%s is no number: it has no floor" % spec.name)
-    if aggregate != "mean" and gate_on != "mean" and gate.scope == "mean":
+    if aggregate != "mean" and gate_on not in READ_MEAN and gate.scope == "mean":
         raise EvalError("--gate-on %s reads the 95%% interval of a mean, and %s is a %s, which has"
                         " none: floor it under --gate-on mean"
                         % (gate_on, spec.name, aggregate_word(spec.name)))
@@ -6993,6 +7101,55 @@ def check_as_tool(config):
                         % (config.as_tool, unread[0].replace("_", "-")))
 
 
+# what --candidate-qrels without --run reads: the labels, and how to read and report them
+LABELS_ONLY = ("qrels candidate_qrels run relevance_level fields match chunk_separator empty_labels "
+               "format per_query summary pool").split()
+
+
+def check_label_files(config, gates):
+    """Refuse --candidate-qrels and --baseline-qrels without the labels they compare with, or
+    together, or with what they leave unread or unshown; and --gate-on retrieval without a
+    change between label versions to split, or with what it does not split (gates: given)."""
+    given = [name for name in ("candidate_qrels", "baseline_qrels") if getattr(config, name)]
+    flag = given and long_flag(given[0])
+    if given and config.qrels is None:
+        raise EvalError("%s compares labels with --qrels, the reference: give it (a fixture "
+                        "serves as --qrels and as --run)" % flag)
+    if len(given) > 1:
+        raise EvalError("--candidate-qrels tests other labels of one version, and --baseline-"
+                        "qrels splits a change between two versions: give one")
+    if config.baseline_qrels and config.baseline is None:
+        raise EvalError("--baseline-qrels are the labels the baseline was approved on: give "
+                        "--baseline, its run")
+    if given and config.format in ("trec", "latex"):
+        raise EvalError("--format %s has no place for what %s says: use json, table, markdown "
+                        "or csv" % (config.format, flag))
+    unread = [o.name for o in OPTIONS if o.name not in LABELS_ONLY
+              and getattr(config, o.name) != o.default]
+    if config.candidate_qrels and not config.run and unread:
+        raise EvalError("--%s acts on runs, and --candidate-qrels without --run compares the "
+                        "labels alone: give --run, or leave it out" % unread[0].replace("_", "-"))
+    if config.gate_on == "retrieval":
+        check_retrieval_gate(config, gates)
+
+
+def check_retrieval_gate(config, gates):
+    """Refuse --gate-on retrieval without --baseline-qrels or a drop gate, and with what it does
+    not split: a group's mean, the replicates' noise."""
+    if not config.baseline_qrels:
+        raise EvalError("--gate-on retrieval reads the retrieval part of a change between label "
+                        "versions: give --baseline-qrels, the labels the baseline was approved "
+                        "on")
+    if not any(gate.needs == "baseline" for gate in gates):
+        raise EvalError("--gate-on retrieval says what a drop gate reads: give --max-mean-drop "
+                        "or --max-query-drop")
+    unsplit = [n for n in ("max_group_drop", "replicate") if getattr(config, n)]
+    if unsplit:
+        raise EvalError("--gate-on retrieval splits the change of each mean and query, and --%s "
+                        "reads what it does not split: leave one out" % unsplit[0].replace(
+                            "_", "-"))
+
+
 def check_options(config):
     """Refuse options whose effect would be silently lost."""
     given = gates_given(config)
@@ -7004,7 +7161,7 @@ def check_options(config):
         raise EvalError("--replicate needs --baseline: a replicate is another run of the "
                         "approved configuration")
     means = [gate for gate in GATES.values() if gate.scope == "mean"]
-    if config.gate_on != "mean" and not set(means) & set(given):
+    if config.gate_on not in READ_MEAN and not set(means) & set(given):
         raise EvalError("--gate-on %s needs %s, or %s: it says how a mean gate reads the change, "
                         "or a floor the mean" % (config.gate_on, said(means), said(means, False)))
     if config.format == "trec" and (config.baseline is not None or config.explain):
@@ -7019,6 +7176,7 @@ def check_options(config):
     if config.chunk_separator == "":
         raise EvalError("--chunk-separator needs a non-empty separator")
     check_as_tool(config)
+    check_label_files(config, given)
     pipeline = config.stage or config.index is not None
     if pipeline and config.fixture is not None:
         raise EvalError("--stage and --index go with --qrels and --run, the last stage: give the "
@@ -7118,6 +7276,9 @@ def load_baseline(plan, truth, ours, kinds, flag):
     approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
                 for path in config.replicate or ()]
     check_baseline_stages(plan, isinstance(ranked, Saved), flag)
+    if config.baseline_qrels and isinstance(ranked, Saved):
+        fail(place(path), "is %s, which holds no run, and --baseline-qrels scores the baseline's "
+                          "run on both label versions: give its run" % SAVED_RESULT[flag][0])
     stages = []
     if not isinstance(ranked, Saved):
         stages = load_stages(plan, truth, named, [("the baseline", path, ranked)], kinds, flag)
@@ -8023,6 +8184,255 @@ def saved_notes(plan, approved):
          "--unjudged-bounds gives no bounds of the baseline")) if wanted]
 
 
+# --- Other labels: a candidate's (--candidate-qrels), or the baseline's (--baseline-qrels) ---
+
+def other_labels(plan, inputs, results, files=False, flag="--"):
+    """(The results, each with what the other labels change: its candidate_labels block, or its
+    label_versions; the output's blocks of both sources, label_agreement and, with two runs or
+    more, label_orderings; the other labels' Inputs) of the runs' results on --qrels.  The other
+    labels are read as --qrels is, folded, and every run scored on them alike."""
+    config = plan.config
+    labels = config.candidate_qrels or config.baseline_qrels
+    if not labels:
+        return results, {}, None
+    other = plan._replace(config=config._replace(qrels=labels, candidate_qrels=None,
+                                                 baseline_qrels=None))
+    others = load_inputs(other, flag=flag)
+    theirs = evaluate_runs(other, others, files)
+    if config.baseline_qrels:
+        return versions(plan, (others, inputs), results, theirs), {}, others
+    results = {name: before_manifest(r, candidate_labels=under_candidate(r, theirs[name]))
+               for name, r in results.items()}
+    blocks = {"label_agreement": label_agreement(inputs.truth.labels, others.truth.labels,
+                                                 config)}
+    if len(results) > 1:
+        blocks["label_orderings"] = orderings(results, plan.specs)
+    return results, blocks, others
+
+
+def labels_output(plan, results, blocks, several, root=""):
+    """The output of the results {name: general result}, with the blocks of two label sources
+    (see other_labels): one run's result, or runs_output's of several (of none, with
+    --candidate-qrels alone: the blocks only)."""
+    if not several:
+        return before_manifest(*results.values(), **blocks)
+    return dict(runs_output(plan, results, root) if results else {}, **blocks)
+
+
+def before_manifest(result, **blocks):
+    """A result with more blocks, its manifest still last."""
+    return Result({k: v for k, v in result.items() if k != "manifest"}, **blocks,
+                  manifest=result["manifest"])
+
+
+def label_agreement(reference, candidate, config):
+    """The label_agreement block (README: "Can the judge's labels be trusted?") of two labels
+    {qid: {doc: grade}}: the pairs both label and those only one does (and the queries only one
+    has), the grades seen, what agreement_of gives, and kappa at the relevance level, the
+    confusion matrix (rows the reference's grades); per grade the candidate's precision and
+    recall against the reference (None where undefined); per query, agreement_of's."""
+    cells, per_query = Counter(), {}
+    for qid, grades in reference.items():
+        theirs = candidate.get(qid, NOTHING)
+        mine = Counter((g, theirs[d]) for d, g in grades.items() if d in theirs)
+        if mine:
+            cells.update(mine)
+            per_query[qid] = agreement_of(mine, brief=True)
+    names = place(config.qrels[0]), place(config.candidate_qrels[0])
+    if not cells:
+        raise EvalError("%s and %s label no (query, document) pair alike: are they labels of the "
+                        "same queries, under the same IDs?" % names)
+    grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
+    block = {"reference": names[0], "candidate": names[1], **agreement_of(cells)}
+    for side, labels in (("reference", reference), ("candidate", candidate)):
+        block[side + "_only"] = sum(map(len, labels.values())) - block["pairs"]
+        block["queries_%s_only" % side] = len(labels.keys() - (reference.keys() & candidate.keys()))
+    return dict(block, grades=grades,
+                confusion={str(g): {str(h): cells[g, h] for h in grades} for g in grades},
+                per_grade={str(g): {"precision": share(cells[g, g], cols[g]),
+                                    "recall": share(cells[g, g], rows[g])} for g in grades},
+                per_query=per_query)
+
+
+def share(part, whole):
+    """part / whole, or None where whole is 0."""
+    return part / whole if whole else None
+
+
+def agreement_of(cells, brief=False):
+    """What two sources' grades of the pairs both label (a confusion matrix: see kappa) agree
+    on: the pairs, the share graded alike, leniency (the candidate's mean grade minus the
+    reference's), Cohen's kappa; unless brief (a query's), weighted (KAPPAS), at each grade
+    but the lowest (kappa_at: grade >= t relevant on both sides) and Krippendorff's alpha."""
+    pairs = sum(cells.values())
+    out = {"pairs": pairs, "exact": sum(n for (a, b), n in cells.items() if a == b) / pairs,
+           "leniency": sum((b - a) * n for (a, b), n in cells.items()) / pairs}
+    if brief:
+        return dict(out, kappa=kappa(cells))
+    grades = sorted({g for pair in cells for g in pair})
+    out.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
+    return dict(out, kappa_at={str(t): kappa(binarised(cells, t)) for t in grades[1:]},
+                alpha_ordinal=ordinal_alpha(cells))
+
+
+def disagreements(reference, candidate):
+    """--pool's records with --candidate-qrels: per query whose two sources grade a document
+    apart, {"query_id", "relevant": {doc: None}, "reference": {doc: grade}, "candidate": ...},
+    documents by the gap between their grades, largest first, and queries by their largest; its
+    relevant grades filled in, a labels file."""
+    found = []
+    for qid, grades in reference.items():
+        theirs = candidate.get(qid, NOTHING)
+        gaps = {d: abs(g - theirs[d]) for d, g in grades.items() if theirs.get(d, g) != g}
+        apart = sorted(gaps, key=lambda d: -gaps[d])
+        if apart:
+            found.append((-gaps[apart[0]], len(found), {
+                "query_id": qid, "relevant": dict.fromkeys(apart),
+                "reference": {d: grades[d] for d in apart},
+                "candidate": {d: theirs[d] for d in apart}}))
+    return (record for *_, record in sorted(found, key=itemgetter(0, 1)))
+
+
+def under_candidate(result, theirs):
+    """A run's candidate_labels block: its queries, means, values and what was left out on the
+    candidate labels (--candidate-qrels); with a baseline, each measure's change on both label
+    sets and whether its sign flips, the gates' breaches on the candidate labels and whether
+    the verdict (a gate failed, or none) flips."""
+    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed")}
+    if not result.comparison:
+        return block
+    block["changes"] = {}
+    for name, row in result.comparison.items():
+        ours, other = row["delta"], theirs.comparison[name]["delta"]
+        block["changes"][name] = {"reference": ours, "candidate": other,
+                                  "flipped": (ours > 0) - (ours < 0) != (other > 0) - (other < 0)}
+    return dict(block, breaches=jsonable(theirs)["breaches"],
+                verdict_flipped=bool(result.breaches) != bool(theirs.breaches))
+
+
+def orderings(results, specs):
+    """The label_orderings block: per measure, Kendall's tau-b and tau_AP (the reference's order
+    the truth) of the orders of the runs by their means on the two label sets, and the pairs
+    of runs they order apart."""
+    names, out = list(results), {}
+    for spec in specs:
+        ours = [results[n].measures[spec.name] for n in names]
+        other = [results[n].candidate_labels["measures"][spec.name] for n in names]
+        out[spec.name] = {"tau_b": tau_b(ours, other), "tau_ap": tau_ap(ours, other),
+                          "swapped": [[a, b] for (a, x, y), (b, u, v) in combinations(
+                              zip(names, ours, other), 2) if (x - u) * (y - v) < 0]}
+    return out
+
+
+def split_change(before, moved, relabeled, after):
+    """(retrieval, labels): the parts of a measure's change after - before, from the baseline on
+    its labels to the run on the newer ones, each the mean of its two ways of taking the steps:
+    moved is the run's value on the older labels, relabeled the baseline's on the newer; they
+    sum to the change (README: "The labels changed").
+
+    >>> split_change(0.5, 0.75, 0.25, 1.0)
+    (0.5, 0.0)
+    """
+    return ((moved - before) + (after - relabeled)) / 2, ((relabeled - before) + (after - moved)) / 2
+
+
+SPLIT = ("retrieval", "labels")
+
+
+def versions(plan, both, results, theirs):
+    """The results {name: result on --qrels} with their label_versions blocks (--baseline-qrels;
+    see versions_of); both: the Inputs on the older labels and on --qrels; theirs: the results
+    on the older labels.  Under --gate-on retrieval the drop gates read the retrieval part of
+    each change: the change of the values averaged over the two versions."""
+    changed = label_changes(*(inputs.truth.labels for inputs in both))
+    runs = [{name: ranked for name, ranked, _ in inputs.runs} for inputs in both]
+    out = {}
+    for name, result in results.items():
+        tops = [inputs.baseline.ranked for inputs in both] + [run[name] for run in runs]
+        # the baseline's and the run's values on the older labels, then on --qrels
+        four = [side for r in (theirs[name], result) for side in (
+            ({n: row["baseline"] for n, row in r.comparison.items()}, r.baseline_per_query),
+            (r.measures, r.per_query))]
+        out[name] = before_manifest(result, label_versions=versions_of(plan, four, changed, tops))
+        if plan.config.gate_on == "retrieval":
+            kept = [b for b in result.breaches if not b.gate.needs]
+            out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(*four[::2]),
+                                                              averaged(*four[1::2]))
+    return out
+
+
+def versions_of(plan, four, changed, tops):
+    """A run's label_versions block: each measure's change from the baseline on its labels to
+    the run on --qrels split (see split_change; four: the means and values of each, as
+    versions gives them), in the mean and in each query both versions score where a part is
+    not 0, and of those queries the label changes (changed: see label_changes) of the documents
+    in either run's top k under either version (tops: their rankings)."""
+    means = {name: dict(zip(SPLIT, split_change(*(side[0][name] for side in four))),
+                        change=four[3][0][name] - four[0][0][name]) for name in four[3][0]}
+    per_query = {}
+    for qid in four[3][1]:
+        rows = [side[1].get(qid, NOTHING) for side in four]
+        parts = {name: dict(zip(SPLIT, split_change(*(row[name] for row in rows))))
+                 for name in rows[3] if all(name in row for row in rows)}
+        moved = {name: part for name, part in parts.items() if any(part.values())}
+        if moved:
+            per_query[qid] = moved
+    docs = {qid: top_changes(changed[1].get(qid, NOTHING), tops, qid) for qid in per_query}
+    return {"qrels": place(plan.config.baseline_qrels[0]), "labels": changed[0],
+            "measures": means, "per_query": per_query,
+            "label_changes": {qid: found for qid, found in docs.items() if found}}
+
+
+def label_changes(old, new):
+    """({"added", "removed", "regraded", "queries_added", "queries_removed"}: how many labels
+    one version has and the other not, or grades apart; {qid: {doc: {"before": the older
+    grade, "after": the newer}}} of those, None where a version has none) of two versions of
+    labels {qid: {doc: grade}}."""
+    found = {}
+    for qid in dict.fromkeys(chain(old, new)):
+        before, after = old.get(qid, NOTHING), new.get(qid, NOTHING)
+        docs = {d: {"before": before.get(d), "after": after.get(d)} for d in chain(before, after)
+                if before.get(d) != after.get(d)}
+        if docs:
+            found[qid] = docs
+    counts = Counter(CHANGES[grades["before"] is None, grades["after"] is None]
+                     for docs in found.values() for grades in docs.values())
+    counts.update(queries_added=len(new.keys() - old.keys()),
+                  queries_removed=len(old.keys() - new.keys()))
+    return {kind: counts[kind] for kind in (*CHANGES.values(), "queries_added",
+                                            "queries_removed")}, found
+
+
+# what a label's change is: (whether the older version lacks it, whether the newer does)
+CHANGES = {(True, False): "added", (False, True): "removed", (False, False): "regraded"}
+
+
+def top_changes(docs, tops, qid):
+    """{doc: {"before", "after"}} of a query's label changes (docs) of the documents in the top
+    k of any of these rankings {qid: Ranking}, in their order."""
+    seen = dict.fromkeys(chain.from_iterable(_seen_of(ranked.get(qid))[0] for ranked in tops))
+    return {doc: docs[doc] for doc in seen if doc in docs}
+
+
+def averaged(one, other):
+    """{"measures", "per_query"} of two (means, per_query): each value the mean of the two, of
+    the queries both score."""
+    rows = other[1]
+    return {"measures": {n: (v + other[0][n]) / 2 for n, v in one[0].items()},
+            "per_query": {q: {n: (v + rows[q][n]) / 2 for n, v in row.items() if n in rows[q]}
+                          for q, row in one[1].items() if q in rows}}
+
+
+def retrieval_breaches(plan, baseline, run):
+    """The breaches of --max-mean-drop and --max-query-drop read on the retrieval part of each
+    change (--gate-on retrieval): the change from the baseline's values to the run's, each
+    averaged over the label versions."""
+    limits = gates_of(plan, "baseline")
+    seen = (baseline, run, dict.fromkeys(run["measures"], {"ci95": None}), Gates(limits))
+    return [breach._replace(rule={"part": "retrieval"}) for spec in plan.specs
+            for name, gate in GATES.items() if spec.name in limits.get(name, ())
+            for breach in gate.check(gate, spec.name, limits[name][spec.name], seen)]
+
 # === Library ===
 
 # The command line's answers as calls: each returns the dict that --format json
@@ -8089,11 +8499,14 @@ def compare_runs(qrels, baseline, candidate, measures=None, *, relevance_level=1
                  max_mean_drop=None, max_query_drop=None, groups=None, max_group_drop=None,
                  evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                  power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
-                 access=None, stages=None, index=None, baseline_stages=None, as_tool=None):
+                 access=None, stages=None, index=None, baseline_stages=None, as_tool=None,
+                 baseline_qrels=None):
     """Compare a candidate run with a baseline on the same labels (qrels None: agreement measures
     only, such as "RBO"): the dict that ``--format json --baseline`` prints, gate breaches under
     "breaches".  replicates: [run, ...], more runs of the baseline's configuration (see
-    --replicate); gate_on: "mean", "interval" or "noninferiority" (see --gate-on).
+    --replicate); gate_on: "mean", "interval", "noninferiority" or "retrieval" (see --gate-on);
+    baseline_qrels: the labels the baseline was approved on, when qrels is newer (see
+    --baseline-qrels: "label_versions").
 
     >>> compare_runs({"q1": ["d1"]}, {"q1": ["d1"]}, {"q1": ["d2"]},
     ...              "R@1")["comparison"]["R@1"]["lost"]
@@ -8110,7 +8523,7 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
                evidence=None, lengths=None, no_answer=None, replicates=None, gate_on="mean",
                power=False, clusters=None, min_mean=None, min_query=None, empty_labels="error",
                access=None, stages=None, index=None, baseline_stages=None, as_tool=None,
-               pairwise=False):
+               pairwise=False, baseline_qrels=None, candidate_qrels=None):
     """Score several runs {name: run} (and compare each with a baseline, when given): the
     dict that ``--run A --run B --format json`` prints, {"runs": {name: result}}, with
     Holm's correction over every run and measure; pairwise: also "pairs", each run compared
@@ -8120,14 +8533,30 @@ def score_runs(qrels, runs, measures=None, *, baseline=None, relevance_level=1, 
     ...            "R@1")["runs"]["b"]["measures"]
     {'R@1': 0.0}
     """
-    return _library_call(locals(), _named_runs(runs), "runs.")
+    return _library_call(locals(), _named_runs(runs, candidate_qrels), "runs.")
 
 
-def _named_runs(runs):
-    """score_runs' runs {name: run}, refused when a name is no ID or there is none."""
+def compare_labels(reference, candidate, runs=None, measures=None, **options):
+    """Compare two sources of labels {qid: labels} (the candidate's under test, such as an LLM
+    judge's, against the reference): the dict that ``--qrels REFERENCE --candidate-qrels
+    CANDIDATE --format json`` prints, "label_agreement"; with runs {name: run}, as score_runs
+    scores them (options: its keywords), each with its "candidate_labels", and with two or
+    more "label_orderings".
+
+    >>> compare_labels({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 1, "d2": 1}}
+    ...                )["label_agreement"]["leniency"]
+    0.5
+    """
+    return score_runs(reference, {} if runs is None else runs, measures,
+                      candidate_qrels=candidate, **options)
+
+
+def _named_runs(runs, labels=None):
+    """score_runs' runs {name: run}, refused when a name is no ID or there is none (but beside
+    candidate labels: compare_labels')."""
     for name in check_object(runs, "runs", "run names to runs"):
         check_id(name, "runs", what="run name")
-    if not runs:
+    if not runs and labels is None:
         raise EvalError("runs: no run to score")
     return runs
 
@@ -8187,14 +8616,16 @@ def _library_call(keywords, runs, root=""):
         raise EvalError("replicates[%d] is the candidate's own run: a replicate is another run "
                         "of the baseline's configuration, and the candidate's would pass its "
                         "change as noise" % own)
+    config = _named_inputs(config, runs, root)
     check_options(config)
-    plan = plan._replace(config=_named_inputs(config, runs, root))
+    plan = plan._replace(config=config)
     inputs = load_inputs(plan, flag="")
     plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs)
+    results, blocks, _ = other_labels(plan, inputs, results, flag="")
     results = {name: jsonable(results[root + name]) for name in runs}
-    # score_runs'
-    return runs_output(plan, results, root) if root else results
+    # score_runs' and compare_labels'
+    return labels_output(plan, results, blocks, True, root) if root else results
 
 
 def _named_inputs(config, runs, root):
@@ -8204,12 +8635,13 @@ def _named_inputs(config, runs, root):
              if o.stage == "input" and o.kind == "file" and getattr(config, o.name) is not None}
     replicates = config.replicate and [Value("replicates[%d]" % i, run)
                                        for i, run in enumerate(config.replicate)]
-    qrels = None if config.qrels is None else [Value("qrels", config.qrels)]
+    labels = {name: None if getattr(config, name) is None else [Value(name, getattr(config, name))]
+              for name in ("qrels", "candidate_qrels", "baseline_qrels")}
     runs = [Value(root + name, run) for name, run in runs.items()]
     stages = {name: getattr(config, name) and [(n, Value("%s.%s" % (key, n), run))
                                                for n, run in getattr(config, name)]
               for name, key in (("stage", "stages"), ("baseline_stage", "baseline_stages"))}
-    return config._replace(qrels=qrels, run=runs, replicate=replicates, **stages, **files)
+    return config._replace(run=runs, replicate=replicates, **labels, **stages, **files)
 
 
 # === Output ===
@@ -8500,6 +8932,7 @@ def format_table(result, per_query=False):
         lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
         lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
+    lines += label_lines(result, {"": result}, {"": ""}, per_query)
     return "\n".join(lines + _explained_sections(result))
 
 
@@ -8654,6 +9087,7 @@ def format_markdown(result, per_query=False):
         lines += _md_explain(result.explain)
     if result.funnel:
         lines += ["", "**%s**" % FUNNEL, ""] + _md_table(funnel_table(result.funnel))
+    lines += label_markdown(result, {"": result}, {"": ""}, per_query)
     if per_query:
         names = list(result.measures)
         rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -8745,7 +9179,7 @@ def format_csv(result):
         if n in marked:
             columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
     columns += explain_columns(result.explain, "") + leak_columns(result, "")
-    columns += funnel_columns(result.funnel, "")
+    columns += funnel_columns(result.funnel, "") + label_columns(result, result, "")
     return _csv_text(list(rows), columns, [result])
 
 
@@ -8842,10 +9276,11 @@ def run_labels(names, baseline=None):
     return labels
 
 
-def format_runs(results, fmt, labels=None, pairs=None):
+def format_runs(results, fmt, labels=None, pairs=None, extra=NOTHING):
     """The output of several runs: JSON nests each run's own; the reports put one row per
     run (the baseline first) and a column per measure; CSV a column per run and measure.
-    labels: run_labels() of the runs and the baseline; pairs: see runs_output, or None."""
+    labels: run_labels() of the runs and the baseline; pairs: see runs_output, or None; extra:
+    the output's blocks of two label sources (see other_labels)."""
     first = next(iter(results.values()))
     labels = labels or run_labels(list(results), "" if first.comparison else None)
     # each run's text as --run alone prints it, indented one level
@@ -8854,18 +9289,20 @@ def format_runs(results, fmt, labels=None, pairs=None):
         outer = {"runs": dict.fromkeys(results, marker)}
         if pairs is not None:
             outer["pairs"] = pairs
-        outer = json.dumps(outer, indent=2)
+        outer = json.dumps(dict(outer, **extra), indent=2)
         parts = [(piece.replace("\n", "\n    ") for piece in format_json(r))
                  for r in results.values()]
         return chain.from_iterable(chain([text], part) for text, part in
                                    zip(outer.split(json.dumps(marker)), parts + [()]))
     if fmt == "csv":
-        return _runs_csv(results, labels, pairs or ())
+        return _runs_csv(results, labels, pairs or (), extra)
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
     if fmt == "table":
-        return _runs_table(results, labels, breaches, pairs)
-    return _runs_markdown(results, labels, breaches, pairs)
+        return "\n".join([_runs_table(results, labels, breaches, pairs)]
+                         + label_lines(extra, results, labels))
+    return "\n".join([_runs_markdown(results, labels, breaches, pairs)]
+                     + label_markdown(extra, results, labels))
 
 
 def _runs_table(results, labels, breaches, pairs):
@@ -8985,7 +9422,7 @@ def _change_note(family):
             "measures" % family)
 
 
-def _runs_csv(results, labels, pairs):
+def _runs_csv(results, labels, pairs, extra):
     """A row per query evaluated in any run; per measure the baseline's value (with one), then
     each run's value (and change), and each pair's change ("R@5 b - a"): a run that did not
     evaluate a query leaves its cells empty; with groups a 0/1 column per group, as for one
@@ -9014,9 +9451,109 @@ def _runs_csv(results, labels, pairs):
         columns += explain_columns(r.explain, labels[run] + " ")
         columns += leak_columns(r, labels[run] + " ")
         columns += funnel_columns(r.funnel, labels[run] + " ")
+        columns += label_columns({}, r, labels[run] + " ")
+    columns += label_columns(extra, Result(), "")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
+
+# --- What two label sources say (--candidate-qrels, --baseline-qrels) ---
+
+def label_tables(out, runs, labels, per_query=False):
+    """[(title, rows)] of what two label sources say, as the text and Markdown reports show them:
+    each block (see other_labels) a table of its numbers and one of each member that maps names
+    to numbers or records (see member_rows), its JSON names for titles, "per_query" only with
+    per_query; out: the output (or one run's result), runs: {name: result}, labels: run_labels
+    of them."""
+    blocks = [("label_agreement", out.get("label_agreement"))]
+    for name, r in runs.items():
+        head = labels[name] + ": " if len(runs) > 1 else ""
+        blocks += [(head + key, r.get(key)) for key in ("candidate_labels", "label_versions")]
+    if "label_orderings" in out:
+        blocks.append(("", {"label_orderings": out["label_orderings"]}))
+    tables = []
+    for title, block in blocks:
+        scalars = [[key, _text(v)] for key, v in (block or {}).items()
+                   if not isinstance(v, dict)]
+        tables += [(title, [["", "value"]] + scalars)] if scalars else []
+        tables += [((title + " " + key).strip(), member_rows(v))
+                   for key, v in (block or {}).items() if isinstance(v, dict)
+                   and any(x != [] for x in flat(v).values())
+                   and (per_query or key != "per_query")]
+    return tables
+
+
+def flat(value, name=""):
+    """{the path of keys to each number or list in a JSON value, joined by spaces: it}."""
+    if not isinstance(value, dict):
+        return {name: value}
+    return {path: v for key, item in value.items()
+            for path, v in flat(item, ("%s %s" % (name, key)).lstrip()).items()}
+
+
+def member_rows(member):
+    """A table of a block's member: a row per record of numbers (named by the path of keys to it,
+    see flat; IDs hold no space), a column per key."""
+    cells = {}
+    for path, value in flat(member).items():
+        row, _, column = path.rpartition(" ")
+        cells.setdefault(row, {})[column] = value
+    columns = list(dict.fromkeys(c for row in cells.values() for c in row))
+    return [[""] + columns] + [[row] + [_text(r.get(c)) for c in columns]
+                               for row, r in cells.items()]
+
+
+def _text(value):
+    """A JSON value in a report's cell: text as it is, a number as _number writes it, true yes,
+    a list of pairs 'a/b, c/d', another list its length."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, list):
+        return _number(value)
+    if all(isinstance(v, list) for v in value):
+        return ", ".join("/".join(map(str, v)) for v in value) or "none"
+    return str(len(value))
+
+
+def label_lines(out, runs, labels, per_query=False):
+    """The text report's sections of label_tables."""
+    return [line for title, rows in label_tables(out, runs, labels, per_query)
+            for line in _section(title + ":", _columns(rows))]
+
+
+def label_markdown(out, runs, labels, per_query=False):
+    """The Markdown report's tables of label_tables."""
+    return [line for title, rows in label_tables(out, runs, labels, per_query)
+            for line in ["", "**%s**" % _md(title), ""] + _md_table(rows)]
+
+
+def label_columns(out, result, label):
+    """CSV columns of what two label sources say of each query: the per_query records of the
+    output's label_agreement and of a run's candidate_labels and label_versions, flattened
+    (see flat; empty where the record has no such path); label: the run's, and a space."""
+    columns = []
+    for prefix, block in (("labels ", out.get("label_agreement", {})),
+                          (label + "candidate labels ", result.candidate_labels),
+                          (label, result.label_versions)):
+        rows = {q: flat(row) for q, row in block.get("per_query", {}).items()}
+        paths = dict.fromkeys(path for row in rows.values() for path in row)
+        columns += [(prefix + path, lambda q, rows=rows, path=path: rows.get(q, {}).get(path, ""))
+                    for path in paths]
+    return columns
+
+
+def format_labels(out, fmt, per_query=False):
+    """The report of two label sources without runs (--candidate-qrels alone), in a format."""
+    if fmt == "json":
+        return format_json(out)
+    if fmt == "csv":
+        qids = list(out["label_agreement"]["per_query"])
+        return _csv_text(qids, label_columns(out, Result(), ""), [])
+    if fmt == "table":
+        return "\n".join(label_lines(out, {}, {}, per_query)[1:])
+    return "\n".join(["### Labels compared"] + label_markdown(out, {}, {}, per_query))
 
 # --- A paper's table (--format latex) ---
 
@@ -9307,7 +9844,7 @@ def _floor_power(floor, name, n):
         if low > limit:
             side = "above"
         return "note", "power: %s's %s lies %s --min-mean %s" % (name, interval, side, limit)
-    if floor["gate_on"] == "mean":
+    if floor["gate_on"] in READ_MEAN:
         return "warning", undecided_text("warning: ", name, limit, interval)
     return "note", undecided_text("power: ", name, limit, interval)
 
@@ -9330,6 +9867,8 @@ def breach_text(b):
         rule = _interval_rule(b, allowed)
     elif b.gate.needs:
         rule = "drop %s > %s" % (_number(b.drop), allowed)
+        if "part" in b.rule:  # --gate-on retrieval: of the means over both label versions
+            rule = "the %s part's %s" % (b.rule["part"], rule)
     else:
         rule = "below " + allowed
     if b.query is not None and "replicates" in b.rule:
@@ -10027,7 +10566,7 @@ def check_usage(config):
     if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
     labels = config.qrels or config.evidence or config.baseline
-    if config.fixture is None and not (labels and config.run):
+    if config.fixture is None and not (labels and (config.run or config.candidate_qrels)):
         hint = ""
         if config.run:
             hint = ("; or, for agreement measures (RBO, Overlap@k, Jaccard@k), which need no "
@@ -10172,9 +10711,13 @@ def _main(argv):
     # --help
     except SystemExit as exc:
         return exc.code
+    if not (config.run or config.fixture):  # --candidate-qrels alone
+        return labels_main(config, result, pool)
     several = "runs" in result
     runs = result["runs"] if several else {config.fixture or config.run[0]: result}
     pairs = result.get("pairs")
+    extra = {key: result[key] for key in ("label_agreement", "label_orderings")
+             if several and key in result}
     labels = run_labels(list(runs), config.baseline)
     for line in stderr_lines(runs, labels, several) + unshown(config):
         _say(line)
@@ -10184,12 +10727,24 @@ def _main(argv):
     if config.format == "latex":
         text = format_latex(runs, pairs or [], labels, config)
     elif several:
-        text = format_runs(runs, config.format, labels, pairs)
+        text = format_runs(runs, config.format, labels, pairs, extra)
     else:
         text = _one_run_text(config, result)
     status = 1 if any(r.get("breaches") or r.get("leaks") for r in runs.values()) else 0
-    status = max(status, _write_files(config, runs, labels, pool, drawn, pairs))
+    status = max(status, _write_files(config, runs, labels, pool, drawn, (pairs, extra)))
     return max(_print(text, status), status)
+
+
+def labels_main(config, out, pool):
+    """Print the report of two label sources without runs, write --summary and --pool; return
+    the status: 0, or 3 when an output could not be written."""
+    status = 0
+    if config.summary is not None:
+        status = 0 if _append(config.summary, format_labels(out, "markdown",
+                                                            config.per_query)) else 3
+    if config.pool is not None and not write_file(config.pool, pool, "the pool"):
+        status = 3
+    return max(_print(format_labels(out, config.format, config.per_query), status), status)
 
 
 def _one_run_text(config, result):
@@ -10205,12 +10760,12 @@ def _one_run_text(config, result):
 
 def _write_files(config, runs, labels, pool, drawn, pairs):
     """Write the files asked for: --summary, --plot, --pool, --junit (drawn: the plot's curves;
-    pairs: see runs_output, or None); 3 when one could not be written, else 0."""
+    pairs: format_runs' pairs and extra); 3 when one could not be written, else 0."""
     status = 0
     # made only when asked for: a report costs a large comparison 0.1 s
     if config.summary is not None:
         if len(runs) > 1:
-            summary = format_runs(runs, "markdown", labels, pairs)
+            summary = format_runs(runs, "markdown", labels, *pairs)
         else:
             summary = format_markdown(*runs.values(), config.per_query)
         status = status if _append(config.summary, summary) else 3
@@ -10330,11 +10885,15 @@ def compute(config, seed_mode=False):
     inputs = load_inputs(plan, seed_mode)
     plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs, files=True)
-    pool = config.pool and (json.dumps(r) + "\n" for r in pool_records(
-        inputs, plan.opts.top_k, most_changed(plan, results, inputs.truth.labels)))
+    results, blocks, others = other_labels(plan, inputs, results, files=True)
+    if config.candidate_qrels:
+        records = disagreements(inputs.truth.labels, others.truth.labels)
+    else:
+        records = pool_records(inputs, plan.opts.top_k,
+                               most_changed(plan, results, inputs.truth.labels))
+    pool = config.pool and (json.dumps(r) + "\n" for r in records)
     drawn = plan.curves and plotted_curves(plan, inputs)
-    return (results[inputs.runs[0][0]] if len(results) == 1 else runs_output(plan, results),
-            pool, drawn)
+    return labels_output(plan, results, blocks, len(results) != 1), pool, drawn
 
 
 def _run_script():

@@ -4479,7 +4479,7 @@ class ReplicateTest(ReplicateFilesTestCase):
         for options, message in (
                 ({"replicates": runs["rep1.json"]}, "replicates must be a list of runs, not {"),
                 ({"gate_on": "median"},
-                 "gate_on must be one of mean, interval, noninferiority, not 'median'"),
+                 "gate_on must be one of mean, interval, noninferiority, retrieval, not 'median'"),
                 ({"gate_on": "interval"},
                  "--gate-on interval needs --max-mean-drop or --max-group-drop"),
                 ({"replicates": [{"q0": ["d0"]}]}, "replicates[0]: query sets differ"),
@@ -8473,15 +8473,16 @@ class LibraryApiTest(unittest.TestCase):
         """Each option but the outputs reaches the library, as a keyword of the calls it concerns
         (deleting power from score_runs once passed every test)."""
         elsewhere = {"fixture", "qrels", "run", "baseline", "measure", "k", "fields", "replicate", "stage",
-                     "baseline_stage"}
-        comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations"}
+                     "baseline_stage", "candidate_qrels"}
+        comparing = {name for name, gate in rre.GATES.items() if gate.needs} | {"permutations",
+                                                                                "baseline_qrels"}
         several = {"pairwise"}
         # the rest: arguments
         wanted = {o.name for o in rre.OPTIONS if o.stage != "output"} - elsewhere
         for function, expected in ((rre.score_run, wanted - comparing - several | {"stages"}),
                                    (rre.compare_runs, wanted - several | {"replicates", "stages", "baseline_stages"}),
                                    (rre.score_runs, wanted | {"replicates", "baseline", "stages",
-                                                              "baseline_stages"})):
+                                                              "baseline_stages", "candidate_qrels"})):
             keywords = {p.name for p in inspect.signature(function).parameters.values()
                         if p.kind == p.KEYWORD_ONLY}
             self.assertEqual(keywords, expected, function.__name__)
@@ -9714,7 +9715,10 @@ class OutputFilesTest(TempDirTestCase):
                  "replicate": [files["f"], "--baseline", files["b"], "--replicate", "{}"],
                  "stage": ["--qrels", files["q"], "--run", files["r"], "--stage", "s={}"],
                  "index": ["--qrels", files["q"], "--run", files["r"], "--index", "{}"],
-                 "baseline_stage": [files["f"], "--baseline", files["b"], "--baseline-stage", "s={}"]}
+                 "baseline_stage": [files["f"], "--baseline", files["b"], "--baseline-stage", "s={}"],
+                 "candidate_qrels": ["--qrels", files["q"], "--run", files["r"], "--candidate-qrels", "{}"],
+                 "baseline_qrels": ["--qrels", files["q"], "--run", files["r"], "--baseline", files["b"],
+                                    "--baseline-qrels", "{}"]}
         for role in [o.name for o in rre.OPTIONS if o.stage == "input"]:
             args = usage.get(role, [files["f"], "--" + role.replace("_", "-"), "{}"])
             target = self.write(role + ".in", "x")
