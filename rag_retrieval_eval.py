@@ -8298,7 +8298,8 @@ def under_candidate(result, theirs):
     candidate labels (--candidate-qrels); with a baseline, each measure's change on both label
     sets and whether its sign flips, the gates' breaches on the candidate labels and whether
     the verdict (a gate failed, or none) flips."""
-    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed")}
+    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed",
+                                          "groups") if key in theirs}
     if not result.comparison:
         return block
     block["changes"] = {}
@@ -8349,16 +8350,33 @@ def versions(plan, both, results, theirs):
     out = {}
     for name, result in results.items():
         tops = [inputs.baseline.ranked for inputs in both] + [run[name] for run in runs]
-        # the baseline's and the run's values on the older labels, then on --qrels
-        four = [side for r in (theirs[name], result) for side in (
-            ({n: row["baseline"] for n, row in r.comparison.items()}, r.baseline_per_query),
-            (r.measures, r.per_query))]
-        out[name] = before_manifest(result, label_versions=versions_of(plan, four, changed, tops))
+        four = sides(theirs[name]) + sides(result)
+        block = versions_of(plan, four, changed, tops)
+        older = theirs[name].groups
+        if older:
+            block["groups"] = {group: split_means(sides(older[group]) + sides(part))
+                               for group, part in result.groups.items()}
+        out[name] = before_manifest(result, label_versions=block)
         if plan.config.gate_on == "retrieval":
             kept = [b for b in result.breaches if not b.gate.needs]
             out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(*four[::2]),
                                                               averaged(*four[1::2]))
     return out
+
+
+def sides(result):
+    """[(means, per_query) of the baseline, of the run] of a comparison's result, or of a group's
+    block (its per_query None)."""
+    return [({n: row["baseline"] for n, row in result["comparison"].items()},
+             result.get("baseline_per_query")), (result["measures"], result.get("per_query"))]
+
+
+def split_means(four):
+    """{measure: {"retrieval", "labels", "change"}} of four (means, per_query), as versions gives
+    them (see split_change), of the measures all four give."""
+    return {name: dict(zip(SPLIT, split_change(*(side[0][name] for side in four))),
+                       change=four[3][0][name] - four[0][0][name])
+            for name in four[3][0] if all(name in side[0] for side in four)}
 
 
 def versions_of(plan, four, changed, tops):
@@ -8367,8 +8385,6 @@ def versions_of(plan, four, changed, tops):
     versions gives them), in the mean and in each query both versions score where a part is
     not 0, and of those queries the label changes (changed: see label_changes) of the documents
     in either run's top k under either version (tops: their rankings)."""
-    means = {name: dict(zip(SPLIT, split_change(*(side[0][name] for side in four))),
-                        change=four[3][0][name] - four[0][0][name]) for name in four[3][0]}
     per_query = {}
     for qid in four[3][1]:
         rows = [side[1].get(qid, NOTHING) for side in four]
@@ -8379,7 +8395,7 @@ def versions_of(plan, four, changed, tops):
             per_query[qid] = moved
     docs = {qid: top_changes(changed[1].get(qid, NOTHING), tops, qid) for qid in per_query}
     return {"qrels": place(plan.config.baseline_qrels[0]), "labels": changed[0],
-            "measures": means, "per_query": per_query,
+            "measures": split_means(four), "per_query": per_query,
             "label_changes": {qid: found for qid, found in docs.items() if found}}
 
 
@@ -9479,7 +9495,7 @@ def label_tables(out, runs, labels, per_query=False):
         tables += [((title + " " + key).strip(), member_rows(v))
                    for key, v in (block or {}).items() if isinstance(v, dict)
                    and any(x != [] for x in flat(v).values())
-                   and (per_query or key != "per_query")]
+                   and (per_query or key not in ("per_query", "label_changes"))]
     return tables
 
 
