@@ -374,8 +374,8 @@ OPTIONS = (
     Option("gate_on", "mean", "choice", "plan",
            "what a mean gate reads: the drop of the mean; the whole 95%% interval of the change, "
            "which fails the gate when it lies below minus the limit; or noninferiority: it passes "
-           "only when the interval lies above minus the limit, the candidate shown to be no worse; "
-           "or, with --baseline-qrels, the drop's retrieval part (default mean)",
+           "only when the interval lies above minus the limit, the candidate shown to be no "
+           "worse; or, with --baseline-qrels, the drop's retrieval part (default mean)",
            ("mean", "interval", "noninferiority", "retrieval")),
     Option("power", False, "flag", "plan",
            "also per measure the smallest change of the mean this query set detects (80%% power, "
@@ -7102,8 +7102,8 @@ def check_as_tool(config):
 
 
 # what --candidate-qrels without --run reads: the labels, and how to read and report them
-LABELS_ONLY = ("qrels candidate_qrels run relevance_level fields match chunk_separator empty_labels "
-               "format per_query summary pool").split()
+LABELS_ONLY = ("qrels candidate_qrels run relevance_level fields match chunk_separator "
+               "empty_labels format per_query summary pool").split()
 
 
 def check_label_files(config, gates):
@@ -8244,9 +8244,10 @@ def label_agreement(reference, candidate, config):
                         "same queries, under the same IDs?" % names)
     grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
     block = {"reference": names[0], "candidate": names[1], **agreement_of(cells)}
+    both = reference.keys() & candidate.keys()
     for side, labels in (("reference", reference), ("candidate", candidate)):
         block[side + "_only"] = sum(map(len, labels.values())) - block["pairs"]
-        block["queries_%s_only" % side] = len(labels.keys() - (reference.keys() & candidate.keys()))
+        block["queries_%s_only" % side] = len(labels.keys() - both)
     return dict(block, grades=grades,
                 confusion={str(g): {str(h): cells[g, h] for h in grades} for g in grades},
                 per_grade={str(g): {"precision": share(cells[g, g], cols[g]),
@@ -8334,7 +8335,8 @@ def split_change(before, moved, relabeled, after):
     >>> split_change(0.5, 0.75, 0.25, 1.0)
     (0.5, 0.0)
     """
-    return ((moved - before) + (after - relabeled)) / 2, ((relabeled - before) + (after - moved)) / 2
+    retrieval = ((moved - before) + (after - relabeled)) / 2
+    return retrieval, ((relabeled - before) + (after - moved)) / 2
 
 
 SPLIT = ("retrieval", "labels")
