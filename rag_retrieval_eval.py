@@ -7102,7 +7102,7 @@ def check_as_tool(config):
 
 
 # what --candidate-qrels without --run reads: the labels, and how to read and report them
-LABELS_ONLY = ("qrels candidate_qrels run relevance_level fields match chunk_separator "
+LABELS_ONLY = ("qrels candidate_qrels run fields match chunk_separator "
                "empty_labels format per_query summary pool").split()
 
 
