@@ -102,7 +102,7 @@ from functools import lru_cache, partial
 from itertools import (accumulate, chain, combinations, compress, groupby, islice, repeat,
                        takewhile, tee)
 from json.decoder import scanstring
-from operator import ge, getitem, gt, itemgetter, lt, ne, truediv
+from operator import eq, ge, getitem, gt, itemgetter, lt, ne, truediv
 from string import ascii_lowercase
 from types import MappingProxyType
 
@@ -3994,7 +3994,7 @@ def margins(cells):
     return rows, cols
 
 
-KAPPAS = {"kappa": None, "kappa_linear": lambda i, j: abs(i - j),
+KAPPAS = {"kappa_linear": lambda i, j: abs(i - j),
           "kappa_quadratic": lambda i, j: (i - j) ** 2}
 
 
@@ -8234,10 +8234,10 @@ def label_agreement(reference, candidate, config):
     cells, per_query = Counter(), {}
     for qid, grades in reference.items():
         theirs = candidate.get(qid, NOTHING)
-        mine = Counter((g, theirs[d]) for d, g in grades.items() if d in theirs)
-        if mine:
-            cells.update(mine)
-            per_query[qid] = agreement_of(mine, brief=True)
+        pairs = [(g, theirs[d]) for d, g in grades.items() if d in theirs]
+        if pairs:
+            cells.update(pairs)
+            per_query[qid] = graded_alike(pairs)
     names = place(config.qrels[0]), place(config.candidate_qrels[0])
     if not cells:
         raise EvalError("%s and %s label no (query, document) pair alike: are they labels of the "
@@ -8260,17 +8260,30 @@ def share(part, whole):
     return part / whole if whole else None
 
 
-def agreement_of(cells, brief=False):
-    """What two sources' grades of the pairs both label (a confusion matrix: see kappa) agree
-    on: the pairs, the share graded alike, leniency (the candidate's mean grade minus the
-    reference's), Cohen's kappa; unless brief (a query's), weighted (KAPPAS), at each grade
-    but the lowest (kappa_at: grade >= t relevant on both sides) and Krippendorff's alpha."""
-    pairs = sum(cells.values())
-    out = {"pairs": pairs, "exact": sum(n for (a, b), n in cells.items() if a == b) / pairs,
-           "leniency": sum((b - a) * n for (a, b), n in cells.items()) / pairs}
-    if brief:
-        return dict(out, kappa=kappa(cells))
+def graded_alike(pairs):
+    """How far two sources' grades [(reference's, candidate's)] of the pairs both label agree:
+    the pairs, the share graded alike, leniency (the candidate's mean grade minus the
+    reference's), and Cohen's kappa, (n * alike - chance) / (n * n - chance) in whole numbers
+    (chance: the sum over the grades of the two sides' counts multiplied), None where chance is
+    all (as kappa).
+
+    >>> graded_alike([(0, 0), (0, 0), (1, 1), (1, 0)])["kappa"]
+    0.5
+    """
+    n, (ours, theirs) = len(pairs), zip(*pairs)
+    rows, cols = Counter(ours), Counter(theirs)
+    alike = sum(map(eq, ours, theirs))
+    chance = sum(rows[g] * cols[g] for g in rows)
+    return {"pairs": n, "exact": alike / n, "leniency": (sum(theirs) - sum(ours)) / n,
+            "kappa": share(n * alike - chance, n * n - chance)}
+
+
+def agreement_of(cells):
+    """graded_alike's of a confusion matrix (see kappa), then kappa weighted (KAPPAS), at each
+    grade but the lowest (kappa_at: grade >= t relevant on both sides) and Krippendorff's
+    alpha."""
     grades = sorted({g for pair in cells for g in pair})
+    out = graded_alike(list(cells.elements()))
     out.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
     return dict(out, kappa_at={str(t): kappa(binarised(cells, t)) for t in grades[1:]},
                 alpha_ordinal=ordinal_alpha(cells))
@@ -8291,7 +8304,8 @@ def disagreements(reference, candidate):
                 "query_id": qid, "relevant": dict.fromkeys(apart),
                 "reference": {d: grades[d] for d in apart},
                 "candidate": {d: theirs[d] for d in apart}}))
-    return (record for *_, record in sorted(found, key=itemgetter(0, 1)))
+    # a generator: nothing is sorted unless --pool is written
+    yield from (record for *_, record in sorted(found, key=itemgetter(0, 1)))
 
 
 def under_candidate(result, theirs):
