@@ -3451,8 +3451,8 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "renamed power clusters warnings folded several_labels deduplicated ties ci95 "
-               "floors leaks unmapped as unjudged funnel explain label_agreement candidate_labels "
-               "label_versions manifest").split()
+               "floors leaks unmapped as unjudged funnel explain manifest label_agreement "
+               "candidate_labels label_versions").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -3968,17 +3968,18 @@ def holm(pvalues):
 
 # --- Two label sources: how far they agree, and the orders of runs they give (--candidate-qrels)
 
-def kappa(cells, weight=None):
+def kappa(cells, weight):
     """Cohen's kappa of a confusion matrix {(reference grade, candidate grade): pairs}; weight(i,
     j) of the grades' places among those seen (as scikit-learn's cohen_kappa_score weighs: linear
-    |i - j|, quadratic (i - j) ** 2, where its /(G-1) cancels out), None: 0 or 1.  None where it
-    is undefined: every pair of one grade on both sides (scikit-learn's nan).
+    |i - j|, quadratic (i - j) ** 2, where its /(G-1) cancels out; unweighted: see
+    graded_alike).  None where it is undefined: every pair of one grade on both sides
+    (scikit-learn's nan).
 
-    >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1})
+    >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1}, ne)
     0.5
     """
     at = {g: i for i, g in enumerate(sorted({g for pair in cells for g in pair}))}
-    weight, (rows, cols) = weight or ne, margins(cells)
+    rows, cols = margins(cells)
     observed = sum(rows.values()) * sum(n * weight(at[a], at[b]) for (a, b), n in cells.items())
     expected = sum(rows[a] * cols[b] * weight(at[a], at[b]) for a in rows for b in cols)
     return 1 - observed / expected if expected else None
@@ -3996,14 +3997,6 @@ def margins(cells):
 
 KAPPAS = {"kappa_linear": lambda i, j: abs(i - j),
           "kappa_quadratic": lambda i, j: (i - j) ** 2}
-
-
-def binarised(cells, level):
-    """The confusion matrix of a graded one's pairs read as relevant (grade >= level) or not."""
-    out = Counter()
-    for (a, b), n in cells.items():
-        out[a >= level, b >= level] += n
-    return out
 
 
 def ordinal_alpha(cells):
@@ -8201,7 +8194,7 @@ def other_labels(plan, inputs, results, files=False, flag="--"):
     theirs = evaluate_runs(other, others, files)
     if config.baseline_qrels:
         return versions(plan, (others, inputs), results, theirs), {}, others
-    results = {name: before_manifest(r, candidate_labels=under_candidate(r, theirs[name]))
+    results = {name: Result(r, candidate_labels=under_candidate(r, theirs[name]))
                for name, r in results.items()}
     blocks = {"label_agreement": label_agreement(inputs.truth.labels, others.truth.labels,
                                                  config)}
@@ -8215,14 +8208,8 @@ def labels_output(plan, results, blocks, several, root=""):
     (see other_labels): one run's result, or runs_output's of several (of none, with
     --candidate-qrels alone: the blocks only)."""
     if not several:
-        return before_manifest(*results.values(), **blocks)
+        return Result(*results.values(), **blocks)
     return dict(runs_output(plan, results, root) if results else {}, **blocks)
-
-
-def before_manifest(result, **blocks):
-    """A result with more blocks, its manifest still last."""
-    return Result({k: v for k, v in result.items() if k != "manifest"}, **blocks,
-                  manifest=result["manifest"])
 
 
 def label_agreement(reference, candidate, config):
@@ -8282,11 +8269,11 @@ def agreement_of(cells):
     """graded_alike's of a confusion matrix (see kappa), then kappa weighted (KAPPAS), at each
     grade but the lowest (kappa_at: grade >= t relevant on both sides) and Krippendorff's
     alpha."""
-    grades = sorted({g for pair in cells for g in pair})
-    out = graded_alike(list(cells.elements()))
+    grades, pairs = sorted({g for pair in cells for g in pair}), list(cells.elements())
+    out = graded_alike(pairs)
     out.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
-    return dict(out, kappa_at={str(t): kappa(binarised(cells, t)) for t in grades[1:]},
-                alpha_ordinal=ordinal_alpha(cells))
+    return dict(out, kappa_at={str(t): graded_alike([(a >= t, b >= t) for a, b in pairs])[
+        "kappa"] for t in grades[1:]}, alpha_ordinal=ordinal_alpha(cells))
 
 
 def disagreements(reference, candidate):
@@ -8372,7 +8359,7 @@ def versions(plan, both, results, theirs):
         if older:
             block["groups"] = {group: split_means(sides(older[group]) + sides(part))
                                for group, part in result.groups.items()}
-        out[name] = before_manifest(result, label_versions=block)
+        out[name] = Result(result, label_versions=block)
         if plan.config.gate_on == "retrieval":
             kept = [b for b in result.breaches if not b.gate.needs]
             out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(*four[::2]),
@@ -8459,11 +8446,8 @@ def retrieval_breaches(plan, baseline, run):
     """The breaches of --max-mean-drop and --max-query-drop read on the retrieval part of each
     change (--gate-on retrieval): the change from the baseline's values to the run's, each
     averaged over the label versions."""
-    limits = gates_of(plan, "baseline")
-    seen = (baseline, run, dict.fromkeys(run["measures"], {"ci95": None}), Gates(limits))
-    return [breach._replace(rule={"part": "retrieval"}) for spec in plan.specs
-            for name, gate in GATES.items() if spec.name in limits.get(name, ())
-            for breach in gate.check(gate, spec.name, limits[name][spec.name], seen)]
+    breaches = compare(baseline, run, plan.specs, plan, gates=Gates(gates_of(plan, "baseline")))
+    return [breach._replace(rule={"part": "retrieval"}) for breach in breaches["breaches"]]
 
 # === Library ===
 
