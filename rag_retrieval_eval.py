@@ -8,12 +8,14 @@ Usage (python3 rag_retrieval_eval.py --help says more):
   ... --baseline APPROVED (a run, or its saved result) [--replicate RUN] [--max-mean-drop X]
       [--max-query-drop X] [--junit FILE.xml]
   ... --groups GROUPS [--max-group-drop X] [--format table] [--plot FILE.svg]
+  ... --candidate-qrels JUDGE_QRELS [--run RUN ...] [--pool DISAGREEMENTS.jsonl]
+  ... --baseline APPROVED --baseline-qrels OLDER_QRELS [--gate-on retrieval]
   python3 rag_retrieval_eval.py [-q] [-c] [-l N] [-M N] [-J] [-m all_trec] QRELS RUN
       trec_eval's form
 Library (keyword-only options, the long options' names; bad data raises EvalError):
   evaluate(qrels, runs, k=3), score_run(qrels, run, ["R@5"]), compare_runs(qrels, approved,
-  candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), read_qrels(path),
-  read_run(path)
+  candidate, "R@5", max_query_drop=0.5), score_runs(qrels, {"a": run}), compare_labels(qrels,
+  judge_qrels, runs={"a": run}), read_qrels(path), read_run(path)
 Exit statuses: 0 evaluated; 1 a gate failed; 2 bad input or usage; 3 the output could not be
   written; 70 a bug of ours (the traceback, and a line asking for a report).
 
@@ -37,7 +39,8 @@ Map: the sections in pipeline order, each calling only into those above it.
                    Result (a general result: its members once, in their JSON order, read as fields)
   Statistics       sign_flip_p, bootstrap_intervals, holm, compare, GATES (each gate once: its
                    option, needs and check), Breach (a gate's breach, a record), group_results,
-                   check_floors, power and blind_warnings (how fine a gate can be)
+                   check_floors, power and blind_warnings (how fine a gate can be);
+                   two label sources: kappa, graded_alike, ordinal_alpha, tau_b, tau_ap
   Diagnostics      id_mismatch, coverage, check_same_labels
   Manifest         manifest, truth_digests (what a result was made on), Saved, check_saved
   Readers          open_input, text_lines, sniff (what a file or JSON value is), the
@@ -53,10 +56,16 @@ Map: the sections in pipeline order, each calling only into those above it.
                    the features a result gains: agreement_rows and agreement_curve (agreement
                    measures), explanations (--explain), funnel (the fates of relevant documents
                    along a pipeline: --stage, --index), unjudged_block (--unjudged-bounds),
-                   pool_records (--pool), plotted_curves (--plot)
-  Library          evaluate, score_run, compare_runs, score_runs, read_qrels, read_run
+                   pool_records (--pool), plotted_curves (--plot);
+                   other labels: other_labels scores the runs on them too, label_agreement
+                   and disagreements (--candidate-qrels), under_candidate and orderings (what
+                   they do to the verdict), versions (--baseline-qrels: each change split, the
+                   retrieval part gated: retrieval_breaches)
+  Library          evaluate, score_run, compare_runs, score_runs, compare_labels, read_qrels,
+                   read_run
   Output           format_json, format_trec, format_table, format_markdown, format_csv,
-                   format_runs, notes; a paper's table: format_latex; the plot: format_svg
+                   format_runs, notes; what two label sources say: label_tables, format_labels;
+                   a paper's table: format_latex; the plot: format_svg
   Command line     build_parser (from OPTIONS, in HELP_GROUPS), check_usage, main, compute;
                    trec_eval_form, trec_eval_main, format_trec_eval: trec_eval's command line
 
@@ -64,8 +73,8 @@ Five speed twins, each chosen where it is defined (x = fast_x if FAST_PATHS else
 reference_x), return what their reference returns: judged_trec_run, json_rankings,
 length_lines, flip_hits, bootstrap_sums.  Standard library only; Python 3.9 or newer.
 """
-__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "read_qrels", "read_run",
-           "check_ids", "EvalError", "__version__"]
+__all__ = ["evaluate", "score_run", "compare_runs", "score_runs", "compare_labels", "read_qrels",
+           "read_run", "check_ids", "EvalError", "__version__"]
 __version__ = "1.0.0"
 
 import sys
@@ -8190,8 +8199,14 @@ def other_labels(plan, inputs, results, files=False, flag="--"):
         return results, {}, None
     other = plan._replace(config=config._replace(qrels=labels, candidate_qrels=None,
                                                  baseline_qrels=None))
-    others = load_inputs(other, flag=flag)
-    theirs = evaluate_runs(other, others, files)
+    option = "candidate_qrels" if config.candidate_qrels else "baseline_qrels"
+    try:
+        others = load_inputs(other, flag=flag)
+        theirs = evaluate_runs(other, others, files)
+    # what the runs lack on the other labels is said of them
+    except EvalError as exc:
+        raise EvalError("on %s %s: %s" % (long_flag(option) if flag else option,
+                                          place(labels[0]), exc)) from None
     if config.baseline_qrels:
         return versions(plan, (others, inputs), results, theirs), {}, others
     results = {name: Result(r, candidate_labels=under_candidate(r, theirs[name]))
@@ -8231,15 +8246,21 @@ def label_agreement(reference, candidate, config):
                         "same queries, under the same IDs?" % names)
     grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
     block = {"reference": names[0], "candidate": names[1], **agreement_of(cells)}
-    both = reference.keys() & candidate.keys()
-    for side, labels in (("reference", reference), ("candidate", candidate)):
-        block[side + "_only"] = sum(map(len, labels.values())) - block["pairs"]
-        block["queries_%s_only" % side] = len(labels.keys() - both)
+    for side, labels, other in (("reference", reference, candidate),
+                                ("candidate", candidate, reference)):
+        block[side + "_only"], block["queries_%s_only" % side] = only_in(labels, other)
     return dict(block, grades=grades,
                 confusion={str(g): {str(h): cells[g, h] for h in grades} for g in grades},
                 per_grade={str(g): {"precision": share(cells[g, g], cols[g]),
                                     "recall": share(cells[g, g], rows[g])} for g in grades},
                 per_query=per_query)
+
+
+def only_in(labels, other):
+    """(How many (query, document) pairs labels {qid: {doc: grade}} has and other not, how many
+    queries)."""
+    return (sum(len(grades.keys() - other.get(q, NOTHING).keys()) for q, grades in labels.items()),
+            len(labels.keys() - other.keys()))
 
 
 def share(part, whole):
@@ -8414,16 +8435,11 @@ def label_changes(old, new):
                 if before.get(d) != after.get(d)}
         if docs:
             found[qid] = docs
-    counts = Counter(CHANGES[grades["before"] is None, grades["after"] is None]
-                     for docs in found.values() for grades in docs.values())
-    counts.update(queries_added=len(new.keys() - old.keys()),
-                  queries_removed=len(old.keys() - new.keys()))
-    return {kind: counts[kind] for kind in (*CHANGES.values(), "queries_added",
-                                            "queries_removed")}, found
-
-
-# what a label's change is: (whether the older version lacks it, whether the newer does)
-CHANGES = {(True, False): "added", (False, True): "removed", (False, False): "regraded"}
+    (added, new_queries), (removed, old_queries) = only_in(new, old), only_in(old, new)
+    regraded = sum(None not in grades.values() for docs in found.values()
+                   for grades in docs.values())
+    return {"added": added, "removed": removed, "regraded": regraded,
+            "queries_added": new_queries, "queries_removed": old_queries}, found
 
 
 def top_changes(docs, tops, qid):

@@ -8366,7 +8366,7 @@ class LibraryApiTest(unittest.TestCase):
 
     def test_public_names(self):
         self.assertEqual(sorted(rre.__all__), sorted(["evaluate", "score_run", "compare_runs", "score_runs",
-                                                      "read_qrels", "read_run", "check_ids", "EvalError",
+                                                      "compare_labels", "read_qrels", "read_run", "check_ids", "EvalError",
                                                       "__version__"]))
 
     def test_options_are_keywords_with_their_real_defaults(self):
