@@ -9537,16 +9537,17 @@ def member_rows(member):
 
 def _text(value):
     """A JSON value in a report's cell: text as it is, a number as _number writes it, true yes,
-    a list of pairs 'a/b, c/d', another list its length."""
+    a list of records their count, another list its items ('a/b' a pair), 'none' none."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "yes" if value else "no"
     if not isinstance(value, list):
         return _number(value)
-    if all(isinstance(v, list) for v in value):
-        return ", ".join("/".join(map(str, v)) for v in value) or "none"
-    return str(len(value))
+    if value and isinstance(value[0], dict):
+        return str(len(value))
+    return ", ".join("/".join(map(str, v)) if isinstance(v, list) else _text(v)
+                     for v in value) or "none"
 
 
 def label_lines(out, runs, labels, per_query=False):
