@@ -9510,8 +9510,8 @@ def label_tables(out, runs, labels, per_query=False):
         tables += [(title, [["", "value"]] + scalars)] if scalars else []
         tables += [((title + " " + key).strip(), member_rows(v))
                    for key, v in (block or {}).items() if isinstance(v, dict)
-                   and any(x != [] for x in flat(v).values())
-                   and (per_query or key not in ("per_query", "label_changes"))]
+                   and (per_query or key not in ("per_query", "label_changes"))
+                   and any(x != [] for x in flat(v).values())]
     return tables
 
 
