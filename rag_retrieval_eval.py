@@ -7129,8 +7129,8 @@ def check_label_files(config, gates):
     unread = [o.name for o in OPTIONS if o.name not in LABELS_ONLY
               and getattr(config, o.name) != o.default]
     if config.candidate_qrels and not config.run and unread:
-        raise EvalError("--%s acts on runs, and --candidate-qrels without --run compares the "
-                        "labels alone: give --run, or leave it out" % unread[0].replace("_", "-"))
+        raise EvalError("%s acts on runs, and --candidate-qrels without --run compares the "
+                        "labels alone: give --run, or leave it out" % long_flag(unread[0]))
     if config.gate_on == "retrieval":
         check_retrieval_gate(config, gates)
 
@@ -7147,9 +7147,8 @@ def check_retrieval_gate(config, gates):
                         "or --max-query-drop")
     unsplit = [n for n in ("max_group_drop", "replicate") if getattr(config, n)]
     if unsplit:
-        raise EvalError("--gate-on retrieval splits the change of each mean and query, and --%s "
-                        "reads what it does not split: leave one out" % unsplit[0].replace(
-                            "_", "-"))
+        raise EvalError("--gate-on retrieval splits the change of each mean and query, and %s "
+                        "reads what it does not split: leave one out" % long_flag(unsplit[0]))
 
 
 def check_options(config):
