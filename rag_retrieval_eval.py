@@ -7277,9 +7277,11 @@ def load_baseline(plan, truth, ours, kinds, flag):
     approved = [(load_run(path, truth, opts, ("the replicate's", ours), kinds), path)
                 for path in config.replicate or ()]
     check_baseline_stages(plan, isinstance(ranked, Saved), flag)
-    if config.baseline_qrels and isinstance(ranked, Saved):
-        fail(place(path), "is %s, which holds no run, and --baseline-qrels scores the baseline's "
-                          "run on both label versions: give its run" % SAVED_RESULT[flag][0])
+    other = config.candidate_qrels or config.baseline_qrels
+    if other and isinstance(ranked, Saved):
+        fail(place(path), "is %s, which holds no run, and %s scores the baseline's run on the "
+                          "other labels too: give its run" % (SAVED_RESULT[flag][0], long_flag(
+                              "candidate_qrels" if config.candidate_qrels else "baseline_qrels")))
     stages = []
     if not isinstance(ranked, Saved):
         stages = load_stages(plan, truth, named, [("the baseline", path, ranked)], kinds, flag)
@@ -8210,19 +8212,19 @@ def other_labels(plan, inputs, results, files=False, flag="--"):
         return versions(plan, (others, inputs), results, theirs), {}, others
     results = {name: Result(r, candidate_labels=under_candidate(r, theirs[name]))
                for name, r in results.items()}
-    blocks = {"label_agreement": label_agreement(inputs.truth.labels, others.truth.labels,
-                                                 config)}
-    if len(results) > 1:
-        blocks["label_orderings"] = orderings(results, plan.specs)
-    return results, blocks, others
+    return results, {"label_agreement": label_agreement(inputs.truth.labels,
+                                                        others.truth.labels, config)}, others
 
 
 def labels_output(plan, results, blocks, several, root=""):
     """The output of the results {name: general result}, with the blocks of two label sources
-    (see other_labels): one run's result, or runs_output's of several (of none, with
-    --candidate-qrels alone: the blocks only)."""
+    (see other_labels) and, of two runs or more on candidate labels, label_orderings: one
+    run's result, or runs_output's of several (of none, with --candidate-qrels alone: the
+    blocks only)."""
     if not several:
         return Result(*results.values(), **blocks)
+    if "label_agreement" in blocks and len(results) > 1:
+        blocks = dict(blocks, label_orderings=orderings(results, plan.specs))
     return dict(runs_output(plan, results, root) if results else {}, **blocks)
 
 
@@ -8239,7 +8241,7 @@ def label_agreement(reference, candidate, config):
         if pairs:
             cells.update(pairs)
             per_query[qid] = graded_alike(pairs)
-    names = place(config.qrels[0]), place(config.candidate_qrels[0])
+    names = (" + ".join(map(place, config.qrels)), " + ".join(map(place, config.candidate_qrels)))
     if not cells:
         raise EvalError("%s and %s label no (query, document) pair alike: are they labels of the "
                         "same queries, under the same IDs?" % names)
@@ -8320,8 +8322,9 @@ def under_candidate(result, theirs):
     candidate labels (--candidate-qrels); with a baseline, each measure's change on both label
     sets and whether its sign flips, the gates' breaches on the candidate labels and whether
     the verdict (a gate failed, or none) flips."""
-    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed",
-                                          "groups") if key in theirs}
+    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed")}
+    if theirs.groups:
+        block["groups"] = {name: group["measures"] for name, group in theirs.groups.items()}
     if not result.comparison:
         return block
     block["changes"] = {}
@@ -8417,7 +8420,7 @@ def versions_of(plan, four, changed, tops):
         if moved:
             per_query[qid] = moved
     docs = {qid: top_changes(changed[1].get(qid, NOTHING), tops, qid) for qid in per_query}
-    return {"qrels": place(plan.config.baseline_qrels[0]), "labels": changed[0],
+    return {"qrels": " + ".join(map(place, plan.config.baseline_qrels)), "labels": changed[0],
             "measures": split_means(four), "per_query": per_query,
             "label_changes": {qid: found for qid, found in docs.items() if found}}
 
@@ -9731,6 +9734,9 @@ def _own_notes(result):
         lines.append("%s contained more than one label, in %s (%s): each claims the first that "
                      "no earlier text had" % (_many(sum(several.values()), "ranked text"),
                                               n_queries(len(several)), first_few(several)))
+    if result.candidate_labels.get("verdict_flipped"):
+        lines.append("the gates' verdict flips on the candidate labels: they %s there"
+                     % ("fail" if result.candidate_labels["breaches"] else "pass"))
     return lines + as_notes(result["as"]) if "as" in result else lines
 
 
