@@ -9681,6 +9681,11 @@ def notes(result):
     # the same for every run: said once
     first.append(Note("note", renamed_text(result.renamed), True))
     first += [Note("note", line) for line in _own_notes(result)]
+    # the verdict is the labels' as much as the run's (--candidate-qrels)
+    if result.candidate_labels.get("verdict_flipped"):
+        first.append(Note("warning", "the gates' verdict flips on the candidate labels: they %s "
+                                     "there" % ("fail" if result.candidate_labels["breaches"]
+                                                else "pass")))
     said = power_lines(result.power, "--max-mean-drop")
     for name, block in result.groups.items():
         said += power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)
@@ -9734,9 +9739,6 @@ def _own_notes(result):
         lines.append("%s contained more than one label, in %s (%s): each claims the first that "
                      "no earlier text had" % (_many(sum(several.values()), "ranked text"),
                                               n_queries(len(several)), first_few(several)))
-    if result.candidate_labels.get("verdict_flipped"):
-        lines.append("the gates' verdict flips on the candidate labels: they %s there"
-                     % ("fail" if result.candidate_labels["breaches"] else "pass"))
     return lines + as_notes(result["as"]) if "as" in result else lines
 
 
