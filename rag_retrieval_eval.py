@@ -9683,9 +9683,9 @@ def notes(result):
     first += [Note("note", line) for line in _own_notes(result)]
     # the verdict is the labels' as much as the run's (--candidate-qrels)
     if result.candidate_labels.get("verdict_flipped"):
-        first.append(Note("warning", "the gates' verdict flips on the candidate labels: they %s "
-                                     "there" % ("fail" if result.candidate_labels["breaches"]
-                                                else "pass")))
+        first.append(Note("warning", "warning: the gates' verdict flips on the candidate "
+                                     "labels: they %s there"
+                          % ("fail" if result.candidate_labels["breaches"] else "pass")))
     said = power_lines(result.power, "--max-mean-drop")
     for name, block in result.groups.items():
         said += power_lines(block.get("power", {}), "--max-group-drop", "group %s " % name)
