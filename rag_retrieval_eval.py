@@ -1303,13 +1303,17 @@ def _claim(text, labels, claimed):
     return free, len(inside)
 
 
-def blank_once_cut(ids, separator):
-    """The first ID that is blank once cut at the separator, or None.
+def check_cut(ids, separator, where, what, query):
+    """Refuse an ID (what: whose, for the message) that is blank once cut at the separator.
 
-    >>> blank_once_cut(["a#1", "#2"], "#")
-    '#2'
+    >>> check_cut(["a#1", "#2"], "#", "run", "ranked ID", "q")
+    Traceback (most recent call last):
+    ...
+    rag_retrieval_eval.EvalError: run: query 'q': ranked ID '#2' is blank once cut at '#'
     """
-    return next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
+    blank = next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
+    if blank is not None:
+        fail(where, "%s %s is blank once cut at %s" % (what, show(blank), show(separator)), query)
 
 
 def _best_and_worst_ranks(ranks, groups, labels, gains=None):
@@ -1351,10 +1355,7 @@ def judge_run(rankings, truth, opts, source, root=None):
     for qid, (docids, scores) in rankings.items():
         where = source if root is None else loc(source, _join(root, qid))
         if opts.separator:
-            blank = blank_once_cut(docids, opts.separator)
-            if blank is not None:
-                fail(where, "ranked ID %s is blank once cut at %s"
-                     % (show(blank), show(opts.separator)), qid)
+            check_cut(docids, opts.separator, where, "ranked ID", qid)
         labels = truth.labels.get(qid)
         ids = opts.pipeline and held_ids(qid, docids, None, opts.pipeline)
         if labels is None and not opts.agree:
@@ -5491,9 +5492,8 @@ def fold_labels(qrels, separator, source=""):
         return qrels
     folded = {}
     for qid, labels in qrels.items():
-        blank = blank_once_cut(labels, separator)  # the rule ranked IDs follow too
-        if blank is not None:
-            fail(source, "label %s is blank once cut at %s" % (show(blank), show(separator)), qid)
+        # the rule ranked IDs follow too
+        check_cut(labels, separator, source, "label", qid)
         docs, first = {}, {}
         for label, grade in labels.items():
             doc = label.split(separator, 1)[0]
@@ -6241,10 +6241,7 @@ def fold_evidence(evidence, separator, source=""):
         return evidence
     folded = {}
     for qid, sets in evidence.items():
-        blank = blank_once_cut(evidence_labels(sets), separator)
-        if blank is not None:
-            fail(source, "evidence ID %s is blank once cut at %s"
-                 % (show(blank), show(separator)), qid)
+        check_cut(evidence_labels(sets), separator, source, "evidence ID", qid)
         folded[qid] = tuple(tuple(tuple(dict.fromkeys(d.split(separator, 1)[0] for d in slot))
                                   for slot in s)
                             for s in sets)
