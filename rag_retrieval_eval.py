@@ -2570,7 +2570,7 @@ def _parse_params(text, registered, name):
             raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
         if key in values:
             raise EvalError("%s: %s is given twice" % (show(name), key))
-        values[key] = _PARAM_VALUES[key](value.strip(), name)
+        values[key] = _PARAM_VALUES[key](value.strip(), name, key)
     if "tokens" not in values and ("overhead" in values or "pack" in values):
         raise EvalError("%s: overhead= and pack= go with a token budget, tokens=B" % show(name))
     ranking = None
@@ -2590,17 +2590,17 @@ def _parse_params(text, registered, name):
         (key, values[key]) for key in own if key in values and values[key] != own[key])
 
 
-def _count_param(key):
-    def parse(value, name):
-        digits = value.isdigit() and value.isascii() and len(value) <= 19
-        if not digits or int(value) >= INT_LIMIT:
-            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
-                            % (show(name), key, show(value)))
-        return int(value)
-    return parse
+# Each parameter's reader: (its text, the measure's name, the parameter's key) -> its value
+
+def _count_param(value, name, key):
+    digits = value.isdigit() and value.isascii() and len(value) <= 19
+    if not digits or int(value) >= INT_LIMIT:
+        raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
+                        % (show(name), key, show(value)))
+    return int(value)
 
 
-def _gains_param(value, name):
+def _gains_param(value, name, key):
     match = _GAINS.fullmatch(value)
     pairs = None
     if match:
@@ -2617,14 +2617,14 @@ def _gains_param(value, name):
     return tuple(sorted(gains.items()))
 
 
-def _thresh_param(value, name):
+def _thresh_param(value, name, key):
     number = signed_decimal(value)
     if number is None or not math.isfinite(number):
         raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
     return number
 
 
-def _pack_param(value, name):
+def _pack_param(value, name, key):
     if value not in ("prefix", "skip"):
         raise EvalError("%s: pack is prefix (the default: the longest prefix within the budget) "
                         "or skip (every item that still fits)" % show(name))
@@ -2636,7 +2636,7 @@ def _braced(value):
     return value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
 
 
-def _levels_param(value, name):
+def _levels_param(value, name, key):
     levels = _braced(value)
     if not all(_DECIMAL.fullmatch(v.strip()) and float(v) <= 1 for v in levels):
         raise EvalError("%s: levels are recall levels from 0 to 1, as in "
@@ -2644,9 +2644,9 @@ def _levels_param(value, name):
     return tuple(sorted(float(v) for v in levels))
 
 
-def _weights_param(value, name):
+def _weights_param(value, name, key):
     try:
-        numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
+        numbers = tuple(_number_param(v.strip(), name, key) for v in _braced(value))
     except EvalError:
         numbers = ()
     # a query's sum of them stays finite
@@ -2657,30 +2657,25 @@ def _weights_param(value, name):
     return numbers
 
 
-def _number_param(key):
-    def parse(value, name):
-        number = signed_decimal(value)
-        # not 1e-310, not 1e400
-        held = number is not None and (number == 0 or
-                                       sys.float_info.min <= abs(number) < math.inf)
-        if not held:
-            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
-                            "size), not %s" % (show(name), key, show(value)))
-        return number
-    return parse
+def _number_param(value, name, key):
+    number = signed_decimal(value)
+    # not 1e-310, not 1e400
+    held = number is not None and (number == 0 or sys.float_info.min <= abs(number) < math.inf)
+    if not held:
+        raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
+                        "size), not %s" % (show(name), key, show(value)))
+    return number
 
 
-def _stage_param(value, name):
+def _stage_param(value, name, key):
     """A stage's name: one --stage names (see check_stage_names)."""
     return value
 
 
-_PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
-                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
-                 "pack": _pack_param,
-                 "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param, "stage": _stage_param,
-                 "max_rel": _count_param("max_rel")}
+_PARAM_VALUES = {"rel": _count_param, "gains": _gains_param, "thresh": _thresh_param,
+                 "tokens": _count_param, "overhead": _count_param, "pack": _pack_param,
+                 "p": _number_param, "weights": _weights_param, "docs": _count_param,
+                 "levels": _levels_param, "stage": _stage_param, "max_rel": _count_param}
 
 
 def _number_text(value):
