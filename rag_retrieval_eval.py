@@ -2297,7 +2297,6 @@ def relevance_string(q, k):
 # the facts of an evidence measure
 _EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, evidence=True,
                  domain=ANSWERABLE)
-_EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
 @measure("EvidenceRecall", "optional", losable=True, **_EVIDENCE)
@@ -2305,7 +2304,8 @@ def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
 
-    >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_recall(q, 3), evidence_recall(q, 4)
     (0.5, 1.0)
     """
     if not q.evidence:
@@ -2318,7 +2318,8 @@ def evidence_recall(q, k):
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
-    >>> evidence_success(_EVIDENCE_EXAMPLE, 3), evidence_success(_EVIDENCE_EXAMPLE, 4)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_success(q, 3), evidence_success(q, 4)
     (0.0, 1.0)
     """
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
@@ -2329,7 +2330,8 @@ def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
 
-    >>> evidence_rr(_EVIDENCE_EXAMPLE, None), evidence_rr(_EVIDENCE_EXAMPLE, 3)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_rr(q, None), evidence_rr(q, 3)
     (0.25, 0.0)
     """
     complete = min(map(max, q.evidence)) if q.evidence else math.inf
