@@ -3702,10 +3702,7 @@ def fast_flip_hits(blocks, columns, reach):
             i += 1
         fields += sums
         offset += low
-    sums = array("Q")
-    sums.frombytes(fields.to_bytes(8 * draws, "little"))
-    if sys.byteorder == "big":
-        sums.byteswap()
+    sums = _little_endian(array("Q", fields.to_bytes(8 * draws, "little")))
     return sum(1 for total in sums if abs(total + offset) >= reach)
 
 
@@ -3727,10 +3724,7 @@ def _equal_blocks(blocks, columns, i, counts):
 def _table_block(table, column, spread):
     """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
     low = min(table)
-    entries = array("Q", map((-low).__add__, table))
-    if sys.byteorder == "big":
-        entries.byteswap()
-    entries = entries.tobytes()
+    entries = _little_endian(array("Q", map((-low).__add__, table))).tobytes()
     for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
         spread[byte::8] = column.translate(entries[byte::8])
     return int.from_bytes(spread, "little"), low
@@ -3933,8 +3927,13 @@ def index_bits(n):
 def random_words(rng, count, bits):
     """count random words of ``bits`` bits (at most 32): one getrandbits call, 32 bits a word."""
     mask = int.from_bytes(((1 << bits) - 1).to_bytes(4, "little") * count, "little")
-    words = array("I")
-    words.frombytes((rng.getrandbits(32 * count) & mask).to_bytes(4 * count, "little"))
+    data = (rng.getrandbits(32 * count) & mask).to_bytes(4 * count, "little")
+    return _little_endian(array("I", data))
+
+
+def _little_endian(words):
+    """An array swapped between the machine's byte order and little-endian, whose bytes the
+    fast statistics read and write (the array itself, on a little-endian machine)."""
     if sys.byteorder == "big":
         words.byteswap()
     return words
