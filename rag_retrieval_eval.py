@@ -4776,15 +4776,23 @@ def read_bytes(stream, source, size=-1):
 _BOM = b"\xef\xbb\xbf"
 
 
-def is_json(stream, source):
-    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
-    stream."""
+def text_blocks(stream, source):
+    """A stream's blocks of BLOCK bytes, the first without its BOM, then b"" for ever at its
+    end: what reads text reads, a block at a time (is_json, text_lines)."""
     first = True
     while True:
         block = read_bytes(stream, source, BLOCK)
         if first and block.startswith(_BOM):
             block = block[3:]
-        first, rest = False, block.lstrip(b" \t\n\r")
+        first = False
+        yield block
+
+
+def is_json(stream, source):
+    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
+    stream."""
+    for block in text_blocks(stream, source):
+        rest = block.lstrip(b" \t\n\r")
         if rest or not block:
             stream.seek(0)
             return rest[:1] in (b"{", b"[")
@@ -4815,12 +4823,9 @@ def text_lines(stream, source):
     bytes that are not UTF-8, control characters (a binary file fails in its first block) and lines
     over MAX_LINE bytes. Time is linear in the size, whatever the lengths of the lines.
     """
-    number, rest, first = 1, b"", True
-    while True:
-        block = read_bytes(stream, source, BLOCK)
-        if first and block.startswith(_BOM):
-            block = block[3:]
-        first, data, tail = False, rest + block, b""
+    number, rest = 1, b""
+    for block in text_blocks(stream, source):
+        data, tail = rest + block, b""
         if block and data.endswith(b"\r"):  # perhaps half of a CRLF: wait for the next block
             data, tail = data[:-1], b"\r"
         if b"\r" in data:
