@@ -1722,6 +1722,11 @@ def _found(q, k):
     return len(q.rel_ranks) if k is None else bisect_right(q.rel_ranks, k)
 
 
+def _mean(values):
+    """The mean of values, 0.0 of none."""
+    return sum(values) / len(values) if values else 0.0
+
+
 def _cut(k):
     """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is
     none."""
@@ -1730,8 +1735,8 @@ def _cut(k):
 
 def _example(*ranked_grades, labels=None, num_ret=None):
     """A Judged record for doctests: grades in rank order, 0 or None = unjudged."""
-    ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
+    ranks = {d: int(d[1:]) for d in grades}
     grades.update(labels or {})
     return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None,
                  len(ranked_grades))
@@ -2153,7 +2158,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
         values.append((dcg[within - 1] if within else 0.0) / best[t])
     if ideal and q.num_ret > len(ideal) + 1:
         values.append((dcg[-1] if dcg else 0.0) / best[-1])
-    return sum(values) / len(values) if values else 0.0
+    return _mean(values)
 
 
 @measure("RelP", "required", cut="relative_P_{k}", **_TREC_FOUND)
@@ -3250,7 +3255,7 @@ def _as_measure(spec, k, answered, result, per_query):
     values = [v[spec.name] for v in result.per_query.values() if spec.name in v]
     left_out = len(answered) - len(values)
     mean_causes = ["queries averaged over"] * bool(left_out)
-    if sum(values) / max(len(values), 1) != result.measures[spec.name]:
+    if _mean(values) != result.measures[spec.name]:
         mean_causes.append("rounding")
     name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
     return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
@@ -3406,10 +3411,10 @@ def aggregated(per_query, specs):
         # trec_eval's floor: one 0 would make any mean 0
         elif how == "geometric":
             logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
-            out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
+            out[spec.name] = math.exp(_mean(logs)) if logs else 0.0
         # a query's text (RelString) has no mean
         elif how == "mean":
-            out[spec.name] = sum(values) / len(values) if values else 0.0
+            out[spec.name] = _mean(values)
         # BEIR and MTEB round their means
         if "r5" in tool_words(spec):
             out[spec.name] = round(out[spec.name], 5)
@@ -3560,7 +3565,7 @@ def unjudged_bounds(judged, specs):
         plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
-            out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
+            out[spec.name] = {"if_relevant": _mean(values)}
         else:
             loose[spec.name] = NOT_PLAIN if fact == BOUNDED else fact
     return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
@@ -4420,7 +4425,7 @@ def mean_judged(judged, name):
     without a value per query held)."""
     spec = parse_measure(name)
     score = _scorer(spec)
-    return sum(score(j, spec.k) for j in judged.values()) / len(judged) if judged else 0.0
+    return _mean([score(j, spec.k) for j in judged.values()])
 
 
 def deduplicated(ranked, judged):
