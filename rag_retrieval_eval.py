@@ -2399,7 +2399,7 @@ def overlap(pair, k):
     >>> overlap((abcd, bade), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
     (0.6666666666666666, 1.0, 0.0)
     """
-    run, base = set(pair[0][:k]), set(pair[1][:k])
+    run, base = (set(ranking[:k]) for ranking in pair)
     return len(run & base) / len(base) if base else float(not run)
 
 
@@ -2411,7 +2411,7 @@ def jaccard(pair, k):
     >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
     (0.5, 1.0)
     """
-    run, base = set(pair[0][:k]), set(pair[1][:k])
+    run, base = (set(ranking[:k]) for ranking in pair)
     return len(run & base) / len(run | base) if run or base else 1.0
 
 
@@ -3556,16 +3556,16 @@ def if_relevant(q, base, k):
                                           num_rel=q.num_rel + len(added)), k)
 
 
-def unjudged_bounds(judged, specs):
+def unjudged_bounds(judged, specs, means):
     """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}}
-    (README: "Did it really miss?")."""
+    (README: "Did it really miss?"); means: {name: the judged mean}."""
     out, loose = {}, {}
     for spec in specs:
         fact = spec.measure.unjudged
         plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
-            out[spec.name] = {"if_relevant": _mean(values)}
+            out[spec.name] = {"judged": means[spec.name], "if_relevant": _mean(values)}
         else:
             loose[spec.name] = NOT_PLAIN if fact == BOUNDED else fact
     return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
@@ -7753,19 +7753,15 @@ def unjudged_block(plan, judged, result, approved=None):
     judged mean and its mean if every unjudged document were relevant; with a baseline, the
     baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate
     top k holds unjudged documents."""
-    bounds = unjudged_bounds(judged, plan.specs)
-    block = dict(bounds, measures={
-        name: {"judged": result.measures[name], "if_relevant": values["if_relevant"]}
-        for name, values in bounds["measures"].items()})
+    block = unjudged_bounds(judged, plan.specs, result.measures)
     if approved is None:
         return block
     kept = approved.kept[0][0]
     # a saved baseline's: a note says so
     if kept.judged is not None:
-        theirs = unjudged_bounds({q: kept.judged[q] for q in judged}, plan.specs)["measures"]
-        block["baseline"] = {
-            name: {"judged": result.comparison[name]["baseline"], "if_relevant": v["if_relevant"]}
-            for name, v in theirs.items()}
+        means = {name: c["baseline"] for name, c in result.comparison.items()}
+        theirs = {q: kept.judged[q] for q in judged}
+        block["baseline"] = unjudged_bounds(theirs, plan.specs, means)["measures"]
     specs = {s.name: s for s in plan.specs}
     changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
                for name, c in result.comparison.items() if name in block["measures"]}
