@@ -4490,7 +4490,7 @@ def _mismatch_causes(sample, qrels, missed, match):
     tried."""
     labels = {d for docs in qrels.values() for d in docs}
     # that of every label
-    prefix = os.path.commonprefix([min(labels), max(labels)])
+    prefix = os.path.commonprefix(list(labels))
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
     guesses = [(sum(d.split(sep, 1)[0] in qrels[q] for q, d in sample),
                 "ranked IDs look like chunks of labeled documents: try "
@@ -4505,7 +4505,7 @@ def _mismatch_causes(sample, qrels, missed, match):
         guesses.append((sum(prefix + d in qrels[q] for q, d in sample),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
-    theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
+    theirs = os.path.commonprefix([d for _, d in sample])
     return guesses + [(sum(d[cut:] in qrels[q] for q, d in sample),
                        "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
