@@ -9895,7 +9895,7 @@ def trec_eval_main(flags, files):
             # as trec_eval: the first parameters given
             chosen[name] = chosen.get(name) or params
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
-        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
+        values = dict(qrels=[files[0]], run=[files[1]], unlabeled="skip",
                       no_relevant="zero", format="trec",
                       missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
@@ -9906,7 +9906,7 @@ def trec_eval_main(flags, files):
         specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}
         names = list(dict.fromkeys(s.name for found in specs.values()
                                    for s in found)) or ["NumRet"]
-        result, _, _ = compute(configure(dict(values, measure=names)))
+        result, _, _ = compute(Config(measure=names, **values))
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
