@@ -985,7 +985,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         num_ret, bounds = len(ranks), tuple(bounds) or None
     if bounds:
         bounds = _judged_bounds(bounds, num_ret, labels, opts)
-    evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts, docset)
+    evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = ()
     if not ranks and docids:
@@ -1046,7 +1046,7 @@ def evidence_labels(sets):
     return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
 
 
-def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
+def evidence_ranks(sets, ranks, ranking, labels, opts):
     """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
     evidence ID is labeled, or under --judged-only (which removes the unlabeled ones); ranking:
@@ -1057,11 +1057,9 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     ((2, 4), (inf,))
     """
     wanted, (docids, scores) = evidence_labels(sets), ranking
+    # in trec_eval's order
     if not (opts.judged_only or wanted.keys() <= labels.keys()):
-        if scores is None:
-            ranks = rank_listed(docids, wanted, opts.depth)[0]
-        else:
-            ranks = rank_scored(docids, scores, wanted, opts.depth, docset)[0]
+        ranks = rank_listed(in_order(docids, scores), wanted, opts.depth)[0]
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
