@@ -6951,8 +6951,8 @@ def check_agreement(config, agreeing, specs):
                           "empty_labels explain access stage index").split()
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
-        raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
-                        "label measure" % unread[0].replace("_", "-"))
+        raise EvalError("%s acts on labels, and agreement measures read none: drop it, or add a "
+                        "label measure" % long_flag(unread[0]))
 
 
 def check_access(config, specs):
@@ -6989,9 +6989,9 @@ def check_as_tool(config):
     if config.format == "trec":
         unread.append("format trec")
     if config.as_tool is not None and unread:
-        raise EvalError("--as %s scores the IDs ranked as that tool does, and --%s has no "
+        raise EvalError("--as %s scores the IDs ranked as that tool does, and %s has no "
                         "counterpart there: leave it out, or score ours without --as"
-                        % (config.as_tool, unread[0].replace("_", "-")))
+                        % (config.as_tool, long_flag(unread[0])))
 
 
 def check_options(config):
