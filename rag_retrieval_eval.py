@@ -1004,7 +1004,7 @@ def judge_ranking(docids, scores, labels, opts, docset=None, sets=None):
         num_ret, bounds = len(ranks), tuple(bounds) or None
     if bounds:
         bounds = _judged_bounds(bounds, num_ret, labels, opts)
-    evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts, docset)
+    evidence = sets and evidence_ranks(sets, ranks, (docids, scores), labels, opts)
     # IDs to diagnose a ranking that matches no label; max() does not depend on line order
     sample = ()
     if not ranks and docids:
@@ -1065,7 +1065,7 @@ def evidence_labels(sets):
     return dict.fromkeys((d for s in sets for slot in s for d in slot), 1)
 
 
-def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
+def evidence_ranks(sets, ranks, ranking, labels, opts):
     """Per evidence set, the rank of each slot's first ranked document (math.inf: none), in
     the ranking the other measures see: ``ranks`` of the labeled documents serve when every
     evidence ID is labeled, or under --judged-only (which removes the unlabeled ones); ranking:
@@ -1076,11 +1076,9 @@ def evidence_ranks(sets, ranks, ranking, labels, opts, docset=None):
     ((2, 4), (inf,))
     """
     wanted, (docids, scores) = evidence_labels(sets), ranking
+    # in trec_eval's order
     if not (opts.judged_only or wanted.keys() <= labels.keys()):
-        if scores is None:
-            ranks = rank_listed(docids, wanted, opts.depth)[0]
-        else:
-            ranks = rank_scored(docids, scores, wanted, opts.depth, docset)[0]
+        ranks = rank_listed(in_order(docids, scores), wanted, opts.depth)[0]
     return tuple(tuple(min([ranks.get(d, math.inf) for d in slot]) for slot in s) for s in sets)
 
 
@@ -1322,13 +1320,17 @@ def _claim(text, labels, claimed):
     return free, len(inside)
 
 
-def blank_once_cut(ids, separator):
-    """The first ID that is blank once cut at the separator, or None.
+def check_cut(ids, separator, where, what, query):
+    """Refuse an ID (what: whose, for the message) that is blank once cut at the separator.
 
-    >>> blank_once_cut(["a#1", "#2"], "#")
-    '#2'
+    >>> check_cut(["a#1", "#2"], "#", "run", "ranked ID", "q")
+    Traceback (most recent call last):
+    ...
+    rag_retrieval_eval.EvalError: run: query 'q': ranked ID '#2' is blank once cut at '#'
     """
-    return next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
+    blank = next((d for d in ids if not d.split(separator, 1)[0].strip()), None)
+    if blank is not None:
+        fail(where, "%s %s is blank once cut at %s" % (what, show(blank), show(separator)), query)
 
 
 def _best_and_worst_ranks(ranks, groups, labels, gains=None):
@@ -1370,10 +1372,7 @@ def judge_run(rankings, truth, opts, source, root=None):
     for qid, (docids, scores) in rankings.items():
         where = source if root is None else loc(source, _join(root, qid))
         if opts.separator:
-            blank = blank_once_cut(docids, opts.separator)
-            if blank is not None:
-                fail(where, "ranked ID %s is blank once cut at %s"
-                     % (show(blank), show(opts.separator)), qid)
+            check_cut(docids, opts.separator, where, "ranked ID", qid)
         labels = truth.labels.get(qid)
         ids = opts.pipeline and held_ids(qid, docids, None, opts.pipeline)
         if labels is None and not opts.agree:
@@ -1740,6 +1739,11 @@ def _found(q, k):
     return len(q.rel_ranks) if k is None else bisect_right(q.rel_ranks, k)
 
 
+def _mean(values):
+    """The mean of values, 0.0 of none."""
+    return sum(values) / len(values) if values else 0.0
+
+
 def _cut(k):
     """A cutoff to compare ranks with: k, or past every rank (math.inf is not) when there is
     none."""
@@ -1748,8 +1752,8 @@ def _cut(k):
 
 def _example(*ranked_grades, labels=None, num_ret=None):
     """A Judged record for doctests: grades in rank order, 0 or None = unjudged."""
-    ranks = {"d%d" % r: r for r, g in enumerate(ranked_grades, 1) if g is not None}
     grades = {"d%d" % r: g for r, g in enumerate(ranked_grades, 1) if g is not None}
+    ranks = {d: int(d[1:]) for d in grades}
     grades.update(labels or {})
     return judge(ranks, len(ranked_grades) if num_ret is None else num_ret, grades, 1, None,
                  len(ranked_grades))
@@ -2171,7 +2175,7 @@ def ndcg_at_r_levels(q, k, *, gains=None):
         values.append((dcg[within - 1] if within else 0.0) / best[t])
     if ideal and q.num_ret > len(ideal) + 1:
         values.append((dcg[-1] if dcg else 0.0) / best[-1])
-    return sum(values) / len(values) if values else 0.0
+    return _mean(values)
 
 
 @measure("RelP", "required", cut="relative_P_{k}", **_TREC_FOUND)
@@ -2315,7 +2319,6 @@ def relevance_string(q, k):
 # the facts of an evidence measure
 _EVIDENCE = dict(params=FILTER_PARAMS, ties=NOT_EVIDENCE_ORDERS, unjudged=NOT_PLAIN, evidence=True,
                  domain=ANSWERABLE)
-_EVIDENCE_EXAMPLE = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))
 
 
 @measure("EvidenceRecall", "optional", losable=True, **_EVIDENCE)
@@ -2323,7 +2326,8 @@ def evidence_recall(q, k):
     """Evidence recall: the largest share, over the evidence sets,
     of a set's slots filled within k.
 
-    >>> evidence_recall(_EVIDENCE_EXAMPLE, 3), evidence_recall(_EVIDENCE_EXAMPLE, 4)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_recall(q, 3), evidence_recall(q, 4)
     (0.5, 1.0)
     """
     if not q.evidence:
@@ -2336,7 +2340,8 @@ def evidence_recall(q, k):
 def evidence_success(q, k):
     """Evidence success: 1 if every slot of some evidence set is filled within k, else 0.
 
-    >>> evidence_success(_EVIDENCE_EXAMPLE, 3), evidence_success(_EVIDENCE_EXAMPLE, 4)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_success(q, 3), evidence_success(q, 4)
     (0.0, 1.0)
     """
     return 1.0 if q.evidence and min(map(max, q.evidence)) <= _cut(k) else 0.0
@@ -2347,7 +2352,8 @@ def evidence_rr(q, k):
     """Evidence reciprocal rank: 1 / the first rank r by which some evidence set is complete
     (within k), else 0.
 
-    >>> evidence_rr(_EVIDENCE_EXAMPLE, None), evidence_rr(_EVIDENCE_EXAMPLE, 3)
+    >>> q = Judged([], [], [], 5, 0, [], evidence=((2, 4), (5,)))  # the README's example
+    >>> evidence_rr(q, None), evidence_rr(q, 3)
     (0.25, 0.0)
     """
     complete = min(map(max, q.evidence)) if q.evidence else math.inf
@@ -2410,7 +2416,7 @@ def overlap(pair, k):
     >>> overlap((abcd, bade), 3), overlap(((), ()), 5), overlap((tuple("a"), ()), 5)
     (0.6666666666666666, 1.0, 0.0)
     """
-    run, base = set(pair[0][:k]), set(pair[1][:k])
+    run, base = (set(ranking[:k]) for ranking in pair)
     return len(run & base) / len(base) if base else float(not run)
 
 
@@ -2422,7 +2428,7 @@ def jaccard(pair, k):
     >>> jaccard((tuple("abcd"), tuple("bade")), 3), jaccard(((), ()), 5)
     (0.5, 1.0)
     """
-    run, base = set(pair[0][:k]), set(pair[1][:k])
+    run, base = (set(ranking[:k]) for ranking in pair)
     return len(run & base) / len(run | base) if run or base else 1.0
 
 
@@ -2588,7 +2594,7 @@ def _parse_params(text, registered, name):
             raise EvalError("%s: %s takes no %s parameter" % (show(name), registered.name, key))
         if key in values:
             raise EvalError("%s: %s is given twice" % (show(name), key))
-        values[key] = _PARAM_VALUES[key](value.strip(), name)
+        values[key] = _PARAM_VALUES[key](value.strip(), name, key)
     if "tokens" not in values and ("overhead" in values or "pack" in values):
         raise EvalError("%s: overhead= and pack= go with a token budget, tokens=B" % show(name))
     ranking = None
@@ -2608,17 +2614,17 @@ def _parse_params(text, registered, name):
         (key, values[key]) for key in own if key in values and values[key] != own[key])
 
 
-def _count_param(key):
-    def parse(value, name):
-        digits = value.isdigit() and value.isascii() and len(value) <= 19
-        if not digits or int(value) >= INT_LIMIT:
-            raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
-                            % (show(name), key, show(value)))
-        return int(value)
-    return parse
+# Each parameter's reader: (its text, the measure's name, the parameter's key) -> its value
+
+def _count_param(value, name, key):
+    digits = value.isdigit() and value.isascii() and len(value) <= 19
+    if not digits or int(value) >= INT_LIMIT:
+        raise EvalError("%s: %s must be an integer from 0 to 2**63 - 1, not %s"
+                        % (show(name), key, show(value)))
+    return int(value)
 
 
-def _gains_param(value, name):
+def _gains_param(value, name, key):
     match = _GAINS.fullmatch(value)
     pairs = None
     if match:
@@ -2635,14 +2641,14 @@ def _gains_param(value, name):
     return tuple(sorted(gains.items()))
 
 
-def _thresh_param(value, name):
+def _thresh_param(value, name, key):
     number = signed_decimal(value)
     if number is None or not math.isfinite(number):
         raise EvalError("%s: thresh must be a number, such as 0.45" % show(name))
     return number
 
 
-def _pack_param(value, name):
+def _pack_param(value, name, key):
     if value not in ("prefix", "skip"):
         raise EvalError("%s: pack is prefix (the default: the longest prefix within the budget) "
                         "or skip (every item that still fits)" % show(name))
@@ -2654,7 +2660,7 @@ def _braced(value):
     return value[1:-1].split(",") if value[:1] + value[-1:] == "{}" else [""]
 
 
-def _levels_param(value, name):
+def _levels_param(value, name, key):
     levels = _braced(value)
     if not all(_DECIMAL.fullmatch(v.strip()) and float(v) <= 1 for v in levels):
         raise EvalError("%s: levels are recall levels from 0 to 1, as in "
@@ -2662,9 +2668,9 @@ def _levels_param(value, name):
     return tuple(sorted(float(v) for v in levels))
 
 
-def _weights_param(value, name):
+def _weights_param(value, name, key):
     try:
-        numbers = tuple(_number_param("weights")(v.strip(), name) for v in _braced(value))
+        numbers = tuple(_number_param(v.strip(), name, key) for v in _braced(value))
     except EvalError:
         numbers = ()
     # a query's sum of them stays finite
@@ -2675,30 +2681,25 @@ def _weights_param(value, name):
     return numbers
 
 
-def _number_param(key):
-    def parse(value, name):
-        number = signed_decimal(value)
-        # not 1e-310, not 1e400
-        held = number is not None and (number == 0 or
-                                       sys.float_info.min <= abs(number) < math.inf)
-        if not held:
-            raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
-                            "size), not %s" % (show(name), key, show(value)))
-        return number
-    return parse
+def _number_param(value, name, key):
+    number = signed_decimal(value)
+    # not 1e-310, not 1e400
+    held = number is not None and (number == 0 or sys.float_info.min <= abs(number) < math.inf)
+    if not held:
+        raise EvalError("%s: %s must be a number a float holds (0, or 2.2e-308 to 1.8e308 in "
+                        "size), not %s" % (show(name), key, show(value)))
+    return number
 
 
-def _stage_param(value, name):
+def _stage_param(value, name, key):
     """A stage's name: one --stage names (see check_stage_names)."""
     return value
 
 
-_PARAM_VALUES = {"rel": _count_param("rel"), "gains": _gains_param, "thresh": _thresh_param,
-                 "tokens": _count_param("tokens"), "overhead": _count_param("overhead"),
-                 "pack": _pack_param,
-                 "p": _number_param("p"), "weights": _weights_param, "docs": _count_param("docs"),
-                 "levels": _levels_param, "stage": _stage_param,
-                 "max_rel": _count_param("max_rel")}
+_PARAM_VALUES = {"rel": _count_param, "gains": _gains_param, "thresh": _thresh_param,
+                 "tokens": _count_param, "overhead": _count_param, "pack": _pack_param,
+                 "p": _number_param, "weights": _weights_param, "docs": _count_param,
+                 "levels": _levels_param, "stage": _stage_param, "max_rel": _count_param}
 
 
 def _number_text(value):
@@ -3271,7 +3272,7 @@ def _as_measure(spec, k, answered, result, per_query):
     values = [v[spec.name] for v in result.per_query.values() if spec.name in v]
     left_out = len(answered) - len(values)
     mean_causes = ["queries averaged over"] * bool(left_out)
-    if sum(values) / max(len(values), 1) != result.measures[spec.name]:
+    if _mean(values) != result.measures[spec.name]:
         mean_causes.append("rounding")
     name = row.base if MEASURES[row.base].cutoff == "none" else "%s@%d" % (row.base, k)
     return {"trec_eval": trec_label(name), "trec_eval_mean": sum(ours) / len(ours),
@@ -3427,10 +3428,10 @@ def aggregated(per_query, specs):
         # trec_eval's floor: one 0 would make any mean 0
         elif how == "geometric":
             logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values]
-            out[spec.name] = math.exp(sum(logs) / len(logs)) if logs else 0.0
+            out[spec.name] = math.exp(_mean(logs)) if logs else 0.0
         # a query's text (RelString) has no mean
         elif how == "mean":
-            out[spec.name] = sum(values) / len(values) if values else 0.0
+            out[spec.name] = _mean(values)
         # BEIR and MTEB round their means
         if "r5" in tool_words(spec):
             out[spec.name] = round(out[spec.name], 5)
@@ -3573,16 +3574,16 @@ def if_relevant(q, base, k):
                                           num_rel=q.num_rel + len(added)), k)
 
 
-def unjudged_bounds(judged, specs):
+def unjudged_bounds(judged, specs, means):
     """{"measures": {name: {"judged": mean, "if_relevant": mean}}, "not_bounded": {name: why}}
-    (README: "Did it really miss?")."""
+    (README: "Did it really miss?"); means: {name: the judged mean}."""
     out, loose = {}, {}
     for spec in specs:
         fact = spec.measure.unjudged
         plain = not _params_text(spec.rel, spec.gains, spec.filter)
         if plain and fact == BOUNDED:
             values = [if_relevant(j, spec.base, spec.k) for j in judged.values()]
-            out[spec.name] = {"if_relevant": sum(values) / len(values) if values else 0.0}
+            out[spec.name] = {"judged": means[spec.name], "if_relevant": _mean(values)}
         else:
             loose[spec.name] = NOT_PLAIN if fact == BOUNDED else fact
     return dict({"measures": out}, **({"not_bounded": loose} if loose else {}))
@@ -3724,10 +3725,7 @@ def fast_flip_hits(blocks, columns, reach):
             i += 1
         fields += sums
         offset += low
-    sums = array("Q")
-    sums.frombytes(fields.to_bytes(8 * draws, "little"))
-    if sys.byteorder == "big":
-        sums.byteswap()
+    sums = _little_endian(array("Q", fields.to_bytes(8 * draws, "little")))
     return sum(1 for total in sums if abs(total + offset) >= reach)
 
 
@@ -3749,10 +3747,7 @@ def _equal_blocks(blocks, columns, i, counts):
 def _table_block(table, column, spread):
     """(the fields, their offset) of one block: its entries, less the lowest, 7 bytes each."""
     low = min(table)
-    entries = array("Q", map((-low).__add__, table))
-    if sys.byteorder == "big":
-        entries.byteswap()
-    entries = entries.tobytes()
+    entries = _little_endian(array("Q", map((-low).__add__, table))).tobytes()
     for byte in range(7):  # entries are below 2**56: the eighth byte stays 0
         spread[byte::8] = column.translate(entries[byte::8])
     return int.from_bytes(spread, "little"), low
@@ -3955,8 +3950,13 @@ def index_bits(n):
 def random_words(rng, count, bits):
     """count random words of ``bits`` bits (at most 32): one getrandbits call, 32 bits a word."""
     mask = int.from_bytes(((1 << bits) - 1).to_bytes(4, "little") * count, "little")
-    words = array("I")
-    words.frombytes((rng.getrandbits(32 * count) & mask).to_bytes(4 * count, "little"))
+    data = (rng.getrandbits(32 * count) & mask).to_bytes(4 * count, "little")
+    return _little_endian(array("I", data))
+
+
+def _little_endian(words):
+    """An array swapped between the machine's byte order and little-endian, whose bytes the
+    fast statistics read and write (the array itself, on a little-endian machine)."""
     if sys.byteorder == "big":
         words.byteswap()
     return words
@@ -4531,7 +4531,7 @@ def mean_judged(judged, name):
     without a value per query held)."""
     spec = parse_measure(name)
     score = _scorer(spec)
-    return sum(score(j, spec.k) for j in judged.values()) / len(judged) if judged else 0.0
+    return _mean([score(j, spec.k) for j in judged.values()])
 
 
 def deduplicated(ranked, judged):
@@ -4596,7 +4596,7 @@ def _mismatch_causes(sample, qrels, missed, match):
     tried."""
     labels = {d for docs in qrels.values() for d in docs}
     # that of every label
-    prefix = os.path.commonprefix([min(labels), max(labels)])
+    prefix = os.path.commonprefix(list(labels))
     lower = {q: {d.lower() for d in qrels[q]} for q in missed}
     guesses = [(sum(d.split(sep, 1)[0] in qrels[q] for q, d in sample),
                 "ranked IDs look like chunks of labeled documents: try "
@@ -4611,7 +4611,7 @@ def _mismatch_causes(sample, qrels, missed, match):
         guesses.append((sum(prefix + d in qrels[q] for q, d in sample),
                         "labeled IDs start with %s and ranked IDs do not" % show(prefix)))
     # that of the ranked IDs
-    theirs = os.path.commonprefix([min(d for _, d in sample), max(d for _, d in sample)])
+    theirs = os.path.commonprefix([d for _, d in sample])
     return guesses + [(sum(d[cut:] in qrels[q] for q, d in sample),
                        "ranked IDs start with %s and labeled IDs "
                        "do not" % show(theirs[:cut])) for cut in range(1, len(theirs) + 1)]
@@ -4887,15 +4887,23 @@ def read_bytes(stream, source, size=-1):
 _BOM = b"\xef\xbb\xbf"
 
 
-def is_json(stream, source):
-    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
-    stream."""
+def text_blocks(stream, source):
+    """A stream's blocks of BLOCK bytes, the first without its BOM, then b"" for ever at its
+    end: what reads text reads, a block at a time (is_json, text_lines)."""
     first = True
     while True:
         block = read_bytes(stream, source, BLOCK)
         if first and block.startswith(_BOM):
             block = block[3:]
-        first, rest = False, block.lstrip(b" \t\n\r")
+        first = False
+        yield block
+
+
+def is_json(stream, source):
+    """Whether the first character that is not blank (nor a BOM) is '{' or '['; rewinds the
+    stream."""
+    for block in text_blocks(stream, source):
+        rest = block.lstrip(b" \t\n\r")
         if rest or not block:
             stream.seek(0)
             return rest[:1] in (b"{", b"[")
@@ -4926,12 +4934,9 @@ def text_lines(stream, source):
     bytes that are not UTF-8, control characters (a binary file fails in its first block) and lines
     over MAX_LINE bytes. Time is linear in the size, whatever the lengths of the lines.
     """
-    number, rest, first = 1, b"", True
-    while True:
-        block = read_bytes(stream, source, BLOCK)
-        if first and block.startswith(_BOM):
-            block = block[3:]
-        first, data, tail = False, rest + block, b""
+    number, rest = 1, b""
+    for block in text_blocks(stream, source):
+        data, tail = rest + block, b""
         if block and data.endswith(b"\r"):  # perhaps half of a CRLF: wait for the next block
             data, tail = data[:-1], b"\r"
         if b"\r" in data:
@@ -5599,9 +5604,8 @@ def fold_labels(qrels, separator, source=""):
         return qrels
     folded = {}
     for qid, labels in qrels.items():
-        blank = blank_once_cut(labels, separator)  # the rule ranked IDs follow too
-        if blank is not None:
-            fail(source, "label %s is blank once cut at %s" % (show(blank), show(separator)), qid)
+        # the rule ranked IDs follow too
+        check_cut(labels, separator, source, "label", qid)
         docs, first = {}, {}
         for label, grade in labels.items():
             doc = label.split(separator, 1)[0]
@@ -6349,10 +6353,7 @@ def fold_evidence(evidence, separator, source=""):
         return evidence
     folded = {}
     for qid, sets in evidence.items():
-        blank = blank_once_cut(evidence_labels(sets), separator)
-        if blank is not None:
-            fail(source, "evidence ID %s is blank once cut at %s"
-                 % (show(blank), show(separator)), qid)
+        check_cut(evidence_labels(sets), separator, source, "evidence ID", qid)
         folded[qid] = tuple(tuple(tuple(dict.fromkeys(d.split(separator, 1)[0] for d in slot))
                                   for slot in s)
                             for s in sets)
@@ -7060,8 +7061,8 @@ def check_agreement(config, agreeing, specs):
                           "empty_labels explain access stage index").split()
               if getattr(config, n) != OPTION[n].default]
     if agreeing == specs and unread:  # nothing reads labels
-        raise EvalError("--%s acts on labels, and agreement measures read none: drop it, or add a "
-                        "label measure" % unread[0].replace("_", "-"))
+        raise EvalError("%s acts on labels, and agreement measures read none: drop it, or add a "
+                        "label measure" % long_flag(unread[0]))
 
 
 def check_access(config, specs):
@@ -7098,9 +7099,9 @@ def check_as_tool(config):
     if config.format == "trec":
         unread.append("format trec")
     if config.as_tool is not None and unread:
-        raise EvalError("--as %s scores the IDs ranked as that tool does, and --%s has no "
+        raise EvalError("--as %s scores the IDs ranked as that tool does, and %s has no "
                         "counterpart there: leave it out, or score ours without --as"
-                        % (config.as_tool, unread[0].replace("_", "-")))
+                        % (config.as_tool, long_flag(unread[0])))
 
 
 # what --candidate-qrels without --run reads: the labels, and how to read and report them
@@ -7914,19 +7915,15 @@ def unjudged_block(plan, judged, result, approved=None):
     judged mean and its mean if every unjudged document were relevant; with a baseline, the
     baseline's too, and {measure: [qid, ...]} of the regressed or lost queries whose candidate
     top k holds unjudged documents."""
-    bounds = unjudged_bounds(judged, plan.specs)
-    block = dict(bounds, measures={
-        name: {"judged": result.measures[name], "if_relevant": values["if_relevant"]}
-        for name, values in bounds["measures"].items()})
+    block = unjudged_bounds(judged, plan.specs, result.measures)
     if approved is None:
         return block
     kept = approved.kept[0][0]
     # a saved baseline's: a note says so
     if kept.judged is not None:
-        theirs = unjudged_bounds({q: kept.judged[q] for q in judged}, plan.specs)["measures"]
-        block["baseline"] = {
-            name: {"judged": result.comparison[name]["baseline"], "if_relevant": v["if_relevant"]}
-            for name, v in theirs.items()}
+        means = {name: c["baseline"] for name, c in result.comparison.items()}
+        theirs = {q: kept.judged[q] for q in judged}
+        block["baseline"] = unjudged_bounds(theirs, plan.specs, means)["measures"]
     specs = {s.name: s for s in plan.specs}
     changed = {name: list(dict.fromkeys(chain(c["regressed"], c.get("lost", ()))))
                for name, c in result.comparison.items() if name in block["measures"]}
@@ -10475,7 +10472,7 @@ def trec_eval_main(flags, files):
             # as trec_eval: the first parameters given
             chosen[name] = chosen.get(name) or params
         rows = sorted(chosen.items(), key=lambda row: list(TREC_ORDER).index(row[0]))
-        values = dict(Config()._asdict(), qrels=[files[0]], run=[files[1]], unlabeled="skip",
+        values = dict(qrels=[files[0]], run=[files[1]], unlabeled="skip",
                       no_relevant="zero", format="trec",
                       missing_run="zero" if "-c" in given else "skip", judged_only="-J" in given,
                       relevance_level=parse_cutoff(given.get("-l", "1"), 0, "-l"),
@@ -10486,7 +10483,7 @@ def trec_eval_main(flags, files):
         specs = {row: trec_specs("%s.%s" % row, docs) or [] for row in rows}
         names = list(dict.fromkeys(s.name for found in specs.values()
                                    for s in found)) or ["NumRet"]
-        result, _, _ = compute(configure(dict(values, measure=names)))
+        result, _, _ = compute(Config(measure=names, **values))
     except EvalError as exc:
         _say("error: %s" % exc)
         return 2
