@@ -5278,6 +5278,128 @@ class FloorTest(TempDirTestCase):
             rre.score_run({"q1": ["d"]}, {"q1": ["d"]}, "RR", min_mean={"RR": "high"})
 
 
+# Issue 52's pinned label pairs (made in a scratch environment outside the repository; see
+# LabelAgreementTest): {case: (reference, candidate)} of /tmp/w52/cases, copied as they were.
+LABEL_CASES = {
+    "L02_all_one_grade": ({"q1": {"d000": 1, "d002": 1, "d004": 1, "d006": 1},
+                           "q2": {"d001": 1, "d003": 1, "d005": 1, "d007": 1}},
+                          {"q1": {"d000": 1, "d002": 1, "d004": 1, "d006": 1},
+                           "q2": {"d001": 1, "d003": 1, "d005": 1, "d007": 1}}),
+    "L03_ref_one_grade": ({"q1": {"d000": 0, "d002": 0, "d004": 0, "d006": 0},
+                           "q2": {"d001": 0, "d003": 0, "d005": 0, "d007": 0}},
+                          {"q1": {"d000": 0, "d002": 1, "d004": 2, "d006": 0},
+                           "q2": {"d001": 0, "d003": 0, "d005": 0, "d007": 3}}),
+    "L04_grades_013_no_2": ({"q1": {"d000": 0, "d002": 1, "d004": 3, "d006": 0, "d008": 3, "d010": 0},
+                             "q2": {"d001": 0, "d003": 1, "d005": 3, "d007": 1, "d009": 3, "d011": 1}},
+                            {"q1": {"d000": 0, "d002": 1, "d004": 3, "d006": 0, "d008": 3, "d010": 3},
+                             "q2": {"d001": 1, "d003": 3, "d005": 1, "d007": 0, "d009": 1, "d011": 1}}),
+    "L05_cand_never_2": ({"q1": {"d000": 0, "d002": 2, "d004": 3, "d006": 1, "d008": 3, "d010": 1},
+                          "q2": {"d001": 1, "d003": 2, "d005": 2, "d007": 0, "d009": 2, "d011": 0}},
+                         {"q1": {"d000": 0, "d002": 1, "d004": 3, "d006": 1, "d008": 3, "d010": 0},
+                          "q2": {"d001": 1, "d003": 3, "d005": 3, "d007": 0, "d009": 1, "d011": 1}}),
+    "L06_one_side_only": ({"q1": {"d000": 0, "d002": 2, "d004": 1, "only_ref_a": 2},
+                           "q2": {"d001": 1, "d003": 3, "d005": 2, "only_ref_b": 0},
+                           "q9_ref_only_query": {"x1": 1, "x2": 0}},
+                          {"q1": {"d000": 0, "d002": 2, "d004": 0, "only_cand_a": 3},
+                           "q2": {"d001": 2, "d003": 3, "d005": 2}, "q8_cand_only_query": {"y1": 2}}),
+    "L07_negative_grades": ({"q1": {"d000": -1, "d002": 0, "d004": 1, "d006": 2, "d008": -1, "d010": 1},
+                             "q2": {"d001": -1, "d003": 0, "d005": 1, "d007": 2, "d009": 0, "d011": 2}},
+                            {"q1": {"d000": -1, "d002": 0, "d004": 1, "d006": 2, "d008": 0, "d010": 1},
+                             "q2": {"d001": 0, "d003": -1, "d005": 2, "d007": 1, "d009": 0, "d011": 2}}),
+    "L08_single_pair_agree": ({"q1": {"d1": 2}}, {"q1": {"d1": 2}}),
+    "L09_single_pair_disagree": ({"q1": {"d1": 0}}, {"q1": {"d1": 3}}),
+    "L10_llmjudge_lenient": (
+        {"q1": {"d000": 3, "d004": 1, "d008": 3, "d012": 1, "d016": 0, "d020": 1, "d024": 0, "d028": 0,
+                "d032": 0, "d036": 0},
+         "q2": {"d001": 1, "d005": 0, "d009": 1, "d013": 0, "d017": 1, "d021": 0, "d025": 0, "d029": 1,
+                "d033": 2, "d037": 2},
+         "q3": {"d002": 3, "d006": 0, "d010": 0, "d014": 1, "d018": 2, "d022": 2, "d026": 1, "d030": 1,
+                "d034": 0, "d038": 3},
+         "q4": {"d003": 0, "d007": 0, "d011": 0, "d015": 0, "d019": 3, "d023": 1, "d027": 1, "d031": 0,
+                "d035": 2, "d039": 1}},
+        {"q1": {"d000": 3, "d004": 2, "d008": 3, "d012": 1, "d016": 0, "d020": 1, "d024": 0, "d028": 0,
+                "d032": 0, "d036": 1},
+         "q2": {"d001": 1, "d005": 1, "d009": 1, "d013": 1, "d017": 1, "d021": 0, "d025": 1, "d029": 1,
+                "d033": 2, "d037": 3},
+         "q3": {"d002": 3, "d006": 1, "d010": 0, "d014": 1, "d018": 2, "d022": 2, "d026": 2, "d030": 1,
+                "d034": 0, "d038": 3},
+         "q4": {"d003": 1, "d007": 0, "d011": 1, "d015": 1, "d019": 3, "d023": 2, "d027": 1, "d031": 1,
+                "d035": 3, "d039": 1}}),
+    "L11_binary": ({"q1": {"d000": 0, "d002": 0, "d004": 1, "d006": 1, "d008": 1},
+                    "q2": {"d001": 0, "d003": 0, "d005": 1, "d007": 0, "d009": 0}},
+                   {"q1": {"d000": 0, "d002": 1, "d004": 1, "d006": 1, "d008": 1},
+                    "q2": {"d001": 0, "d003": 0, "d005": 0, "d007": 0, "d009": 1}}),
+    "L12_reversed": ({"q1": {"d000": 0, "d002": 2, "d004": 0, "d006": 2, "d008": 3},
+                      "q2": {"d001": 1, "d003": 3, "d005": 1, "d007": 3, "d009": 0}},
+                     {"q1": {"d000": 3, "d002": 1, "d004": 3, "d006": 1, "d008": 0},
+                      "q2": {"d001": 2, "d003": 0, "d005": 2, "d007": 0, "d009": 3}}),
+}
+# {case: (pairs, exact, leniency, kappa, kappa_linear, kappa_quadratic, {t: binarised kappa}, ordinal
+# alpha)}: scikit-learn 1.9.1 cohen_kappa_score(reference, candidate, weights=None, "linear",
+# "quadratic"), of (reference >= t, candidate >= t) too; krippendorff 0.9.0 alpha(reliability_data=
+# [reference, candidate], level_of_measurement="ordinal"); None where scikit-learn gives nan or
+# krippendorff raises ("There has to be more than one value in the domain"); pairs, exact and
+# leniency by hand.  scikit-learn's weights go by the grades' places among those seen (L04: its
+# linear 0.322581, where weights by grade value give 0.297872).
+LABEL_PINS = {
+    "L02_all_one_grade": (8, 1.0, 0.0, None, None, None, {}, None),
+    "L03_ref_one_grade": (8, 0.625, 0.75, 0.0, 0.0, 0.0, {"1": 0.0, "2": 0.0, "3": 0.0},
+                          -0.15110759493670867),
+    "L04_grades_013_no_2": (12, 0.5, 1 / 12, 0.25, 0.32258064516129037, 0.4, {"1": 0.4, "3": 0.25},
+                            0.4203022875816994),
+    "L05_cand_never_2": (12, 0.5, 0.0, 0.3571428571428572, 0.6043956043956045, 0.7988826815642458,
+                         {"1": 0.5555555555555556, "2": 0.6666666666666667, "3": 0.5714285714285714},
+                         0.8025905118601748),
+    "L06_one_side_only": (6, 2 / 3, 0.0, 0.5555555555555556, 0.7142857142857143, 0.8461538461538461,
+                          {"1": 0.5714285714285714, "2": 0.6666666666666667, "3": 1.0},
+                          0.8695512820512821),
+    # t=0 is not pinned (scikit-learn was asked at 1, 2 and 3; at 3 nobody reaches it: nan)
+    "L07_negative_grades": (12, 7 / 12, 1 / 12, 0.4444444444444444, 0.6551724137931034,
+                            0.8214285714285714, {"1": 1.0, "2": 0.5555555555555556}, 0.8398328690807799),
+    "L08_single_pair_agree": (1, 1.0, 0.0, None, None, None, {}, None),
+    "L09_single_pair_disagree": (1, 0.0, 3.0, 0.0, 0.0, 0.0, {"3": 0.0}, 0.0),
+    "L10_llmjudge_lenient": (40, 0.65, 0.35, 0.5138888888888888, 0.6885428253615128, 0.835680751173709,
+                             {"1": 0.5054945054945055, "2": 0.8181818181818181, "3": 0.8048780487804879},
+                             0.7694186599442403),
+    "L11_binary": (10, 0.7, 0.1, 0.4, 0.4, 0.4, {"1": 0.4}, 0.4242424242424243),
+    "L12_reversed": (10, 0.0, 0.0, -0.3513513513513513, -0.6417910447761193, -1.0,
+                     {"1": -0.4285714285714286, "2": -1.0, "3": -0.4285714285714286}, -0.9000000000000004),
+}
+# {case: (the runs' means on the reference labels, on the candidate's, tau-b, tau_AP)}: scipy
+# 1.17.1 kendalltau(reference, candidate, variant="b").statistic and pyircor 0.2.0 tauap(x=reference,
+# y=candidate) (= the paper's formula by hand); None where scipy gives nan or pyircor raises on ties.
+RUN_ORDER_PINS = {
+    "R01_same_order": ([0.61, 0.55, 0.5, 0.42, 0.3, 0.21], [0.7, 0.64, 0.52, 0.4, 0.35, 0.1],
+                       0.9999999999999999, 1.0000000000000004),
+    "R02_swap_top": ([0.61, 0.55, 0.5, 0.42, 0.3, 0.21], [0.54, 0.6, 0.49, 0.41, 0.31, 0.2],
+                     0.8666666666666666, 0.6000000000000003),
+    "R03_swap_bottom": ([0.61, 0.55, 0.5, 0.42, 0.3, 0.21], [0.62, 0.56, 0.49, 0.43, 0.2, 0.31],
+                        0.8666666666666666, 0.9200000000000004),
+    "R04_reversed": ([0.5, 0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4, 0.5], -0.9999999999999999, -1.0),
+    "R05_ties_in_candidate": ([0.61, 0.55, 0.5, 0.42, 0.3, 0.21], [0.6, 0.5, 0.5, 0.41, 0.25, 0.25],
+                              0.9309493362512627, None),
+    "R06_ties_both": ([0.6, 0.6, 0.5, 0.42, 0.3, 0.21], [0.61, 0.58, 0.45, 0.45, 0.2, 0.3],
+                      0.7857142857142858, None),
+    "R07_two_runs_swap": ([0.4, 0.35], [0.33, 0.38], -1.0, -1.0),
+    "R08_two_runs_agree": ([0.4, 0.35], [0.38, 0.33], 1.0, 1.0),
+    "R09_candidate_all_tied": ([0.5, 0.4, 0.3, 0.2], [0.3, 0.3, 0.3, 0.3], None, None),
+    "R10_random_8": ([0.3134, 0.6811, 0.2632, 0.5524, 0.2426, 0.3237, 0.6996, 0.3047],
+                     [0.2716, 0.6294, 0.1961, 0.5728, 0.2827, 0.4294, 0.7367, 0.3281],
+                     0.7857142857142856, 0.8639455782312926),
+}
+
+
+def label_cells(reference, candidate):
+    """The confusion matrix {(reference grade, candidate grade): pairs} of two labels."""
+    cells = {}
+    for qid, docs in reference.items():
+        for doc, grade in docs.items():
+            if doc in candidate.get(qid, {}):
+                pair = grade, candidate[qid][doc]
+                cells[pair] = cells.get(pair, 0) + 1
+    return cells
+
+
 class AgreementAsChangeTest(TempDirTestCase):
     """Issue 48: agreement measures are read as agreement (a change, with no test and no Holm
     family), the label-free command takes logs that carry labels, and floors refuse what they
@@ -5437,6 +5559,107 @@ class AgreementAsChangeTest(TempDirTestCase):
                 rre.score_run(run, run, "RR", min_mean={"RR": floor})
         with self.assertRaisesRegex(rre.EvalError, "min_mean must be"):  # each floor, not one
             rre.score_run(run, run, "RR", min_mean={"RR": 0.5, "R@1": "high"})
+
+
+class LabelAgreementTest(unittest.TestCase):
+    """Issue 52's statistics of two label sources against independent implementations: the pins
+    of LABEL_PINS and RUN_ORDER_PINS (scikit-learn 1.9.1, krippendorff 0.9.0, scipy 1.17.1, pyircor
+    0.2.0, run outside the repository), and tau_AP by its definition on hand cases."""
+
+    def close(self, mine, pinned, what):
+        if pinned is None:
+            self.assertIsNone(mine, what)
+        else:
+            self.assertIsNotNone(mine, what)
+            self.assertAlmostEqual(mine, pinned, delta=1e-12, msg=what)
+
+    def test_the_agreement_block_matches_scikit_learn_and_krippendorff(self):
+        names = ("pairs", "exact", "leniency", "kappa", "kappa_linear", "kappa_quadratic")
+        for case, (reference, candidate) in LABEL_CASES.items():
+            block = rre.compare_labels(reference, candidate)["label_agreement"]
+            *numbers, at, alpha = LABEL_PINS[case]
+            with self.subTest(case):
+                self.assertEqual(block["pairs"], numbers[0])
+                for name, pinned in zip(names[1:], numbers[1:]):
+                    self.close(block[name], pinned, name)
+                self.close(block["alpha_ordinal"], alpha, "alpha_ordinal")
+                # every grade seen but the lowest, and no other (L07's t=0 is not pinned)
+                self.assertEqual(sorted(block["kappa_at"], key=int),
+                                 [str(g) for g in block["grades"][1:]])
+                for t, pinned in at.items():
+                    self.close(block["kappa_at"][t], pinned, "kappa_at " + t)
+
+    def test_the_functions_on_a_confusion_matrix(self):
+        for case, (reference, candidate) in LABEL_CASES.items():
+            cells = label_cells(reference, candidate)
+            _, _, _, *kappas, at, alpha = LABEL_PINS[case]
+            with self.subTest(case):
+                for name, pinned in zip(("kappa", "kappa_linear", "kappa_quadratic"), kappas):
+                    self.close(rre.kappa(cells, rre.KAPPAS[name]), pinned, name)
+                for t, pinned in at.items():
+                    self.close(rre.kappa(rre.binarised(cells, int(t))), pinned, t)
+                self.close(rre.ordinal_alpha(cells), alpha, "alpha")
+                # the same cells both ways round: kappa is symmetric (scikit-learn's check)
+                swapped = {(b, a): n for (a, b), n in cells.items()}
+                self.close(rre.kappa(swapped, rre.KAPPAS["kappa_quadratic"]), kappas[2], "swapped")
+
+    def test_weights_go_by_the_grades_places_not_their_values(self):
+        reference, candidate = LABEL_CASES["L04_grades_013_no_2"]
+        # grade 3 renamed 2: the same places, the same kappas (values would give 0.297872)
+        two = [{q: {d: 2 if g == 3 else g for d, g in docs.items()} for q, docs in labels.items()}
+               for labels in (reference, candidate)]
+        block = rre.compare_labels(*two)["label_agreement"]
+        self.close(block["kappa_linear"], 0.32258064516129037, "linear")
+        self.close(block["kappa_quadratic"], 0.4, "quadratic")
+        self.assertEqual(block["grades"], [0, 1, 2])
+
+    def test_confusion_per_grade_and_per_query_of_a_candidate_that_never_says_two(self):
+        block = rre.compare_labels(*LABEL_CASES["L05_cand_never_2"])["label_agreement"]
+        # scikit-learn confusion_matrix(reference, candidate): rows the reference's grades
+        matrix = [[2, 1, 0, 0], [1, 2, 0, 0], [0, 2, 0, 2], [0, 0, 0, 2]]
+        self.assertEqual(block["confusion"], {str(g): {str(h): matrix[g][h] for h in range(4)}
+                                              for g in range(4)})
+        # precision_recall_fscore_support(zero_division=nan): precision of 2 undefined, not 0
+        self.assertEqual(block["per_grade"], {
+            "0": {"precision": 2 / 3, "recall": 2 / 3}, "1": {"precision": 0.4, "recall": 2 / 3},
+            "2": {"precision": None, "recall": 0.0}, "3": {"precision": 0.5, "recall": 1.0}})
+        per_query = block["per_query"]
+        self.assertEqual(sorted(per_query), ["q1", "q2"])
+        self.close(per_query["q1"]["kappa"], 0.5384615384615384, "q1")
+        self.close(per_query["q2"]["kappa"], 0.22580645161290325, "q2")
+        self.close(per_query["q1"]["leniency"], -1 / 3, "q1 leniency")
+        self.assertEqual((per_query["q2"]["pairs"], per_query["q2"]["exact"]), (6, 2 / 6))
+
+    def test_pairs_one_source_labels_are_counted_not_dropped(self):
+        block = rre.compare_labels(*LABEL_CASES["L06_one_side_only"])["label_agreement"]
+        self.assertEqual([block[k] for k in ("pairs", "reference_only", "queries_reference_only",
+                                             "candidate_only", "queries_candidate_only")],
+                         [6, 4, 1, 2, 1])
+        self.assertEqual(list(block["per_query"]), ["q1", "q2"])
+
+    def test_tau_b_and_tau_ap_match_scipy_and_pyircor(self):
+        for case, (reference, candidate, b, ap) in RUN_ORDER_PINS.items():
+            with self.subTest(case):
+                self.close(rre.tau_b(reference, candidate), b, "tau_b")
+                self.close(rre.tau_ap(reference, candidate), ap, "tau_ap")
+        # tau_AP is not symmetric: the reference's order is the truth (pyircor tauap(x=candidate,
+        # y=reference) gives 0.8612244897959189)
+        reference, candidate, _, _ = RUN_ORDER_PINS["R10_random_8"]
+        self.close(rre.tau_ap(candidate, reference), 0.8612244897959183, "reversed")
+
+    def test_tau_ap_by_its_definition_weighs_a_swap_at_the_top_most(self):
+        truth = [4, 3, 2, 1]
+        # down the other order: top swap b a c d: 0/1, 2/2, 3/3; bottom swap a b d c: 1, 1, 2/3
+        self.close(rre.tau_ap(truth, [3, 4, 2, 1]), 2 * (0 + 1 + 1) / 3 - 1, "top")
+        self.close(rre.tau_ap(truth, [4, 3, 1, 2]), 2 * (1 + 1 + 2 / 3) / 3 - 1, "bottom")
+        # tau-b sees one discordant pair of six either way: (5 - 1) / 6
+        self.assertEqual(rre.tau_b(truth, [3, 4, 2, 1]), rre.tau_b(truth, [4, 3, 1, 2]))
+        self.close(rre.tau_b(truth, [3, 4, 2, 1]), 2 / 3, "tau_b")
+        # one run, or ties on either side: no tau_AP; every run tied on one side: no tau-b
+        for x, y in (([1], [1]), ([2, 2, 1], [3, 2, 1]), ([3, 2, 1], [2, 2, 1])):
+            self.assertIsNone(rre.tau_ap(x, y), (x, y))
+        self.assertIsNone(rre.tau_b([3, 2, 1], [1, 1, 1]))
+        self.assertIsNotNone(rre.tau_b([3, 2, 1], [2, 2, 1]))
 
 
 class RagRealitiesTest(TempDirTestCase):
@@ -10190,7 +10413,7 @@ TEST_SECTIONS = {
     "PowerAndNoninferiorityTest": "Statistics", "NothingToGateTest": "Statistics",
     "GateRegistryTest": "Statistics", "FloorTest": "Statistics", "ClustersTest": "Statistics",
     "GroupsTest": "Statistics", "GroupRejectionTest": "Statistics",
-    "AgreementAsChangeTest": "Statistics",
+    "AgreementAsChangeTest": "Statistics", "LabelAgreementTest": "Statistics",
     "RagRealitiesTest": "Diagnostics",
     "ManifestTest": "Manifest", "SavedBaselineTest": "Manifest",
     "FixtureRejectionTest": "Readers", "FixtureAcceptanceTest": "Readers",
