@@ -8756,6 +8756,19 @@ class LabelsCompareTest(TempDirTestCase):
         self.assertEqual({g: b["measures"] for g, b in out["candidate_labels"]["groups"].items()},
                          {"g1": {"P@2": 0.5}, "g2": {"P@2": 0.75}})
 
+    def test_the_relevance_level_reads_both_label_sets(self):
+        # b, ranked first, is graded 1 by the reference and 2 by the candidate
+        self.write("l.json", {"q1": {"a": 2, "b": 1}})
+        self.write("c.json", {"q1": {"a": 1, "b": 2}})
+        self.write("r.json", {"q1": ["b", "a"]})
+        for level, ours, theirs in (("1", 1.0, 1.0), ("2", 0.0, 1.0)):
+            out = self.json_of("--qrels", "l.json", "--candidate-qrels", "c.json", "--run", "r.json",
+                               "-m", "P@1", "--relevance-level", level)
+            self.assertEqual((out["measures"]["P@1"], out["candidate_labels"]["measures"]["P@1"]),
+                             (ours, theirs), level)
+            # the agreement is of the grades, whatever the level
+            self.assertEqual(out["label_agreement"]["kappa"], -1.0)
+
     def test_the_library_answers_as_the_command_line(self):
         def named(block):
             return {k: v for k, v in block.items() if k not in ("reference", "candidate")}
@@ -8964,6 +8977,89 @@ class LabelVersionsTest(TempDirTestCase):
         with self.assertRaisesRegex(rre.EvalError, "baseline_qrels.q1.a: .*grade 1.5 is not an integer"):
             rre.compare_runs(VERSION_NEWER, VERSION_BASELINE, VERSION_RUN, "P@2",
                              baseline_qrels={"q1": {"a": 1.5}})
+
+
+# (arguments, fragments of the one line on stderr) refused with --candidate-qrels or
+# --baseline-qrels, in LabelRejectionTest's folder (LabelVersionsTest's files, and saved.json,
+# the result saved from run.json against base.json, fix.json a fixture, bad.json a grade 1.5)
+LABEL_REJECTIONS = [
+    (["--candidate-qrels", "old.json", "--run", "run.json"], ["give a FIXTURE, or both --qrels"]),
+    (["fix.json", "--candidate-qrels", "old.json"],
+     ["--candidate-qrels compares labels with --qrels, the reference: give it"]),
+    (["--qrels", "new.json", "--candidate-qrels", "old.json", "--baseline-qrels", "old.json",
+      "--run", "run.json", "--baseline", "base.json"],
+     ["--candidate-qrels tests other labels of one version", "give one"]),
+    (["--qrels", "new.json", "--baseline-qrels", "old.json", "--run", "run.json"],
+     ["--baseline-qrels are the labels the baseline was approved on: give --baseline, its run"]),
+    (["--qrels", "new.json", "--baseline-qrels", "old.json", "--run", "run.json", "--baseline",
+      "saved.json"], ["saved.json: ", "holds no run", "give its run"]),
+    (["--qrels", "new.json", "--baseline-qrels", "old.json", "--baseline", "base.json"],
+     ["give a FIXTURE, or both --qrels"]),
+    (["--qrels", "new.json", "--candidate-qrels", "none.json"],
+     ["new.json and none.json label no (query, document) pair alike"]),
+    (["--qrels", "new.json", "--candidate-qrels", "old.json", "--run", "run.json", "--format", "trec"],
+     ["--format trec has no place for what --candidate-qrels says"]),
+    (["--qrels", "new.json", "--candidate-qrels", "old.json", "--format", "latex"],
+     ["--format latex has no place for what --candidate-qrels says"]),
+    (["--qrels", "new.json", "--baseline-qrels", "old.json", "--run", "run.json", "--baseline",
+      "base.json", "--format", "latex"], ["--format latex has no place for what --baseline-qrels says"]),
+    (["--qrels", "new.json", "--candidate-qrels", "bad.json"], ["bad.json: q1.a: ", "grade 1.5"]),
+    (["--qrels", "new.json", "--baseline-qrels", "bad.json", "--run", "run.json", "--baseline",
+      "base.json"], ["bad.json: q1.a: ", "grade 1.5"]),
+    (["--qrels", "new.json", "--candidate-qrels", "nope.json"], ["nope.json: cannot read"]),
+    (["--qrels", "new.json", "--run", "run.json", "--baseline", "base.json", "--gate-on", "retrieval",
+      "--max-mean-drop", "0.1"], ["--gate-on retrieval reads the retrieval part", "give --baseline-qrels"]),
+    (["--qrels", "new.json", "--run", "run.json", "--baseline", "base.json", "--baseline-qrels",
+      "old.json", "--gate-on", "retrieval"], ["give --max-mean-drop or --max-query-drop"]),
+    (["--qrels", "new.json", "--run", "run.json", "--baseline", "base.json", "--baseline-qrels",
+      "old.json", "--gate-on", "retrieval", "--min-mean", "P@2=0.5"],
+     ["give --max-mean-drop or --max-query-drop"]),
+    (["--qrels", "new.json", "--run", "run.json", "--baseline", "base.json", "--baseline-qrels",
+      "old.json", "--gate-on", "retrieval", "--max-mean-drop", "0.1", "--groups", "g.json",
+      "--max-group-drop", "0.1"], ["--max-group-drop reads what it does not split"]),
+    (["--qrels", "new.json", "--run", "run.json", "--baseline", "base.json", "--baseline-qrels",
+      "old.json", "--gate-on", "retrieval", "--max-mean-drop", "0.1", "--replicate", "base.json"],
+     ["--replicate reads what it does not split"]),
+] + [(["--qrels", "new.json", "--candidate-qrels", "old.json", *option],
+      ["--%s acts on runs, and --candidate-qrels without --run compares the labels alone" % name])
+     for name, option in (("measure", ["-m", "P@2"]), ("k", ["--k", "5"]), ("baseline", ["--baseline", "base.json"]),
+                          ("groups", ["--groups", "g.json"]), ("relevance-level", ["--relevance-level", "2"]),
+                          ("ci", ["--ci"]), ("explain", ["--explain"]), ("junit", ["--junit", "j.xml"]))]
+
+
+class LabelRejectionTest(TempDirTestCase):
+    def test_rejections(self):
+        os.chdir(self.tmp)
+        self.addCleanup(os.chdir, ROOT)
+        for name, value in (("base.json", VERSION_BASELINE), ("run.json", VERSION_RUN),
+                            ("old.json", VERSION_OLDER), ("new.json", VERSION_NEWER),
+                            ("fix.json", {"qrels": VERSION_NEWER, "runs": VERSION_RUN}),
+                            ("none.json", {"q9": {"a": 1}}), ("bad.json", {"q1": {"a": 1.5}}),
+                            ("g.json", {"g": ["q1"]})):
+            self.write(name, value)
+        status, saved, err = cli("--qrels", "new.json", "--run", "run.json", "--baseline", "base.json")
+        self.write("saved.json", saved)
+        for args, fragments in LABEL_REJECTIONS:
+            with self.subTest(args=args):
+                rejected(self, *cli(*args), *fragments)
+        self.assertEqual(sorted(os.listdir(self.tmp)), sorted(
+            ["base.json", "run.json", "old.json", "new.json", "fix.json", "none.json", "bad.json",
+             "g.json", "saved.json"]))  # nothing written: no j.xml
+
+    def test_the_library_refuses_alike(self):
+        for call, message in (
+                (lambda: rre.compare_labels(VERSION_NEWER, {"q1": {"a": 1.5}}),
+                 "candidate_qrels.q1.a: query 'q1': grade 1.5 is not an integer"),
+                (lambda: rre.compare_labels(VERSION_NEWER, VERSION_OLDER, measures="P@2"),
+                 "--measure acts on runs"),
+                (lambda: rre.score_runs(VERSION_NEWER, {"r": VERSION_RUN}, "P@2", baseline_qrels=VERSION_OLDER),
+                 "--baseline-qrels are the labels the baseline was approved on"),
+                (lambda: rre.compare_runs(VERSION_NEWER, VERSION_BASELINE, VERSION_RUN, "P@2",
+                                          gate_on="retrieval", max_mean_drop=0.1),
+                 "--gate-on retrieval reads the retrieval part")):
+            with self.subTest(message), self.assertRaises(rre.EvalError) as ctx:
+                call()
+            self.assertIn(message, str(ctx.exception))
 
 
 class LibraryApiTest(unittest.TestCase):
@@ -10845,7 +10941,7 @@ TEST_SECTIONS = {
     "RoleRulesTest": "Readers", "InputTwinsTest": "Readers", "RagTwinsTest": "Readers",
     "ExplainTest": "Pipeline", "PoolTest": "Pipeline", "StageTest": "Pipeline",
     "FunnelTest": "Pipeline", "AccessTest": "Pipeline", "LabelsCompareTest": "Pipeline",
-    "LabelVersionsTest": "Pipeline",
+    "LabelVersionsTest": "Pipeline", "LabelRejectionTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
     "PapersTest": "Output", "PlotTest": "Output", "SideOutputsTest": "Output",
