@@ -5594,10 +5594,15 @@ class LabelAgreementTest(unittest.TestCase):
             cells = label_cells(reference, candidate)
             _, _, _, *kappas, at, alpha = LABEL_PINS[case]
             with self.subTest(case):
-                for name, pinned in zip(("kappa", "kappa_linear", "kappa_quadratic"), kappas):
+                pairs = [pair for pair, n in cells.items() for _ in range(n)]
+                self.close(rre.graded_alike(pairs)["kappa"], kappas[0], "graded_alike")
+                # unweighted: weight 1 where the places differ
+                self.close(rre.kappa(cells, lambda i, j: i != j), kappas[0], "kappa")
+                for name, pinned in zip(("kappa_linear", "kappa_quadratic"), kappas[1:]):
                     self.close(rre.kappa(cells, rre.KAPPAS[name]), pinned, name)
                 for t, pinned in at.items():
-                    self.close(rre.kappa(rre.binarised(cells, int(t))), pinned, t)
+                    binary = [(a >= int(t), b >= int(t)) for a, b in pairs]
+                    self.close(rre.graded_alike(binary)["kappa"], pinned, t)
                 self.close(rre.ordinal_alpha(cells), alpha, "alpha")
                 # the same cells both ways round: kappa is symmetric (scikit-learn's check)
                 swapped = {(b, a): n for (a, b), n in cells.items()}
@@ -8585,6 +8590,17 @@ class LabelsCompareTest(TempDirTestCase):
         self.assertEqual((status, err), (0, ""))
         return json.loads(out)
 
+    def csv_is(self, text, lines):
+        """CSV text as these lines: the header alike, each number within 1e-15 (kappa's last
+        digit depends on the order of its sums)."""
+        got = text.splitlines()
+        self.assertEqual((len(got), got[0]), (len(lines), lines[0]))
+        for row, expected in zip(got[1:], lines[1:]):
+            cells, wanted = row.split(","), expected.split(",")
+            self.assertEqual((cells[0], len(cells)), (wanted[0], len(wanted)))
+            for cell, value in zip(cells[1:], wanted[1:]):
+                self.assertAlmostEqual(float(cell), float(value), delta=1e-15, msg=row)
+
     def test_labels_alone(self):
         out = self.json_of("--qrels", "ref.json", "--candidate-qrels", "cand.json")
         self.assertEqual(list(out), ["label_agreement"])
@@ -8668,7 +8684,9 @@ class LabelsCompareTest(TempDirTestCase):
     def test_one_run_scored_on_both(self):
         out = self.json_of("--qrels", "order.json", "--candidate-qrels", "top.json", "--run", "A.json",
                            "-m", "P@4,R@4")
-        self.assertEqual(list(out)[-1], "manifest")
+        # the blocks of two label sources come after the manifest, the general result's last
+        keys = list(out)
+        self.assertEqual(set(keys[keys.index("manifest") + 1:]), {"label_agreement", "candidate_labels"})
         self.assertEqual(out["measures"], {"P@4": 1.0, "R@4": 0.4})
         self.assertEqual({k: out["candidate_labels"][k] for k in ("queries", "measures", "per_query")},
                          {"queries": 1, "measures": {"P@4": 0.75, "R@4": 0.3},
@@ -8680,9 +8698,8 @@ class LabelsCompareTest(TempDirTestCase):
         self.assertRegex(table, r"candidate_labels measures:\n +P@4\n +0\.7500\n")
         _, text, _ = cli("--qrels", "order.json", "--candidate-qrels", "top.json", "--run", "A.json",
                          "-m", "P@4", "--format", "csv")
-        self.assertEqual(text.splitlines()[:2], ["query,P@4,labels pairs,labels exact,labels leniency,"
-                                                 "labels kappa,candidate labels P@4",
-                                                 "q1,1.0,16,0.875,0.0,0.7333333333333334,0.75"])
+        self.csv_is(text, ["query,P@4,labels pairs,labels exact,labels leniency,labels kappa,"
+                           "candidate labels P@4", "q1,1.0,16,0.875,0.0,0.7333333333333333,0.75"])
 
     def orderings(self, labels, *more):
         runs = [arg for run in "ABCD" for arg in ("--run", run + ".json")]
@@ -8714,10 +8731,10 @@ class LabelsCompareTest(TempDirTestCase):
         _, markdown, _ = cli(*args, "--format", "markdown")
         self.assertIn("| P@4 | -1.0000 | -1.0000 | A.json/B.json |", markdown)
         _, text, _ = cli(*args, "--format", "csv")
-        self.assertEqual(text.splitlines(), [
+        self.csv_is(text, [
             "query,P@4 A.json,P@4 B.json,A.json candidate labels P@4,B.json candidate labels P@4,"
             "labels pairs,labels exact,labels leniency,labels kappa",
-            "q1,1.0,0.75,0.75,1.0,16,0.875,0.0,0.7333333333333334"])
+            "q1,1.0,0.75,0.75,1.0,16,0.875,0.0,0.7333333333333333"])
         self.assertEqual(cli(*args, "--format", "markdown", "--summary", "s.md")[0], 0)
         self.assertEqual((self.tmp / "s.md").read_text(), markdown + "\n")
 
@@ -8852,7 +8869,7 @@ class LabelVersionsTest(TempDirTestCase):
             "label_changes": {"q1": {"b": {"before": 0, "after": 1}, "c": {"before": 1, "after": 2}}}})
         # the comparison itself stays on --qrels
         self.assertEqual(out["comparison"]["P@2"]["baseline"], 0.75)
-        self.assertEqual(list(out)[-2:], ["label_versions", "manifest"])
+        self.assertEqual(list(out)[-2:], ["manifest", "label_versions"])
 
     # BUG: label_changes lists the changed labels of documents ranked anywhere (top_changes reads
     # Ranking.seen's ranks of every labeled document), not only those in either run's top k
