@@ -8950,6 +8950,17 @@ class LabelVersionsTest(TempDirTestCase):
             self.assertEqual(code, status, err)
         self.assertEqual([(b["query"], b["drop"]) for b in json.loads(out)["breaches"]], [("q1", 0.5)])
 
+    def test_trec_and_json_lines_versions_read_as_json(self):
+        self.write("old.qrels", "".join("%s 0 %s %d\n" % (q, d, g) for q, docs in VERSION_OLDER.items()
+                                        for d, g in docs.items()))
+        self.write("new.jsonl", "".join(json.dumps({"query_id": q, "relevant": docs}) + "\n"
+                                        for q, docs in VERSION_NEWER.items()))
+        by_json = self.json_of(*self.args, "-m", "P@2,AP")["label_versions"]
+        block = self.json_of("--qrels", "new.jsonl", "--run", "run.json", "--baseline", "base.json",
+                             "--baseline-qrels", "old.qrels", "-m", "P@2,AP")["label_versions"]
+        self.assertEqual(block.pop("qrels"), "old.qrels")
+        self.assertEqual(block, {k: v for k, v in by_json.items() if k != "qrels"})
+
     def test_groups_split_too(self):
         self.write("g.json", {"g1": ["q1"], "g2": ["q2"]})
         block = self.json_of(*self.args, "-m", "P@2", "--groups", "g.json")["label_versions"]
@@ -9062,6 +9073,13 @@ class LabelRejectionTest(TempDirTestCase):
         self.assertEqual(sorted(os.listdir(self.tmp)), sorted(
             ["base.json", "run.json", "old.json", "new.json", "fix.json", "none.json", "bad.json",
              "g.json", "saved.json"]))  # nothing written: no j.xml
+
+    def test_a_process_says_what_main_says(self):
+        old, new = self.write("old.json", VERSION_OLDER), self.write("new.json", VERSION_NEWER)
+        args = ("--qrels", new, "--candidate-qrels", old, "--format", "table")
+        self.assertEqual(cli_process(*args), cli(*args))
+        status, out, err = cli_process(*args, "--k", "3")
+        rejected(self, status, out, err, "--k acts on runs")
 
     def test_the_library_refuses_alike(self):
         for call, message in (
