@@ -8643,16 +8643,16 @@ class LabelsCompareTest(TempDirTestCase):
 
     def test_the_pool_lists_the_pairs_graded_apart_largest_gap_first(self):
         self.write("r.json", {"qa": {"a1": 1, "a2": 0}, "qb": {"b1": 0, "b2": 2, "b3": 1, "b4": 3},
-                              "qc": {"c1": 3, "c2": 1}, "qd": {"d1": 0, "d2": 2}})
+                              "qc": {"c1": 3, "c2": 1}, "qd": {"d1": 0, "d2": 2}, "qe": {"e1": 1}})
         self.write("c.json", {"qa": {"a1": 0, "a2": 0}, "qb": {"b1": 1, "b2": 2, "b3": 3, "b4": 0},
-                              "qc": {"c1": 1, "c2": 1}, "qd": {"d1": 0, "d2": 2}})
+                              "qc": {"c1": 1, "c2": 1}, "qd": {"d1": 2, "d2": 2}, "qe": {"e1": 1}})
         status, out, err = cli("--qrels", "r.json", "--candidate-qrels", "c.json", "--pool", "p.jsonl")
         self.assertEqual((status, err), (0, ""))
         self.assertEqual(json.loads(out), self.json_of("--qrels", "r.json", "--candidate-qrels", "c.json"))
         records = [json.loads(line) for line in (self.tmp / "p.jsonl").read_text().splitlines()]
-        # qb's largest gap 3 (b4), then qc's 2; qa's 1; qd agrees: not listed
+        # qb's largest gap 3 (b4), then qc's and qd's 2 (the reference's order), qa's 1; qe agrees
         self.assertEqual([(r["query_id"], list(r["relevant"])) for r in records],
-                         [("qb", ["b4", "b3", "b1"]), ("qc", ["c1"]), ("qa", ["a1"])])
+                         [("qb", ["b4", "b3", "b1"]), ("qc", ["c1"]), ("qd", ["d1"]), ("qa", ["a1"])])
         self.assertEqual(records[0], {"query_id": "qb", "relevant": {"b4": None, "b3": None, "b1": None},
                                       "reference": {"b4": 3, "b3": 1, "b1": 0},
                                       "candidate": {"b4": 0, "b3": 3, "b1": 1}})
@@ -8720,6 +8720,9 @@ class LabelsCompareTest(TempDirTestCase):
             self.assertEqual(row["swapped"], swapped)
         same = self.orderings("order.json")["label_orderings"]["P@4"]
         self.assertEqual((same["tau_b"], same["swapped"]), (1.0, []))
+        # every run ties on Judged@4 (all 1): neither statistic is defined
+        tied = self.orderings("top.json", "-m", "Judged@4")["label_orderings"]
+        self.assertEqual(tied["Judged@4"], {"tau_b": None, "tau_ap": None, "swapped": []})
 
     def test_several_runs_in_every_format(self):
         runs = [arg for run in "AB" for arg in ("--run", run + ".json")]
