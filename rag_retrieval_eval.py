@@ -3461,8 +3461,8 @@ class Result(dict):
                "agreement comparison breaches baseline_skipped baseline_zeroed baseline_per_query "
                "replicates noise unstable baseline_deduplicated coverage baseline_notes groups "
                "renamed power clusters warnings folded several_labels deduplicated ties ci95 "
-               "floors leaks unmapped as unjudged funnel explain manifest label_agreement "
-               "candidate_labels label_versions").split()
+               "floors leaks unmapped as unjudged funnel explain manifest candidate_labels "
+               "label_versions label_agreement").split()
 
     def __getattr__(self, name):
         if name not in Result.MEMBERS:
@@ -8416,7 +8416,8 @@ def versions_of(plan, four, changed, tops):
         moved = {name: part for name, part in parts.items() if any(part.values())}
         if moved:
             per_query[qid] = moved
-    docs = {qid: top_changes(changed[1].get(qid, NOTHING), tops, qid) for qid in per_query}
+    k = plan.opts.top_k
+    docs = {qid: top_changes(changed[1].get(qid, NOTHING), tops, qid, k) for qid in per_query}
     return {"qrels": " + ".join(map(place, plan.config.baseline_qrels)), "labels": changed[0],
             "measures": split_means(four), "per_query": per_query,
             "label_changes": {qid: found for qid, found in docs.items() if found}}
@@ -8441,10 +8442,11 @@ def label_changes(old, new):
             "queries_added": new_queries, "queries_removed": old_queries}, found
 
 
-def top_changes(docs, tops, qid):
+def top_changes(docs, tops, qid, k):
     """{doc: {"before", "after"}} of a query's label changes (docs) of the documents in the top
     k of any of these rankings {qid: Ranking}, in their order."""
-    seen = dict.fromkeys(chain.from_iterable(_seen_of(ranked.get(qid))[0] for ranked in tops))
+    seen = dict.fromkeys(doc for ranked in tops
+                         for doc, rank in _seen_of(ranked.get(qid))[0].items() if rank <= k)
     return {doc: docs[doc] for doc in seen if doc in docs}
 
 
@@ -10602,7 +10604,8 @@ def check_usage(config):
     """Refuse what argparse cannot see: missing inputs, and options whose effect would be lost."""
     if config.fixture is not None and (config.qrels or config.run):
         raise EvalError("give a FIXTURE or --qrels and --run, not both (see --help)")
-    labels = config.qrels or config.evidence or config.baseline
+    # --candidate-qrels without --qrels is refused by check_label_files, which says why
+    labels = config.qrels or config.evidence or config.baseline or config.candidate_qrels
     if config.fixture is None and not (labels and (config.run or config.candidate_qrels)):
         hint = ""
         if config.run:
