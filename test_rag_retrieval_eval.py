@@ -9014,7 +9014,10 @@ class LabelVersionsTest(TempDirTestCase):
 # --baseline-qrels, in LabelRejectionTest's folder (LabelVersionsTest's files, and saved.json,
 # the result saved from run.json against base.json, fix.json a fixture, bad.json a grade 1.5)
 LABEL_REJECTIONS = [
-    (["--candidate-qrels", "old.json", "--run", "run.json"], ["give a FIXTURE, or both --qrels"]),
+    (["--candidate-qrels", "old.json", "--run", "run.json"],
+     ["--candidate-qrels compares labels with --qrels, the reference: give it"]),
+    (["--candidate-qrels", "old.json"],
+     ["--candidate-qrels compares labels with --qrels, the reference: give it"]),
     (["fix.json", "--candidate-qrels", "old.json"],
      ["--candidate-qrels compares labels with --qrels, the reference: give it"]),
     (["--qrels", "new.json", "--candidate-qrels", "old.json", "--baseline-qrels", "old.json",
