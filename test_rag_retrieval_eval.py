@@ -9010,6 +9010,37 @@ class LabelVersionsTest(TempDirTestCase):
                              baseline_qrels={"q1": {"a": 1.5}})
 
 
+# the files of the README's label sections ("Can the judge's labels be trusted?", "The labels
+# changed"), as its examples were made on them: LabelReadmeTest
+LABEL_README_FILES = {
+    "human.txt": ("q1 0 d1 3\nq1 0 d2 2\nq1 0 d3 0\nq1 0 d4 1\nq1 0 d5 0\nq2 0 d6 2\nq2 0 d7 0\n"
+                  "q2 0 d8 1\nq2 0 d9 0\nq3 0 d10 3\nq3 0 d11 1\nq3 0 d12 0\nq3 0 d13 2\n"),
+    "judge.txt": ("q1 0 d1 3\nq1 0 d2 3\nq1 0 d3 1\nq1 0 d4 1\nq1 0 d5 0\nq2 0 d6 2\nq2 0 d7 2\n"
+                  "q2 0 d8 1\nq2 0 d9 0\nq3 0 d10 2\nq3 0 d11 2\nq3 0 d12 0\nq3 0 d14 1\n"),
+    "bm25.txt": ("q1 Q0 d1 1 10 bm25\nq1 Q0 d3 2 9 bm25\nq1 Q0 d2 3 8 bm25\nq2 Q0 d7 1 10 bm25\n"
+                 "q2 Q0 d6 2 9 bm25\nq2 Q0 d8 3 8 bm25\nq3 Q0 d10 1 10 bm25\n"
+                 "q3 Q0 d12 2 9 bm25\nq3 Q0 d11 3 8 bm25\n"),
+    "dense.txt": ("q1 Q0 d2 1 10 dense\nq1 Q0 d3 2 9 dense\nq1 Q0 d5 3 8 dense\n"
+                  "q2 Q0 d7 1 10 dense\nq2 Q0 d6 2 9 dense\nq2 Q0 d9 3 8 dense\n"
+                  "q3 Q0 d11 1 10 dense\nq3 Q0 d10 2 9 dense\nq3 Q0 d14 3 8 dense\n"),
+    "hybrid.txt": ("q1 Q0 d1 1 10 hybrid\nq1 Q0 d2 2 9 hybrid\nq1 Q0 d4 3 8 hybrid\n"
+                   "q2 Q0 d6 1 10 hybrid\nq2 Q0 d8 2 9 hybrid\nq2 Q0 d9 3 8 hybrid\n"
+                   "q3 Q0 d10 1 10 hybrid\nq3 Q0 d13 2 9 hybrid\nq3 Q0 d11 3 8 hybrid\n"),
+    "labels-v1.txt": ("q1 0 d1 1\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d4 2\nq2 0 d5 1\nq3 0 d6 1\nq3 0 d7 0\n"
+                      "q3 0 d8 2\nq4 0 d9 1\n"),
+    "labels-v2.txt": ("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 0\nq1 0 d10 2\nq2 0 d4 2\nq2 0 d5 1\nq3 0 d6 1\n"
+                      "q3 0 d7 1\nq3 0 d8 2\nq4 0 d9 1\nq4 0 d11 1\n"),
+    "candidate.txt": ("q1 Q0 d2 1 10 candidate\nq1 Q0 d1 2 9 candidate\nq1 Q0 d3 3 8 candidate\n"
+                      "q2 Q0 d12 1 10 candidate\nq2 Q0 d4 2 9 candidate\nq2 Q0 d5 3 8 candidate\n"
+                      "q3 Q0 d8 1 10 candidate\nq3 Q0 d7 2 9 candidate\nq3 Q0 d6 3 8 candidate\n"
+                      "q4 Q0 d9 1 10 candidate\nq4 Q0 d11 2 9 candidate\nq4 Q0 d13 3 8 candidate\n"),
+    "approved.txt": ("q1 Q0 d2 1 10 approved\nq1 Q0 d1 2 9 approved\nq1 Q0 d3 3 8 approved\n"
+                     "q2 Q0 d4 1 10 approved\nq2 Q0 d5 2 9 approved\nq2 Q0 d12 3 8 approved\n"
+                     "q3 Q0 d8 1 10 approved\nq3 Q0 d6 2 9 approved\nq3 Q0 d7 3 8 approved\n"
+                     "q4 Q0 d9 1 10 approved\nq4 Q0 d13 2 9 approved\nq4 Q0 d14 3 8 approved\n"),
+}
+
+
 # (arguments, fragments of the one line on stderr) refused with --candidate-qrels or
 # --baseline-qrels, in LabelRejectionTest's folder (LabelVersionsTest's files, and saved.json,
 # the result saved from run.json against base.json, fix.json a fixture, bad.json a grade 1.5)
@@ -9103,6 +9134,41 @@ class LabelRejectionTest(TempDirTestCase):
             with self.subTest(message), self.assertRaises(rre.EvalError) as ctx:
                 call()
             self.assertIn(message, str(ctx.exception))
+
+
+class LabelReadmeTest(TempDirTestCase):
+    """Each example of the README's label sections prints what the README shows ("..." stands
+    for any lines), and --pool writes the file it shows."""
+
+    def test_each_example_prints_what_the_readme_shows(self):
+        for name, text in LABEL_README_FILES.items():
+            self.write(name, text)
+        readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+        parts = [readme[readme.index(head):readme.index(end)] for head, end in (
+            ("## Can the judge's labels be trusted?", "## What the model reads"),
+            ("### The labels changed", "### How fine a gate can be"))]
+        blocks = re.findall(r"```\n\$ python3 rag_retrieval_eval.py (.*?)\n```", "".join(parts),
+                            re.S)
+        self.assertEqual(len(blocks), 6)
+        for block in blocks:
+            command, shown = re.match(r"((?:.*\\\n)*.*)\n((?:.*\n?)*)", block).groups()
+            shown, _, cat = shown.partition("$ cat adjudicate.jsonl\n")
+            words = command.replace("\\\n", " ").split()
+            with self.subTest(" ".join(words)):
+                home = os.getcwd()
+                os.chdir(self.tmp)
+                try:
+                    status, out, err = cli(*words)
+                finally:
+                    os.chdir(home)
+                real = out.rstrip("\n").splitlines() + err.rstrip("\n").splitlines()
+                lines = shown.rstrip("\n").splitlines()
+                pattern = "\n".join("(?:.*\n)*?.*" if line == "..." else re.escape(line)
+                                    for line in lines)
+                self.assertRegex("\n".join(real + ["(exit status %d)" % status]),
+                                 "^%s$" % pattern.replace("\n(?:.*\n)*?.*\n", "\n(?:.*\n)*?"))
+                if cat:
+                    self.assertEqual((self.tmp / "adjudicate.jsonl").read_text(), cat + "\n")
 
 
 class LibraryApiTest(unittest.TestCase):
@@ -10984,7 +11050,7 @@ TEST_SECTIONS = {
     "RoleRulesTest": "Readers", "InputTwinsTest": "Readers", "RagTwinsTest": "Readers",
     "ExplainTest": "Pipeline", "PoolTest": "Pipeline", "StageTest": "Pipeline",
     "FunnelTest": "Pipeline", "AccessTest": "Pipeline", "LabelsCompareTest": "Pipeline",
-    "LabelVersionsTest": "Pipeline", "LabelRejectionTest": "Pipeline",
+    "LabelVersionsTest": "Pipeline", "LabelRejectionTest": "Pipeline", "LabelReadmeTest": "Pipeline",
     "LibraryApiTest": "Library",
     "ReportFormatsTest": "Output", "ResultRecordsTest": "Output", "SeveralRunsTest": "Output",
     "PapersTest": "Output", "PlotTest": "Output", "SideOutputsTest": "Output",
