@@ -7105,8 +7105,8 @@ def check_as_tool(config):
 
 
 # what --candidate-qrels without --run reads: the labels, and how to read and report them
-LABELS_ONLY = ("qrels candidate_qrels run fields match chunk_separator "
-               "empty_labels format per_query summary pool").split()
+LABELS_ONLY = ("qrels candidate_qrels run fields match chunk_separator format per_query "
+               "summary pool").split()
 
 
 def check_label_files(config, gates):
@@ -7510,7 +7510,8 @@ def evaluate_runs(plan, inputs, files=False):
     """{run name: general result} of the loaded Inputs' runs (files: read from the files the
     Config names, which the manifests name); with a baseline and several runs, Holm's
     correction is over all of them: one family."""
-    digests = truth_digests(inputs.truth)
+    # none to compute without a run (--candidate-qrels alone)
+    digests = inputs.runs and truth_digests(inputs.truth)
     results = {name: evaluate_loaded(plan, inputs, digests, ranked, places, files and name)
                for name, ranked, places in inputs.runs}
     if len(results) > 1 and inputs.baseline is not None:
@@ -8203,8 +8204,8 @@ def other_labels(plan, inputs, results, files=False, flag="--"):
         theirs = evaluate_runs(other, others, files)
     # what the runs lack on the other labels is said of them
     except EvalError as exc:
-        raise EvalError("on %s %s: %s" % (long_flag(option) if flag else option,
-                                          place(labels[0]), exc)) from None
+        raise EvalError("on the labels of %s: %s" % (long_flag(option) if flag else option,
+                                                     exc)) from None
     if config.baseline_qrels:
         return versions(plan, (others, inputs), results, theirs), {}, others
     results = {name: Result(r, candidate_labels=under_candidate(r, theirs[name]))
@@ -8411,7 +8412,8 @@ def versions_of(plan, four, changed, tops):
     per_query = {}
     for qid in four[3][1]:
         rows = [side[1].get(qid, NOTHING) for side in four]
-        parts = {name: dict(zip(SPLIT, split_change(*(row[name] for row in rows))))
+        parts = {name: dict(zip(SPLIT, split_change(*(row[name] for row in rows))),
+                            change=rows[3][name] - rows[0][name])
                  for name in rows[3] if all(name in row for row in rows)}
         moved = {name: part for name, part in parts.items() if any(part.values())}
         if moved:
@@ -9547,8 +9549,8 @@ def _text(value):
         return _number(value)
     if value and isinstance(value[0], dict):
         return str(len(value))
-    return ", ".join("/".join(map(str, v)) if isinstance(v, list) else _text(v)
-                     for v in value) or "none"
+    items = ["/".join(map(str, v)) if isinstance(v, list) else _text(v) for v in value]
+    return first_few(items, 10).replace("'", "") or "none"
 
 
 def label_lines(out, runs, labels, per_query=False):
@@ -9680,6 +9682,10 @@ def notes(result):
     # the same for every run: said once
     first.append(Note("note", renamed_text(result.renamed), True))
     first += [Note("note", line) for line in _own_notes(result)]
+    theirs = result.candidate_labels.get("queries", result.queries)
+    if theirs != result.queries:
+        first.append(Note("note", "the candidate labels score %s, the reference %d: their means "
+                                  "are of other queries" % (n_queries(theirs), result.queries)))
     # the verdict is the labels' as much as the run's (--candidate-qrels)
     if result.candidate_labels.get("verdict_flipped"):
         first.append(Note("warning", "warning: the gates' verdict flips on the candidate "

@@ -8869,8 +8869,8 @@ class LabelVersionsTest(TempDirTestCase):
             "qrels": "old.json",
             "labels": {"added": 1, "removed": 0, "regraded": 2, "queries_added": 0, "queries_removed": 0},
             "measures": {"P@2": {"retrieval": 0.25, "labels": 0.25, "change": 0.5}},
-            "per_query": {"q1": {"P@2": {"retrieval": 0.0, "labels": 0.5}},
-                          "q2": {"P@2": {"retrieval": 0.5, "labels": 0.0}}},
+            "per_query": {"q1": {"P@2": {"retrieval": 0.0, "labels": 0.5, "change": 0.5}},
+                          "q2": {"P@2": {"retrieval": 0.5, "labels": 0.0, "change": 0.5}}},
             # zz is in neither run's top 2: not listed
             "label_changes": {"q1": {"b": {"before": 0, "after": 1}, "c": {"before": 1, "after": 2}}}})
         # the comparison itself stays on --qrels
@@ -8981,8 +8981,8 @@ class LabelVersionsTest(TempDirTestCase):
         self.assertIn("| P@2 | 0.2500 | 0.2500 | 0.5000 |", markdown)
         _, text, _ = cli(*self.args, "-m", "P@2", "--format", "csv")
         self.assertEqual(text.splitlines(), [
-            "query,P@2 baseline,P@2 candidate,P@2 delta,P@2 retrieval,P@2 labels",
-            "q1,1.0,1.0,0.0,0.0,0.5", "q2,0.5,1.0,0.5,0.5,0.0"])
+            "query,P@2 baseline,P@2 candidate,P@2 delta,P@2 retrieval,P@2 labels,P@2 change",
+            "q1,1.0,1.0,0.0,0.0,0.5,0.5", "q2,0.5,1.0,0.5,0.5,0.0,0.5"])
         self.assertEqual(cli(*self.args, "-m", "P@2", "--summary", "s.md")[0], 0)
         self.assertEqual((self.tmp / "s.md").read_text(), markdown + "\n")
         # several runs: each its own block
