@@ -8232,22 +8232,24 @@ def label_agreement(reference, candidate, config):
     has), the grades seen, what agreement_of gives, and kappa at the relevance level, the
     confusion matrix (rows the reference's grades); per grade the candidate's precision and
     recall against the reference (None where undefined); per query, agreement_of's."""
-    cells, per_query = Counter(), {}
+    every, per_query = [], {}
     for qid, grades in reference.items():
         theirs = candidate.get(qid, NOTHING)
         pairs = [(g, theirs[d]) for d, g in grades.items() if d in theirs]
         if pairs:
-            cells.update(pairs)
+            every += pairs
             per_query[qid] = graded_alike(pairs)
     names = (" + ".join(map(place, config.qrels)), " + ".join(map(place, config.candidate_qrels)))
-    if not cells:
+    if not every:
         raise EvalError("%s and %s label no (query, document) pair alike: are they labels of the "
                         "same queries, under the same IDs?" % names)
+    cells = Counter(every)
     grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
-    block = {"reference": names[0], "candidate": names[1], **agreement_of(cells)}
+    block = {"reference": names[0], "candidate": names[1], **agreement_of(every, cells)}
     for side, labels, other in (("reference", reference, candidate),
                                 ("candidate", candidate, reference)):
-        block[side + "_only"], block["queries_%s_only" % side] = only_in(labels, other)
+        block[side + "_only"] = sum(map(len, labels.values())) - len(every)
+        block["queries_%s_only" % side] = len(labels.keys() - other.keys())
     return dict(block, grades=grades,
                 confusion={str(g): {str(h): cells[g, h] for h in grades} for g in grades},
                 per_grade={str(g): {"precision": share(cells[g, g], cols[g]),
@@ -8278,22 +8280,30 @@ def graded_alike(pairs):
     0.5
     """
     n, (ours, theirs) = len(pairs), zip(*pairs)
-    rows, cols = Counter(ours), Counter(theirs)
     alike = sum(map(eq, ours, theirs))
-    chance = sum(rows[g] * cols[g] for g in rows)
+    # the sum over the grades of both sides' counts multiplied
+    chance = sum(map(Counter(theirs).__getitem__, ours))
     return {"pairs": n, "exact": alike / n, "leniency": (sum(theirs) - sum(ours)) / n,
             "kappa": share(n * alike - chance, n * n - chance)}
 
 
-def agreement_of(cells):
-    """graded_alike's of a confusion matrix (see kappa), then kappa weighted (KAPPAS), at each
-    grade but the lowest (kappa_at: grade >= t relevant on both sides) and Krippendorff's
-    alpha."""
-    grades, pairs = sorted({g for pair in cells for g in pair}), list(cells.elements())
+def agreement_of(pairs, cells):
+    """graded_alike's of the pairs (cells: their confusion matrix, see kappa), then kappa
+    weighted (KAPPAS), at each grade but the lowest (kappa_at: grade >= t relevant on both
+    sides) and Krippendorff's alpha."""
+    grades = sorted({g for pair in cells for g in pair})
     out = graded_alike(pairs)
     out.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
-    return dict(out, kappa_at={str(t): graded_alike([(a >= t, b >= t) for a, b in pairs])[
-        "kappa"] for t in grades[1:]}, alpha_ordinal=ordinal_alpha(cells))
+    return dict(out, kappa_at={str(t): kappa(binarised(cells, t), ne) for t in grades[1:]},
+                alpha_ordinal=ordinal_alpha(cells))
+
+
+def binarised(cells, level):
+    """The confusion matrix of graded cells read as relevant (grade >= level) or not."""
+    out = Counter()
+    for (a, b), n in cells.items():
+        out[a >= level, b >= level] += n
+    return out
 
 
 def disagreements(reference, candidate):
