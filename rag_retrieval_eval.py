@@ -8358,20 +8358,26 @@ def orderings(results, specs):
     return out
 
 
-def split_change(before, moved, relabeled, after):
-    """(retrieval, labels): the parts of a measure's change after - before, from the baseline on
-    its labels to the run on the newer ones, each the mean of its two ways of taking the steps:
-    moved is the run's value on the older labels, relabeled the baseline's on the newer; they
-    sum to the change (README: "The labels changed").
+def split_change(four):
+    """{"retrieval", "labels", "change"}: the parts of a measure's change after - before, from
+    the baseline on its labels to the run on the newer ones (four: [before, moved, relabeled,
+    after]), each the mean of its two ways of taking the steps: moved is the run's value on
+    the older labels, relabeled the baseline's on the newer; they sum to the change (README:
+    "The labels changed").
 
-    >>> split_change(0.5, 0.75, 0.25, 1.0)
-    (0.5, 0.0)
+    >>> split_change([0.5, 0.75, 0.25, 1.0])
+    {'retrieval': 0.5, 'labels': 0.0, 'change': 0.5}
     """
-    retrieval = ((moved - before) + (after - relabeled)) / 2
-    return retrieval, ((relabeled - before) + (after - moved)) / 2
+    before, moved, relabeled, after = four
+    return {"retrieval": ((moved - before) + (after - relabeled)) / 2,
+            "labels": ((relabeled - before) + (after - moved)) / 2, "change": after - before}
 
 
-SPLIT = ("retrieval", "labels")
+def across(combine, sides):
+    """{key: combine([each side's value])} of the keys of the last side that every side has, in
+    its order."""
+    return {key: combine([side[key] for side in sides]) for key in sides[-1]
+            if all(key in side for side in sides)}
 
 
 def versions(plan, both, results, theirs):
@@ -8380,37 +8386,37 @@ def versions(plan, both, results, theirs):
     on the older labels.  Under --gate-on retrieval the drop gates read the retrieval part of
     each change: the change of the values averaged over the two versions."""
     changed = label_changes(*(inputs.truth.labels for inputs in both))
-    runs = [{name: ranked for name, ranked, _ in inputs.runs} for inputs in both]
     out = {}
-    for name, result in results.items():
-        tops = [inputs.baseline.ranked for inputs in both] + [run[name] for run in runs]
+    for (name, older, _), (_, newer, _) in zip(*(inputs.runs for inputs in both)):
+        result = results[name]
+        tops = [inputs.baseline.ranked for inputs in both] + [older, newer]
         four = sides(theirs[name]) + sides(result)
         block = versions_of(plan, four, changed, tops)
-        older = theirs[name].groups
-        if older:
-            block["groups"] = {group: split_means(sides(older[group]) + sides(part))
+        groups = theirs[name].groups
+        if groups:
+            block["groups"] = {group: split_means(sides(groups[group]) + sides(part))
                                for group, part in result.groups.items()}
         out[name] = Result(result, label_versions=block)
         if plan.config.gate_on == "retrieval":
             kept = [b for b in result.breaches if not b.gate.needs]
-            out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(*four[::2]),
-                                                              averaged(*four[1::2]))
+            # each side's values averaged, in the order of its values on the older labels
+            out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(four[2::-2]),
+                                                              averaged(four[3::-2]))
     return out
 
 
 def sides(result):
     """[(means, per_query) of the baseline, of the run] of a comparison's result, or of a group's
-    block (its per_query None)."""
+    block (its per_query {})."""
     return [({n: row["baseline"] for n, row in result["comparison"].items()},
-             result.get("baseline_per_query")), (result["measures"], result.get("per_query"))]
+             result.get("baseline_per_query", {})),
+            (result["measures"], result.get("per_query", {}))]
 
 
 def split_means(four):
     """{measure: {"retrieval", "labels", "change"}} of four (means, per_query), as versions gives
     them (see split_change), of the measures all four give."""
-    return {name: dict(zip(SPLIT, split_change(*(side[0][name] for side in four))),
-                       change=four[3][0][name] - four[0][0][name])
-            for name in four[3][0] if all(name in side[0] for side in four)}
+    return across(split_change, [means for means, _ in four])
 
 
 def versions_of(plan, four, changed, tops):
@@ -8420,11 +8426,7 @@ def versions_of(plan, four, changed, tops):
     not 0, and of those queries the label changes (changed: see label_changes) of the documents
     in either run's top k under either version (tops: their rankings)."""
     per_query = {}
-    for qid in four[3][1]:
-        rows = [side[1].get(qid, NOTHING) for side in four]
-        parts = {name: dict(zip(SPLIT, split_change(*(row[name] for row in rows))),
-                            change=rows[3][name] - rows[0][name])
-                 for name in rows[3] if all(name in row for row in rows)}
+    for qid, parts in across(partial(across, split_change), [rows for _, rows in four]).items():
         moved = {name: part for name, part in parts.items() if any(part.values())}
         if moved:
             per_query[qid] = moved
@@ -8462,13 +8464,11 @@ def top_changes(docs, tops, qid, k):
     return {doc: docs[doc] for doc in seen if doc in docs}
 
 
-def averaged(one, other):
+def averaged(two):
     """{"measures", "per_query"} of two (means, per_query): each value the mean of the two, of
-    the queries both score."""
-    rows = other[1]
-    return {"measures": {n: (v + other[0][n]) / 2 for n, v in one[0].items()},
-            "per_query": {q: {n: (v + rows[q][n]) / 2 for n, v in row.items() if n in rows[q]}
-                          for q, row in one[1].items() if q in rows}}
+    the queries both score, in the order of the last's."""
+    means, rows = zip(*two)
+    return {"measures": across(_mean, means), "per_query": across(partial(across, _mean), rows)}
 
 
 def retrieval_breaches(plan, baseline, run):
