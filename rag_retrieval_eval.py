@@ -111,7 +111,7 @@ from functools import lru_cache, partial
 from itertools import (accumulate, chain, combinations, compress, groupby, islice, repeat,
                        takewhile, tee)
 from json.decoder import scanstring
-from operator import eq, ge, getitem, gt, itemgetter, lt, ne, truediv
+from operator import eq, ge, getitem, gt, itemgetter, lt, truediv
 from string import ascii_lowercase
 from types import MappingProxyType
 
@@ -3984,7 +3984,7 @@ def kappa(cells, weight):
     graded_alike).  None where it is undefined: every pair of one grade on both sides
     (scikit-learn's nan).
 
-    >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1}, ne)
+    >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1}, lambda i, j: i != j)
     0.5
     """
     at = {g: i for i, g in enumerate(sorted({g for pair in cells for g in pair}))}
@@ -8229,9 +8229,10 @@ def labels_output(plan, results, blocks, several, root=""):
 def label_agreement(reference, candidate, config):
     """The label_agreement block (README: "Can the judge's labels be trusted?") of two labels
     {qid: {doc: grade}}: the pairs both label and those only one does (and the queries only one
-    has), the grades seen, what agreement_of gives, and kappa at the relevance level, the
+    has), the grades seen, what graded_alike gives, kappa weighted (KAPPAS) and at each grade
+    but the lowest (kappa_at: grade >= t relevant on both sides), Krippendorff's alpha, the
     confusion matrix (rows the reference's grades); per grade the candidate's precision and
-    recall against the reference (None where undefined); per query, agreement_of's."""
+    recall against the reference (None where undefined); per query, graded_alike's."""
     every, per_query = [], {}
     for qid, grades in reference.items():
         theirs = candidate.get(qid, NOTHING)
@@ -8245,7 +8246,12 @@ def label_agreement(reference, candidate, config):
                         "same queries, under the same IDs?" % names)
     cells = Counter(every)
     grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
-    block = {"reference": names[0], "candidate": names[1], **agreement_of(every, cells)}
+    block = {"reference": names[0], "candidate": names[1], **graded_alike(every)}
+    block.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
+    # grade >= t relevant (at: t's place among the grades): two places apart when one is below
+    block["kappa_at"] = {str(t): kappa(cells, lambda i, j: (i < at) != (j < at))
+                         for at, t in enumerate(grades[1:], 1)}
+    block["alpha_ordinal"] = ordinal_alpha(cells)
     for side, labels, other in (("reference", reference, candidate),
                                 ("candidate", candidate, reference)):
         block[side + "_only"] = sum(map(len, labels.values())) - len(every)
@@ -8255,13 +8261,6 @@ def label_agreement(reference, candidate, config):
                 per_grade={str(g): {"precision": share(cells[g, g], cols[g]),
                                     "recall": share(cells[g, g], rows[g])} for g in grades},
                 per_query=per_query)
-
-
-def only_in(labels, other):
-    """(How many (query, document) pairs labels {qid: {doc: grade}} has and other not, how many
-    queries)."""
-    return (sum(len(grades.keys() - other.get(q, NOTHING).keys()) for q, grades in labels.items()),
-            len(labels.keys() - other.keys()))
 
 
 def share(part, whole):
@@ -8285,25 +8284,6 @@ def graded_alike(pairs):
     chance = sum(map(Counter(theirs).__getitem__, ours))
     return {"pairs": n, "exact": alike / n, "leniency": (sum(theirs) - sum(ours)) / n,
             "kappa": share(n * alike - chance, n * n - chance)}
-
-
-def agreement_of(pairs, cells):
-    """graded_alike's of the pairs (cells: their confusion matrix, see kappa), then kappa
-    weighted (KAPPAS), at each grade but the lowest (kappa_at: grade >= t relevant on both
-    sides) and Krippendorff's alpha."""
-    grades = sorted({g for pair in cells for g in pair})
-    out = graded_alike(pairs)
-    out.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
-    return dict(out, kappa_at={str(t): kappa(binarised(cells, t), ne) for t in grades[1:]},
-                alpha_ordinal=ordinal_alpha(cells))
-
-
-def binarised(cells, level):
-    """The confusion matrix of graded cells read as relevant (grade >= level) or not."""
-    out = Counter()
-    for (a, b), n in cells.items():
-        out[a >= level, b >= level] += n
-    return out
 
 
 def disagreements(reference, candidate):
@@ -8449,11 +8429,12 @@ def label_changes(old, new):
                 if before.get(d) != after.get(d)}
         if docs:
             found[qid] = docs
-    (added, new_queries), (removed, old_queries) = only_in(new, old), only_in(old, new)
-    regraded = sum(None not in grades.values() for docs in found.values()
-                   for grades in docs.values())
-    return {"added": added, "removed": removed, "regraded": regraded,
-            "queries_added": new_queries, "queries_removed": old_queries}, found
+    grades = [tuple(docs[d].values()) for docs in found.values() for d in docs]
+    return {"added": sum(before is None for before, _ in grades),
+            "removed": sum(after is None for _, after in grades),
+            "regraded": sum(None not in pair for pair in grades),
+            "queries_added": len(new.keys() - old.keys()),
+            "queries_removed": len(old.keys() - new.keys())}, found
 
 
 def top_changes(docs, tops, qid, k):
