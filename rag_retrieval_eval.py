@@ -8297,12 +8297,12 @@ def disagreements(reference, candidate):
         gaps = {d: abs(g - theirs[d]) for d, g in grades.items() if theirs.get(d, g) != g}
         apart = sorted(gaps, key=lambda d: -gaps[d])
         if apart:
-            found.append((-gaps[apart[0]], len(found), {
+            found.append((-gaps[apart[0]], {
                 "query_id": qid, "relevant": dict.fromkeys(apart),
                 "reference": {d: grades[d] for d in apart},
                 "candidate": {d: theirs[d] for d in apart}}))
-    # a generator: nothing is sorted unless --pool is written
-    yield from (record for *_, record in sorted(found, key=itemgetter(0, 1)))
+    # a generator: nothing is sorted unless --pool is written; a stable sort: ties in order
+    yield from (record for _, record in sorted(found, key=itemgetter(0)))
 
 
 def under_candidate(result, theirs):
@@ -8328,13 +8328,13 @@ def orderings(results, specs):
     """The label_orderings block: per measure, Kendall's tau-b and tau_AP (the reference's order
     the truth) of the orders of the runs by their means on the two label sets, and the pairs
     of runs they order apart."""
-    names, out = list(results), {}
+    out = {}
     for spec in specs:
-        ours = [results[n].measures[spec.name] for n in names]
-        other = [results[n].candidate_labels["measures"][spec.name] for n in names]
+        ours = [r.measures[spec.name] for r in results.values()]
+        other = [r.candidate_labels["measures"][spec.name] for r in results.values()]
         out[spec.name] = {"tau_b": tau_b(ours, other), "tau_ap": tau_ap(ours, other),
                           "swapped": [[a, b] for (a, x, y), (b, u, v) in combinations(
-                              zip(names, ours, other), 2) if (x - u) * (y - v) < 0]}
+                              zip(results, ours, other), 2) if (x - u) * (y - v) < 0]}
     return out
 
 
@@ -8958,7 +8958,7 @@ def format_table(result, per_query=False):
         lines += _section("gate breaches:", _breach_lines(result))
     if result.groups:
         lines += _section("groups:", _columns(_group_rows(result))) + _group_footnotes(result)
-    lines += label_lines(result, {"": result}, {"": ""}, per_query)
+    lines += label_lines(result, {"": result}, False, per_query)
     return "\n".join(lines + _explained_sections(result))
 
 
@@ -9113,7 +9113,7 @@ def format_markdown(result, per_query=False):
         lines += _md_explain(result.explain)
     if result.funnel:
         lines += ["", "**%s**" % FUNNEL, ""] + _md_table(funnel_table(result.funnel))
-    lines += label_markdown(result, {"": result}, {"": ""}, per_query)
+    lines += label_lines(result, {"": result}, True, per_query)
     if per_query:
         names = list(result.measures)
         rows = [[qid] + _cells(row, names) for qid, row in result.per_query.items()]
@@ -9205,7 +9205,7 @@ def format_csv(result):
         if n in marked:
             columns.append(("%s unjudged" % n, partial(_flag_cell, marked, n, rows)))
     columns += explain_columns(result.explain, "") + leak_columns(result, "")
-    columns += funnel_columns(result.funnel, "") + label_columns(result, result, "")
+    columns += funnel_columns(result.funnel, "") + label_columns(result, "")
     return _csv_text(list(rows), columns, [result])
 
 
@@ -9324,11 +9324,12 @@ def format_runs(results, fmt, labels=None, pairs=None, extra=NOTHING):
         return _runs_csv(results, labels, pairs or (), extra)
     breaches = ["%s: %s" % (labels[name], line)
                 for name, r in results.items() for line in _breach_lines(r)]
+    heads = {labels[name] + ": ": r for name, r in results.items()}
     if fmt == "table":
         return "\n".join([_runs_table(results, labels, breaches, pairs)]
-                         + label_lines(extra, results, labels))
+                         + label_lines(extra, heads))
     return "\n".join([_runs_markdown(results, labels, breaches, pairs)]
-                     + label_markdown(extra, results, labels))
+                     + label_lines(extra, heads, True))
 
 
 def _runs_table(results, labels, breaches, pairs):
@@ -9477,33 +9478,31 @@ def _runs_csv(results, labels, pairs, extra):
         columns += explain_columns(r.explain, labels[run] + " ")
         columns += leak_columns(r, labels[run] + " ")
         columns += funnel_columns(r.funnel, labels[run] + " ")
-        columns += label_columns({}, r, labels[run] + " ")
-    columns += label_columns(extra, Result(), "")
+        columns += label_columns(r, labels[run] + " ")
+    columns += label_columns(extra, "")
     qids = list(dict.fromkeys(q for r in results.values() for q in r.per_query))
     return _csv_text(qids, columns, results.values())
 
 
 # --- What two label sources say (--candidate-qrels, --baseline-qrels) ---
 
-def label_tables(out, runs, labels, per_query=False):
+def label_tables(out, heads, per_query=False):
     """[(title, rows)] of what two label sources say, as the text and Markdown reports show them:
     each block (see other_labels) a table of its numbers and one of each member that maps names
     to numbers or records (see member_rows), its JSON names for titles, "per_query" only with
-    per_query; out: the output (or one run's result), runs: {name: result}, labels: run_labels
-    of them."""
-    blocks = [("label_agreement", out.get("label_agreement"))]
-    for name, r in runs.items():
-        head = labels[name] + ": " if len(runs) > 1 else ""
-        blocks += [(head + key, r.get(key)) for key in ("candidate_labels", "label_versions")]
-    if "label_orderings" in out:
-        blocks.append(("", {"label_orderings": out["label_orderings"]}))
+    per_query; out: the output (or one run's result), heads: {what each run's titles start
+    with: its result}."""
+    blocks = [("label_agreement", out.get("label_agreement", {}))]
+    blocks += [(head + key, r.get(key, {})) for head, r in heads.items()
+               for key in ("candidate_labels", "label_versions")]
+    # an empty member has no table
+    blocks.append(("", {"label_orderings": out.get("label_orderings", {})}))
     tables = []
     for title, block in blocks:
-        scalars = [[key, _text(v)] for key, v in (block or {}).items()
-                   if not isinstance(v, dict)]
+        scalars = [[key, _text(v)] for key, v in block.items() if not isinstance(v, dict)]
         tables += [(title, [["", "value"]] + scalars)] if scalars else []
         tables += [((title + " " + key).strip(), member_rows(v))
-                   for key, v in (block or {}).items() if isinstance(v, dict)
+                   for key, v in block.items() if isinstance(v, dict)
                    and (per_query or key not in ("per_query", "label_changes"))
                    and any(x != [] for x in flat(v).values())]
     return tables
@@ -9544,29 +9543,29 @@ def _text(value):
     return first_few(items, 10).replace("'", "") or "none"
 
 
-def label_lines(out, runs, labels, per_query=False):
-    """The text report's sections of label_tables."""
-    return [line for title, rows in label_tables(out, runs, labels, per_query)
-            for line in _section(title + ":", _columns(rows))]
+def label_lines(out, heads, markdown=False, per_query=False):
+    """The text report's sections of label_tables, or the Markdown report's tables."""
+    lines = []
+    for title, rows in label_tables(out, heads, per_query):
+        if markdown:
+            lines += ["", "**%s**" % _md(title), ""] + _md_table(rows)
+        else:
+            lines += _section(title + ":", _columns(rows))
+    return lines
 
 
-def label_markdown(out, runs, labels, per_query=False):
-    """The Markdown report's tables of label_tables."""
-    return [line for title, rows in label_tables(out, runs, labels, per_query)
-            for line in ["", "**%s**" % _md(title), ""] + _md_table(rows)]
-
-
-def label_columns(out, result, label):
+def label_columns(out, label):
     """CSV columns of what two label sources say of each query: the per_query records of the
-    output's label_agreement and of a run's candidate_labels and label_versions, flattened
-    (see flat; empty where the record has no such path); label: the run's, and a space."""
+    output's (or a run's result's) label_agreement, candidate_labels and label_versions,
+    flattened (see flat; empty where the record has no such path); label: the run's, and a
+    space (a run of several has no label_agreement: the output has)."""
     columns = []
-    for prefix, block in (("labels ", out.get("label_agreement", {})),
-                          (label + "candidate labels ", result.candidate_labels),
-                          (label, result.label_versions)):
-        rows = {q: flat(row) for q, row in block.get("per_query", {}).items()}
+    for prefix, key in (("labels ", "label_agreement"), ("candidate labels ", "candidate_labels"),
+                        ("", "label_versions")):
+        rows = {q: flat(row) for q, row in out.get(key, {}).get("per_query", {}).items()}
         paths = dict.fromkeys(path for row in rows.values() for path in row)
-        columns += [(prefix + path, lambda q, rows=rows, path=path: rows.get(q, {}).get(path, ""))
+        columns += [(label + prefix + path,
+                     lambda q, rows=rows, path=path: rows.get(q, {}).get(path, ""))
                     for path in paths]
     return columns
 
@@ -9577,10 +9576,10 @@ def format_labels(out, fmt, per_query=False):
         return format_json(out)
     if fmt == "csv":
         qids = list(out["label_agreement"]["per_query"])
-        return _csv_text(qids, label_columns(out, Result(), ""), [])
+        return _csv_text(qids, label_columns(out, ""), [])
     if fmt == "table":
-        return "\n".join(label_lines(out, {}, {}, per_query)[1:])
-    return "\n".join(["### Labels compared"] + label_markdown(out, {}, {}, per_query))
+        return "\n".join(label_lines(out, {}, False, per_query)[1:])
+    return "\n".join(["### Labels compared"] + label_lines(out, {}, True, per_query))
 
 # --- A paper's table (--format latex) ---
 
