@@ -3987,8 +3987,9 @@ def kappa(cells, weight):
     >>> kappa({(0, 0): 2, (1, 1): 1, (1, 0): 1}, lambda i, j: i != j)
     0.5
     """
-    at = {g: i for i, g in enumerate(sorted({g for pair in cells for g in pair}))}
     rows, cols = margins(cells)
+    # the grades either side gives
+    at = {g: i for i, g in enumerate(sorted(rows | cols))}
     observed = sum(rows.values()) * sum(n * weight(at[a], at[b]) for (a, b), n in cells.items())
     expected = sum(rows[a] * cols[b] * weight(at[a], at[b]) for a in rows for b in cols)
     return 1 - observed / expected if expected else None
@@ -4019,11 +4020,12 @@ def ordinal_alpha(cells):
     """
     counts = sum(margins(cells), Counter())
     grades = sorted(counts)
-    below = dict(zip(grades, accumulate([0] + [counts[g] for g in grades])))
+    # a grade's middle: the count of grades given below it, and half of its own
+    middle = {g: below + counts[g] / 2
+              for g, below in zip(grades, accumulate([0] + [counts[g] for g in grades]))}
 
     def distance(a, b):
-        low, high = sorted((a, b))
-        return (below[high] - below[low] + (counts[high] - counts[low]) / 2) ** 2
+        return (middle[a] - middle[b]) ** 2
     observed = 2 * sum(n * distance(a, b) for (a, b), n in cells.items())
     expected = sum(counts[a] * counts[b] * distance(a, b) for a in grades for b in grades)
     return 1 - (sum(counts.values()) - 1) * observed / expected if expected else None
@@ -8245,7 +8247,8 @@ def label_agreement(reference, candidate, config):
         raise EvalError("%s and %s label no (query, document) pair alike: are they labels of the "
                         "same queries, under the same IDs?" % names)
     cells = Counter(every)
-    grades, (rows, cols) = sorted({g for pair in cells for g in pair}), margins(cells)
+    rows, cols = margins(cells)
+    grades = sorted(rows | cols)
     block = {"reference": names[0], "candidate": names[1], **graded_alike(every)}
     block.update({name: kappa(cells, weight) for name, weight in KAPPAS.items()})
     # grade >= t relevant (at: t's place among the grades): two places apart when one is below
