@@ -8191,9 +8191,9 @@ def saved_notes(plan, approved):
 
 def other_labels(plan, inputs, results, files=False, flag="--"):
     """(The results, each with what the other labels change: its candidate_labels block, or its
-    label_versions; the output's blocks of both sources, label_agreement and, with two runs or
-    more, label_orderings; the other labels' Inputs) of the runs' results on --qrels.  The other
-    labels are read as --qrels is, folded, and every run scored on them alike."""
+    label_versions; the output's blocks of both sources, label_agreement; --pool's records of
+    the pairs they grade apart (see disagreements), or None) of the runs' results on --qrels.
+    The other labels are read as --qrels is, folded, and every run scored on them alike."""
     config = plan.config
     labels = config.candidate_qrels or config.baseline_qrels
     if not labels:
@@ -8209,11 +8209,11 @@ def other_labels(plan, inputs, results, files=False, flag="--"):
         raise EvalError("on the labels of %s: %s" % (long_flag(option) if flag else option,
                                                      exc)) from None
     if config.baseline_qrels:
-        return versions(plan, (others, inputs), results, theirs), {}, others
+        return versions(plan, (others, inputs), results, theirs), {}, None
     results = {name: Result(r, candidate_labels=under_candidate(r, theirs[name]))
                for name, r in results.items()}
-    return results, {"label_agreement": label_agreement(inputs.truth.labels,
-                                                        others.truth.labels, config)}, others
+    both = (inputs.truth.labels, others.truth.labels)
+    return results, {"label_agreement": label_agreement(*both, config)}, disagreements(*both)
 
 
 def labels_output(plan, results, blocks, several, root=""):
@@ -8313,7 +8313,7 @@ def under_candidate(result, theirs):
     candidate labels (--candidate-qrels); with a baseline, each measure's change on both label
     sets and whether its sign flips, the gates' breaches on the candidate labels and whether
     the verdict (a gate failed, or none) flips."""
-    block = {key: theirs[key] for key in ("queries", "measures", "per_query", "skipped", "zeroed")}
+    block = {key: theirs[key] for key in "queries measures per_query skipped zeroed".split()}
     if theirs.groups:
         block["groups"] = {name: group["measures"] for name, group in theirs.groups.items()}
     if not result.comparison:
@@ -10924,13 +10924,10 @@ def compute(config, seed_mode=False):
     inputs = load_inputs(plan, seed_mode)
     plan = with_clusters(plan, inputs)
     results = evaluate_runs(plan, inputs, files=True)
-    results, blocks, others = other_labels(plan, inputs, results, files=True)
-    if config.candidate_qrels:
-        records = disagreements(inputs.truth.labels, others.truth.labels)
-    else:
-        records = pool_records(inputs, plan.opts.top_k,
-                               most_changed(plan, results, inputs.truth.labels))
-    pool = config.pool and (json.dumps(r) + "\n" for r in records)
+    results, blocks, disagreeing = other_labels(plan, inputs, results, files=True)
+    # --pool's records: of the pairs graded apart, with --candidate-qrels
+    pool = config.pool and (json.dumps(r) + "\n" for r in disagreeing or pool_records(
+        inputs, plan.opts.top_k, most_changed(plan, results, inputs.truth.labels)))
     drawn = plan.curves and plotted_curves(plan, inputs)
     return labels_output(plan, results, blocks, len(results) != 1), pool, drawn
 
