@@ -8432,10 +8432,10 @@ def label_changes(old, new):
                 if before.get(d) != after.get(d)}
         if docs:
             found[qid] = docs
-    grades = [tuple(docs[d].values()) for docs in found.values() for d in docs]
-    return {"added": sum(before is None for before, _ in grades),
-            "removed": sum(after is None for _, after in grades),
-            "regraded": sum(None not in pair for pair in grades),
+    # 1: added (no grade before), -1: removed (none after), 0: regraded
+    kinds = Counter((g["before"] is None) - (g["after"] is None)
+                    for docs in found.values() for g in docs.values())
+    return {"added": kinds[1], "removed": kinds[-1], "regraded": kinds[0],
             "queries_added": len(new.keys() - old.keys()),
             "queries_removed": len(old.keys() - new.keys())}, found
 
@@ -9580,9 +9580,10 @@ def format_labels(out, fmt, per_query=False):
     if fmt == "csv":
         qids = list(out["label_agreement"]["per_query"])
         return _csv_text(qids, label_columns(out, ""), [])
+    lines = label_lines(out, {}, fmt == "markdown", per_query)
     if fmt == "table":
-        return "\n".join(label_lines(out, {}, False, per_query)[1:])
-    return "\n".join(["### Labels compared"] + label_lines(out, {}, True, per_query))
+        return "\n".join(lines[1:])
+    return "\n".join(["### Labels compared"] + lines)
 
 # --- A paper's table (--format latex) ---
 
