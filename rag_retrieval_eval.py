@@ -8382,7 +8382,8 @@ def versions(plan, both, results, theirs):
         out[name] = Result(result, label_versions=block)
         if plan.config.gate_on == "retrieval":
             kept = [b for b in result.breaches if not b.gate.needs]
-            # each side's values averaged, in the order of its values on the older labels
+            # four[2::-2]: the baseline's values on --qrels, then on the older labels, whose
+            # order across keeps (four[3::-2]: the run's)
             out[name]["breaches"] = kept + retrieval_breaches(plan, averaged(four[2::-2]),
                                                               averaged(four[3::-2]))
     return out
