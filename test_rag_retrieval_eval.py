@@ -8814,6 +8814,10 @@ class LabelsCompareTest(TempDirTestCase):
         # (they were "runs.C" and "runs.D", with score_runs' internal prefix, before 75d0f69)
         out = rre.compare_labels(ORDER_REFERENCE, ORDER_BOTTOM_SWAP, runs=ORDER_RUNS, measures="P@4")
         self.assertEqual(out["label_orderings"]["P@4"]["swapped"], [["C", "D"]])
+        # one run: no order to compare
+        one = rre.compare_labels(ORDER_REFERENCE, ORDER_BOTTOM_SWAP, runs={"A": ORDER_RUNS["A"]},
+                                 measures="P@4")
+        self.assertEqual(list(one), ["runs", "label_agreement"])
 
 
 # A baseline approved on older labels (LabelVersionsTest): --qrels regrades q1's b (0 -> 1) and
@@ -8876,6 +8880,18 @@ class LabelVersionsTest(TempDirTestCase):
         # the comparison itself stays on --qrels
         self.assertEqual(out["comparison"]["P@2"]["baseline"], 0.75)
         self.assertEqual(list(out)[-2:], ["manifest", "label_versions"])
+
+    def test_a_query_one_version_lacks_is_counted_and_split_in_no_row(self):
+        # q3 is new in --qrels: scored on it alone (--missing-run zero ranks it for both runs,
+        # the older labels skip it), in no per-query split, counted among the labels' changes
+        self.write("new3.json", dict(VERSION_NEWER, q3={"m": 1}))
+        out = self.json_of("--qrels", "new3.json", *self.args[2:], "-m", "P@2",
+                           "--missing-run", "zero", "--unlabeled", "skip")
+        block = out["label_versions"]
+        self.assertEqual(sorted(out["per_query"]), ["q1", "q2", "q3"])
+        self.assertEqual(block["labels"]["queries_added"], 1)
+        self.assertNotIn("q3", block["per_query"])
+        self.assertEqual(sorted(block["per_query"]), ["q1", "q2"])
 
     def test_the_label_changes_listed_are_only_those_in_either_runs_top_k(self):
         # P@1: the tops are a and b; c, ranked second, is left out
