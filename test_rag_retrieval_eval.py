@@ -8818,6 +8818,14 @@ class LabelsCompareTest(TempDirTestCase):
         one = rre.compare_labels(ORDER_REFERENCE, ORDER_BOTTOM_SWAP, runs={"A": ORDER_RUNS["A"]},
                                  measures="P@4")
         self.assertEqual(list(one), ["runs", "label_agreement"])
+        # a gain on both label sets is no flip (P@4: A 1, B 0.75 on both); no groups, no member
+        block = rre.compare_labels(ORDER_REFERENCE, ORDER_BOTTOM_SWAP, runs={"A": ORDER_RUNS["A"]},
+                                   measures="P@4", baseline=ORDER_RUNS["B"])["runs"]["A"]
+        self.assertEqual(block["candidate_labels"]["changes"],
+                         {"P@4": {"reference": 0.25, "candidate": 0.25, "flipped": False}})
+        self.assertNotIn("groups", block["candidate_labels"])
+        # a report's list cell: its first ten items
+        self.assertEqual(rre._text(list("abcdefghijkl")), "a, b, c, d, e, f, g, h, i, j and 2 more")
 
 
 # A baseline approved on older labels (LabelVersionsTest): --qrels regrades q1's b (0 -> 1) and
@@ -8884,11 +8892,13 @@ class LabelVersionsTest(TempDirTestCase):
     def test_a_query_one_version_lacks_is_counted_and_split_in_no_row(self):
         # q3 is new in --qrels: scored on it alone (--missing-run zero ranks it for both runs,
         # the older labels skip it), in no per-query split, counted among the labels' changes
-        self.write("new3.json", dict(VERSION_NEWER, q3={"m": 1}))
-        out = self.json_of("--qrels", "new3.json", *self.args[2:], "-m", "P@2",
+        # (and q4, the same in both and ranked by neither run, moves in no part: in no row)
+        self.write("new3.json", dict(VERSION_NEWER, q3={"m": 1}, q4={"m": 1}))
+        self.write("old4.json", dict(VERSION_OLDER, q4={"m": 1}))
+        out = self.json_of("--qrels", "new3.json", *self.args[2:-1], "old4.json", "-m", "P@2",
                            "--missing-run", "zero", "--unlabeled", "skip")
         block = out["label_versions"]
-        self.assertEqual(sorted(out["per_query"]), ["q1", "q2", "q3"])
+        self.assertEqual(sorted(out["per_query"]), ["q1", "q2", "q3", "q4"])
         self.assertEqual(block["labels"]["queries_added"], 1)
         self.assertNotIn("q3", block["per_query"])
         self.assertEqual(sorted(block["per_query"]), ["q1", "q2"])
